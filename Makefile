@@ -1,0 +1,50 @@
+# UNO Arena. Every target installs what it needs into .venv (or .venv-bench) itself.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+BENCH_VENV := .venv-bench
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: help venv test lint typecheck unit bench-engine golden clean
+
+help:
+	@echo "make tournament    run a local tournament among the example bots (coming with the tournament runner)"
+	@echo "make test          lint, type-check and run the whole test suite"
+	@echo "make bench-engine  engine hands/s against RLCard's UNO, side by side"
+	@echo "make golden        regenerate the golden transcripts in tests/engine/golden"
+
+$(STAMP):
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check server tournament clients/python tests
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+golden: venv
+	$(BIN)/python tests/engine/make_golden.py
+
+$(BENCH_VENV)/.installed: pyproject.toml
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench]'
+	touch $@
+
+bench-engine: $(BENCH_VENV)/.installed
+	taskset -c 0 $(BENCH_VENV)/bin/python -m uno_server.benchmarks.engine
+
+clean:
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache

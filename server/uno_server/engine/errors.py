@@ -1,0 +1,50 @@
+"""Typed engine errors. Each carries a machine-readable ``reason`` the service maps to gRPC codes."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class of every error the engine raises on bad input."""
+
+    reason = "ENGINE_ERROR"
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        if reason is not None:
+            self.reason = reason
+
+
+class MalformedActionError(EngineError):
+    """The action does not describe any action at all (unknown id, bad colour, bad seat)."""
+
+    reason = "MALFORMED_ACTION"
+
+
+class IllegalActionError(EngineError):
+    """A well-formed action that the rules do not allow this seat to take now."""
+
+    reason = "ILLEGAL_ACTION"
+
+
+class WrongSeatError(IllegalActionError):
+    """The seat may not act at all right now (it is someone else's turn or window)."""
+
+    reason = "NOT_YOUR_TURN"
+
+
+class HandOverError(IllegalActionError):
+    """The hand has already ended."""
+
+    reason = "HAND_OVER"
+
+
+class InvalidRulesError(EngineError):
+    """A rule set with an unknown option or a value out of range; the message names the field."""
+
+    reason = "INVALID_RULES"
+
+
+class StateError(EngineError):
+    """A saved state that cannot be restored."""
+
+    reason = "BAD_STATE"

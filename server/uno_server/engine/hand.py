@@ -1,0 +1,751 @@
+"""One hand of UNO: the deal, every turn, and the end. Pure: no I/O, no clock, no global random.
+
+The hand owns one seeded generator (``random.Random(seed)``), so ``(seed, rules, dealer, actions)``
+replays it exactly. :meth:`Hand.apply` is the only transition: it takes a seat and an action id and
+returns the events the action caused.
+
+Who may act:
+- outside response windows exactly one seat (``current``) acts, in one of the phases
+  ``TURN`` (play or draw), ``DRAWN`` (play the card just drawn or pass), ``CHALLENGE`` (accept or
+  challenge a Wild Draw Four), ``STACK`` (stacking house rule: add a Draw Two or accept) or
+  ``CHOOSE_COLOR`` (name the colour of a Wild flipped as the first card);
+- while a UNO window is open (a seat went down to one card without calling), every other seat
+  may catch it or decline, and the offender may call late. The seat due next cannot begin its
+  turn until the window closes: once every other seat has answered, on a catch or a late call, or
+  when the service closes it after ``uno_window_ms`` with the system action ``CLOSE_WINDOW``;
+- under the jump-in house rule, any seat holding the exact top card may play it out of turn.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from . import actions as A
+from . import cards as C
+from . import events as E
+from .errors import HandOverError, IllegalActionError, MalformedActionError, StateError, WrongSeatError
+from .rules import RuleSet
+
+TURN: Final = 0
+DRAWN: Final = 1
+CHALLENGE: Final = 2
+STACK: Final = 3
+CHOOSE_COLOR: Final = 4
+OVER: Final = 5
+PHASE_NAMES: Final = ("turn", "drawn", "challenge", "stack", "choose_color", "over")
+
+SYSTEM: Final = -1
+"""Pseudo-seat of the service's own actions (closing a UNO window on its timer)."""
+CLOSE_WINDOW: Final = 6
+"""Action id the system uses to close a UNO window whose time ran out."""
+
+_WILD: Final = C.WILD
+_WD4: Final = C.WILD_DRAW_FOUR
+
+
+class Hand:
+    """A hand in play. Create with :meth:`deal`; restore with :meth:`from_dict`."""
+
+    __slots__ = (
+        "_answered",
+        "_stack",
+        "_wd4_bluff",
+        "_wd4_evidence",
+        "_wd4_offender",
+        "actions",
+        "color",
+        "current",
+        "dealer",
+        "direction",
+        "discard",
+        "draw_pile",
+        "drawn",
+        "hand_number",
+        "hands",
+        "log",
+        "n",
+        "phase",
+        "rng",
+        "rules",
+        "seed",
+        "turn",
+        "uno_called",
+        "window",
+        "winner",
+    )
+
+    def __init__(self, rules: RuleSet, seed: int, dealer: int, hand_number: int = 1) -> None:
+        if not 0 <= dealer < rules.seats:
+            raise ValueError(f"dealer {dealer} is not a seat of a {rules.seats}-seat table")
+        self.rules = rules
+        self.seed = seed
+        self.dealer = dealer
+        self.hand_number = hand_number
+        self.n = rules.seats
+        self.rng = random.Random(seed)
+        self.hands: list[list[int]] = [[] for _ in range(self.n)]
+        self.draw_pile: list[int] = []
+        self.discard: list[int] = []
+        self.color = -1
+        self.direction = 1
+        self.current = (dealer + 1) % self.n
+        self.phase = TURN
+        self.drawn = -1
+        self.uno_called = [False] * self.n
+        self.window = -1
+        self._answered = 0
+        self._wd4_offender = -1
+        self._wd4_bluff = False
+        self._wd4_evidence: tuple[int, ...] = ()
+        self._stack = 0
+        self.turn = 0
+        self.winner = -1
+        self.log: list[E.Event] = []
+        self.actions: list[tuple[int, int]] = []
+
+    # ------------------------------------------------------------------ setup
+
+    @classmethod
+    def deal(
+        cls,
+        rules: RuleSet,
+        seed: int,
+        dealer: int,
+        hand_number: int = 1,
+        *,
+        stacked_deck: Sequence[int] | None = None,
+    ) -> Hand:
+        """Shuffle, deal ``hand_size`` cards to each seat one at a time from the dealer's left, and
+        flip the first card. ``stacked_deck`` (top card first) replaces the shuffle, for tests
+        that replay a known deal; it must be a permutation of the full deck."""
+        h = cls(rules, seed, dealer, hand_number)
+        deck = C.full_deck(rules.decks)
+        if stacked_deck is None:
+            h.rng.shuffle(deck)
+            deck.reverse()
+        else:
+            if sorted(stacked_deck) != sorted(deck):
+                raise ValueError("stacked_deck must hold exactly the cards of the full deck")
+            deck = list(reversed(stacked_deck))
+        # draw_pile's top is its last element
+        h.draw_pile = deck
+        n = h.n
+        log = h.log
+        log.append(E.HandStarted(hand_number, dealer, n, seed))
+        for _ in range(rules.hand_size):
+            for k in range(1, n + 1):
+                h.hands[(dealer + k) % n].append(deck.pop())
+        for s in range(n):
+            log.append(E.Dealt(s, tuple(h.hands[s])))
+        h._flip_first()
+        return h
+
+    def _flip_first(self) -> None:
+        rules = self.rules
+        n = self.n
+        left = (self.dealer + 1) % n
+        while True:
+            top = self.draw_pile.pop()
+            rank = top & 15
+            if rank == C.WD4_RANK or (rules.first_flip == "redraw" and rank >= C.SKIP):
+                self.log.append(E.FirstCard(top, True))
+                self.draw_pile.append(top)
+                self.rng.shuffle(self.draw_pile)
+                continue
+            break
+        self.log.append(E.FirstCard(top, False))
+        self.discard.append(top)
+        self.current = left
+        if rank == C.WILD_RANK:
+            self.phase = CHOOSE_COLOR
+            return
+        self.color = top >> 4
+        if rank == C.SKIP or (rank == C.REVERSE and n == 2):
+            self.log.append(E.Skipped(left))
+            self.current = (left + 1) % n
+        elif rank == C.REVERSE:
+            self.direction = -1
+            self.log.append(E.Reversed(-1))
+            self.current = self.dealer
+        elif rank == C.DRAW_TWO:
+            if rules.stacking:
+                self._stack = 2
+                self.phase = STACK
+            else:
+                self._draw(left, 2, "draw_two")
+                self.log.append(E.Skipped(left))
+                self.current = (left + 1) % n
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def top(self) -> int:
+        return self.discard[-1]
+
+    def pending_seats(self) -> list[int]:
+        """Seats that may act now, the seat whose turn it is first. Empty once the hand is over.
+
+        Outside response windows this is exactly one seat (plus, under jump-in, seats holding the
+        exact top card)."""
+        if self.phase == OVER:
+            return []
+        w = self.window
+        if w >= 0:
+            n = self.n
+            d = self.direction
+            out = []
+            s = (w + d) % n
+            for _ in range(n - 1):
+                if not self._answered >> s & 1:
+                    out.append(s)
+                s = (s + d) % n
+            out.append(w)
+            return out
+        if self.rules.jump_in and self.phase == TURN:
+            top = self.discard[-1]
+            cur = self.current
+            extra = [s for s in range(self.n) if s != cur and top < _WILD and top in self.hands[s]]
+            return [cur, *extra]
+        return [self.current]
+
+    def legal_actions(self, seat: int) -> list[int]:
+        """Ids of every action ``seat`` may take now, in ascending id order (empty if none)."""
+        if self.phase == OVER or not 0 <= seat < self.n:
+            return []
+        w = self.window
+        if w >= 0:
+            if seat == w:
+                return [A.CALL_UNO]
+            if self._answered >> seat & 1:
+                return []
+            return [A.NO_CATCH, A.CATCH_BASE + w]
+        if seat != self.current:
+            if self.rules.jump_in and self.phase == TURN:
+                top = self.discard[-1]
+                if top < _WILD and top in self.hands[seat]:
+                    return self._play_ids(seat, (top,))
+            return []
+        phase = self.phase
+        if phase == TURN:
+            hand = self.hands[seat]
+            color = self.color
+            trank = self.discard[-1] & 15
+            playable = {c for c in hand if c >= _WILD or c >> 4 == color or c & 15 == trank}
+            out = self._play_ids(seat, playable)
+            out.insert(0, A.DRAW)
+            return out
+        if phase == DRAWN:
+            out = self._play_ids(seat, (self.drawn,))
+            out.insert(0, A.PASS)
+            return out
+        if phase == CHALLENGE:
+            return [A.ACCEPT, A.CHALLENGE]
+        if phase == STACK:
+            hand = self.hands[seat]
+            stackable = {c for c in hand if c & 15 == C.DRAW_TWO and c < _WILD}
+            if self.rules.stacking_wd4 and _WD4 in hand:
+                stackable.add(_WD4)
+            out = self._play_ids(seat, stackable)
+            out.insert(0, A.ACCEPT)
+            return out
+        return [A.CHOOSE_COLOR_BASE, A.CHOOSE_COLOR_BASE + 1, A.CHOOSE_COLOR_BASE + 2,
+                A.CHOOSE_COLOR_BASE + 3]
+
+    def _play_ids(self, seat: int, playable: Iterable[int]) -> list[int]:
+        uno_possible = len(self.hands[seat]) == 2
+        seven_o = self.rules.seven_o
+        out: list[int] = []
+        for c in sorted(playable):
+            if seven_o and c & 15 == 7 and c < _WILD:
+                base = A.SWAP_BASE + c * 10
+                out.extend(base + t for t in range(self.n) if t != seat)
+                continue
+            base = A.PLAY_BASE + c * 10
+            if c >= _WILD:
+                if uno_possible:
+                    out.extend((base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6,
+                                base + 7))
+                else:
+                    out.extend((base, base + 2, base + 4, base + 6))
+            elif uno_possible:
+                out.extend((base, base + 1))
+            else:
+                out.append(base)
+        return out
+
+    def default_action(self, seat: int) -> int | None:
+        """What the service plays for a seat whose time ran out: draw (then pass), accept a
+        penalty, decline a catch, or name the colour the seat holds most. ``None`` if the seat
+        owes no answer now (the offender of a UNO window never has to call)."""
+        if self.phase == OVER:
+            return None
+        if self.window >= 0:
+            if seat == self.window or self._answered >> seat & 1:
+                return None
+            return A.NO_CATCH
+        if seat != self.current:
+            return None
+        phase = self.phase
+        if phase == TURN:
+            return A.DRAW
+        if phase == DRAWN:
+            return A.PASS
+        if phase in (CHALLENGE, STACK):
+            return A.ACCEPT
+        return A.CHOOSE_COLOR_BASE + most_held_color(self.hands[seat])
+
+    def is_legal(self, seat: int, action_id: int) -> bool:
+        return action_id in self.legal_actions(seat)
+
+    def points_held(self, seat: int) -> int:
+        pts = C.POINTS
+        return sum(pts[c] for c in self.hands[seat])
+
+    def card_counts(self) -> list[int]:
+        return [len(h) for h in self.hands]
+
+    # ------------------------------------------------------------------ the transition
+
+    def apply(self, seat: int, action_id: int) -> list[E.Event]:
+        """Apply ``action_id`` for ``seat`` and return the events it caused.
+
+        Raises :class:`MalformedActionError` for an id that names no action,
+        :class:`WrongSeatError` when the seat may not act now, :class:`IllegalActionError` when it
+        may act but not this way, and :class:`HandOverError` after the hand has ended."""
+        if self.phase == OVER:
+            raise HandOverError("the hand is over")
+        if seat == SYSTEM:
+            if action_id != CLOSE_WINDOW:
+                raise MalformedActionError(f"the system can only close a UNO window, not {action_id}")
+            if self.window < 0:
+                raise IllegalActionError("no UNO window is open", reason="NO_WINDOW")
+            start = len(self.log)
+            self._close_window(caught=False)
+            self.actions.append((seat, action_id))
+            self.turn += 1
+            return self.log[start:]
+        if not isinstance(seat, int) or not 0 <= seat < self.n:
+            raise MalformedActionError(f"seat {seat!r} is not a seat of this table")
+        start = len(self.log)
+        if self.window >= 0:
+            self._apply_window(seat, action_id)
+        elif seat != self.current:
+            self._apply_jump_in(seat, action_id)
+        else:
+            phase = self.phase
+            if phase == TURN:
+                if action_id == A.DRAW:
+                    self._do_draw(seat)
+                else:
+                    self._apply_play(seat, action_id, _TURN_CHECK)
+            elif phase == DRAWN:
+                if action_id == A.PASS:
+                    self.log.append(E.Passed(seat))
+                    self.phase = TURN
+                    self.drawn = -1
+                    self.current = (seat + self.direction) % self.n
+                else:
+                    self._apply_play(seat, action_id, _DRAWN_CHECK)
+            elif phase == CHALLENGE:
+                if action_id == A.ACCEPT:
+                    self._accept(seat)
+                elif action_id == A.CHALLENGE:
+                    self._challenge(seat)
+                else:
+                    self._reject(seat, action_id, "answer a Wild Draw Four with accept or challenge")
+            elif phase == STACK:
+                if action_id == A.ACCEPT:
+                    self._accept(seat)
+                else:
+                    self._apply_play(seat, action_id, _STACK_CHECK)
+            else:  # CHOOSE_COLOR
+                c = action_id - A.CHOOSE_COLOR_BASE
+                if not 0 <= c < 4:
+                    self._reject(seat, action_id, "name the colour of the Wild flipped first")
+                self.color = c
+                self.log.append(E.ColorChosen(seat, c))
+                self.phase = TURN
+        self.actions.append((seat, action_id))
+        self.turn += 1
+        return self.log[start:]
+
+    def _reject(self, seat: int, action_id: int, what: str) -> None:
+        A.decode(action_id)  # malformed ids raise MalformedActionError first
+        raise IllegalActionError(
+            f"seat {seat} cannot {A.decode(action_id).describe()} now: {what}",
+            reason="ILLEGAL_ACTION",
+        )
+
+    def _apply_window(self, seat: int, action_id: int) -> None:
+        w = self.window
+        if seat == w:
+            if action_id != A.CALL_UNO:
+                self._reject(seat, action_id, "your UNO window is open; you may only call UNO")
+            self.uno_called[w] = True
+            self.log.append(E.UnoCalled(w, True))
+            self._close_window(caught=False)
+            return
+        if self._answered >> seat & 1:
+            raise WrongSeatError(f"seat {seat} has already answered this UNO window",
+                                 reason="ALREADY_ANSWERED")
+        if action_id == A.NO_CATCH:
+            self._answered |= 1 << seat
+            self.log.append(E.NoCatch(seat))
+            if self._answered == ((1 << self.n) - 1) & ~(1 << w):
+                self._close_window(caught=False)
+        elif action_id == A.CATCH_BASE + w:
+            penalty = self.rules.uno_penalty
+            self.log.append(E.Caught(seat, w, penalty))
+            self._draw(w, penalty, "uno_caught")
+            self._close_window(caught=True)
+        else:
+            if A.CATCH_BASE <= action_id < A.CATCH_BASE + 10:
+                A.decode(action_id)
+                raise IllegalActionError(
+                    f"seat {action_id - A.CATCH_BASE} cannot be caught; only seat {w} can",
+                    reason="NOT_CATCHABLE",
+                )
+            self._reject(seat, action_id, f"a UNO window is open: catch seat {w} or decline")
+
+    def _close_window(self, caught: bool) -> None:
+        w = self.window
+        self.window = -1
+        self._answered = 0
+        self.log.append(E.UnoWindowClosed(w, caught))
+
+    def _apply_jump_in(self, seat: int, action_id: int) -> None:
+        if not (self.rules.jump_in and self.phase == TURN):
+            A.decode(action_id)
+            raise WrongSeatError(
+                f"it is seat {self.current}'s turn, not seat {seat}'s", reason="NOT_YOUR_TURN"
+            )
+        top = self.discard[-1]
+        act = A.decode(action_id)
+        if act.kind is not A.Kind.PLAY or act.card != top or top >= _WILD:
+            raise WrongSeatError(
+                f"it is seat {self.current}'s turn; out of turn you may only jump in with the "
+                f"exact top card {C.name(top)}",
+                reason="NOT_YOUR_TURN",
+            )
+        self._apply_play(seat, action_id, _JUMP_CHECK)
+
+    # ------------------------------------------------------------------ plays
+
+    def _apply_play(self, seat: int, action_id: int, check: int) -> None:
+        x = action_id - A.PLAY_BASE
+        target = -1
+        if 0 <= x < 800:
+            code, rest = divmod(x, 10)
+            named, uno = divmod(rest, 2)
+            if code >= _WILD:
+                if code > _WD4 or named > 3:
+                    raise MalformedActionError(f"action id {action_id} names no card play")
+            elif named or not C.is_valid_code(code):
+                raise MalformedActionError(f"action id {action_id} names no card play")
+            else:
+                named = code >> 4
+            if self.rules.seven_o and code & 15 == 7 and code < _WILD:
+                raise IllegalActionError(
+                    "under seven-o a 7 is played with a seat to swap with (a swap action id)",
+                    reason="ILLEGAL_ACTION",
+                )
+        elif 2000 <= x < 2800 and self.rules.seven_o:
+            code, target = divmod(x - 2000, 10)
+            if code & 15 != 7 or code >= _WILD or not C.is_valid_code(code):
+                raise MalformedActionError(f"action id {action_id} names no seven-o swap")
+            if target == seat or target >= self.n:
+                raise IllegalActionError(f"seat {seat} cannot swap hands with seat {target}",
+                                         reason="ILLEGAL_ACTION")
+            named, uno = code >> 4, 0
+        else:
+            if action_id in (A.DRAW, A.PASS, A.ACCEPT, A.CHALLENGE):
+                what = {A.DRAW: "you may draw only at the start of your turn",
+                        A.PASS: "you may pass only after drawing",
+                        A.ACCEPT: "there is no penalty to accept",
+                        A.CHALLENGE: "there is no Wild Draw Four to challenge"}[action_id]
+                self._reject(seat, action_id, what)
+            A.decode(action_id)
+            raise IllegalActionError(f"action id {action_id} is not allowed now",
+                                     reason="ILLEGAL_ACTION")
+        hand = self.hands[seat]
+        if code not in hand:
+            raise IllegalActionError(f"seat {seat} does not hold {C.name(code)}",
+                                     reason="CARD_NOT_HELD")
+        if check == _TURN_CHECK:
+            if not (code >= _WILD or code >> 4 == self.color or code & 15 == self.discard[-1] & 15):
+                raise IllegalActionError(
+                    f"{C.name(code)} matches neither the active colour "
+                    f"{C.color_name(self.color)} nor the top card {C.name(self.discard[-1])}",
+                    reason="NO_MATCH",
+                )
+        elif check == _DRAWN_CHECK:
+            if code != self.drawn:
+                raise IllegalActionError(
+                    f"after drawing you may play only the card you drew ({C.name(self.drawn)})",
+                    reason="ONLY_DRAWN_CARD",
+                )
+        elif check == _STACK_CHECK:
+            if not ((code & 15 == C.DRAW_TWO and code < _WILD)
+                    or (code == _WD4 and self.rules.stacking_wd4)):
+                raise IllegalActionError(
+                    f"a Draw Two stack can only be answered with a Draw Two or accepted, "
+                    f"not {C.name(code)}",
+                    reason="ONLY_STACK",
+                )
+        if uno and len(hand) != 2:
+            raise IllegalActionError("UNO can be called only with a play that leaves one card",
+                                     reason="UNO_NOT_ALLOWED")
+        self._play(seat, code, named, bool(uno), target, check == _JUMP_CHECK)
+
+    def _play(self, seat: int, code: int, named: int, uno: bool, target: int,
+              out_of_turn: bool) -> None:
+        hand = self.hands[seat]
+        n = self.n
+        log = self.log
+        if code == _WD4:
+            prev = self.color
+            self._wd4_bluff = any(c >> 4 == prev for c in hand if c != _WD4) if prev >= 0 else False
+        hand.remove(code)
+        self.discard.append(code)
+        self.color = named
+        self.drawn = -1
+        left = len(hand)
+        self.uno_called[seat] = uno if left == 1 else False
+        log.append(E.Played(seat, code, named, uno, out_of_turn))
+        d = self.direction
+        rank = code & 15
+        nxt = (seat + d) % n
+        if left == 0:
+            if rank == C.DRAW_TWO and code < _WILD:
+                self._draw(nxt, 2 + self._stack, "draw_two")
+            elif code == _WD4:
+                self._draw(nxt, 4 + self._stack, "wild_draw_four")
+            self._stack = 0
+            self._end(seat)
+            return
+        self.phase = TURN
+        if rank < 10:
+            if target >= 0:
+                self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]
+                self.uno_called[seat] = self.uno_called[target] = False
+                log.append(E.HandsSwapped(seat, target))
+            elif rank == 0 and self.rules.seven_o:
+                if d == 1:
+                    self.hands.insert(0, self.hands.pop())
+                else:
+                    self.hands.append(self.hands.pop(0))
+                self.uno_called = [False] * n
+                log.append(E.HandsRotated(d))
+            self.current = nxt
+        elif rank == C.SKIP or (rank == C.REVERSE and n == 2):
+            log.append(E.Skipped(nxt))
+            self.current = (nxt + d) % n
+        elif rank == C.REVERSE:
+            d = -d
+            self.direction = d
+            log.append(E.Reversed(d))
+            self.current = (seat + d) % n
+        elif rank == C.DRAW_TWO and code < _WILD:
+            if self.rules.stacking:
+                self._stack += 2
+                self.phase = STACK
+                self.current = nxt
+            else:
+                self._draw(nxt, 2, "draw_two")
+                log.append(E.Skipped(nxt))
+                self.current = (nxt + d) % n
+        elif code == _WD4:
+            self._wd4_offender = seat
+            self._wd4_evidence = tuple(hand)
+            self.phase = CHALLENGE
+            self.current = nxt
+        else:  # Wild
+            self.current = nxt
+        if left == 1 and not uno and target < 0:
+            self.window = seat
+            self._answered = 0
+            log.append(E.UnoWindowOpened(seat))
+        elif left == 1 and uno:
+            log.append(E.UnoCalled(seat, False))
+
+    def _accept(self, seat: int) -> None:
+        owed = self._stack + (4 if self.phase == CHALLENGE else 0)
+        self._stack = 0
+        self.log.append(E.Accepted(seat))
+        self._draw(seat, owed, "wild_draw_four" if self.phase == CHALLENGE else "stack")
+        self.log.append(E.Skipped(seat))
+        self.phase = TURN
+        self.current = (seat + self.direction) % self.n
+
+    def _challenge(self, seat: int) -> None:
+        offender = self._wd4_offender
+        bluff = self._wd4_bluff
+        log = self.log
+        log.append(E.ChallengeEvidence(seat, offender, self._wd4_evidence))
+        log.append(E.Challenged(seat, offender, bluff))
+        extra = self._stack
+        self._stack = 0
+        self.phase = TURN
+        if bluff:
+            self._draw(offender, 4, "bluff_caught")
+            if extra:
+                self._draw(seat, extra, "stack")
+                log.append(E.Skipped(seat))
+                self.current = (seat + self.direction) % self.n
+            else:
+                self.current = seat
+        else:
+            self._draw(seat, 6 + extra, "challenge_failed")
+            log.append(E.Skipped(seat))
+            self.current = (seat + self.direction) % self.n
+
+    # ------------------------------------------------------------------ drawing
+
+    def _refill(self) -> bool:
+        """Shuffle the discard pile except its top card into a new draw pile."""
+        discard = self.discard
+        if len(discard) <= 1:
+            return False
+        pile = discard[:-1]
+        del discard[:-1]
+        self.rng.shuffle(pile)
+        self.draw_pile = pile
+        self.log.append(E.Reshuffled(len(pile)))
+        return True
+
+    def _draw(self, seat: int, count: int, reason: str) -> tuple[int, ...]:
+        pile = self.draw_pile
+        got: list[int] = []
+        for _ in range(count):
+            if not pile:
+                if not self._refill():
+                    break
+                pile = self.draw_pile
+            got.append(pile.pop())
+        self.hands[seat].extend(got)
+        if got:
+            self.uno_called[seat] = False
+        t = tuple(got)
+        self.log.append(E.Drew(seat, len(got), t, reason))
+        return t
+
+    def _do_draw(self, seat: int) -> None:
+        color = self.color
+        trank = self.discard[-1] & 15
+        while True:
+            got = self._draw(seat, 1, "draw")
+            if not got:
+                break
+            c = got[0]
+            if c >= _WILD or c >> 4 == color or c & 15 == trank:
+                self.phase = DRAWN
+                self.drawn = c
+                return
+            if not self.rules.draw_until_playable:
+                break
+        self.log.append(E.Passed(seat))
+        self.current = (seat + self.direction) % self.n
+
+    def _end(self, winner: int) -> None:
+        self.phase = OVER
+        self.winner = winner
+        self.window = -1
+        pts = C.POINTS
+        held = tuple(sum(pts[c] for c in h) for h in self.hands)
+        self.log.append(E.HandEnded(winner, held, tuple(tuple(h) for h in self.hands)))
+
+    # ------------------------------------------------------------------ persistence
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready snapshot from which :meth:`from_dict` rebuilds the hand exactly,
+        generator state included (the event log is not kept; the action list is)."""
+        version, internal, gauss = self.rng.getstate()
+        return {
+            "format": 1,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "dealer": self.dealer,
+            "hand_number": self.hand_number,
+            "rng": [version, list(internal), gauss],
+            "hands": [list(h) for h in self.hands],
+            "draw_pile": list(self.draw_pile),
+            "discard": list(self.discard),
+            "color": self.color,
+            "direction": self.direction,
+            "current": self.current,
+            "phase": self.phase,
+            "drawn": self.drawn,
+            "uno_called": list(self.uno_called),
+            "window": self.window,
+            "answered": self._answered,
+            "wd4_offender": self._wd4_offender,
+            "wd4_bluff": self._wd4_bluff,
+            "wd4_evidence": list(self._wd4_evidence),
+            "stack": self._stack,
+            "turn": self.turn,
+            "winner": self.winner,
+            "actions": [list(a) for a in self.actions],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hand:
+        try:
+            if data.get("format") != 1:
+                raise StateError(f"unknown saved-hand format {data.get('format')!r}")
+            h = cls(RuleSet.from_dict(data["rules"]), int(data["seed"]), int(data["dealer"]),
+                    int(data["hand_number"]))
+            version, internal, gauss = data["rng"]
+            h.rng.setstate((version, tuple(internal), gauss))
+            h.hands = [list(x) for x in data["hands"]]
+            h.draw_pile = list(data["draw_pile"])
+            h.discard = list(data["discard"])
+            h.color = int(data["color"])
+            h.direction = int(data["direction"])
+            h.current = int(data["current"])
+            h.phase = int(data["phase"])
+            h.drawn = int(data["drawn"])
+            h.uno_called = [bool(x) for x in data["uno_called"]]
+            h.window = int(data["window"])
+            h._answered = int(data["answered"])
+            h._wd4_offender = int(data["wd4_offender"])
+            h._wd4_bluff = bool(data["wd4_bluff"])
+            h._wd4_evidence = tuple(data["wd4_evidence"])
+            h._stack = int(data["stack"])
+            h.turn = int(data["turn"])
+            h.winner = int(data["winner"])
+            h.actions = [(int(s), int(a)) for s, a in data["actions"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"saved hand is damaged: {exc}") from exc
+        if len(h.hands) != h.n:
+            raise StateError("saved hand has the wrong number of seats")
+        return h
+
+    @classmethod
+    def replay(cls, rules: RuleSet, seed: int, dealer: int, actions: Iterable[tuple[int, int]],
+               hand_number: int = 1) -> Hand:
+        """Re-deal from the seed and apply ``actions`` in order."""
+        h = cls.deal(rules, seed, dealer, hand_number)
+        for seat, action_id in actions:
+            h.apply(seat, action_id)
+        return h
+
+
+_TURN_CHECK: Final = 0
+_DRAWN_CHECK: Final = 1
+_STACK_CHECK: Final = 2
+_JUMP_CHECK: Final = 3
+
+
+def most_held_color(hand: Iterable[int]) -> int:
+    """The colour a hand holds most (ties to the lower colour number); red for an all-Wild hand."""
+    counts = [0, 0, 0, 0]
+    for c in hand:
+        if c < _WILD:
+            counts[c >> 4] += 1
+    return counts.index(max(counts))
