@@ -37,10 +37,11 @@ test: lint typecheck unit
 golden: venv
 	$(BIN)/python tests/engine/make_golden.py
 
-$(BENCH_VENV)/.installed: pyproject.toml
+$(BENCH_VENV)/.installed: pyproject.toml setup.py $(wildcard server/uno_server/engine/*.py)
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench]'
+	$(BENCH_VENV)/bin/python -m pip install --quiet mypy setuptools wheel
+	UNO_ARENA_MYPYC=1 $(BENCH_VENV)/bin/python -m pip install --quiet --no-build-isolation '.[bench]'
 	touch $@
 
 bench-engine: $(BENCH_VENV)/.installed

@@ -55,7 +55,7 @@ class Kind(IntEnum):
 
 
 class Action(NamedTuple):
-    """A decoded action. ``card``/``color``/``uno``/``target`` are -1/False where they do not apply."""
+    """A decoded action; ``card``, ``color``, ``uno`` and ``target`` are -1/False if unused."""
 
     id: int
     kind: Kind
@@ -122,8 +122,9 @@ def decode(action_id: int) -> Action:
         color, uno = divmod(rest, 2)
         if not C.is_valid_code(code) or color > 3 or (color and code < C.WILD):
             raise MalformedActionError(f"action id {action_id} names no card play")
-        return Action(action_id, Kind.PLAY, card=code, color=color if code >= C.WILD else -1,
-                      uno=bool(uno))
+        return Action(
+            action_id, Kind.PLAY, card=code, color=color if code >= C.WILD else -1, uno=bool(uno)
+        )
     if SWAP_BASE <= action_id < SWAP_BASE + 800:
         code, target = divmod(action_id - SWAP_BASE, 10)
         if not C.is_valid_code(code) or code & 15 != 7:

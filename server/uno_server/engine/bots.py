@@ -137,5 +137,7 @@ class HeuristicBot:
         return score
 
 
-BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {"random": RandomBot,
-                                                         "heuristic": HeuristicBot}
+BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {
+    "random": RandomBot,
+    "heuristic": HeuristicBot,
+}

@@ -50,14 +50,25 @@ WILD_RANK: Final = 13
 WD4_RANK: Final = 14
 WILD: Final = 4 * 16 + 13
 WILD_DRAW_FOUR: Final = 4 * 16 + 14
-ALL_CODES: Final = tuple(
-    [c * 16 + r for c in range(4) for r in range(13)] + [WILD, WILD_DRAW_FOUR]
-)
+ALL_CODES: Final = tuple([c * 16 + r for c in range(4) for r in range(13)] + [WILD, WILD_DRAW_FOUR])
 
 _COLOR_NAMES: Final = ("red", "yellow", "green", "blue", "black")
 _RANK_NAMES: Final = (
-    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
-    "skip", "reverse", "draw_two", "wild", "wild_draw_four",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "8",
+    "9",
+    "skip",
+    "reverse",
+    "draw_two",
+    "wild",
+    "wild_draw_four",
 )
 
 

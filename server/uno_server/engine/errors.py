@@ -1,4 +1,4 @@
-"""Typed engine errors. Each carries a machine-readable ``reason`` the service maps to gRPC codes."""
+"""Typed engine errors, each with a machine-readable ``reason`` the service maps to gRPC."""
 
 from __future__ import annotations
 

@@ -49,11 +49,11 @@ class ColorChosen(NamedTuple):
 
 class Drew(NamedTuple):
     """``cards`` are visible to ``seat`` alone. ``reason`` is one of draw, draw_two, wild_draw_four,
-    stack, bluff_caught, challenge_failed, uno_caught. ``count`` may be short of what was owed
+    stack, bluff_caught, challenge_failed, uno_caught. ``amount`` may be short of what was owed
     when the draw and discard piles run out."""
 
     seat: int
-    count: int
+    amount: int
     cards: tuple[int, ...]
     reason: str
 
@@ -75,9 +75,9 @@ class Reversed(NamedTuple):
 
 
 class Reshuffled(NamedTuple):
-    """The discard pile except its top card became the new draw pile of ``count`` cards."""
+    """The discard pile except its top card became the new draw pile of ``amount`` cards."""
 
-    count: int
+    amount: int
 
 
 class Accepted(NamedTuple):
@@ -184,10 +184,32 @@ class MatchEnded(NamedTuple):
 
 
 Event = (
-    HandStarted | Dealt | FirstCard | Played | ColorChosen | Drew | Passed | Skipped | Reversed
-    | Reshuffled | Accepted | Challenged | ChallengeEvidence | UnoCalled | UnoWindowOpened
-    | UnoWindowClosed | NoCatch | Caught | HandsSwapped | HandsRotated | HandEnded | HandScored
-    | DealerDraw | DealerChosen | SeatEliminated | MatchEnded
+    HandStarted
+    | Dealt
+    | FirstCard
+    | Played
+    | ColorChosen
+    | Drew
+    | Passed
+    | Skipped
+    | Reversed
+    | Reshuffled
+    | Accepted
+    | Challenged
+    | ChallengeEvidence
+    | UnoCalled
+    | UnoWindowOpened
+    | UnoWindowClosed
+    | NoCatch
+    | Caught
+    | HandsSwapped
+    | HandsRotated
+    | HandEnded
+    | HandScored
+    | DealerDraw
+    | DealerChosen
+    | SeatEliminated
+    | MatchEnded
 )
 
 
@@ -197,6 +219,6 @@ def event_name(event: Event) -> str:
 
 
 _NAMES: dict[type, str] = {}
-for _cls in Event.__args__:  # type: ignore[attr-defined]
+for _cls in Event.__args__:
     _n = _cls.__name__
     _NAMES[_cls] = "".join("_" + ch.lower() if ch.isupper() else ch for ch in _n).lstrip("_")

@@ -25,7 +25,13 @@ from typing import Any, Final
 from . import actions as A
 from . import cards as C
 from . import events as E
-from .errors import HandOverError, IllegalActionError, MalformedActionError, StateError, WrongSeatError
+from .errors import (
+    HandOverError,
+    IllegalActionError,
+    MalformedActionError,
+    StateError,
+    WrongSeatError,
+)
 from .rules import RuleSet
 
 TURN: Final = 0
@@ -50,6 +56,9 @@ class Hand:
 
     __slots__ = (
         "_answered",
+        "_cache_legal",
+        "_cache_seat",
+        "_cache_turn",
         "_stack",
         "_wd4_bluff",
         "_wd4_evidence",
@@ -104,6 +113,9 @@ class Hand:
         self.winner = -1
         self.log: list[E.Event] = []
         self.actions: list[tuple[int, int]] = []
+        self._cache_seat = -2
+        self._cache_turn = -1
+        self._cache_legal: list[int] = []
 
     # ------------------------------------------------------------------ setup
 
@@ -215,7 +227,20 @@ class Hand:
         return [self.current]
 
     def legal_actions(self, seat: int) -> list[int]:
-        """Ids of every action ``seat`` may take now, in ascending id order (empty if none)."""
+        """Ids of every action ``seat`` may take now, in ascending id order (empty if none).
+
+        The list is cached until the next action (treat it as read-only), and :meth:`apply`
+        trusts an id found in it, so a caller that asks for the legal actions and then picks one
+        pays for validation once."""
+        if seat == self._cache_seat and self.turn == self._cache_turn:
+            return self._cache_legal
+        out = self._legal(seat)
+        self._cache_seat = seat
+        self._cache_turn = self.turn
+        self._cache_legal = out
+        return out
+
+    def _legal(self, seat: int) -> list[int]:
         if self.phase == OVER or not 0 <= seat < self.n:
             return []
         w = self.window
@@ -236,8 +261,19 @@ class Hand:
             hand = self.hands[seat]
             color = self.color
             trank = self.discard[-1] & 15
-            playable = {c for c in hand if c >= _WILD or c >> 4 == color or c & 15 == trank}
-            out = self._play_ids(seat, playable)
+            ps = [c for c in hand if c >= _WILD or c >> 4 == color or c & 15 == trank]
+            if not ps:
+                return [A.DRAW]
+            if len(hand) != 2 and not self.rules.seven_o:
+                out = [A.DRAW]
+                for c in sorted(set(ps)):
+                    base = 1000 + c * 10
+                    if c >= _WILD:
+                        out += (base, base + 2, base + 4, base + 6)
+                    else:
+                        out.append(base)
+                return out
+            out = self._play_ids(seat, set(ps))
             out.insert(0, A.DRAW)
             return out
         if phase == DRAWN:
@@ -254,8 +290,12 @@ class Hand:
             out = self._play_ids(seat, stackable)
             out.insert(0, A.ACCEPT)
             return out
-        return [A.CHOOSE_COLOR_BASE, A.CHOOSE_COLOR_BASE + 1, A.CHOOSE_COLOR_BASE + 2,
-                A.CHOOSE_COLOR_BASE + 3]
+        return [
+            A.CHOOSE_COLOR_BASE,
+            A.CHOOSE_COLOR_BASE + 1,
+            A.CHOOSE_COLOR_BASE + 2,
+            A.CHOOSE_COLOR_BASE + 3,
+        ]
 
     def _play_ids(self, seat: int, playable: Iterable[int]) -> list[int]:
         uno_possible = len(self.hands[seat]) == 2
@@ -269,8 +309,9 @@ class Hand:
             base = A.PLAY_BASE + c * 10
             if c >= _WILD:
                 if uno_possible:
-                    out.extend((base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6,
-                                base + 7))
+                    out.extend(
+                        (base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7)
+                    )
                 else:
                     out.extend((base, base + 2, base + 4, base + 6))
             elif uno_possible:
@@ -322,7 +363,9 @@ class Hand:
             raise HandOverError("the hand is over")
         if seat == SYSTEM:
             if action_id != CLOSE_WINDOW:
-                raise MalformedActionError(f"the system can only close a UNO window, not {action_id}")
+                raise MalformedActionError(
+                    f"the system can only close a UNO window, not {action_id}"
+                )
             if self.window < 0:
                 raise IllegalActionError("no UNO window is open", reason="NO_WINDOW")
             start = len(self.log)
@@ -330,9 +373,33 @@ class Hand:
             self.actions.append((seat, action_id))
             self.turn += 1
             return self.log[start:]
+        start = len(self.log)
+        if (
+            seat == self._cache_seat
+            and self.turn == self._cache_turn
+            and self.phase == TURN
+            and self.window < 0
+            and seat == self.current
+            and action_id in self._cache_legal
+        ):
+            # validated by legal_actions for this very state
+            if action_id == A.DRAW:
+                self._do_draw(seat)
+            else:
+                x = action_id - A.PLAY_BASE
+                code = x // 10
+                rest = x - code * 10
+                if code >= _WILD:
+                    self._play(seat, code, rest >> 1, bool(rest & 1), -1, False)
+                elif x < 2000:
+                    self._play(seat, code, code >> 4, bool(rest & 1), -1, False)
+                else:
+                    self._play(seat, code - 200, (code - 200) >> 4, False, rest, False)
+            self.actions.append((seat, action_id))
+            self.turn += 1
+            return self.log[start:]
         if not isinstance(seat, int) or not 0 <= seat < self.n:
             raise MalformedActionError(f"seat {seat!r} is not a seat of this table")
-        start = len(self.log)
         if self.window >= 0:
             self._apply_window(seat, action_id)
         elif seat != self.current:
@@ -358,7 +425,9 @@ class Hand:
                 elif action_id == A.CHALLENGE:
                     self._challenge(seat)
                 else:
-                    self._reject(seat, action_id, "answer a Wild Draw Four with accept or challenge")
+                    self._reject(
+                        seat, action_id, "answer a Wild Draw Four with accept or challenge"
+                    )
             elif phase == STACK:
                 if action_id == A.ACCEPT:
                     self._accept(seat)
@@ -392,8 +461,9 @@ class Hand:
             self._close_window(caught=False)
             return
         if self._answered >> seat & 1:
-            raise WrongSeatError(f"seat {seat} has already answered this UNO window",
-                                 reason="ALREADY_ANSWERED")
+            raise WrongSeatError(
+                f"seat {seat} has already answered this UNO window", reason="ALREADY_ANSWERED"
+            )
         if action_id == A.NO_CATCH:
             self._answered |= 1 << seat
             self.log.append(E.NoCatch(seat))
@@ -460,23 +530,28 @@ class Hand:
             if code & 15 != 7 or code >= _WILD or not C.is_valid_code(code):
                 raise MalformedActionError(f"action id {action_id} names no seven-o swap")
             if target == seat or target >= self.n:
-                raise IllegalActionError(f"seat {seat} cannot swap hands with seat {target}",
-                                         reason="ILLEGAL_ACTION")
+                raise IllegalActionError(
+                    f"seat {seat} cannot swap hands with seat {target}", reason="ILLEGAL_ACTION"
+                )
             named, uno = code >> 4, 0
         else:
             if action_id in (A.DRAW, A.PASS, A.ACCEPT, A.CHALLENGE):
-                what = {A.DRAW: "you may draw only at the start of your turn",
-                        A.PASS: "you may pass only after drawing",
-                        A.ACCEPT: "there is no penalty to accept",
-                        A.CHALLENGE: "there is no Wild Draw Four to challenge"}[action_id]
+                what = {
+                    A.DRAW: "you may draw only at the start of your turn",
+                    A.PASS: "you may pass only after drawing",
+                    A.ACCEPT: "there is no penalty to accept",
+                    A.CHALLENGE: "there is no Wild Draw Four to challenge",
+                }[action_id]
                 self._reject(seat, action_id, what)
             A.decode(action_id)
-            raise IllegalActionError(f"action id {action_id} is not allowed now",
-                                     reason="ILLEGAL_ACTION")
+            raise IllegalActionError(
+                f"action id {action_id} is not allowed now", reason="ILLEGAL_ACTION"
+            )
         hand = self.hands[seat]
         if code not in hand:
-            raise IllegalActionError(f"seat {seat} does not hold {C.name(code)}",
-                                     reason="CARD_NOT_HELD")
+            raise IllegalActionError(
+                f"seat {seat} does not hold {C.name(code)}", reason="CARD_NOT_HELD"
+            )
         if check == _TURN_CHECK:
             if not (code >= _WILD or code >> 4 == self.color or code & 15 == self.discard[-1] & 15):
                 raise IllegalActionError(
@@ -491,20 +566,24 @@ class Hand:
                     reason="ONLY_DRAWN_CARD",
                 )
         elif check == _STACK_CHECK:
-            if not ((code & 15 == C.DRAW_TWO and code < _WILD)
-                    or (code == _WD4 and self.rules.stacking_wd4)):
+            if not (
+                (code & 15 == C.DRAW_TWO and code < _WILD)
+                or (code == _WD4 and self.rules.stacking_wd4)
+            ):
                 raise IllegalActionError(
                     f"a Draw Two stack can only be answered with a Draw Two or accepted, "
                     f"not {C.name(code)}",
                     reason="ONLY_STACK",
                 )
         if uno and len(hand) != 2:
-            raise IllegalActionError("UNO can be called only with a play that leaves one card",
-                                     reason="UNO_NOT_ALLOWED")
+            raise IllegalActionError(
+                "UNO can be called only with a play that leaves one card", reason="UNO_NOT_ALLOWED"
+            )
         self._play(seat, code, named, bool(uno), target, check == _JUMP_CHECK)
 
-    def _play(self, seat: int, code: int, named: int, uno: bool, target: int,
-              out_of_turn: bool) -> None:
+    def _play(
+        self, seat: int, code: int, named: int, uno: bool, target: int, out_of_turn: bool
+    ) -> None:
         hand = self.hands[seat]
         n = self.n
         log = self.log
@@ -698,8 +777,12 @@ class Hand:
         try:
             if data.get("format") != 1:
                 raise StateError(f"unknown saved-hand format {data.get('format')!r}")
-            h = cls(RuleSet.from_dict(data["rules"]), int(data["seed"]), int(data["dealer"]),
-                    int(data["hand_number"]))
+            h = cls(
+                RuleSet.from_dict(data["rules"]),
+                int(data["seed"]),
+                int(data["dealer"]),
+                int(data["hand_number"]),
+            )
             version, internal, gauss = data["rng"]
             h.rng.setstate((version, tuple(internal), gauss))
             h.hands = [list(x) for x in data["hands"]]
@@ -727,8 +810,14 @@ class Hand:
         return h
 
     @classmethod
-    def replay(cls, rules: RuleSet, seed: int, dealer: int, actions: Iterable[tuple[int, int]],
-               hand_number: int = 1) -> Hand:
+    def replay(
+        cls,
+        rules: RuleSet,
+        seed: int,
+        dealer: int,
+        actions: Iterable[tuple[int, int]],
+        hand_number: int = 1,
+    ) -> Hand:
         """Re-deal from the seed and apply ``actions`` in order."""
         h = cls.deal(rules, seed, dealer, hand_number)
         for seat, action_id in actions:

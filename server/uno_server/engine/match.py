@@ -17,7 +17,9 @@ from .hand import Hand
 from .rules import RuleSet
 
 
-def choose_first_dealer(rng: random.Random, seats: int, decks: int = 1) -> tuple[int, list[E.Event]]:
+def choose_first_dealer(
+    rng: random.Random, seats: int, decks: int = 1
+) -> tuple[int, list[E.Event]]:
     """Every seat draws one card; the highest number deals (action and Wild cards count as zero);
     tied seats draw again among themselves until one is highest."""
     deck = C.full_deck(decks)
@@ -131,8 +133,11 @@ class Match:
                 low = min(self.totals)
                 self.winners = tuple(s for s in range(rules.seats) if self.totals[s] == low)
         elif self.totals[winner] >= target:
-            self.winners = tuple(s for s in range(rules.seats) if self.totals[s] >= target
-                                 and self.totals[s] == self.totals[winner])
+            self.winners = tuple(
+                s
+                for s in range(rules.seats)
+                if self.totals[s] >= target and self.totals[s] == self.totals[winner]
+            )
         if self.winners:
             out.append(E.MatchEnded(self.winners, tuple(self.totals)))
         return out

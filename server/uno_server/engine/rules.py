@@ -27,7 +27,7 @@ class RuleSet:
     hand_size: int = 7
     """Cards dealt to each seat."""
     first_flip: str = "apply"
-    """``apply`` the first card's action (W2085) or ``redraw`` until a number card (current sheets)."""
+    """``apply`` the first card's action (W2085), or ``redraw`` until a number card shows."""
     scoring: str = "standard"
     """``standard`` race to ``target_score``, ``lowest`` total wins, or ``single_hand``."""
     target_score: int = 500
@@ -76,9 +76,13 @@ class RuleSet:
         if not 1 <= self.hand_size <= 15:
             raise bad("hand_size", f"must be 1-15, got {self.hand_size}")
         if self.seats * self.hand_size + 1 > 108 * self.decks - 8:
-            raise bad("hand_size", f"{self.seats} seats x {self.hand_size} cards do not fit the deck")
+            raise bad(
+                "hand_size", f"{self.seats} seats x {self.hand_size} cards do not fit the deck"
+            )
         if self.first_flip not in FIRST_FLIP:
-            raise bad("first_flip", f"must be one of {', '.join(FIRST_FLIP)}, got {self.first_flip!r}")
+            raise bad(
+                "first_flip", f"must be one of {', '.join(FIRST_FLIP)}, got {self.first_flip!r}"
+            )
         if self.scoring not in SCORING:
             raise bad("scoring", f"must be one of {', '.join(SCORING)}, got {self.scoring!r}")
         if not 1 <= self.target_score <= 100_000:

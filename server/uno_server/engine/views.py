@@ -20,17 +20,12 @@ SPECTATOR: Final = -1
 
 def redact(event: E.Event, viewer: int) -> E.Event | None:
     """The event as ``viewer`` may see it, or ``None`` if it must not see it at all."""
-    t = type(event)
-    if t is E.Drew:
-        if event.seat != viewer and event.cards:  # type: ignore[union-attr]
-            return event._replace(cards=())  # type: ignore[union-attr]
+    if isinstance(event, (E.Drew, E.Dealt)):
+        if event.seat != viewer and event.cards:
+            return event._replace(cards=())
         return event
-    if t is E.Dealt:
-        if event.seat != viewer:  # type: ignore[union-attr]
-            return event._replace(cards=())  # type: ignore[union-attr]
-        return event
-    if t is E.ChallengeEvidence:
-        return event if event.challenger == viewer else None  # type: ignore[union-attr]
+    if isinstance(event, E.ChallengeEvidence):
+        return event if event.challenger == viewer else None
     return event
 
 

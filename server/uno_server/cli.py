@@ -1,0 +1,131 @@
+"""The ``uno-arena`` command line.
+
+Errors print one plain line on stderr and exit non-zero; ``--help`` on any command says more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+
+from .engine import HeuristicBot, RandomBot, RuleSet
+from .engine.bots import BOTS, Bot
+from .engine.errors import EngineError
+from .engine.hand import Hand
+from .engine.simulate import play_hand
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _rules_from(args: argparse.Namespace) -> RuleSet:
+    data: dict[str, object] = {"seats": len(args.bots)}
+    for item in args.rule or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise CliError(f"--rule {item!r}: write it as NAME=VALUE, for example scoring=lowest")
+        try:
+            data[key] = json.loads(value)
+        except json.JSONDecodeError:
+            data[key] = value
+    return RuleSet.from_dict(data)
+
+
+def _make_bot(name: str, seed: int) -> Bot:
+    kind, _, arg = name.partition(":")
+    if kind not in BOTS:
+        raise CliError(f"unknown built-in bot {name!r}; choose from {', '.join(sorted(BOTS))}")
+    if kind == "heuristic" and arg:
+        try:
+            return HeuristicBot(seed, randomness=float(arg))
+        except ValueError as exc:
+            raise CliError(f"bot {name!r}: {exc}") from exc
+    return HeuristicBot(seed) if kind == "heuristic" else RandomBot(seed)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Play hands between built-in bots in process and print each seat's win rate."""
+    if args.hands < 1:
+        raise CliError("--hands must be at least 1")
+    rules = _rules_from(args)
+    bots = [_make_bot(name, args.seed * 16 + i) for i, name in enumerate(args.bots)]
+    n = rules.seats
+    wins = [0] * n
+    points = [0] * n
+    for i in range(args.hands):
+        hand = Hand.deal(rules, args.seed * 1_000_003 + i, i % n)
+        play_hand(hand, bots)
+        wins[hand.winner] += 1
+        points[hand.winner] += sum(hand.points_held(s) for s in range(n))
+    print(f"{args.hands} hands, rules: {json.dumps(rules.to_dict(), sort_keys=True)}")
+    print(f"{'seat':>4}  {'bot':<14} {'wins':>7} {'win rate':>9}  {'95% CI':<15} {'pts/hand':>8}")
+    for s in range(n):
+        p = wins[s] / args.hands
+        lo, hi = wilson(wins[s], args.hands)
+        print(
+            f"{s:>4}  {args.bots[s]:<14} {wins[s]:>7} {p:>9.1%}  "
+            f"[{lo:.1%}, {hi:.1%}]  {points[s] / args.hands:>8.1f}"
+        )
+    return 0
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="uno-arena", description="UNO Arena: UNO for bots.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sim = sub.add_parser(
+        "simulate",
+        help="play hands between built-in bots, in process",
+        description=cmd_simulate.__doc__,
+    )
+    sim.add_argument("--hands", type=int, default=1000, help="hands to play (default 1000)")
+    sim.add_argument("--seed", type=int, default=1, help="seed of the deals (default 1)")
+    sim.add_argument(
+        "--bots",
+        nargs="+",
+        default=["heuristic", "random", "random", "random"],
+        help="one built-in bot per seat: random, heuristic or heuristic:P "
+        "(plays randomly with probability P)",
+    )
+    sim.add_argument(
+        "--rule",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a rule option, e.g. --rule scoring=lowest --rule stacking=true",
+    )
+    sim.set_defaults(func=cmd_simulate)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except (CliError, EngineError) as exc:
+        print(f"uno-arena: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("uno-arena: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
