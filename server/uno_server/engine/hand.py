@@ -318,6 +318,8 @@ class Hand:
                 out.extend((base, base + 1))
             else:
                 out.append(base)
+        if seven_o:
+            out.sort()  # swap ids (3000+) sort after every plain play id
         return out
 
     def default_action(self, seat: int) -> int | None:
@@ -389,12 +391,12 @@ class Hand:
                 x = action_id - A.PLAY_BASE
                 code = x // 10
                 rest = x - code * 10
-                if code >= _WILD:
-                    self._play(seat, code, rest >> 1, bool(rest & 1), -1, False)
-                elif x < 2000:
-                    self._play(seat, code, code >> 4, bool(rest & 1), -1, False)
-                else:
+                if x >= 2000:  # a seven-o swap: 3000 + 10 * card + target
                     self._play(seat, code - 200, (code - 200) >> 4, False, rest, False)
+                elif code >= _WILD:
+                    self._play(seat, code, rest >> 1, bool(rest & 1), -1, False)
+                else:
+                    self._play(seat, code, code >> 4, bool(rest & 1), -1, False)
             self.actions.append((seat, action_id))
             self.turn += 1
             return self.log[start:]
@@ -646,6 +648,8 @@ class Hand:
             self.current = nxt
         else:  # Wild
             self.current = nxt
+        if left == 1 and target < 0 and len(self.hands[seat]) != 1:
+            return  # seven-o: the 0 passed the hands on, so the seat holds another hand now
         if left == 1 and not uno and target < 0:
             self.window = seat
             self._answered = 0

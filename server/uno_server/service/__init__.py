@@ -1,0 +1,1 @@
+"""The gRPC service: a thin grpc.aio adapter around the rules engine."""
