@@ -49,3 +49,7 @@ bench-engine: $(BENCH_VENV)/.installed
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache
+
+.PHONY: bench-ratings
+bench-ratings: venv
+	$(BIN)/python -m uno_tournament.validate_ratings --repeats 500

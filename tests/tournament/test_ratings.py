@@ -1,0 +1,293 @@
+"""Tests of the Plackett-Luce rating fit, its negative controls and the synthetic validation."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from uno_tournament import ratings as rt
+from uno_tournament.ratings import (
+    ELO_PER_NAT,
+    Finish,
+    HandResult,
+    SequentialElo,
+    fit_pairwise_naive,
+    fit_plackett_luce,
+    kendall_tau,
+    likelihood_of_superiority,
+)
+from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands, true_ratings
+from uno_tournament.validate_ratings import (
+    AA_RANGE,
+    COVERAGE_RANGE,
+    RESHUFFLE_TOL,
+    TAU_MIN,
+    run_validation,
+)
+
+
+def _two_bot_hands(wins: int, losses: int) -> list[HandResult]:
+    hands = []
+    for k in range(wins + losses):
+        order = [("A", 0), ("B", 1)] if k < wins else [("B", 1), ("A", 0)]
+        hands.append(HandResult.from_order(f"h{k:03d}", f"d{k:03d}", order))
+    return hands
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[HandResult]:
+    return simulate_hands(SyntheticConfig(n_hands=800), np.random.default_rng(7))
+
+
+# --- records -------------------------------------------------------------------------------------
+
+
+def test_from_points_orders_by_points_and_ties_equal_points() -> None:
+    hand = HandResult.from_points(
+        "h1", "d1", "C", [("A", 0, 12), ("B", 1, 30), ("C", 2, 0), ("D", 3, 12)]
+    )
+    assert [(f.bot, f.place) for f in hand.finishes] == [("C", 1), ("A", 2), ("D", 2), ("B", 4)]
+    assert [[f.bot for f in g] for g in hand.groups()] == [["C"], ["A", "D"], ["B"]]
+
+
+@pytest.mark.parametrize(
+    "finishes",
+    [
+        (Finish("A", 0, 1),),
+        (Finish("A", 0, 1), Finish("A", 1, 2)),
+        (Finish("A", 0, 1), Finish("B", 0, 2)),
+    ],
+)
+def test_malformed_hands_are_rejected(finishes: tuple[Finish, ...]) -> None:
+    with pytest.raises(ValueError):
+        HandResult("h", "d", finishes)
+
+
+def test_duplicate_hand_ids_and_unknown_bots_are_rejected() -> None:
+    hands = _two_bot_hands(2, 1)
+    with pytest.raises(ValueError, match="duplicate hand_id"):
+        fit_plackett_luce([*hands, hands[0]])
+    with pytest.raises(ValueError, match="not in `bots`"):
+        fit_plackett_luce(hands, ["A"])
+
+
+# --- known small cases ---------------------------------------------------------------------------
+
+
+def test_two_bots_match_the_closed_form() -> None:
+    """With two bots Plackett-Luce is a coin: logit(win rate), SE 1/sqrt(n p q), in Elo."""
+    wins, losses = 30, 10
+    r = fit_plackett_luce(_two_bot_hands(wins, losses), seat_terms=False, cluster=None)
+    n, p = wins + losses, wins / (wins + losses)
+    expected = ELO_PER_NAT * math.log(wins / losses)
+    assert r.converged
+    assert r.elo[0] - r.elo[1] == pytest.approx(expected, abs=1e-8)
+    assert r.elo.sum() == pytest.approx(0.0, abs=1e-9)
+    _, se = r.diff()
+    assert se[0, 1] == pytest.approx(ELO_PER_NAT / math.sqrt(n * p * (1 - p)), rel=1e-8)
+    d, low, high = r.diff_ci("A", "B")
+    assert low < d < high
+
+
+def test_three_bot_plackett_luce_matches_a_direct_maximisation() -> None:
+    """Every permutation of three bots weighted by hand: compare with a brute-force grid optimum."""
+    counts = {("A", "B", "C"): 6, ("A", "C", "B"): 3, ("B", "A", "C"): 4, ("B", "C", "A"): 2}
+    counts |= {("C", "A", "B"): 2, ("C", "B", "A"): 1}
+    hands = []
+    for order, n in counts.items():
+        for k in range(n):
+            hands.append(
+                HandResult.from_order(
+                    f"{''.join(order)}{k}", "d", [(b, 0 + i) for i, b in enumerate(order)]
+                )
+            )
+    # Rotate seats away: same seat per bot order position would confound, so fit without seats.
+    r = fit_plackett_luce(hands, seat_terms=False, places="full", cluster=None)
+
+    def loglik(tb: float, tc: float) -> float:
+        th = {"A": 0.0, "B": tb, "C": tc}
+        total = 0.0
+        for order, n in counts.items():
+            rest = list(order)
+            for b in order[:-1]:
+                total += n * (th[b] - math.log(sum(math.exp(th[x]) for x in rest)))
+                rest.remove(b)
+        return total
+
+    tb = (r.elo[1] - r.elo[0]) / ELO_PER_NAT
+    tc = (r.elo[2] - r.elo[0]) / ELO_PER_NAT
+    best = loglik(tb, tc)
+    assert r.log_likelihood == pytest.approx(best, abs=1e-9)
+    for db, dc in [(1e-4, 0), (-1e-4, 0), (0, 1e-4), (0, -1e-4), (1e-4, 1e-4)]:
+        assert loglik(tb + db, tc + dc) < best
+
+
+@pytest.mark.parametrize("places", ["discounted", "full", "winner"])
+def test_analytic_derivatives_match_finite_differences(
+    sample: list[HandResult], places: rt.PlacesModel
+) -> None:
+    names = bot_names(8)
+    index = {b: i for i, b in enumerate(names)}
+    ev = rt._pl_events(rt._canonical(sample), index, places, "deal")
+    lay = rt._Layout(8, 4, True, places == "discounted")
+    x = np.random.default_rng(3).normal(0.0, 0.3, lay.size)
+    if lay.discounted:
+        x[lay.lam] = 0.7
+    scores, hess = rt._derivatives(x, ev, lay, rt._design(ev, lay))
+    h = 1e-5
+    for j in range(lay.size):
+        e = np.zeros(lay.size)
+        e[j] = h
+        num = (rt._log_likelihood(x + e, ev, lay) - rt._log_likelihood(x - e, ev, lay)) / (2 * h)
+        assert scores.sum(axis=0)[j] == pytest.approx(num, rel=1e-5, abs=1e-5)
+        s_plus = rt._derivatives(x + e, ev, lay, rt._design(ev, lay))[0].sum(axis=0)
+        s_minus = rt._derivatives(x - e, ev, lay, rt._design(ev, lay))[0].sum(axis=0)
+        np.testing.assert_allclose(hess[:, j], (s_plus - s_minus) / (2 * h), rtol=1e-5, atol=1e-4)
+
+
+def test_ties_use_only_the_strict_part_of_the_order() -> None:
+    """Places 2-4 all tied say nothing beyond the winner: same fit as the winner-only model."""
+    rng = random.Random(5)
+    bots = ["A", "B", "C", "D"]
+    tied, strict = [], []
+    for k in range(200):
+        order = rng.sample(bots, 4)
+        seats = rng.sample(range(4), 4)
+        tied.append(
+            HandResult(
+                f"h{k}",
+                f"d{k // 4}",
+                tuple(
+                    Finish(b, s, 1 if i == 0 else 2)
+                    for i, (b, s) in enumerate(zip(order, seats, strict=True))
+                ),
+            )
+        )
+        strict.append(
+            HandResult.from_order(f"h{k}", f"d{k // 4}", list(zip(order, seats, strict=True)))
+        )
+    a = fit_plackett_luce(tied, places="full")
+    b = fit_plackett_luce(strict, places="winner")
+    np.testing.assert_allclose(a.elo, b.elo, atol=1e-9)
+    np.testing.assert_allclose(a.cov, b.cov, atol=1e-9)
+
+
+# --- determinism ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("places", ["discounted", "full", "winner"])
+def test_reshuffled_hands_give_identical_ratings(
+    sample: list[HandResult], places: rt.PlacesModel
+) -> None:
+    base = fit_plackett_luce(sample, places=places)
+    shuffled = list(sample)
+    random.Random(11).shuffle(shuffled)
+    # Also list each hand's seats in another order: only places matter.
+    shuffled = [HandResult(h.hand_id, h.deal_id, h.finishes[::-1]) for h in shuffled]
+    again = fit_plackett_luce(shuffled, places=places)
+    assert base.converged and again.converged
+    assert np.max(np.abs(base.elo - again.elo)) <= RESHUFFLE_TOL
+    np.testing.assert_allclose(base.cov, again.cov, rtol=1e-9, atol=1e-9)
+
+
+def test_sequential_elo_is_order_dependent(sample: list[HandResult]) -> None:
+    names = bot_names(8)
+    a = SequentialElo(k=16)
+    a.update_all(sample)
+    b = SequentialElo(k=16)
+    b.update_all(sample[::-1])
+    assert np.max(np.abs(a.as_array(names) - b.as_array(names))) > 1.0
+
+
+def test_sequential_elo_update_is_zero_sum() -> None:
+    elo = SequentialElo(k=16)
+    change = elo.update(HandResult.from_order("h", "d", [("A", 0), ("B", 1)]))
+    assert change == {"A": 8.0, "B": -8.0}
+    hand = HandResult.from_points("h2", "d", "C", [("A", 0, 5), ("B", 1, 5), ("C", 2, 0)])
+    assert sum(elo.update(hand).values()) == pytest.approx(0.0, abs=1e-12)
+
+
+# --- intervals -----------------------------------------------------------------------------------
+
+
+def test_interval_sanity(sample: list[HandResult]) -> None:
+    r = fit_plackett_luce(sample)
+    assert r.converged and r.n_hands == 800 and r.n_clusters == 200
+    assert r.elo.mean() == pytest.approx(0.0, abs=1e-9)
+    assert np.all(r.ci_low < r.elo) and np.all(r.elo < r.ci_high)
+    np.testing.assert_allclose(r.cov, r.cov.T)
+    assert np.linalg.eigvalsh(r.cov).min() > -1e-9
+    los = likelihood_of_superiority(r)
+    np.testing.assert_allclose(los + los.T, 1.0)
+    strongest, weakest = r.index(r.ranking()[0]), r.index(r.ranking()[-1])
+    assert los[strongest, weakest] > 0.99
+    anchored = fit_plackett_luce(sample, anchor="bot07")
+    assert anchored.elo[7] == 0.0 and anchored.se[7] == 0.0
+    np.testing.assert_allclose(anchored.diff()[0], r.diff()[0], atol=1e-9)
+    np.testing.assert_allclose(anchored.diff()[1], r.diff()[1], atol=1e-9)
+    assert "bot00" in r.table()
+
+
+def test_prior_keeps_a_hopeless_bot_finite() -> None:
+    hands = _two_bot_hands(20, 0)
+    with_prior = fit_plackett_luce(hands, seat_terms=False, prior_sd_elo=400.0)
+    assert with_prior.converged and 0 < with_prior.elo[0] < 2000
+
+
+def test_large_sample_recovers_the_generating_model() -> None:
+    cfg = SyntheticConfig(n_hands=8000, loser_signal=0.5, later_seat_elo=(0.0, 10.0, 5.0, -5.0))
+    hands = simulate_hands(cfg, np.random.default_rng(1))
+    r = fit_plackett_luce(hands, bots=bot_names(8), places="discounted")
+    truth = true_ratings(cfg)
+    z_elo = (r.elo - truth) / r.se
+    assert np.all(np.abs(z_elo) < 3.5)
+    assert abs(r.loser_weight - cfg.loser_signal) < 3.5 * r.loser_weight_se
+    assert np.all(np.abs(r.seat_elo - np.asarray(cfg.seat_elo)) < 20)
+    assert np.all(np.abs(r.later_seat_elo - np.asarray(cfg.later_seat_elo)) < 20)
+
+
+def test_kendall_tau() -> None:
+    assert kendall_tau([3, 2, 1], [30, 20, 10]) == 1.0
+    assert kendall_tau([3, 2, 1], [10, 20, 30]) == -1.0
+    assert kendall_tau([1, 2, 3, 4], [1, 2, 4, 3]) == pytest.approx(4 / 6)
+
+
+# --- validation on synthetic bots (reduced; `make bench-ratings` runs 500 repeats) ---------------
+
+
+@pytest.mark.slow
+def test_plackett_luce_passes_the_validation() -> None:
+    report = run_validation(40, seed=101, methods=["pl"], reshuffle_checks=2)
+    pl = report.methods["pl"]
+    assert pl.mean_tau >= TAU_MIN
+    assert COVERAGE_RANGE[0] <= pl.coverage <= COVERAGE_RANGE[1]
+    assert AA_RANGE[0] <= pl.aa_rate <= AA_RANGE[1]
+    assert pl.reshuffle_max_diff <= RESHUFFLE_TOL
+    assert pl.failures() == []
+
+
+@pytest.mark.slow
+def test_the_validation_fails_the_negative_controls() -> None:
+    report = run_validation(5, seed=202, methods=["pairwise-naive", "elo-k16"])
+    naive, elo = report.methods["pairwise-naive"], report.methods["elo-k16"]
+    assert naive.coverage < COVERAGE_RANGE[0]
+    assert naive.failures()
+    assert elo.mean_tau < TAU_MIN
+    assert elo.reshuffle_max_diff > RESHUFFLE_TOL
+    assert elo.failures()
+
+
+@pytest.mark.slow
+def test_naive_pairwise_fails_even_when_plain_plackett_luce_is_true() -> None:
+    """Under plain Plackett-Luce the pairwise estimates are unbiased, so this isolates the CIs."""
+    cfg = SyntheticConfig()
+    report = run_validation(5, seed=303, config=cfg, methods=["pairwise-naive"])
+    assert report.methods["pairwise-naive"].coverage < COVERAGE_RANGE[0]
+
+
+def test_naive_pairwise_fit_is_a_bradley_terry_on_six_games(sample: list[HandResult]) -> None:
+    r = fit_pairwise_naive(sample)
+    assert r.converged and r.places == "pairwise" and r.cluster is None
+    assert kendall_tau(r.elo, true_ratings(SyntheticConfig())) > 0.8

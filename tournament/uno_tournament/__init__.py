@@ -1,0 +1,1 @@
+"""UNO Arena tournament harness: scheduling, running and rating bot tournaments."""
