@@ -32,7 +32,7 @@ typecheck: venv
 unit: venv
 	$(BIN)/pytest -q
 
-test: lint typecheck unit
+test: lint typecheck proto-check buf-lint unit
 
 golden: venv
 	$(BIN)/python tests/engine/make_golden.py
@@ -53,3 +53,17 @@ clean:
 .PHONY: bench-ratings
 bench-ratings: venv
 	$(BIN)/python -m uno_tournament.validate_ratings --repeats 500
+
+.PHONY: proto proto-check buf-lint
+BUF := .tools/node_modules/.bin/buf
+$(BUF):
+	npm install --no-audit --no-fund --prefix .tools @bufbuild/buf@1 >/dev/null
+
+proto: venv
+	$(BIN)/python -m uno_server.protogen
+
+proto-check: venv
+	$(BIN)/python -m uno_server.protogen --check
+
+buf-lint: $(BUF)
+	cd proto && ../$(BUF) lint && ../$(BUF) format -d --exit-code && ../$(BUF) build

@@ -343,6 +343,25 @@ class Hand:
             return A.ACCEPT
         return A.CHOOSE_COLOR_BASE + most_held_color(self.hands[seat])
 
+    @property
+    def penalty_owed(self) -> int:
+        """Cards the seat to act would draw by accepting (a Wild Draw Four and any stack)."""
+        if self.phase == CHALLENGE:
+            return self._stack + 4
+        return self._stack if self.phase == STACK else 0
+
+    @property
+    def wd4_offender(self) -> int:
+        """Seat that played the Wild Draw Four now awaiting an answer, or -1."""
+        return self._wd4_offender if self.phase == CHALLENGE else -1
+
+    def window_awaiting(self) -> list[int]:
+        """Seats that have not yet answered the open UNO window (empty if none is open)."""
+        w = self.window
+        if w < 0:
+            return []
+        return [s for s in range(self.n) if s != w and not self._answered >> s & 1]
+
     def is_legal(self, seat: int, action_id: int) -> bool:
         return action_id in self.legal_actions(seat)
 

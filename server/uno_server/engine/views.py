@@ -26,6 +26,9 @@ def redact(event: E.Event, viewer: int) -> E.Event | None:
         return event
     if isinstance(event, E.ChallengeEvidence):
         return event if event.challenger == viewer else None
+    if isinstance(event, E.HandStarted):
+        # the seed with the rules would reveal every hand; it is published once the hand ends
+        return event._replace(seed=-1)
     return event
 
 

@@ -1,0 +1,1 @@
+"""Generated protocol code."""
