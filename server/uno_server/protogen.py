@@ -70,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
             if not mine.exists() or not filecmp.cmp(p, mine, shallow=False):
                 stale.append(str(mine.relative_to(ROOT)))
         if stale:
-            print("protogen: generated code is stale, run `make proto`: " + ", ".join(stale),
-                  file=sys.stderr)
+            print(
+                "protogen: generated code is stale, run `make proto`: " + ", ".join(stale),
+                file=sys.stderr,
+            )
             return 1
     print("protogen: generated code is current")
     return 0
