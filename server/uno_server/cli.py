@@ -16,6 +16,7 @@ from .engine.bots import BOTS, Bot
 from .engine.errors import EngineError
 from .engine.hand import Hand
 from .engine.simulate import play_hand
+from .service.main import ConfigError
 
 
 class CliError(Exception):
@@ -108,6 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a rule option, e.g. --rule scoring=lowest --rule stacking=true",
     )
     sim.set_defaults(func=cmd_simulate)
+    from .service.main import add_serve_arguments, cmd_serve
+
+    srv = sub.add_parser("serve", help="run the game service", description=cmd_serve.__doc__)
+    add_serve_arguments(srv)
+    srv.set_defaults(func=cmd_serve)
     return ap
 
 
@@ -119,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
-    except (CliError, EngineError) as exc:
+    except (CliError, EngineError, ConfigError) as exc:
         print(f"uno-arena: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -525,16 +525,28 @@ class HandsRotatedEvent(_message.Message):
     def __init__(self, direction: _Optional[_Union[Direction, str]] = ...) -> None: ...
 
 class HandEndedEvent(_message.Message):
-    __slots__ = ("winner", "points_held", "hands", "seed")
+    __slots__ = ("winner", "points_held", "hands", "seed", "dealer", "actions")
     WINNER_FIELD_NUMBER: _ClassVar[int]
     POINTS_HELD_FIELD_NUMBER: _ClassVar[int]
     HANDS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     winner: int
     points_held: _containers.RepeatedScalarFieldContainer[int]
     hands: _containers.RepeatedCompositeFieldContainer[_cards_pb2.CardList]
     seed: int
-    def __init__(self, winner: _Optional[int] = ..., points_held: _Optional[_Iterable[int]] = ..., hands: _Optional[_Iterable[_Union[_cards_pb2.CardList, _Mapping]]] = ..., seed: _Optional[int] = ...) -> None: ...
+    dealer: int
+    actions: _containers.RepeatedCompositeFieldContainer[SeatAction]
+    def __init__(self, winner: _Optional[int] = ..., points_held: _Optional[_Iterable[int]] = ..., hands: _Optional[_Iterable[_Union[_cards_pb2.CardList, _Mapping]]] = ..., seed: _Optional[int] = ..., dealer: _Optional[int] = ..., actions: _Optional[_Iterable[_Union[SeatAction, _Mapping]]] = ...) -> None: ...
+
+class SeatAction(_message.Message):
+    __slots__ = ("seat", "action_id")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    action_id: int
+    def __init__(self, seat: _Optional[int] = ..., action_id: _Optional[int] = ...) -> None: ...
 
 class HandScoredEvent(_message.Message):
     __slots__ = ("hand_number", "gained", "totals")

@@ -1,0 +1,173 @@
+"""``uno-arena serve``: configuration, logging, signals."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from .auth import parse_bot_specs
+from .server import ArenaServer, ServerConfig
+
+
+class ConfigError(Exception):
+    """A bad configuration value; the message names the field."""
+
+
+_FIELDS: dict[str, type] = {
+    "host": str,
+    "port": int,
+    "metrics_port": int,
+    "admin_token": str,
+    "tls_cert": str,
+    "tls_key": str,
+    "max_message_bytes": int,
+    "send_queue": int,
+    "drain_timeout_s": float,
+    "max_matches": int,
+}
+
+
+def load_config(path: str | None) -> ServerConfig:
+    """Read a TOML file with a ``[server]`` table and a ``[bots]`` table of name = token."""
+    cfg = ServerConfig()
+    if path is None:
+        return cfg
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such file") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    for key in data:
+        if key not in ("server", "bots"):
+            raise ConfigError(f"{path}: unknown table [{key}] (expected [server] and [bots])")
+    for key, value in data.get("server", {}).items():
+        want = _FIELDS.get(key)
+        if want is None:
+            raise ConfigError(
+                f"{path}: server.{key}: unknown setting (known: {', '.join(sorted(_FIELDS))})"
+            )
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, want) or isinstance(value, bool):
+            raise ConfigError(f"{path}: server.{key}: must be {want.__name__}, got {value!r}")
+        setattr(cfg, key, value)
+    for name, token in data.get("bots", {}).items():
+        if not isinstance(token, str) or len(token) < 8:
+            raise ConfigError(f"{path}: bots.{name}: the token must be a string of 8+ characters")
+        cfg.bots[name] = token
+    return cfg
+
+
+def validate(cfg: ServerConfig) -> None:
+    if not 0 <= cfg.port <= 65535:
+        raise ConfigError(f"server.port: must be 0-65535, got {cfg.port}")
+    if cfg.metrics_port is not None and not 0 <= cfg.metrics_port <= 65535:
+        raise ConfigError(f"server.metrics_port: must be 0-65535, got {cfg.metrics_port}")
+    if bool(cfg.tls_cert) != bool(cfg.tls_key):
+        raise ConfigError("server.tls_cert and server.tls_key: give both or neither")
+    for f in ("tls_cert", "tls_key"):
+        p = getattr(cfg, f)
+        if p and not Path(p).is_file():
+            raise ConfigError(f"server.{f}: {p} is not a readable file")
+    if cfg.max_message_bytes < 64 * 1024:
+        raise ConfigError("server.max_message_bytes: must be at least 65536")
+    if cfg.send_queue < 16:
+        raise ConfigError("server.send_queue: must be at least 16")
+    if not cfg.admin_token:
+        raise ConfigError("server.admin_token: required (or set UNO_ARENA_ADMIN_TOKEN)")
+    if len(cfg.admin_token) < 8:
+        raise ConfigError("server.admin_token: must be at least 8 characters")
+
+
+def configure_logging(level: str = "info", json_logs: bool = True) -> None:
+    lvl = getattr(logging, level.upper(), logging.INFO)
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    processors.append(
+        structlog.processors.JSONRenderer()
+        if json_logs
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(lvl),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+
+
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="TOML file with [server] settings and [bots] name = token")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="gRPC port; 0 picks a free one (default 50051)")
+    p.add_argument("--metrics-port", type=int, help="Prometheus /metrics port (default: off)")
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="NAME=TOKEN",
+        help="register a bot and its secret token (repeatable)",
+    )
+    p.add_argument("--admin-token", help="admin token (or env UNO_ARENA_ADMIN_TOKEN)")
+    p.add_argument("--tls-cert", help="PEM certificate chain; with --tls-key enables TLS")
+    p.add_argument("--tls-key", help="PEM private key")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-format", default="json", choices=["json", "console"])
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    cfg = load_config(args.config)
+    for name in ("host", "port", "metrics_port", "admin_token", "tls_cert", "tls_key"):
+        v = getattr(args, name)
+        if v is not None:
+            setattr(cfg, name, v)
+    if not cfg.admin_token:
+        cfg.admin_token = os.environ.get("UNO_ARENA_ADMIN_TOKEN", "")
+    try:
+        cfg.bots.update(parse_bot_specs(args.bot))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    for name, token in cfg.bots.items():
+        if len(token) < 8:
+            raise ConfigError(f"bots.{name}: the token must be at least 8 characters")
+    validate(cfg)
+    return cfg
+
+
+async def serve(cfg: ServerConfig) -> int:
+    server = ArenaServer(cfg)
+    port = await server.start()
+    print(f"uno-arena: serving on {cfg.host}:{port}", flush=True)
+    if server.metrics_port is not None:
+        print(f"uno-arena: metrics on http://{cfg.host}:{server.metrics_port}/metrics", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    print("uno-arena: stopping: no new matches; finishing hands in play", flush=True)
+    await server.stop()
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the game service until SIGTERM or Ctrl-C."""
+    configure_logging(args.log_level, args.log_format == "json")
+    cfg = config_from_args(args)
+    try:
+        return asyncio.run(serve(cfg))
+    except OSError as exc:
+        raise ConfigError(f"cannot serve on {cfg.host}:{cfg.port}: {exc}") from exc
