@@ -227,6 +227,7 @@ class Table:
                         acted = True
                         break
             if acted:
+                await asyncio.sleep(0)  # let other tables and the RPCs run between AI moves
                 continue
             wake = float("inf")
             for s in pending:

@@ -1,0 +1,402 @@
+"""The game service over the wire: auth, errors, hidden information, deadlines, takeovers."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
+from uno_server.engine import Hand, RuleSet
+from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
+from uno_server.service.convert import rules_from_proto
+
+from .conftest import BOTS, Live
+from .rawbot import RawBot
+
+pytestmark = pytest.mark.asyncio
+HEUR = game_pb2.BUILTIN_BOT_HEURISTIC
+RAND = game_pb2.BUILTIN_BOT_RANDOM
+
+
+def reason_of(err: grpc.aio.AioRpcError) -> str:
+    status = rpc_status.from_call(err)
+    assert status is not None, "the error carries no google.rpc.Status"
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    assert info.domain == "uno-arena"
+    return str(info.reason)
+
+
+async def connected(live: Live, name: str, **kw: object) -> RawBot:
+    bot = RawBot(live.port, name, BOTS[name], **kw).start()  # type: ignore[arg-type]
+    await asyncio.wait_for(bot.welcomed.wait(), 5)
+    return bot
+
+
+# ---------------------------------------------------------------- authentication and hello
+
+
+async def test_missing_token_is_unauthenticated(live: Live) -> None:
+    bot = RawBot(live.port, "b0", "").start()
+    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert reason_of(bot.error) == "MISSING_TOKEN"
+
+
+async def test_wrong_token_is_unauthenticated(live: Live) -> None:
+    bot = RawBot(live.port, "b0", "not-a-real-token").start()
+    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert reason_of(bot.error) == "INVALID_TOKEN"
+
+
+async def test_first_message_must_be_hello(live: Live) -> None:
+    bot = RawBot(live.port, "b0", BOTS["b0"], send_hello=False)
+    bot.outbox.put_nowait(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=1)))
+    bot.start()
+    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    assert bot.error is not None and bot.error.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert reason_of(bot.error) == "HELLO_REQUIRED"
+
+
+async def test_hello_with_another_bots_name_is_refused(live: Live) -> None:
+    bot = RawBot(live.port, "b0", BOTS["b0"], hello_name="b1").start()
+    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    assert bot.error is not None and bot.error.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert reason_of(bot.error) == "BOT_NAME_MISMATCH"
+
+
+async def test_admin_needs_the_admin_token(live: Live) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await live.admin.ListMatches(
+            admin_pb2.ListMatchesRequest(), metadata=(("authorization", f"Bearer {BOTS['b0']}"),)
+        )
+    assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert reason_of(exc.value) == "ADMIN_REQUIRED"
+
+
+async def test_health_and_reflection_are_served(live: Live) -> None:
+    stub = health_pb2_grpc.HealthStub(live.channel)
+    res = await stub.Check(health_pb2.HealthCheckRequest(service="uno.v1.BotService"))
+    assert res.status == health_pb2.HealthCheckResponse.SERVING
+
+
+# ---------------------------------------------------------------- admin validation
+
+
+async def test_create_match_with_bad_rules_names_the_field(live: Live) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await live.create([HEUR] * 4, rules=game_pb2.RuleSet(uno_penalty=3))
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "rules.uno_penalty" in (exc.value.details() or "")
+    assert reason_of(exc.value) == "INVALID_RULES"
+
+
+async def test_create_match_with_unknown_bot_is_invalid(live: Live) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await live.create(["nobody", HEUR, HEUR, HEUR])
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "seats[0]" in (exc.value.details() or "")
+
+
+async def test_create_match_with_disconnected_bot_fails_precondition(live: Live) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await live.create(["b0", HEUR, HEUR, HEUR])
+    assert exc.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert reason_of(exc.value) == "BOT_NOT_CONNECTED"
+
+
+async def test_bad_time_control_names_the_field(live: Live) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await live.create([HEUR] * 4, tc=game_pb2.TimeControl(decision_ms=0))
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "time_control.decision_ms" in (exc.value.details() or "")
+
+
+async def test_unknown_match_is_not_found(live: Live) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await live.info("m-none")
+    assert exc.value.code() == grpc.StatusCode.NOT_FOUND
+    assert reason_of(exc.value) == "MATCH_NOT_FOUND"
+
+
+async def test_idempotency_key_returns_the_same_match(live: Live) -> None:
+    req = admin_pb2.CreateMatchRequest(
+        seats=[game_pb2.Player(builtin=HEUR)] * 4,
+        seed=3,
+        idempotency_key="hand-42",
+        rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+    )
+    a = await live.admin.CreateMatch(req, metadata=live.md)
+    b = await live.admin.CreateMatch(req, metadata=live.md)
+    assert a.created and not b.created
+    assert a.match.match_id == b.match.match_id
+
+
+# ---------------------------------------------------------------- bad actions keep the table going
+
+
+async def test_bad_actions_get_their_codes_and_the_table_goes_on(live: Live) -> None:
+    bot = await connected(live, "b0", policy=None)
+    info = await live.create(
+        ["b0", HEUR, HEUR, HEUR], rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND)
+    )
+    dr = await asyncio.wait_for(bot.requests.get(), 5)
+    while not dr.required:
+        dr = await asyncio.wait_for(bot.requests.get(), 5)
+    legal = {a.id for a in dr.legal_actions}
+
+    async def result() -> bot_pb2.ActionResult:
+        n = len(bot.results)
+        while len(bot.results) == n:
+            await asyncio.sleep(0.005)
+        return bot.results[-1]
+
+    bot.answer(dr.request_id, 999_999)  # names no action
+    r = await asyncio.wait_for(result(), 5)
+    assert (r.accepted, r.code, r.reason) == (False, 3, errors_pb2.ERROR_REASON_MALFORMED_ACTION)
+    assert r.request_open
+
+    illegal = next(i for i in (1000 + 10 * c for c in range(0, 61)) if i not in legal)
+    bot.answer(dr.request_id, illegal)  # a card play that is not legal now
+    r = await asyncio.wait_for(result(), 5)
+    assert not r.accepted and r.code == 9 and r.request_open
+    assert r.message
+
+    bot.answer(dr.request_id, None)  # action id missing
+    r = await asyncio.wait_for(result(), 5)
+    assert (r.accepted, r.code) == (False, 3)
+
+    bot.answer("nomatch-1", 0)  # unknown match
+    r = await asyncio.wait_for(result(), 5)
+    assert (r.accepted, r.code, r.reason) == (False, 5, errors_pb2.ERROR_REASON_MATCH_NOT_FOUND)
+
+    bot.answer(dr.request_id, dr.legal_actions[0].id)  # finally a legal answer
+    r = await asyncio.wait_for(result(), 5)
+    assert r.accepted
+
+    bot.answer(dr.request_id, dr.legal_actions[0].id)  # the same request again: stale
+    r = await asyncio.wait_for(result(), 5)
+    assert (r.accepted, r.code, r.reason) == (False, 10, errors_pb2.ERROR_REASON_STALE_REQUEST)
+
+    # the table goes on: answer everything from now on and the match ends normally
+    bot.policy = lambda d: d.legal_actions[-1].id if d.required else None
+    while True:
+        try:
+            d = await asyncio.wait_for(bot.requests.get(), 0.2)
+        except TimeoutError:
+            if bot.ended:
+                break
+            continue
+        if d.required:
+            bot.answer(d.request_id, d.legal_actions[-1].id)
+    assert bot.ended[0].cause == game_pb2.END_CAUSE_COMPLETED
+    final = await live.info(info.match_id)
+    assert final.state == admin_pb2.MATCH_STATE_FINISHED
+    assert final.seats[0].rejected_actions == 3  # stale and unknown ids are not the seat's
+    await bot.stop()
+
+
+async def test_a_bot_cannot_act_for_another_bots_seat(live: Live) -> None:
+    b0 = await connected(live, "b0", policy=None)
+    b1 = await connected(live, "b1", policy=None)
+    await live.create(
+        ["b0", "b1", HEUR, HEUR], rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND)
+    )
+    # whoever is asked first: the other bot tries to answer it
+    asked, thief = None, None
+    while asked is None:
+        for me, other in ((b0, b1), (b1, b0)):
+            if not me.requests.empty():
+                dr = me.requests.get_nowait()
+                if dr.required:
+                    asked, thief = (me, dr), other
+        await asyncio.sleep(0.01)
+    assert thief is not None
+    me, dr = asked
+    thief.answer(dr.request_id, dr.legal_actions[0].id)
+    for _ in range(500):
+        if thief.results:
+            break
+        await asyncio.sleep(0.01)
+    r = thief.results[-1]
+    assert (r.accepted, r.code, r.reason) == (False, 9, errors_pb2.ERROR_REASON_NOT_YOUR_SEAT)
+    me.answer(dr.request_id, dr.legal_actions[0].id)  # still open for its owner
+    for _ in range(500):
+        if me.results:
+            break
+        await asyncio.sleep(0.01)
+    assert me.results[-1].accepted
+    await b0.stop()
+    await b1.stop()
+
+
+# ---------------------------------------------------------------- deadlines and takeovers
+
+
+async def test_a_silent_bot_gets_defaults_and_strikes_then_the_ai_takes_over(live: Live) -> None:
+    bot = await connected(live, "b0", policy=None)
+    info = await live.create(
+        ["b0", HEUR, HEUR, HEUR],
+        rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+        tc=game_pb2.TimeControl(decision_ms=40, strikes_before_takeover=3),
+    )
+    events = await asyncio.wait_for(live.watch(info.match_id), 30)
+    final = await live.info(info.match_id)
+    seat = final.seats[0]
+    assert final.state == admin_pb2.MATCH_STATE_FINISHED
+    assert seat.strikes == 3 and seat.taken_over
+    assert seat.takeover_cause == game_pb2.END_CAUSE_STRIKES
+    timeouts = [e.timed_out for e in events if e.WhichOneof("kind") == "timed_out"]
+    assert [t.strikes for t in timeouts] == [1, 2, 3]
+    assert all(t.action_id in (0, 2, 5) for t in timeouts)  # draw / accept / no catch
+    takeovers = [e.taken_over for e in events if e.WhichOneof("kind") == "taken_over"]
+    assert len(takeovers) == 1 and takeovers[0].seat == 0
+    closed = [m.request_closed for m in bot.received if m.WhichOneof("kind") == "request_closed"]
+    assert sum(c.reason == bot_pb2.CLOSE_REASON_TIMED_OUT for c in closed) == 3
+    assert any(c.reason == bot_pb2.CLOSE_REASON_TAKEN_OVER for c in closed) or len(closed) >= 3
+    await bot.stop()
+
+
+async def test_a_disconnected_bot_is_replaced_after_the_grace(live: Live) -> None:
+    bot = await connected(live, "b0", policy=None)
+    info = await live.create(
+        ["b0", HEUR, HEUR, HEUR],
+        rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+        tc=game_pb2.TimeControl(decision_ms=5000, reconnect_grace_ms=200),
+    )
+    await asyncio.wait_for(bot.requests.get(), 5)
+    await bot.stop()
+    events = await asyncio.wait_for(live.watch(info.match_id), 30)
+    final = await live.info(info.match_id)
+    assert final.seats[0].taken_over
+    assert final.seats[0].takeover_cause == game_pb2.END_CAUSE_DISCONNECTED
+    conn = [e.connection for e in events if e.WhichOneof("kind") == "connection"]
+    assert conn and not conn[0].connected
+
+
+async def test_a_reconnecting_bot_gets_its_open_request_again(live: Live) -> None:
+    bot = await connected(live, "b0", policy=None)
+    await live.create(
+        ["b0", HEUR, HEUR, HEUR],
+        rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+        tc=game_pb2.TimeControl(decision_ms=5000, reconnect_grace_ms=5000),
+    )
+    first = await asyncio.wait_for(bot.requests.get(), 5)
+    while not first.required:
+        first = await asyncio.wait_for(bot.requests.get(), 5)
+    await bot.stop()
+    again = await connected(live, "b0", policy=None)
+    dr = await asyncio.wait_for(again.requests.get(), 5)
+    while not dr.required:
+        dr = await asyncio.wait_for(again.requests.get(), 5)
+    assert dr.request_id == first.request_id and dr.resent
+    await again.stop()
+
+
+async def test_a_newer_stream_replaces_the_older(live: Live) -> None:
+    old = await connected(live, "b0", policy=None)
+    new = await connected(live, "b0", policy=None)
+    await asyncio.wait_for(old.task, 5)  # type: ignore[arg-type]
+    assert old.error is not None and old.error.code() == grpc.StatusCode.ABORTED
+    assert reason_of(old.error) == "SESSION_REPLACED"
+    await new.stop()
+
+
+# ---------------------------------------------------------------- hidden information on the wire
+
+
+def _cards_of_others(seat: int, ev: game_pb2.Event) -> int:
+    kind = ev.WhichOneof("kind")
+    if kind == "drew" and ev.drew.seat != seat:
+        return len(ev.drew.cards)
+    if kind == "dealt" and ev.dealt.seat != seat:
+        return len(ev.dealt.cards)
+    if kind == "challenge_evidence" and ev.challenge_evidence.challenger != seat:
+        return len(ev.challenge_evidence.hand)
+    return 0
+
+
+async def test_no_message_ever_shows_another_seats_cards(live: Live) -> None:
+    rng = random.Random(7)
+
+    def chaotic(dr: bot_pb2.DecisionRequest) -> int | None:
+        ids = [a.id for a in dr.legal_actions]
+        if 3 in ids:  # challenge Wild Draw Fours often, so evidence is exercised
+            return 3
+        if not dr.required:
+            return rng.choice(ids)
+        plays = [i for i in ids if i >= 1000]
+        return rng.choice(plays or ids)
+
+    bots = [await connected(live, f"b{i}", policy=chaotic) for i in range(4)]
+    matches = []
+    for m in range(3):
+        info = await live.create(
+            ["b0", "b1", "b2", "b3"],
+            seed=100 + m,
+            rules=game_pb2.RuleSet(target_score=150),
+            tc=game_pb2.TimeControl(decision_ms=5000),
+        )
+        matches.append(info.match_id)
+    for b in bots:
+        await b.wait_ended(3, timeout=120)
+    evidence_seen = 0
+    for i, b in enumerate(bots):
+        for msg in b.received:
+            kind = msg.WhichOneof("kind")
+            if kind == "decision_request":
+                dr = msg.decision_request
+                assert dr.seat == i
+                evs = list(dr.events)
+                assert len(dr.view.hand) == dr.view.seats[i].card_count
+            elif kind == "match_ended":
+                evs = list(msg.match_ended.events)
+            else:
+                continue
+            for ev in evs:
+                assert _cards_of_others(i, ev) == 0, f"seat {i} saw another seat's cards: {ev}"
+                if ev.WhichOneof("kind") == "challenge_evidence":
+                    evidence_seen += 1
+                    assert ev.challenge_evidence.challenger == i
+                if ev.WhichOneof("kind") == "hand_started":
+                    assert ev.hand_started.seat_count == 4
+    assert evidence_seen > 0, "no challenge happened; the test did not exercise evidence"
+    # the spectator stream reveals hands only in hand_ended, and never evidence
+    events = await live.watch(matches[0])
+    for ev in events:
+        assert ev.WhichOneof("kind") != "challenge_evidence"
+        assert _cards_of_others(-1, ev) == 0
+    for b in bots:
+        await b.stop()
+
+
+# ---------------------------------------------------------------- results match the engine
+
+
+async def test_hands_replay_through_the_engine_to_the_same_result(live: Live) -> None:
+    info = await live.create([HEUR, RAND, HEUR, RAND], seed=9)
+    events = await asyncio.wait_for(live.watch(info.match_id), 60)
+    rules = rules_from_proto(info.rules)
+    ended = [e.hand_ended for e in events if e.WhichOneof("kind") == "hand_ended"]
+    assert ended
+    for he in ended:
+        hand = Hand.replay(rules, he.seed, he.dealer, [(a.seat, a.action_id) for a in he.actions])
+        assert hand.over and hand.winner == he.winner
+        assert [hand.points_held(s) for s in range(4)] == list(he.points_held)
+    assert isinstance(rules, RuleSet)
+
+
+async def test_metrics_count_hands_and_moves(live: Live) -> None:
+    info = await live.create(
+        [HEUR] * 4, seed=4, rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND)
+    )
+    await asyncio.wait_for(live.watch(info.match_id), 30)
+    reg = live.server.arena.metrics.registry
+    assert reg.get_sample_value("uno_hands_total") == 1.0
+    assert (reg.get_sample_value("uno_moves_total", {"source": "builtin"}) or 0) > 10
+    assert reg.get_sample_value("uno_active_matches") == 0.0
