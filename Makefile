@@ -32,7 +32,7 @@ typecheck: venv
 unit: venv
 	$(BIN)/pytest -q
 
-test: lint typecheck proto-check buf-lint unit
+test: lint typecheck proto-check buf-lint clients-test unit
 
 golden: venv
 	$(BIN)/python tests/engine/make_golden.py
@@ -61,9 +61,18 @@ $(BUF):
 
 proto: venv
 	$(BIN)/python -m uno_server.protogen
+	PATH="$(CURDIR)/$(BIN):$$PATH" clients/each.sh generate
 
 proto-check: venv
 	$(BIN)/python -m uno_server.protogen --check
+	PATH="$(CURDIR)/$(BIN):$$PATH" clients/each.sh check
+
+.PHONY: clients clients-test
+clients: venv
+	PATH="$(CURDIR)/$(BIN):$$PATH" clients/each.sh build
+
+clients-test: venv
+	PATH="$(CURDIR)/$(BIN):$$PATH" clients/each.sh test
 
 buf-lint: $(BUF)
 	cd proto && ../$(BUF) lint && ../$(BUF) format -d --exit-code && ../$(BUF) build

@@ -116,6 +116,7 @@ class Seat:
     rejected: int = 0
     decisions: int = 0
     response_ms_total: float = 0.0
+    response_ms: list[int] = field(default_factory=list)
     taken_over: bool = False
     takeover_cause: int = 0
     cursor: int = 0
@@ -410,6 +411,8 @@ class Table:
             st.bank_ms = max(0, st.bank_ms - int(elapsed_ms - self.time_control.decision_ms))
         st.decisions += 1
         st.response_ms_total += elapsed_ms
+        if len(st.response_ms) < 10_000:
+            st.response_ms.append(int(elapsed_ms))
         self.metrics.decision_latency.labels(st.bot_name).observe(elapsed_ms / 1000)
         if st.open is req:
             st.open = None
@@ -742,6 +745,7 @@ class Table:
                 mean_response_ms=int(st.response_ms_total / st.decisions) if st.decisions else 0,
             )
             ms.player.CopyFrom(self.player_proto(st))
+            ms.response_ms.extend(st.response_ms)
         return mi
 
 

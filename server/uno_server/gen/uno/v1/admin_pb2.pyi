@@ -24,7 +24,7 @@ MATCH_STATE_FINISHED: MatchState
 MATCH_STATE_CANCELLED: MatchState
 
 class MatchSeat(_message.Message):
-    __slots__ = ("seat", "player", "bot_version", "connected", "strikes", "rejected_actions", "taken_over", "takeover_cause", "time_bank_ms", "decisions", "mean_response_ms")
+    __slots__ = ("seat", "player", "bot_version", "connected", "strikes", "rejected_actions", "taken_over", "takeover_cause", "time_bank_ms", "decisions", "mean_response_ms", "response_ms")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -36,6 +36,7 @@ class MatchSeat(_message.Message):
     TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     MEAN_RESPONSE_MS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_MS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     player: _game_pb2.Player
     bot_version: str
@@ -47,7 +48,8 @@ class MatchSeat(_message.Message):
     time_bank_ms: int
     decisions: int
     mean_response_ms: int
-    def __init__(self, seat: _Optional[int] = ..., player: _Optional[_Union[_game_pb2.Player, _Mapping]] = ..., bot_version: _Optional[str] = ..., connected: _Optional[bool] = ..., strikes: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., taken_over: _Optional[bool] = ..., takeover_cause: _Optional[_Union[_game_pb2.EndCause, str]] = ..., time_bank_ms: _Optional[int] = ..., decisions: _Optional[int] = ..., mean_response_ms: _Optional[int] = ...) -> None: ...
+    response_ms: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., player: _Optional[_Union[_game_pb2.Player, _Mapping]] = ..., bot_version: _Optional[str] = ..., connected: _Optional[bool] = ..., strikes: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., taken_over: _Optional[bool] = ..., takeover_cause: _Optional[_Union[_game_pb2.EndCause, str]] = ..., time_bank_ms: _Optional[int] = ..., decisions: _Optional[int] = ..., mean_response_ms: _Optional[int] = ..., response_ms: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class MatchInfo(_message.Message):
     __slots__ = ("match_id", "state", "seats", "rules", "time_control", "seed", "hand_number", "totals", "winners", "created_at", "started_at", "ended_at", "labels", "idempotency_key", "end_cause", "end_message", "last_sequence")
