@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
+
 from uno_bot import Bot, BotClient, ClientConfig, DecisionRequest, MatchState, bot
 from uno_bot.convert import to_engine_view, view_to_engine
 from uno_bot.examples.heuristic_bot import HeuristicBot as ExampleHeuristicBot

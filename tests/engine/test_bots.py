@@ -6,6 +6,7 @@ import math
 import random
 
 import pytest
+
 from uno_server.engine import Hand, HeuristicBot, RandomBot, RuleSet, SeatView, cards, seat_view
 from uno_server.engine import actions as ids
 from uno_server.engine import events as ev

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
 from uno_server.engine import events as E

@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 import pytest
-from uno_server.engine import Hand, RuleSet
 
 from tests.engine.make_golden import CASES, GOLDEN_DIR, Case, build, dumps, path_of
+from uno_server.engine import Hand, RuleSet
 
 HOW_TO_FIX = (
     "if the change is intended, run `make golden` and review the diff of tests/engine/golden"

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+
 from uno_server.engine import (
     SYSTEM,
     EngineError,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
 from uno_server.engine import events as E

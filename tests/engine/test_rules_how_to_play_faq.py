@@ -4,6 +4,7 @@ teaching lines, ages and group size, "Check yourself", the FAQ and the edition n
 from __future__ import annotations
 
 import pytest
+
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
 from uno_server.engine import events as E

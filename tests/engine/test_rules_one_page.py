@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
 from uno_server.engine import events as E

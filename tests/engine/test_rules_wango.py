@@ -4,6 +4,7 @@ sentences word for word; each is tested once)."""
 from __future__ import annotations
 
 import pytest
+
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
 from uno_server.engine import events as E

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import grpc
 import pytest_asyncio
+
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from uno_server.service.server import ArenaServer, ServerConfig
 

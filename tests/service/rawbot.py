@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import grpc
+
 from uno_server.gen.uno.v1 import bot_pb2, bot_pb2_grpc
 
 Policy = Callable[[bot_pb2.DecisionRequest], int | None]

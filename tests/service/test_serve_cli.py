@@ -11,6 +11,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
 ADMIN = "admin-token-1234"

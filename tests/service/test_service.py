@@ -10,6 +10,7 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
+
 from uno_server.engine import Hand, RuleSet
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 from uno_server.service.convert import rules_from_proto

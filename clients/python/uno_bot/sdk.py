@@ -51,6 +51,7 @@ import grpc
 import grpc.aio
 import structlog
 from structlog.typing import FilteringBoundLogger
+
 from uno_server.gen.uno.v1 import bot_pb2, bot_pb2_grpc, errors_pb2, game_pb2
 
 __all__ = [

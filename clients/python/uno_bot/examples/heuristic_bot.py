@@ -15,9 +15,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from uno_server.engine import HeuristicBot as EngineHeuristicBot
-
 from uno_bot import Bot, DecisionRequest, MatchState, to_engine_view
+from uno_server.engine import HeuristicBot as EngineHeuristicBot
 
 
 class HeuristicBot(Bot):

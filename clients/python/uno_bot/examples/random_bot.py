@@ -8,9 +8,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from uno_server.gen.uno.v1 import game_pb2
-
 from uno_bot import Bot, DecisionRequest, MatchState
+from uno_server.gen.uno.v1 import game_pb2
 
 
 class RandomBot(Bot):
