@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+
 from uno_tournament import ratings as rt
 from uno_tournament.ratings import (
     ELO_PER_NAT,
