@@ -1,0 +1,40 @@
+/** UNO Arena bot SDK for TypeScript / Node.js. */
+export {
+  UnoBot,
+  FatalStreamError,
+  PROTOCOL_VERSION,
+  backoffDelay,
+  type BotOptions,
+  type DecideFn,
+  type DecisionContext,
+  type MatchState,
+  type ReconnectOptions,
+} from "./client";
+export { heuristicChoice, heuristicDecide, colorHeldMost, holdsActiveColor, cardPoints } from "./heuristic";
+export { consoleLogger, silentLogger, prefixed, parseLogLevel, type Logger, type LogLevel } from "./log";
+// The generated protocol code: common types by name, every module as a namespace.
+export {
+  ActionResult,
+  BotServiceClient,
+  BotServiceService,
+  type BotServiceServer,
+  CloseReason,
+  DecisionRequest,
+  Hello,
+  MatchEnded,
+  MatchStarted,
+  PlayRequest,
+  PlayResponse,
+  Prompt,
+  RequestClosed,
+  StreamError,
+  Welcome,
+} from "./gen/uno/v1/bot";
+export { ActionKind, Direction, Event, LegalAction, Phase, RuleSet, SeatView } from "./gen/uno/v1/game";
+export { Card, Color, Rank } from "./gen/uno/v1/cards";
+export { ErrorReason } from "./gen/uno/v1/errors";
+export * as botpb from "./gen/uno/v1/bot";
+export * as gamepb from "./gen/uno/v1/game";
+export * as cardspb from "./gen/uno/v1/cards";
+export * as errorspb from "./gen/uno/v1/errors";
+export * as adminpb from "./gen/uno/v1/admin";

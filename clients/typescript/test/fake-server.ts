@@ -1,0 +1,133 @@
+/** An in-process fake of the server side of BotService.Play, for the SDK tests. */
+import * as grpc from "@grpc/grpc-js";
+
+import { BotServiceService, BotServiceServer, PlayRequest, PlayResponse } from "../src/gen/uno/v1/bot";
+import type { DeepPartial } from "../src/gen/uno/v1/bot";
+
+type ServerCall = grpc.ServerDuplexStream<PlayRequest, PlayResponse>;
+
+/** One Play stream as the server sees it. */
+export class FakeSession {
+  readonly metadata: grpc.Metadata;
+  private readonly inbox: PlayRequest[] = [];
+  private readonly waiters: Array<(m: PlayRequest | undefined) => void> = [];
+  /** True once the client half-closed or cancelled. */
+  clientGone = false;
+
+  constructor(readonly call: ServerCall) {
+    this.metadata = call.metadata;
+    call.on("data", (m: PlayRequest) => {
+      const w = this.waiters.shift();
+      if (w) w(m);
+      else this.inbox.push(m);
+    });
+    const gone = (): void => {
+      this.clientGone = true;
+      for (const w of this.waiters.splice(0)) w(undefined);
+    };
+    call.on("end", gone);
+    call.on("cancelled", gone);
+    call.on("error", gone);
+  }
+
+  /** The next message from the bot; rejects after `timeoutMs`, resolves undefined if the bot left. */
+  next(timeoutMs = 5000): Promise<PlayRequest | undefined> {
+    const queued = this.inbox.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.clientGone) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(new Error(`no message from the bot within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = (m: PlayRequest | undefined): void => {
+        clearTimeout(timer);
+        resolve(m);
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Resolves with the next message if one arrives within `ms`, else undefined. */
+  async maybeNext(ms: number): Promise<PlayRequest | undefined> {
+    try {
+      return await this.next(ms);
+    } catch {
+      return undefined;
+    }
+  }
+
+  send(resp: DeepPartial<PlayResponse>): void {
+    this.call.write(PlayResponse.fromPartial(resp));
+  }
+
+  /** Ends the stream with an error status (what a dropped or refused stream looks like). */
+  fail(code: grpc.status, details: string): void {
+    this.call.emit("error", { code, details, metadata: new grpc.Metadata() });
+  }
+
+  /** Ends the stream with OK. */
+  end(): void {
+    this.call.end();
+  }
+}
+
+export class FakeBotServer {
+  readonly sessions: FakeSession[] = [];
+  private readonly pending: FakeSession[] = [];
+  private readonly waiters: Array<(s: FakeSession) => void> = [];
+
+  private constructor(
+    readonly server: grpc.Server,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<FakeBotServer> {
+    const server = new grpc.Server();
+    let fake: FakeBotServer | undefined;
+    const early: ServerCall[] = [];
+    const impl: BotServiceServer = {
+      play: (call: ServerCall) => {
+        if (fake) fake.accept(call);
+        else early.push(call);
+      },
+    };
+    server.addService(BotServiceService, impl);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    fake = new FakeBotServer(server, port);
+    for (const c of early) fake.accept(c);
+    return fake;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  private accept(call: ServerCall): void {
+    const s = new FakeSession(call);
+    this.sessions.push(s);
+    const w = this.waiters.shift();
+    if (w) w(s);
+    else this.pending.push(s);
+  }
+
+  /** The next Play stream opened by a bot. */
+  nextSession(timeoutMs = 5000): Promise<FakeSession> {
+    const s = this.pending.shift();
+    if (s) return Promise.resolve(s);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no Play stream within ${timeoutMs} ms`)), timeoutMs);
+      this.waiters.push((session) => {
+        clearTimeout(timer);
+        resolve(session);
+      });
+    });
+  }
+
+  stop(): void {
+    this.server.forceShutdown();
+  }
+}
