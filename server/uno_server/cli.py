@@ -114,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     srv = sub.add_parser("serve", help="run the game service", description=cmd_serve.__doc__)
     add_serve_arguments(srv)
     srv.set_defaults(func=cmd_serve)
+    from uno_tournament import cli as tournament_cli  # lazy: only when the parser is built
+
+    tournament_cli.add_tournament_parser(sub)
+    tournament_cli.add_replay_parser(sub)
     return ap
 
 
@@ -123,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.command in ("tournament", "replay"):
+        from uno_tournament.cli import run_command
+
+        return run_command(args)
     try:
         return int(args.func(args))
     except (CliError, EngineError, ConfigError) as exc:

@@ -193,6 +193,12 @@ class Bot:
         """Called on MatchEnded, just before the state is dropped."""
         return None
 
+    def on_action_result(self, result: bot_pb2.ActionResult, round_trip_s: float) -> None:
+        """Called for each ActionResult. ``round_trip_s`` is the time from sending the action
+        to receiving its result, as this process saw it (network plus server time, no
+        thinking); compare with ``result.response_ms``, the server's view including thinking."""
+        return None
+
     def is_async(self) -> bool:
         """True if :meth:`decide` is a coroutine function."""
         return inspect.iscoroutinefunction(self.decide)
@@ -314,6 +320,7 @@ class BotClient:
         self._stop = asyncio.Event()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._pending: dict[str, tuple[bot_pb2.DecisionRequest, int, bool]] = {}
+        self._sent_at: dict[str, float] = {}
         self._outbox: asyncio.Queue[bot_pb2.PlayRequest | None] | None = None
         self._rng = random.Random()
 
@@ -436,6 +443,7 @@ class BotClient:
             task.cancel()
         self._tasks.clear()
         self._pending.clear()
+        self._sent_at.clear()
         if self._outbox is not None:
             self._outbox.put_nowait(None)
         self._outbox = None
@@ -537,6 +545,7 @@ class BotClient:
         for rid, (req, _, _) in list(self._pending.items()):
             if req.match_id == msg.match_id and req.seat == msg.seat:
                 del self._pending[rid]
+                self._sent_at.pop(rid, None)
         for rid in [r for r, t in self._tasks.items() if t.get_name() == _task_name(*st.key())]:
             self._tasks.pop(rid).cancel()
         _log.info(
@@ -554,6 +563,7 @@ class BotClient:
 
     def _on_request_closed(self, msg: bot_pb2.RequestClosed) -> None:
         self._pending.pop(msg.request_id, None)
+        self._sent_at.pop(msg.request_id, None)
         task = self._tasks.pop(msg.request_id, None)
         if task is not None:
             task.cancel()
@@ -570,6 +580,9 @@ class BotClient:
 
     def _on_action_result(self, msg: bot_pb2.ActionResult) -> None:
         pending = self._pending.pop(msg.request_id, None)
+        sent_at = self._sent_at.pop(msg.request_id, None)
+        if sent_at is not None:
+            self.bot.on_action_result(msg, time.monotonic() - sent_at)
         log = _log.bind(match_id=msg.match_id, seat=msg.seat, request_id=msg.request_id)
         if msg.accepted:
             log.debug("action accepted", action_id=msg.action_id, response_ms=msg.response_ms)
@@ -593,6 +606,7 @@ class BotClient:
 
     def _answer(self, req: bot_pb2.DecisionRequest, action_id: int, *, retried: bool) -> None:
         self._pending[req.request_id] = (req, action_id, retried)
+        self._sent_at[req.request_id] = time.monotonic()
         self._send(
             bot_pb2.PlayRequest(
                 action=bot_pb2.Action(request_id=req.request_id, action_id=action_id)

@@ -436,7 +436,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         w.protocol_version = PROTOCOL_VERSION
         w.supported_protocol_versions.append(PROTOCOL_VERSION)
         w.bot_name = name
-        w.resumed = bool(hello.resume.session_id)
+        prev = arena.last_seen.get(name)
+        # resumed only if this server knows the session (a restarted server does not)
+        w.resumed = bool(hello.resume.session_id) and prev is not None and (
+            prev.session_id == hello.resume.session_id
+        )
         w.server_time.FromNanoseconds(time.time_ns())
         for t in arena.tables.values():
             if t.state == 1:

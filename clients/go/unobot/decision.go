@@ -1,0 +1,95 @@
+package unobot
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	unov1 "github.com/uno-arena/uno-arena/clients/go/gen/uno/v1"
+)
+
+// DecideFunc chooses an action for one decision request: it returns one of
+// d.Legal()[i].GetId().
+//
+// ctx expires shortly before the request's deadline (see Config.SafetyMargin), and is cancelled
+// early when the server closes the request (superseded, hand or match ended) or the stream drops.
+// Return [ErrSkip] to leave the request unanswered (meant for optional requests such as UNO
+// windows; for a required request the SDK then answers the fallback). Any other error, a panic,
+// an id that is not legal, or not returning in time makes the SDK log it and answer the
+// fallback for a required request (see [Fallback]) or nothing for an optional one.
+type DecideFunc func(ctx context.Context, d *Decision) (actionID int32, err error)
+
+// ErrSkip, returned by a DecideFunc, means "do not answer this request".
+var ErrSkip = errors.New("unobot: skip this request")
+
+// Decision is what a DecideFunc gets: the server's request plus SDK context.
+type Decision struct {
+	// Request is the server's DecisionRequest, untouched.
+	Request *unov1.DecisionRequest
+	// Match is the per-seat state of the request's match and seat.
+	Match *Match
+	// Events are the request's events minus those already delivered before (after a reconnect
+	// the server may replay some), oldest first.
+	Events []*unov1.Event
+	// Deadline is the local time by which the SDK sends the fallback if the decide function
+	// has not answered; zero if the request has no deadline (a jump-in chance).
+	Deadline time.Time
+	// Log is a logger carrying the match, seat and request id.
+	Log *slog.Logger
+}
+
+// View is the seat's view of the table.
+func (d *Decision) View() *unov1.SeatView { return d.Request.GetView() }
+
+// Legal lists every action the seat may take now, in ascending id order; never empty.
+func (d *Decision) Legal() []*unov1.LegalAction { return d.Request.GetLegalActions() }
+
+// Prompt tells why the seat is asked.
+func (d *Decision) Prompt() unov1.Prompt { return d.Request.GetPrompt() }
+
+// Required is false for optional chances (UNO window, late UNO, jump-in).
+func (d *Decision) Required() bool { return d.Request.GetRequired() }
+
+// Fallback is what the SDK answers when the decide function does not; see [Fallback].
+func (d *Decision) Fallback() int32 { return Fallback(d.Request) }
+
+// Fallback returns the action the SDK plays for a request when the bot's own choice is missing
+// or unusable: the request's default_action_id if it is one of the legal ids (it is what the
+// server would apply on timeout, without the strike), else the first legal id. Returns -1 if
+// the request has no legal actions (never the case for a well-formed request).
+func Fallback(req *unov1.DecisionRequest) int32 {
+	legal := req.GetLegalActions()
+	if req.DefaultActionId != nil && IsLegal(req, req.GetDefaultActionId()) {
+		return req.GetDefaultActionId()
+	}
+	if len(legal) == 0 {
+		return -1
+	}
+	return legal[0].GetId()
+}
+
+// IsLegal reports whether id is one of the request's legal action ids.
+func IsLegal(req *unov1.DecisionRequest, id int32) bool {
+	for _, a := range req.GetLegalActions() {
+		if a.GetId() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// FindAction returns the first legal action satisfying pred, or nil.
+func FindAction(legal []*unov1.LegalAction, pred func(*unov1.LegalAction) bool) *unov1.LegalAction {
+	for _, a := range legal {
+		if pred(a) {
+			return a
+		}
+	}
+	return nil
+}
+
+// OfKind returns the first legal action of the given kind, or nil.
+func OfKind(legal []*unov1.LegalAction, kind unov1.ActionKind) *unov1.LegalAction {
+	return FindAction(legal, func(a *unov1.LegalAction) bool { return a.GetKind() == kind })
+}
