@@ -1,0 +1,184 @@
+package uno.arena.sdk;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import uno.v1.Bot.DecisionRequest;
+import uno.v1.Bot.PlayRequest;
+import uno.v1.Bot.PlayResponse;
+import uno.v1.Bot.Prompt;
+import uno.v1.BotServiceGrpc;
+import uno.v1.Cards.Card;
+import uno.v1.Cards.Color;
+import uno.v1.Cards.Rank;
+import uno.v1.Game.ActionKind;
+import uno.v1.Game.Event;
+import uno.v1.Game.LegalAction;
+import uno.v1.Game.PassedEvent;
+
+/** An in-process fake of the server side of BotService.Play, scripted by each test. */
+final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoCloseable {
+  private static final Context.Key<String> AUTH = Context.key("authorization");
+
+  final String name = InProcessServerBuilder.generateName();
+  final BlockingQueue<FakeStream> streams = new LinkedBlockingQueue<>();
+  private final Server server;
+  private final ManagedChannel channel;
+
+  FakeArena() throws IOException {
+    ServerInterceptor captureAuth =
+        new ServerInterceptor() {
+          @Override
+          public <Q, R> ServerCall.Listener<Q> interceptCall(
+              ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            Context ctx = Context.current().withValue(AUTH, headers.get(UnoBotClient.AUTHORIZATION));
+            return Contexts.interceptCall(ctx, call, headers, next);
+          }
+        };
+    server =
+        InProcessServerBuilder.forName(name)
+            .addService(ServerInterceptors.intercept(this, captureAuth))
+            .build()
+            .start();
+    channel = InProcessChannelBuilder.forName(name).build();
+  }
+
+  ManagedChannel channel() {
+    return channel;
+  }
+
+  @Override
+  public StreamObserver<PlayRequest> play(StreamObserver<PlayResponse> out) {
+    FakeStream s = new FakeStream(AUTH.get(), out);
+    streams.add(s);
+    return s;
+  }
+
+  /** The next stream the client opens (waits up to 5 s). */
+  FakeStream nextStream() throws InterruptedException {
+    FakeStream s = streams.poll(5, TimeUnit.SECONDS);
+    assertNotNull(s, "the client opened no stream");
+    return s;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    channel.shutdownNow();
+    server.shutdownNow();
+    server.awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  /** One Play stream as the server sees it. */
+  static final class FakeStream implements StreamObserver<PlayRequest> {
+    final String authorization;
+    final BlockingQueue<PlayRequest> received = new LinkedBlockingQueue<>();
+    final CompletableFuture<Status> clientEnded = new CompletableFuture<>();
+    private final StreamObserver<PlayResponse> out;
+
+    FakeStream(String authorization, StreamObserver<PlayResponse> out) {
+      this.authorization = authorization;
+      this.out = out;
+    }
+
+    synchronized void send(PlayResponse r) {
+      out.onNext(r);
+    }
+
+    synchronized void fail(Status status) {
+      out.onError(status.asRuntimeException());
+    }
+
+    synchronized void complete() {
+      out.onCompleted();
+    }
+
+    PlayRequest next() throws InterruptedException {
+      PlayRequest r = received.poll(5, TimeUnit.SECONDS);
+      assertNotNull(r, "nothing received from the client");
+      return r;
+    }
+
+    PlayRequest poll(long ms) throws InterruptedException {
+      return received.poll(ms, TimeUnit.MILLISECONDS);
+    }
+
+    uno.v1.Bot.Action nextAction() throws InterruptedException {
+      PlayRequest r = next();
+      assertTrue(r.hasAction(), "expected an action, got " + r);
+      return r.getAction();
+    }
+
+    @Override
+    public void onNext(PlayRequest value) {
+      received.add(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      clientEnded.complete(Status.fromThrowable(t));
+    }
+
+    @Override
+    public void onCompleted() {
+      clientEnded.complete(Status.OK);
+      complete(); // a server ends the call when the bot leaves
+    }
+  }
+
+  // ------------------------------------------------------------------ message builders
+
+  static LegalAction draw() {
+    return LegalAction.newBuilder().setId(0).setKind(ActionKind.ACTION_KIND_DRAW).setDescription("draw").build();
+  }
+
+  static LegalAction play(Color color, Rank rank, int code) {
+    Card card = Card.newBuilder().setColor(color).setRank(rank).setCode(code).build();
+    return LegalAction.newBuilder()
+        .setId(1000 + 10 * code)
+        .setKind(ActionKind.ACTION_KIND_PLAY)
+        .setCard(card)
+        .build();
+  }
+
+  static Event event(long sequence) {
+    return Event.newBuilder().setSequence(sequence).setPassed(PassedEvent.newBuilder().setSeat(1)).build();
+  }
+
+  /** A required turn: legal = draw, red 7 (1070), blue 3 (1510); default draw. */
+  static DecisionRequest.Builder turn(String requestId, String matchId, int seat, int timeLeftMs) {
+    return DecisionRequest.newBuilder()
+        .setRequestId(requestId)
+        .setMatchId(matchId)
+        .setSeat(seat)
+        .setPrompt(Prompt.PROMPT_TURN)
+        .setRequired(true)
+        .setTimeLeftMs(timeLeftMs)
+        .setDecisionMs(timeLeftMs)
+        .setDefaultActionId(0)
+        .addLegalActions(draw())
+        .addLegalActions(play(Color.COLOR_RED, Rank.RANK_SEVEN, 7))
+        .addLegalActions(play(Color.COLOR_BLUE, Rank.RANK_THREE, 51));
+  }
+
+  static PlayResponse wrap(DecisionRequest.Builder r) {
+    return PlayResponse.newBuilder().setDecisionRequest(r).build();
+  }
+}
