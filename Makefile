@@ -76,3 +76,14 @@ clients-test: venv
 
 buf-lint: $(BUF)
 	cd proto && ../$(BUF) lint && ../$(BUF) format -d --exit-code && ../$(BUF) build
+
+.PHONY: bench-server
+bench-server: venv
+	$(BIN)/python -m uno_server.benchmarks.server
+
+.PHONY: tournament bench-tournament
+tournament: venv clients
+	$(BIN)/python -m uno_server.cli tournament run example --out runs/example-$$(date +%Y%m%d-%H%M%S)
+
+bench-tournament: venv
+	$(BIN)/python -m uno_tournament.bench

@@ -1,0 +1,106 @@
+"""Tournament configuration: validation messages name the bad field."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from uno_tournament.cli import example_config
+from uno_tournament.config import ConfigError, TournamentConfig, load, parse
+
+BOT = '[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "-c", "pass"]\n'
+
+
+def _cfg(extra: str = "", bots: int = 4) -> str:
+    return extra + "\n" + "".join(BOT.format(n=f"b{i}") for i in range(bots))
+
+
+def _err(text: str, tmp_path: Path) -> str:
+    with pytest.raises(ConfigError) as exc:
+        parse(tomllib.loads(text), tmp_path)
+    return str(exc.value)
+
+
+def test_a_valid_config_parses_with_defaults(tmp_path: Path) -> None:
+    cfg = parse(tomllib.loads(_cfg()), tmp_path)
+    assert [b.name for b in cfg.bots] == ["b0", "b1", "b2", "b3"]
+    assert cfg.rules["scoring"] == "single_hand" and cfg.rules["seats"] == 4
+    assert cfg.faults.strikes == 3 and cfg.faults.fallback == "heuristic"
+    assert TournamentConfig.from_dict(cfg.to_dict()) == cfg
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            _cfg() + '[[bots]]\nname = "x"\ncommand = "python bot.py"\n',
+            "bots[4].command: must be a list of strings",
+        ),
+        (
+            _cfg() + '[[bots]]\nname = "x"\ncommand = [1, 2]\n',
+            "bots[4].command: must be a list of strings",
+        ),
+        (
+            _cfg() + '[[bots]]\nname = "b0"\ntoken = "abcdefgh12"\n',
+            "bots[4].name: 'b0' is used twice",
+        ),
+        (_cfg() + '[[bots]]\nname = "x"\n', "bots[4]: give a command"),
+        (_cfg() + '[[bots]]\nname = "bad name"\ntoken = "abcdefgh12"\n', "bots[4].name:"),
+        (
+            _cfg() + '[[bots]]\nname = "x"\ntoken = "abcdefgh12"\ncolour = 1\n',
+            "bots[4].colour: unknown setting",
+        ),
+        (_cfg() + '[[bots]]\nname = "x"\ntoken = "short"\n', "bots[4].token: must be 8 or more"),
+        (
+            _cfg() + '[[bots]]\nname = "x"\ncommand = ["/no/such/bot"]\n',
+            "bots[4].command: program /no/such/bot not found",
+        ),
+        (_cfg("[tournament]\nblocks = 0\n"), "tournament.blocks: must be 1-10000, got 0"),
+        (
+            _cfg('[tournament]\nconcurrency = "many"\n'),
+            "tournament.concurrency: must be an integer",
+        ),
+        (_cfg("[tournament]\nrounds = 3\n"), "tournament.rounds: unknown setting"),
+        (_cfg('[rules]\nstacking = "yes"\n'), "rules.stacking: must be true or false"),
+        (_cfg('[rules]\nscoring = "standard"\n'), "rules.scoring:"),
+        (_cfg("[rules]\nseats = 3\n"), "rules.seats:"),
+        (_cfg("[rules]\nfoo = 1\n"), "rules.foo: unknown option"),
+        (_cfg("[time_control]\ndecision_ms = 10\n"), "time_control.decision_ms: must be 50-600000"),
+        (
+            _cfg('[faults]\nfallback = "human"\n'),
+            "faults.fallback: must be one of heuristic, random",
+        ),
+        (_cfg("[faults]\nstrikes = 0\n"), "faults.strikes: must be 1-1000"),
+        (_cfg(bots=3), "bots: a table needs four distinct bots, 3 available"),
+        ("[tournament]\n", "bots: give at least four"),
+        (_cfg("[extra]\n"), "config.extra: unknown setting"),
+    ],
+)
+def test_errors_name_the_field(text: str, message: str, tmp_path: Path) -> None:
+    assert message in _err(text, tmp_path)
+
+
+def test_optional_bot_with_a_missing_program_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    text = _cfg() + '[[bots]]\nname = "go"\noptional = true\ncommand = ["bin/nope"]\n'
+    cfg = parse(tomllib.loads(text), tmp_path, warn=warnings.append)
+    assert "go" not in [b.name for b in cfg.bots]
+    assert warnings and "bots[4] (go): skipped" in warnings[0]
+
+
+def test_load_reports_the_file_and_bad_toml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tournament\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(bad)
+
+
+def test_bundled_example_config_loads() -> None:
+    cfg = load(example_config(), warn=lambda m: None)
+    names = [b.name for b in cfg.bots]
+    assert {"py-heuristic", "py-random"} <= set(names)
+    assert len(names) >= 4

@@ -1,0 +1,116 @@
+"""kill -9 of the runner mid-run, then resume: every planned hand is stored exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from uno_tournament.schedule import plan
+
+from .helpers import bot_entry, write_config
+
+
+def _count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(db, timeout=5)
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "uno_server.cli", *args]
+
+
+def test_sigkill_of_the_runner_then_resume_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    bots = [bot_entry(f"h{i}") for i in range(3)] + [
+        bot_entry(f"r{i}", "uno_bot.examples.random_bot") for i in range(2)
+    ]
+    cfg = write_config(tmp_path, bots, name="kill", concurrency=6)
+    out = tmp_path / "out"
+    db = out / "tournament.sqlite"
+    proc = subprocess.Popen(
+        _cli("tournament", "run", str(cfg), "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _count(db) < 20:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "no progress"
+            time.sleep(0.1)
+        children = subprocess.run(
+            ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+    stored = _count(db)
+    assert 20 <= stored < 120
+    # the bot processes follow the runner (PR_SET_PDEATHSIG) instead of lingering
+    deadline = time.monotonic() + 10
+    while any(_alive(int(p)) for p in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(int(p)) for p in children)
+
+    res = subprocess.run(
+        _cli("tournament", "resume", str(out), "--quiet"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"120 hands ({stored} done)" in res.stdout
+    conn = sqlite3.connect(db)
+    ids = [r[0] for r in conn.execute("SELECT hand_id FROM hands")]
+    tid = conn.execute("SELECT value FROM meta WHERE key = 'tournament_id'").fetchone()[0]
+    seat_rows = conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0]
+    conn.close()
+    planned = plan(tid.strip('"'), ["h0", "h1", "h2", "r0", "r1"], blocks=1, seed=7)
+    assert len(ids) == len(set(ids)) == 120
+    assert set(ids) == {h.hand_id for h in planned}
+    assert seat_rows == 4 * 120
+    assert len(list((out / "replays").glob("*.json"))) == 120
+    assert (out / "results.json").is_file()
+
+
+def test_ctrl_c_stops_cleanly_and_prints_how_to_resume(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, [bot_entry(f"b{i}") for i in range(5)], name="int")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        _cli("tournament", "run", str(cfg), "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while _count(out / "tournament.sqlite") < 5:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert f"uno-arena tournament resume {out}" in stdout

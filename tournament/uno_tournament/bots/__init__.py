@@ -1,0 +1,1 @@
+"""Bots the tournament runner ships for tests and examples."""

@@ -1,0 +1,196 @@
+"""``uno-arena tournament run|resume|report`` and ``uno-arena replay``.
+
+``uno_server.cli`` imports this module lazily and calls :func:`add_tournament_parser` /
+:func:`add_replay_parser`; errors are one plain line and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+
+from .config import ConfigError, TournamentConfig, load
+from .replay import ReplayError
+from .store import Store, StoreError
+
+EXIT_ERROR = 2
+
+
+class TournamentCliError(Exception):
+    """A user error of the tournament commands."""
+
+
+def example_config() -> Path:
+    """The bundled example configuration (``make tournament``)."""
+    return Path(str(resources.files("uno_tournament") / "examples" / "tournament.toml"))
+
+
+def _server_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="use this running server instead of an embedded one",
+    )
+    p.add_argument(
+        "--admin-token",
+        default=os.environ.get("UNO_ARENA_ADMIN_TOKEN"),
+        help="the server's admin token, with --server (env UNO_ARENA_ADMIN_TOKEN)",
+    )
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a tournament from a TOML configuration."""
+    from . import runner
+
+    path = example_config() if args.config == "example" else Path(args.config)
+    config = load(path, warn=lambda m: print(f"uno-arena: warning: {m}", file=sys.stderr))
+    out = Path(args.out or config.output)
+    if args.blocks is not None:
+        if args.blocks < 1:
+            raise TournamentCliError("--blocks must be at least 1")
+        config = TournamentConfig.from_dict({**config.to_dict(), "blocks": args.blocks})
+    if args.concurrency is not None:
+        if args.concurrency < 1:
+            raise TournamentCliError("--concurrency must be at least 1")
+        config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
+    return runner.start(
+        config,
+        out,
+        config_text=path.read_text(),
+        server=args.server,
+        admin_token=args.admin_token,
+        metrics_port=args.metrics_port,
+        progress=not args.quiet,
+        max_hands=args.max_hands,
+    )
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Finish an interrupted tournament: only the hands not yet stored are played."""
+    from . import runner
+
+    return runner.resume(
+        Path(args.dir),
+        server=args.server,
+        admin_token=args.admin_token,
+        metrics_port=args.metrics_port,
+        progress=not args.quiet,
+        max_hands=args.max_hands,
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the reports of a tournament folder (also of an unfinished one) and print the
+    leaderboard."""
+    from . import report, schedule
+    from .runner import ensure_replays
+
+    folder = Path(args.dir)
+    store = Store.open(folder)
+    try:
+        meta = store.meta()
+        config = TournamentConfig.from_dict(meta["config"])
+        tid = str(meta["tournament_id"])
+        planned = len(
+            schedule.plan(
+                tid,
+                [b.name for b in config.bots],
+                blocks=config.blocks,
+                seed=config.seed,
+                pair_meetings=config.pair_meetings,
+            )
+        )
+        ensure_replays(store, folder / "replays")
+        report.write_all(folder, store, config, tid, stream=sys.stdout, planned=planned)
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-run a recorded hand through the engine and confirm its result (exit 1 if the engine
+    disagrees)."""
+    from .replay import check
+    from .replay import load as load_replay
+
+    verdict = check(load_replay(args.file))
+    print(f"{args.file}: {verdict.message}")
+    return 0 if verdict.ok else 1
+
+
+def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    t = sub.add_parser(
+        "tournament",
+        help="run, resume or report a tournament between bots",
+        description="Tournaments between bots: duplicate deals, Plackett-Luce ratings.",
+    )
+    tsub = t.add_subparsers(dest="tournament_command", metavar="SUBCOMMAND")
+    run = tsub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
+    run.add_argument("config", help="the TOML configuration ('example' for the bundled one)")
+    run.add_argument("--out", help="output folder (default: tournament.output of the config)")
+    run.add_argument("--blocks", type=int, help="override tournament.blocks")
+    run.add_argument("--concurrency", type=int, help="override tournament.concurrency")
+    run.add_argument("--max-hands", type=int, help=argparse.SUPPRESS)
+    _server_args(run)
+    run.set_defaults(func=cmd_run)
+    res = tsub.add_parser("resume", help=cmd_resume.__doc__, description=cmd_resume.__doc__)
+    res.add_argument("dir", help="the tournament's output folder")
+    res.add_argument("--max-hands", type=int, help=argparse.SUPPRESS)
+    _server_args(res)
+    res.set_defaults(func=cmd_resume)
+    rep = tsub.add_parser("report", help="write the reports of a tournament folder")
+    rep.add_argument("dir", help="the tournament's output folder")
+    rep.set_defaults(func=cmd_report)
+    t.set_defaults(func=_need_sub(t))
+
+
+def add_replay_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    r = sub.add_parser(
+        "replay", help="re-run a recorded hand and check it", description=cmd_replay.__doc__
+    )
+    r.add_argument("file", help="a replay file (<tournament folder>/replays/*.json)")
+    r.set_defaults(func=cmd_replay)
+
+
+def _need_sub(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    def f(args: argparse.Namespace) -> int:
+        p.print_help()
+        return EXIT_ERROR
+
+    return f
+
+
+ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed tournament/replay command; user errors become one line on stderr."""
+    from .runner import RunnerError
+
+    try:
+        return int(args.func(args))
+    except (*ERRORS, RunnerError) as exc:
+        print(f"uno-arena: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="uno-arena")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    add_tournament_parser(sub)
+    add_replay_parser(sub)
+    args = ap.parse_args(argv)
+    if not getattr(args, "func", None):
+        ap.print_help()
+        return EXIT_ERROR
+    return run_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,353 @@
+"""Tournament configuration: a TOML file read into validated dataclasses.
+
+Every error names the offending field (``bots[2].command: must be a list of strings``). Example::
+
+    [tournament]
+    name = "example"        # letters, digits, - and _; part of every hand id
+    seed = 1                # seeds every deal
+    blocks = 1              # duplicate blocks of 24 hands per table
+    concurrency = 8         # tables played at once
+    output = "out/example"  # relative to the current directory
+
+    [rules]                 # engine RuleSet options; scoring is always single_hand
+    uno_window_ms = 500
+
+    [time_control]
+    decision_ms = 1000
+    time_bank_ms = 0
+    reconnect_grace_ms = 5000
+
+    [faults]
+    strikes = 3             # timeouts before the fallback bot takes the seat over
+    fallback = "heuristic"  # the built-in bot that takes over (heuristic or random)
+    max_restarts = 5        # restarts of a crashed bot process before giving up on it
+    startup_timeout_s = 30
+
+    [[bots]]
+    name = "alice"
+    command = ["{python}", "-m", "uno_bot.examples.heuristic_bot",
+               "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+    cwd = "."               # relative to the config file
+    env = { LOG = "1" }
+    optional = false        # true: skip with a warning when the program is missing
+
+    [[bots]]
+    name = "bob"            # an external bot: connects by itself with this token
+    token = "bob-secret-token"
+
+In a bot's command, ``cwd`` and ``env`` values, ``{python}`` is the runner's Python, ``{addr}``
+the server's host:port, ``{token}`` and ``{name}`` the bot's token and name, ``{config_dir}``
+the folder of the config file. The bot also gets ``UNO_ARENA_ADDR``, ``UNO_ARENA_TOKEN`` and
+``UNO_ARENA_BOT_NAME`` in its environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uno_server.engine.errors import InvalidRulesError
+from uno_server.engine.rules import RuleSet
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+FALLBACKS = ("heuristic", "random")
+
+
+class ConfigError(Exception):
+    """A bad configuration value; the message names the field."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    name: str
+    command: tuple[str, ...] = ()
+    """Empty for an external bot."""
+    cwd: str = ""
+    """Absolute working directory of a launched bot."""
+    env: dict[str, str] = field(default_factory=dict)
+    token: str = ""
+    """Fixed token (external bots, or launched bots on a server that knows their token)."""
+    optional: bool = False
+
+    @property
+    def external(self) -> bool:
+        return not self.command
+
+    def expand(self, value: str, *, addr: str, token: str) -> str:
+        return (
+            value.replace("{python}", sys.executable)
+            .replace("{addr}", addr)
+            .replace("{token}", token)
+            .replace("{name}", self.name)
+        )
+
+    def missing_program(self) -> str | None:
+        """The program (or a file named in the command) if it cannot be found, else None."""
+        if not self.command:
+            return None
+        prog = self.command[0].replace("{python}", sys.executable)
+        if "/" in prog:
+            path = Path(prog) if Path(prog).is_absolute() else Path(self.cwd) / prog
+            if not path.is_file():
+                return str(path)
+        elif not shutil.which(prog):
+            return prog
+        for arg in self.command[1:]:  # files the command names (a script, a jar)
+            if "/" in arg and "{" not in arg and not arg.startswith("-") and ":" not in arg:
+                path = Path(arg) if Path(arg).is_absolute() else Path(self.cwd) / arg
+                if not path.exists():
+                    return str(path)
+        return None
+
+
+@dataclass(frozen=True)
+class TimeControlSpec:
+    decision_ms: int = 1000
+    time_bank_ms: int = 0
+    reconnect_grace_ms: int = 5000
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    strikes: int = 3
+    fallback: str = "heuristic"
+    max_restarts: int = 5
+    startup_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    bots: tuple[BotSpec, ...]
+    seed: int = 1
+    blocks: int = 1
+    concurrency: int = 8
+    output: str = "tournament-out"
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Engine RuleSet options (validated; ``scoring`` forced to single_hand)."""
+    time_control: TimeControlSpec = TimeControlSpec()
+    faults: FaultSpec = FaultSpec()
+    pair_meetings: int = 1
+    """For more than 12 bots: how many tables each pair of bots shares (about)."""
+
+    def rule_set(self) -> RuleSet:
+        return RuleSet.from_dict(self.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TournamentConfig:
+        """Rebuild a config saved with :meth:`to_dict` (already validated)."""
+        d = dict(data)
+        d["bots"] = tuple(BotSpec(**{**b, "command": tuple(b["command"])}) for b in d["bots"])
+        d["time_control"] = TimeControlSpec(**d["time_control"])
+        d["faults"] = FaultSpec(**d["faults"])
+        return cls(**d)
+
+
+# ------------------------------------------------------------------------------------ parsing
+
+
+def _int(where: str, v: Any, lo: int, hi: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ConfigError(f"{where}: must be an integer, got {v!r}")
+    if not lo <= v <= hi:
+        raise ConfigError(f"{where}: must be {lo}-{hi}, got {v}")
+    return v
+
+
+def _float(where: str, v: Any, lo: float, hi: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ConfigError(f"{where}: must be a number, got {v!r}")
+    if not lo <= v <= hi:
+        raise ConfigError(f"{where}: must be {lo:g}-{hi:g}, got {v}")
+    return float(v)
+
+
+def _str(where: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise ConfigError(f"{where}: must be a string, got {v!r}")
+    return v
+
+
+def _bool(where: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(f"{where}: must be true or false, got {v!r}")
+    return v
+
+
+def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where}: must be a table, got {v!r}")
+    for key in v:
+        if key not in known:
+            raise ConfigError(f"{where}.{key}: unknown setting (known: {', '.join(sorted(known))})")
+    return v
+
+
+def _bot(i: int, raw: Any, base: Path) -> BotSpec:
+    where = f"bots[{i}]"
+    d = _table(where, raw, {"name", "command", "cwd", "env", "token", "optional"})
+    if "name" not in d:
+        raise ConfigError(f"{where}.name: missing")
+    name = _str(f"{where}.name", d["name"])
+    if not NAME_RE.match(name):
+        raise ConfigError(
+            f"{where}.name: {name!r} must be 1-40 letters, digits, '.', '-' or '_', "
+            "starting with a letter or digit"
+        )
+    command: tuple[str, ...] = ()
+    if "command" in d:
+        c = d["command"]
+        if not isinstance(c, list) or not c or not all(isinstance(x, str) and x for x in c):
+            raise ConfigError(f"{where}.command: must be a list of strings")
+        command = tuple(c)
+    token = _str(f"{where}.token", d.get("token", ""))
+    if token and len(token) < 8:
+        raise ConfigError(f"{where}.token: must be 8 or more characters")
+    if not command and not token:
+        raise ConfigError(f"{where}: give a command (a bot the runner starts) or a token")
+    cwd_raw = _str(f"{where}.cwd", d.get("cwd", "."))
+    if "cwd" in d and not command:
+        raise ConfigError(f"{where}.cwd: only for a bot with a command")
+    cwd_raw = cwd_raw.replace("{config_dir}", str(base))
+    cwd = Path(cwd_raw) if Path(cwd_raw).is_absolute() else base / cwd_raw
+    env_raw = d.get("env", {})
+    if not isinstance(env_raw, dict):
+        raise ConfigError(f'{where}.env: must be a table of NAME = "value"')
+    env: dict[str, str] = {}
+    for k, v in env_raw.items():
+        env[k] = _str(f"{where}.env.{k}", v).replace("{config_dir}", str(base))
+    command = tuple(x.replace("{config_dir}", str(base)) for x in command)
+    optional = _bool(f"{where}.optional", d.get("optional", False))
+    spec = BotSpec(name, command, str(cwd.resolve()), env, token, optional)
+    if command and not optional and not Path(spec.cwd).is_dir():
+        raise ConfigError(f"{where}.cwd: {spec.cwd} is not a folder")
+    return spec
+
+
+def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentConfig:
+    """Validate a parsed TOML document. ``base`` resolves relative paths (the config's folder).
+    Optional bots whose program is missing are dropped, with ``warn(message)`` called."""
+    _table("config", data, {"tournament", "rules", "time_control", "faults", "bots"})
+    t = _table(
+        "tournament",
+        data.get("tournament", {}),
+        {"name", "seed", "blocks", "concurrency", "output", "pair_meetings"},
+    )
+    name = _str("tournament.name", t.get("name", "tournament"))
+    if not NAME_RE.match(name) or len(name) > 32:
+        raise ConfigError(
+            f"tournament.name: {name!r} must be 1-32 letters, digits, '.', '-' or '_'"
+        )
+    seed = _int("tournament.seed", t.get("seed", 1), 0, 2**63 - 1)
+    blocks = _int("tournament.blocks", t.get("blocks", 1), 1, 10_000)
+    concurrency = _int("tournament.concurrency", t.get("concurrency", 8), 1, 1024)
+    output = _str("tournament.output", t.get("output", f"tournament-{name}"))
+    pair_meetings = _int("tournament.pair_meetings", t.get("pair_meetings", 1), 1, 100)
+
+    rules_raw = data.get("rules", {})
+    if not isinstance(rules_raw, dict):
+        raise ConfigError(f"rules: must be a table, got {rules_raw!r}")
+    rules = dict(rules_raw)
+    if rules.get("scoring", "single_hand") != "single_hand":
+        raise ConfigError("rules.scoring: a tournament hand is always single_hand; leave it out")
+    rules["scoring"] = "single_hand"
+    if rules.get("seats", 4) != 4:
+        raise ConfigError("rules.seats: tournament tables have 4 seats; leave it out")
+    rules["seats"] = 4
+    try:
+        RuleSet.from_dict(rules)
+    except InvalidRulesError as exc:
+        raise ConfigError(str(exc)) from exc
+    except TypeError as exc:  # pragma: no cover - from_dict checks the names first
+        raise ConfigError(f"rules: {exc}") from exc
+
+    tc = _table(
+        "time_control",
+        data.get("time_control", {}),
+        {"decision_ms", "time_bank_ms", "reconnect_grace_ms"},
+    )
+    time_control = TimeControlSpec(
+        decision_ms=_int("time_control.decision_ms", tc.get("decision_ms", 1000), 50, 600_000),
+        time_bank_ms=_int("time_control.time_bank_ms", tc.get("time_bank_ms", 0), 0, 3_600_000),
+        reconnect_grace_ms=_int(
+            "time_control.reconnect_grace_ms", tc.get("reconnect_grace_ms", 5000), 0, 600_000
+        ),
+    )
+    f = _table(
+        "faults",
+        data.get("faults", {}),
+        {"strikes", "fallback", "max_restarts", "startup_timeout_s"},
+    )
+    fallback = _str("faults.fallback", f.get("fallback", "heuristic"))
+    if fallback not in FALLBACKS:
+        raise ConfigError(
+            f"faults.fallback: must be one of {', '.join(FALLBACKS)}, got {fallback!r}"
+        )
+    faults = FaultSpec(
+        strikes=_int("faults.strikes", f.get("strikes", 3), 1, 1000),
+        fallback=fallback,
+        max_restarts=_int("faults.max_restarts", f.get("max_restarts", 5), 0, 1000),
+        startup_timeout_s=_float(
+            "faults.startup_timeout_s", f.get("startup_timeout_s", 30.0), 1.0, 3600.0
+        ),
+    )
+
+    bots_raw = data.get("bots")
+    if not isinstance(bots_raw, list) or not bots_raw:
+        raise ConfigError("bots: give at least four [[bots]] entries")
+    bots: list[BotSpec] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(bots_raw):
+        b = _bot(i, raw, base)
+        if b.name in seen:
+            raise ConfigError(f"bots[{i}].name: {b.name!r} is used twice")
+        seen.add(b.name)
+        missing = b.missing_program()
+        if missing is not None:
+            if b.optional:
+                if warn is not None:
+                    warn(f"bots[{i}] ({b.name}): skipped, {missing} is not there")
+                continue
+            raise ConfigError(f"bots[{i}].command: program {missing} not found")
+        bots.append(b)
+    if len(bots) < 4:
+        raise ConfigError(f"bots: a table needs four distinct bots, {len(bots)} available")
+    return TournamentConfig(
+        name=name,
+        bots=tuple(bots),
+        seed=seed,
+        blocks=blocks,
+        concurrency=concurrency,
+        output=output,
+        rules=RuleSet.from_dict(rules).to_dict(),
+        time_control=time_control,
+        faults=faults,
+        pair_meetings=pair_meetings,
+    )
+
+
+def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{p}: no such file") from exc
+    except OSError as exc:
+        raise ConfigError(f"{p}: {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not valid TOML: {exc}") from exc
+    try:
+        return parse(data, p.resolve().parent, warn=warn)
+    except ConfigError as exc:
+        raise ConfigError(f"{p}: {exc}") from exc

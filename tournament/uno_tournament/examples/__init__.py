@@ -1,0 +1,1 @@
+"""Bundled example configurations (package data)."""

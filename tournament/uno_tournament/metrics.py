@@ -1,0 +1,56 @@
+"""Prometheus metrics of the tournament runner, on their own registry.
+
+``uno_tournament_rating{bot}`` and ``uno_tournament_rating_ci_low/high{bot}`` come from the
+Plackett-Luce fit (refitted every few seconds while hands come in);
+``uno_tournament_live_elo{bot}`` is the sequential Elo of the progress display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+
+
+class TournamentMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.rating = Gauge(
+            "uno_tournament_rating", "Plackett-Luce rating (Elo scale)", ["bot"], registry=r
+        )
+        self.ci_low = Gauge(
+            "uno_tournament_rating_ci_low", "Lower 95% bound of the rating", ["bot"], registry=r
+        )
+        self.ci_high = Gauge(
+            "uno_tournament_rating_ci_high", "Upper 95% bound of the rating", ["bot"], registry=r
+        )
+        self.live_elo = Gauge(
+            "uno_tournament_live_elo", "Sequential Elo (live display)", ["bot"], registry=r
+        )
+        self.hands_completed = Gauge(
+            "uno_tournament_hands_completed", "Hands stored so far", registry=r
+        )
+        self.hands_planned = Gauge("uno_tournament_hands_planned", "Hands planned", registry=r)
+        self.hands_per_second = Gauge(
+            "uno_tournament_hands_per_second", "Hands stored per second (last 30 s)", registry=r
+        )
+        self.hand_retries = Counter(
+            "uno_tournament_hand_retries", "Hand attempts that had to be repeated", registry=r
+        )
+        self.bot_crashes = Counter(
+            "uno_tournament_bot_crashes", "Bot process exits during the run", ["bot"], registry=r
+        )
+
+    def serve(self, port: int, addr: str = "127.0.0.1") -> None:
+        start_http_server(port, addr=addr, registry=self.registry)
+
+    def set_ratings(self, elo: Mapping[str, tuple[float, float, float]]) -> None:
+        for bot, (e, lo, hi) in elo.items():
+            self.rating.labels(bot).set(e)
+            self.ci_low.labels(bot).set(lo)
+            self.ci_high.labels(bot).set(hi)
+
+    def set_live(self, elo: Mapping[str, float]) -> None:
+        for bot, e in elo.items():
+            self.live_elo.labels(bot).set(e)

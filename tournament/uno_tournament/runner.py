@@ -1,0 +1,699 @@
+"""Run a tournament: start (or reach) the server, launch the bots, play every planned hand.
+
+One hand is one single-hand match created with AdminService.CreateMatch (seed = the deal's seed,
+dealer 0, idempotency key = the hand id), followed with WatchMatch until it ends. The finished
+hand goes to the store in one transaction; hands already stored are never played again, so
+``resume`` after a crash (``kill -9`` of the runner or of the server) finishes the plan with no
+hand lost and none counted twice. A match cancelled by a server restart is replayed under the key
+``<hand id>#<attempt>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import grpc
+import structlog
+from google.protobuf import json_format
+from google.rpc import error_details_pb2, status_pb2
+
+from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+from uno_server.service.convert import rules_to_proto
+from uno_server.service.server import ArenaServer, ServerConfig
+
+from . import report, schedule
+from .config import ConfigError, TournamentConfig
+from .metrics import TournamentMetrics
+from .procs import BotProcess
+from .ratings import HandResult, SequentialElo, fit_plackett_luce
+from .store import HandRecord, SeatRecord, Store
+
+REPLAY_FORMAT = "uno-arena-replay/1"
+FALLBACK = {"heuristic": game_pb2.BUILTIN_BOT_HEURISTIC, "random": game_pb2.BUILTIN_BOT_RANDOM}
+CAUSES = {
+    game_pb2.END_CAUSE_STRIKES: "strikes",
+    game_pb2.END_CAUSE_DISCONNECTED: "disconnected",
+}
+_TRANSIENT = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+}
+
+
+class RunnerError(Exception):
+    """A failure that stops the tournament (bad server, bot that cannot start, ...)."""
+
+
+def error_reason(err: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason of a failed call, or ''."""
+    md = err.trailing_metadata() or ()
+    for key, value in md:
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            st = status_pb2.Status.FromString(value)
+            for d in st.details:
+                info = error_details_pb2.ErrorInfo()
+                if d.Unpack(info):
+                    return str(info.reason)
+    return ""
+
+
+def replay_name(hand_id: str) -> str:
+    return hand_id.split("/", 1)[-1].replace("/", "-") + ".json"
+
+
+def write_replay(folder: Path, replay: dict[str, Any]) -> Path:
+    """Write a replay file atomically (temporary file, then rename)."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / replay_name(str(replay["hand_id"]))
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(replay, indent=1))
+    os.replace(tmp, path)
+    return path
+
+
+def ensure_replays(store: Store, folder: Path) -> int:
+    """Write the replay files of stored hands that have none (after a crash); returns how many."""
+    n = 0
+    for h in store.hands():
+        if not (folder / replay_name(h.hand_id)).exists():
+            write_replay(folder, h.replay)
+            n += 1
+    return n
+
+
+def hand_result(h: HandRecord) -> HandResult:
+    return HandResult.from_points(
+        h.hand_id, h.deal_id, h.winner, [(s.bot, s.seat, s.points_left) for s in h.seats]
+    )
+
+
+def places(winner: int, points: list[int]) -> list[int]:
+    """Place per seat: the winner 1, the others by points left (ties share a place)."""
+    rest = sorted((p, s) for s, p in enumerate(points) if s != winner)
+    out = [0] * len(points)
+    out[winner] = 1
+    for i, (p, s) in enumerate(rest):
+        out[s] = out[rest[i - 1][1]] if i > 0 and rest[i - 1][0] == p else i + 2
+    return out
+
+
+@dataclass
+class Progress:
+    planned: int
+    done: int
+    started: float = field(default_factory=time.monotonic)
+    recent: deque[float] = field(default_factory=deque)
+    moves: int = 0
+    retries: int = 0
+    new_hands: int = 0
+
+    def add(self, moves: int) -> None:
+        now = time.monotonic()
+        self.done += 1
+        self.new_hands += 1
+        self.moves += moves
+        self.recent.append(now)
+        while self.recent and now - self.recent[0] > 30.0:
+            self.recent.popleft()
+
+    def rate(self) -> float:
+        now = time.monotonic()
+        recent = sum(1 for t in list(self.recent) if now - t <= 30.0)  # read-only: display thread
+        span = min(30.0, now - self.started)
+        return recent / span if span > 0.5 else 0.0
+
+    def eta_s(self) -> float | None:
+        r = self.rate()
+        return (self.planned - self.done) / r if r > 0 else None
+
+
+class Runner:
+    def __init__(
+        self,
+        out: Path,
+        store: Store,
+        config: TournamentConfig,
+        tournament_id: str,
+        *,
+        server: str | None = None,
+        admin_token: str | None = None,
+        metrics_port: int | None = None,
+        progress: bool = True,
+        stream: TextIO | None = None,
+        max_hands: int | None = None,
+    ) -> None:
+        self.out = out
+        self.store = store
+        self.config = config
+        self.tid = tournament_id
+        self.server_addr = server
+        self.admin_token = admin_token or ""
+        self.metrics_port = metrics_port
+        self.show_progress = progress
+        self.stream = stream or sys.stdout
+        self.max_hands = max_hands
+        self.metrics = TournamentMetrics()
+        self.elo = SequentialElo()
+        self.bots: dict[str, BotProcess] = {}
+        self.tokens: dict[str, str] = {}
+        self.server: ArenaServer | None = None
+        self.channel: grpc.aio.Channel | None = None
+        self.admin: Any = None
+        self.stop_requested = False
+        self.interrupted = False
+        self.fatal: BaseException | None = None
+        self.rules = rules_to_proto(config.rule_set())
+        tc = config.time_control
+        self.time_control = game_pb2.TimeControl(
+            decision_ms=tc.decision_ms,
+            time_bank_ms=tc.time_bank_ms,
+            reconnect_grace_ms=tc.reconnect_grace_ms,
+            strikes_before_takeover=config.faults.strikes,
+            takeover_bot=FALLBACK[config.faults.fallback],
+        )
+        self.progress: Progress | None = None
+        self._workers: list[asyncio.Task[None]] = []
+        self._log_file: TextIO | None = None
+
+    def say(self, msg: str) -> None:
+        print(msg, file=self.stream, flush=True)
+
+    @property
+    def md(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.admin_token}"),)
+
+    # ------------------------------------------------------------------ setup
+
+    async def _start_server(self) -> str:
+        logs = self.out / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        for b in self.config.bots:
+            self.tokens[b.name] = b.token or secrets.token_hex(16)
+        if self.server_addr:
+            if not self.admin_token:
+                raise RunnerError("--server needs --admin-token (or UNO_ARENA_ADMIN_TOKEN)")
+            for b in self.config.bots:
+                if not b.token and not b.external:
+                    raise RunnerError(
+                        f"bot {b.name!r}: with --server a launched bot needs a token in the "
+                        "config (bots[].token) that the server knows"
+                    )
+            return self.server_addr
+        self._log_file = (logs / "server.log").open("a")
+        structlog.configure(
+            wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+            logger_factory=structlog.PrintLoggerFactory(file=self._log_file),
+            cache_logger_on_first_use=False,
+        )
+        self.admin_token = secrets.token_hex(24)
+        self.server = ArenaServer(
+            ServerConfig(port=0, admin_token=self.admin_token, bots=dict(self.tokens))
+        )
+        port = await self.server.start()
+        return f"127.0.0.1:{port}"
+
+    async def _connected(self) -> set[str]:
+        res = await self.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=self.md, timeout=10)
+        return {b.bot_name for b in res.bots if b.connected}
+
+    async def _launch_bots(self, addr: str) -> None:
+        for b in self.config.bots:
+            if b.external:
+                continue
+            p = BotProcess(
+                b,
+                self.tokens[b.name],
+                addr,
+                self.out / "logs",
+                max_restarts=self.config.faults.max_restarts,
+                on_incident=self._incident,
+            )
+            self.bots[b.name] = p
+            try:
+                await p.start()
+            except OSError as exc:
+                raise RunnerError(p.failure(f"cannot run its command ({exc})")) from exc
+        deadline = time.monotonic() + self.config.faults.startup_timeout_s
+        want = {b.name for b in self.config.bots}
+        while True:
+            for p in self.bots.values():
+                if p.crashes:
+                    raise RunnerError(p.failure(p.last_exit))
+            try:
+                connected = await self._connected()
+            except grpc.aio.AioRpcError as exc:
+                raise RunnerError(f"server {addr}: {exc.code().name}: {exc.details()}") from exc
+            missing = sorted(want - connected)
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                name = missing[0]
+                if name in self.bots:
+                    raise RunnerError(
+                        self.bots[name].failure(
+                            f"did not connect within {self.config.faults.startup_timeout_s:g} s"
+                        )
+                    )
+                raise RunnerError(
+                    f"external bot {name!r} did not connect to {addr} within "
+                    f"{self.config.faults.startup_timeout_s:g} s"
+                )
+            await asyncio.sleep(0.2)
+
+    def _incident(self, bot: str, kind: str, detail: str) -> None:
+        self.store.add_incident(bot, kind, detail)
+        if kind == "crash":
+            self.metrics.bot_crashes.labels(bot).inc()
+        self.say(f"bot {bot}: {kind} ({detail})")
+
+    # ------------------------------------------------------------------ one hand
+
+    def _unavailable(self, bot: str) -> bool:
+        p = self.bots.get(bot)
+        return p is not None and p.given_up
+
+    async def play(self, spec: schedule.HandSpec) -> HandRecord:
+        attempt = 0
+        waited_since: float | None = None
+        delay = 0.2
+        forced: set[str] = set()
+        while True:
+            fallback = {b for b in spec.bots if self._unavailable(b)} | forced
+            key = spec.hand_id if attempt == 0 else f"{spec.hand_id}#{attempt}"
+            req = admin_pb2.CreateMatchRequest(
+                seats=[
+                    game_pb2.Player(builtin=FALLBACK[self.config.faults.fallback])
+                    if b in fallback
+                    else game_pb2.Player(bot_name=b)
+                    for b in spec.bots
+                ],
+                rules=self.rules,
+                seed=spec.seed,
+                dealer=0,
+                time_control=self.time_control,
+                labels={
+                    "tournament": self.tid,
+                    "table": str(spec.table),
+                    "block": str(spec.block),
+                    "deal": str(spec.deal),
+                    "rotation": str(spec.rotation),
+                },
+                idempotency_key=key,
+            )
+            t0 = time.monotonic()
+            try:
+                res = await self.admin.CreateMatch(req, metadata=self.md, timeout=30)
+                rec = await self._follow(spec, res.match, fallback, t0)
+            except grpc.aio.AioRpcError as err:
+                reason = error_reason(err)
+                if reason == "BOT_NOT_CONNECTED":
+                    now = time.monotonic()
+                    waited_since = waited_since or now
+                    if now - waited_since > self.config.faults.startup_timeout_s:
+                        # a bot that stays away: its seats go to the fallback bot for this hand
+                        connected = await self._connected()
+                        forced |= {b for b in spec.bots if b not in connected}
+                        waited_since = None
+                    await asyncio.sleep(0.25)
+                    continue
+                if reason == "MATCH_ALREADY_EXISTS":
+                    attempt += 1
+                    continue
+                if err.code() in _TRANSIENT:
+                    self._retry()
+                    await asyncio.sleep(delay)
+                    delay = min(5.0, delay * 2)
+                    continue
+                raise RunnerError(
+                    f"hand {spec.hand_id}: {err.code().name}: {err.details()}"
+                ) from err
+            if rec is None:  # cancelled (server shutdown or an operator): play it again
+                self._retry()
+                attempt += 1
+                continue
+            return rec
+
+    def _retry(self) -> None:
+        self.metrics.hand_retries.inc()
+        if self.progress is not None:
+            self.progress.retries += 1
+
+    async def _follow(
+        self,
+        spec: schedule.HandSpec,
+        info: admin_pb2.MatchInfo,
+        fallback: set[str],
+        t0: float,
+    ) -> HandRecord | None:
+        events: list[game_pb2.Event] = []
+        last_seq = 0
+        final = info
+        for _ in range(20):
+            call = self.admin.WatchMatch(
+                admin_pb2.WatchMatchRequest(match_id=info.match_id, after_sequence=last_seq),
+                metadata=self.md,
+            )
+            try:
+                async for msg in call:
+                    if msg.WhichOneof("kind") == "match":
+                        final = msg.match
+                    else:
+                        events.append(msg.event)
+                        last_seq = msg.event.sequence
+                break
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise
+        if final.state == admin_pb2.MATCH_STATE_RUNNING:
+            got = await self.admin.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=info.match_id), metadata=self.md, timeout=30
+            )
+            final = got.match
+        if final.state != admin_pb2.MATCH_STATE_FINISHED:
+            return None
+        ended = next((e.hand_ended for e in events if e.WhichOneof("kind") == "hand_ended"), None)
+        if ended is None:
+            return None
+        gained = next(
+            (list(e.hand_scored.gained) for e in events if e.WhichOneof("kind") == "hand_scored"),
+            None,
+        )
+        points = list(ended.points_held)
+        winner = ended.winner
+        if gained is None:
+            gained = [sum(points) if s == winner else 0 for s in range(len(points))]
+        place = places(winner, points)
+        timeouts = [0] * len(points)
+        for e in events:
+            if e.WhichOneof("kind") == "timed_out":
+                timeouts[e.timed_out.seat] += 1
+        seats = []
+        for s, bot in enumerate(spec.bots):
+            ms = final.seats[s]
+            unavailable = bot in fallback
+            seats.append(
+                SeatRecord(
+                    seat=s,
+                    bot=bot,
+                    place=place[s],
+                    points_left=points[s],
+                    points_won=gained[s],
+                    timeouts=timeouts[s],
+                    strikes=ms.strikes,
+                    illegal=ms.rejected_actions,
+                    taken_over=ms.taken_over or unavailable,
+                    takeover_cause="unavailable"
+                    if unavailable
+                    else CAUSES.get(ms.takeover_cause, ""),
+                    decisions=ms.decisions,
+                    response_ms=list(ms.response_ms),
+                )
+            )
+        actions = [[a.seat, a.action_id] for a in ended.actions]
+        replay = {
+            "format": REPLAY_FORMAT,
+            "tournament": self.tid,
+            "hand_id": spec.hand_id,
+            "match_id": final.match_id,
+            "rules": self.config.rule_set().to_dict(),
+            "seed": ended.seed,
+            "match_seed": spec.seed,
+            "dealer": ended.dealer,
+            "bots": list(spec.bots),
+            "fallback_seats": [s for s, b in enumerate(spec.bots) if b in fallback],
+            "actions": actions,
+            "result": {"winner": winner, "points_held": points},
+            "events": [
+                json_format.MessageToDict(e, preserving_proto_field_name=True) for e in events
+            ],
+        }
+        return HandRecord(
+            hand_id=spec.hand_id,
+            table=spec.table,
+            block=spec.block,
+            deal=spec.deal,
+            rotation=spec.rotation,
+            deal_id=spec.deal_id,
+            match_seed=spec.seed,
+            hand_seed=ended.seed,
+            dealer=ended.dealer,
+            match_id=final.match_id,
+            winner_seat=winner,
+            moves=sum(1 for a in ended.actions if a.seat >= 0),
+            duration_s=time.monotonic() - t0,
+            seats=seats,
+            replay=replay,
+        )
+
+    # ------------------------------------------------------------------ the run
+
+    def _record(self, rec: HandRecord) -> None:
+        if self.store.add_hand(rec):
+            write_replay(self.out / "replays", rec.replay)
+            self.elo.update(hand_result(rec))
+            assert self.progress is not None
+            self.progress.add(rec.moves)
+            self.metrics.hands_completed.set(self.progress.done)
+            self.metrics.hands_per_second.set(self.progress.rate())
+            self.metrics.set_live(self._live())
+
+    def _live(self) -> dict[str, float]:
+        names = [b.name for b in self.config.bots]
+        arr = self.elo.as_array(names)
+        return {n: float(v) for n, v in zip(names, arr, strict=True)}
+
+    async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
+        while queue and not self.stop_requested:
+            spec = queue.popleft()
+            try:
+                rec = await self.play(spec)
+            except RunnerError as exc:
+                self.fatal = exc
+                self.stop_requested = True
+                for w in self._workers:
+                    if w is not asyncio.current_task():
+                        w.cancel()
+                return
+            self._record(rec)
+
+    async def _refit_loop(self) -> None:
+        last = -1
+        while True:
+            await asyncio.sleep(5.0)
+            assert self.progress is not None
+            if self.progress.done == last or self.progress.done < 8:
+                continue
+            last = self.progress.done
+            results = [hand_result(h) for h in self.store.hands()]
+            names = [b.name for b in self.config.bots]
+            try:
+                r = await asyncio.to_thread(fit_plackett_luce, results, names, prior_sd_elo=1000.0)
+            except Exception:
+                continue
+            self.metrics.set_ratings(
+                {
+                    b: (float(r.elo[i]), float(r.ci_low[i]), float(r.ci_high[i]))
+                    for i, b in enumerate(r.bots)
+                }
+            )
+
+    def _interrupt(self) -> None:
+        if self.stop_requested:
+            os._exit(130)  # second Ctrl-C: leave at once
+        self.interrupted = True
+        self.stop_requested = True
+        self.say("\nstopping (Ctrl-C again to quit at once) ...")
+        for w in self._workers:
+            w.cancel()
+
+    async def run(self) -> int:
+        plan = schedule.plan(
+            self.tid,
+            [b.name for b in self.config.bots],
+            blocks=self.config.blocks,
+            seed=self.config.seed,
+            pair_meetings=self.config.pair_meetings,
+        )
+        done = self.store.done_ids()
+        replays = ensure_replays(self.store, self.out / "replays")
+        if replays:
+            self.say(f"wrote {replays} missing replay files")
+        pending = deque(h for h in plan if h.hand_id not in done)
+        if self.max_hands is not None:
+            pending = deque(list(pending)[: self.max_hands])
+        stored = sum(1 for h in plan if h.hand_id in done)
+        self.progress = Progress(planned=len(plan), done=stored)
+        self.metrics.hands_planned.set(len(plan))
+        self.metrics.hands_completed.set(stored)
+        for h in self.store.hands():
+            self.elo.update(hand_result(h))
+        n_tables = len({h.table for h in plan})
+        self.say(
+            f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
+            f"{len(plan)} hands ({stored} done), output {self.out}"
+        )
+        if self.metrics_port is not None:
+            self.metrics.serve(self.metrics_port)
+            self.say(f"metrics on http://127.0.0.1:{self.metrics_port}/metrics")
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._interrupt)
+                installed.append(sig)
+        refit: asyncio.Task[None] | None = None
+        display: asyncio.Task[None] | None = None
+        try:
+            if pending:
+                addr = await self._start_server()
+                self.channel = grpc.aio.insecure_channel(
+                    addr,
+                    options=[
+                        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                        ("grpc.keepalive_time_ms", 20_000),
+                    ],
+                )
+                self.admin = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
+                if self.server is None:
+                    self.store.set_meta("server", addr)
+                    self.say(f"using server {addr}")
+                else:
+                    self.say(f"embedded server on {addr}")
+                await self._launch_bots(addr)
+                self.say(f"{len(self.config.bots)} bots connected")
+                self.progress.started = time.monotonic()
+                refit = loop.create_task(self._refit_loop())
+                display = loop.create_task(self._display())
+                self._workers = [
+                    loop.create_task(self._worker(pending))
+                    for _ in range(min(self.config.concurrency, len(pending)))
+                ]
+                await asyncio.gather(*self._workers, return_exceptions=True)
+        except RunnerError:
+            raise
+        finally:
+            for t in (refit, display):
+                if t is not None:
+                    t.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await t
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+            await self._shutdown()
+        if self.fatal is not None:
+            raise self.fatal
+        total = self.store.count()
+        if self.interrupted or total < len(plan):
+            self.say(
+                f"interrupted: {total} of {len(plan)} hands stored. Resume with:\n"
+                f"  uno-arena tournament resume {self.out}"
+            )
+            return 130 if self.interrupted else 0
+        self.say(f"finished: {total} hands in {self.out}")
+        report.write_all(self.out, self.store, self.config, self.tid, stream=self.stream)
+        return 0
+
+    async def _shutdown(self) -> None:
+        await asyncio.gather(*(p.stop() for p in self.bots.values()), return_exceptions=True)
+        if self.channel is not None:
+            await self.channel.close()
+        if self.server is not None:
+            await self.server.stop(drain_timeout_s=0.5)
+        if self._log_file is not None:
+            self._log_file.close()
+
+    # ------------------------------------------------------------------ display
+
+    async def _display(self) -> None:
+        assert self.progress is not None
+        prog = self.progress
+        if not self.show_progress:
+            return
+        if self.stream.isatty():
+            from .live import live_display
+
+            await live_display(prog, self._top, self.stream)
+            return
+        while True:
+            await asyncio.sleep(5.0)
+            eta = prog.eta_s()
+            top = ", ".join(f"{b} {e:+.0f}" for b, e in self._top(3))
+            self.say(
+                f"{prog.done}/{prog.planned} hands, {prog.planned - prog.done} to go, "
+                f"{prog.rate():.1f} hands/s, ETA {'?' if eta is None else f'{eta:.0f} s'}; "
+                f"top: {top}"
+            )
+
+    def _top(self, n: int) -> list[tuple[str, float]]:
+        return sorted(self._live().items(), key=lambda kv: -kv[1])[:n]
+
+
+# ------------------------------------------------------------------------ entry points
+
+
+def new_tournament_id(name: str) -> str:
+    return f"{name}-{secrets.token_hex(3)}"
+
+
+def start(
+    config: TournamentConfig,
+    out: Path,
+    *,
+    config_text: str = "",
+    **kwargs: Any,
+) -> int:
+    tid = new_tournament_id(config.name)
+    store = Store.create(
+        out,
+        {
+            "tournament_id": tid,
+            "config": config.to_dict(),
+            "config_text": config_text,
+            "created_at": time.time(),
+        },
+    )
+    return _run(Runner(out, store, config, tid, **kwargs))
+
+
+def resume(out: Path, **kwargs: Any) -> int:
+    store = Store.open(out)
+    meta = store.meta()
+    try:
+        config = TournamentConfig.from_dict(meta["config"])
+    except (KeyError, TypeError) as exc:
+        store.close()
+        raise ConfigError(f"{out}: the stored configuration is unreadable ({exc})") from exc
+    if kwargs.get("server") is None and meta.get("server"):
+        kwargs["server"] = meta["server"]
+    return _run(Runner(out, store, config, str(meta["tournament_id"]), **kwargs))
+
+
+def _run(runner: Runner) -> int:
+    # gRPC logs an INFO line on every fork (each bot launch); keep its log to errors
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    try:
+        return asyncio.run(runner.run())
+    finally:
+        runner.store.close()
+
+
+ProgressCallback = Callable[[Progress], None]

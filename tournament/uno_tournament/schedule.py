@@ -1,0 +1,177 @@
+"""Which bots meet, in which seats, on which deals.
+
+Tables: every four-bot combination for up to 12 bots; for more, a greedy design in which every
+pair of bots shares about ``pair_meetings`` tables and every bot sits at about as many tables.
+
+Each table plays duplicate blocks of 24 hands: 6 deals x 4 rotations. Deal ``d`` of a block seats
+the table's bots in the ``d``-th circular order (bot 0 fixed, the other three permuted: the 3! = 6
+circular orders); rotation ``r`` shifts every bot ``r`` seats on, so over a deal's 4 rotations every
+bot holds every seat's cards once. Within a block every bot sits in every seat 6 times and directly
+after each other bot 8 times. The dealer is always seat 0, so the deal is fixed by its seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEALS_PER_BLOCK = 6
+ROTATIONS = 4
+HANDS_PER_BLOCK = DEALS_PER_BLOCK * ROTATIONS
+
+CIRCULAR_ORDERS: tuple[tuple[int, ...], ...] = tuple(
+    (0, *p) for p in itertools.permutations((1, 2, 3))
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HandSpec:
+    """One planned hand."""
+
+    hand_id: str
+    table: int
+    block: int
+    deal: int
+    rotation: int
+    seed: int
+    """Match seed of the deal (same seed and dealer 0: same shuffled cards)."""
+    bots: tuple[str, ...]
+    """Bot name per seat."""
+
+    @property
+    def deal_id(self) -> str:
+        return f"t{self.table}/b{self.block}/d{self.deal}"
+
+
+def tables_for(
+    bots: Sequence[str], *, pair_meetings: int = 1, seed: int = 1
+) -> list[tuple[str, ...]]:
+    """The tables: all C(N,4) for N <= 12, else a balanced greedy design."""
+    n = len(bots)
+    if n < 4:
+        raise ValueError(f"a table needs four distinct bots, got {n}")
+    if n <= 12:
+        return [tuple(c) for c in itertools.combinations(bots, 4)]
+    return balanced_tables(bots, pair_meetings=pair_meetings, seed=seed)
+
+
+def balanced_tables(
+    bots: Sequence[str], *, pair_meetings: int = 1, seed: int = 1, steps: int = 30_000
+) -> list[tuple[str, ...]]:
+    """A design in which every pair of bots shares about ``pair_meetings`` tables (a table covers
+    6 pairs) and every bot sits at about as many tables: greedy (each table starts from the pair
+    that met least and adds the bots that met the chosen ones least) until every pair has met
+    ``pair_meetings`` times, then a seeded local search
+    that swaps single bots (simulated annealing on the squared deviations of the pair and bot
+    counts from their means, with a penalty on pairs that meet too rarely)."""
+    n = len(bots)
+    count = math.ceil(pair_meetings * n * (n - 1) / 12)
+    rng = random.Random(seed)
+    meet = [[0] * n for _ in range(n)]
+    used = [0] * n
+    tables: list[list[int]] = []
+    while (
+        len(tables) < count
+        or min(meet[i][j] for i, j in itertools.combinations(range(n), 2)) < pair_meetings
+    ):
+        jitter = [rng.random() for _ in range(n)]
+        a, b = min(
+            itertools.combinations(range(n), 2),
+            key=lambda p: (meet[p[0]][p[1]], used[p[0]] + used[p[1]], jitter[p[0]] + jitter[p[1]]),
+        )
+        chosen = [a, b]
+        while len(chosen) < 4:
+            best = min(
+                (i for i in range(n) if i not in chosen),
+                key=lambda i: (
+                    max(meet[i][j] for j in chosen),
+                    sum(meet[i][j] for j in chosen),
+                    used[i],
+                    jitter[i],
+                ),
+            )
+            chosen.append(best)
+        for x, y in itertools.combinations(chosen, 2):
+            meet[x][y] += 1
+            meet[y][x] += 1
+        for i in chosen:
+            used[i] += 1
+        tables.append(chosen)
+    count = len(tables)
+    target_pair = 6 * count / (n * (n - 1) / 2)
+    target_use = 4 * count / n
+
+    def pair_cost(m: int) -> float:  # squared deviation, and a pair below pair_meetings costs 8
+        return (m - target_pair) ** 2 + 8.0 * max(0, pair_meetings - m)
+
+    for step in range(steps):
+        temp = 0.6 * (1.0 - step / steps) + 1e-3
+        t = rng.randrange(count)
+        pos = rng.randrange(4)
+        old = tables[t][pos]
+        new = rng.randrange(n)
+        if new in tables[t]:
+            continue
+        others = [x for k, x in enumerate(tables[t]) if k != pos]
+        delta = 0.0
+        for o in others:
+            m_old, m_new = meet[old][o], meet[new][o]
+            delta += pair_cost(m_old - 1) - pair_cost(m_old)
+            delta += pair_cost(m_new + 1) - pair_cost(m_new)
+        u_old, u_new = used[old], used[new]
+        delta += (u_old - 1 - target_use) ** 2 - (u_old - target_use) ** 2
+        delta += (u_new + 1 - target_use) ** 2 - (u_new - target_use) ** 2
+        if delta <= 0 or rng.random() < math.exp(-delta / temp):
+            for o in others:
+                meet[old][o] -= 1
+                meet[o][old] -= 1
+                meet[new][o] += 1
+                meet[o][new] += 1
+            used[old] -= 1
+            used[new] += 1
+            tables[t][pos] = new
+    return [tuple(bots[i] for i in sorted(tb)) for tb in tables]
+
+
+def deal_seed(tournament_seed: int, table: int, block: int, deal: int) -> int:
+    digest = hashlib.sha256(f"{tournament_seed}/{table}/{block}/{deal}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def seating(table_bots: Sequence[str], deal: int, rotation: int) -> tuple[str, ...]:
+    """Bot per seat for a deal (circular order) and rotation."""
+    order = CIRCULAR_ORDERS[deal % DEALS_PER_BLOCK]
+    return tuple(table_bots[order[(s - rotation) % ROTATIONS]] for s in range(ROTATIONS))
+
+
+def hand_id(tournament_id: str, table: int, block: int, deal: int, rotation: int) -> str:
+    return f"{tournament_id}/t{table}/b{block}/d{deal}/r{rotation}"
+
+
+def plan(
+    tournament_id: str,
+    bots: Sequence[str],
+    *,
+    blocks: int,
+    seed: int,
+    pair_meetings: int = 1,
+) -> list[HandSpec]:
+    """Every hand of the tournament, in playing order: block by block, and within a block deal by
+    deal across all tables, so partial results stay balanced."""
+    tables = tables_for(bots, pair_meetings=pair_meetings, seed=seed)
+    out: list[HandSpec] = []
+    for b in range(blocks):
+        for d in range(DEALS_PER_BLOCK):
+            for t, tb in enumerate(tables):
+                s = deal_seed(seed, t, b, d)
+                for r in range(ROTATIONS):
+                    out.append(
+                        HandSpec(
+                            hand_id(tournament_id, t, b, d, r), t, b, d, r, s, seating(tb, d, r)
+                        )
+                    )
+    return out
