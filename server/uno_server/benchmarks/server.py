@@ -1,0 +1,266 @@
+"""``make bench-server``: decisions per second through the real service, against a gRPC floor.
+
+(a) The floor: a trivial grpc.aio bidirectional ping-pong. The server answers each small message
+    with one the size of a real DecisionRequest; 16 streams come from a second process.
+(b) The service: 16 concurrent tables of four Python SDK random bots (4 bot processes' worth of
+    streams, run in a second process), single-hand matches back to back. Moves/s counts the
+    bots' accepted decisions; p50/p99 are the round trips the bots saw from sending an action
+    to receiving its result.
+
+Both run in the same invocation, one after the other, on this machine's 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+STREAMS = 16
+TABLES = 16
+
+
+# --------------------------------------------------------------------------- (a) the floor
+
+
+def _view_sized_payload() -> bytes:
+    """A real DecisionRequest, serialised: the size the service sends per decision."""
+    from uno_server.engine import Hand, RuleSet
+    from uno_server.gen.uno.v1 import bot_pb2
+    from uno_server.service import convert
+
+    hand = Hand.deal(RuleSet(), 3, 0)
+    for _ in range(12):
+        seat = hand.pending_seats()[0]
+        hand.apply(seat, hand.legal_actions(seat)[-1])
+    seat = hand.pending_seats()[0]
+    dr = bot_pb2.DecisionRequest(
+        request_id="m000001-abcdef-12", match_id="m000001-abcdef", seat=seat, required=True
+    )
+    dr.view.CopyFrom(convert.seat_view(hand, seat, [0, 0, 0, 0], [False] * 4, None))
+    dr.legal_actions.extend(convert.legal_action(a) for a in hand.legal_actions(seat))
+    dr.rules.CopyFrom(convert.rules_to_proto(RuleSet()))
+    for i, e in enumerate(hand.log[-4:]):
+        dr.events.append(convert.event_to_proto(e, i, 1, convert.timestamp(time.time())))
+    return bytes(dr.SerializeToString())
+
+
+def _identity(x: bytes) -> bytes:
+    return x
+
+
+async def _floor_server(payload: bytes, port_q: Any, stop_ev: Any) -> None:
+    async def pingpong(it: AsyncIterator[bytes], _ctx: Any) -> AsyncIterator[bytes]:
+        async for _ in it:
+            yield payload
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Floor",
+        {
+            "PingPong": grpc.stream_stream_rpc_method_handler(
+                pingpong, request_deserializer=_identity, response_serializer=_identity
+            )
+        },
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    port_q.put(port)
+    while not stop_ev.is_set():
+        await asyncio.sleep(0.05)
+    await server.stop(0)
+
+
+def _floor_server_proc(payload: bytes, port_q: Any, stop_ev: Any) -> None:
+    asyncio.run(_floor_server(payload, port_q, stop_ev))
+
+
+async def _floor_clients(port: int, seconds: float) -> tuple[int, float]:
+    action = b"\x0a\x11m000001-abcdef-12\x10\x01"  # about the size of an Action
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        call_factory = ch.stream_stream(
+            "/bench.Floor/PingPong", request_serializer=_identity, response_deserializer=_identity
+        )
+        deadline = time.monotonic() + seconds
+        counts = [0] * STREAMS
+
+        async def one(i: int) -> None:
+            q: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+            async def gen() -> AsyncIterator[bytes]:
+                while True:
+                    m = await q.get()
+                    if m is None:
+                        return
+                    yield m
+
+            call = call_factory(gen())
+            q.put_nowait(action)
+            async for _ in call:
+                counts[i] += 1
+                if time.monotonic() >= deadline:
+                    q.put_nowait(None)
+                    break
+                q.put_nowait(action)
+
+        t0 = time.monotonic()
+        await asyncio.gather(*(one(i) for i in range(STREAMS)))
+        return sum(counts), time.monotonic() - t0
+
+
+def measure_floor(seconds: float) -> float:
+    payload = _view_sized_payload()
+    ctx = mp.get_context("spawn")
+    port_q = ctx.Queue()
+    stop_ev = ctx.Event()
+    proc = ctx.Process(target=_floor_server_proc, args=(payload, port_q, stop_ev))
+    proc.start()
+    try:
+        port = port_q.get(timeout=30)
+        n, dt = asyncio.run(_floor_clients(port, seconds))
+    finally:
+        stop_ev.set()
+        proc.join(10)
+    print(
+        f"floor: {n:,} round trips in {dt:.1f} s over {STREAMS} streams, "
+        f"{len(payload)} B per view-sized message",
+        flush=True,
+    )
+    return n / dt
+
+
+# --------------------------------------------------------------------------- (b) the service
+
+
+def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> None:
+    from uno_bot import BotClient, ClientConfig
+    from uno_bot.examples.random_bot import RandomBot
+
+    rtts: list[float] = []
+
+    class Timed(RandomBot):
+        def on_action_result(self, result: Any, round_trip_s: float) -> None:
+            if result.accepted:
+                rtts.append(round_trip_s)
+
+    async def main() -> None:
+        clients = [
+            BotClient(Timed(i), ClientConfig(addr=f"127.0.0.1:{port}", token=tok, name=name))
+            for i, (name, tok) in enumerate(tokens.items())
+        ]
+        tasks = [asyncio.create_task(c.run()) for c in clients]
+        while not stop_ev.is_set():
+            await asyncio.sleep(0.05)
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(main())
+    out_q.put(rtts)
+
+
+async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
+    from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+    from uno_server.service.main import configure_logging
+    from uno_server.service.server import ArenaServer, ServerConfig
+
+    configure_logging("error")
+    tokens = {f"bench-bot-{i}": f"bench-token-{i}-secret" for i in range(4)}
+    server = ArenaServer(ServerConfig(port=0, admin_token="bench-admin-token", bots=tokens))
+    port = await server.start()
+    ctx = mp.get_context("spawn")
+    out_q = ctx.Queue()
+    stop_ev = ctx.Event()
+    proc = ctx.Process(target=_bots_proc, args=(port, tokens, out_q, stop_ev))
+    proc.start()
+    arena = server.arena
+    while len(arena.sessions) < 4:
+        await asyncio.sleep(0.05)
+    md = (("authorization", "Bearer bench-admin-token"),)
+    ch = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
+    names = list(tokens)
+    reg = arena.metrics.registry
+    hands = 0
+    errors = 0
+    deadline = time.monotonic() + seconds
+    seq = 0
+
+    async def table(k: int) -> None:
+        nonlocal hands, errors, seq
+        while time.monotonic() < deadline:
+            seq += 1
+            req = admin_pb2.CreateMatchRequest(
+                seats=[game_pb2.Player(bot_name=n) for n in names[k % 4 :] + names[: k % 4]],
+                seed=seq,
+                rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+                time_control=game_pb2.TimeControl(decision_ms=10_000),
+            )
+            created = await admin.CreateMatch(req, metadata=md)
+            table_ = arena.tables[created.match.match_id]
+            assert table_.task is not None
+            await table_.task
+            hands += 1
+            errors += sum(s.rejected + s.strikes for s in table_.seats)
+            del arena.tables[created.match.match_id]
+
+    moves0 = reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0
+    t0 = time.monotonic()
+    await asyncio.gather(*(table(k) for k in range(TABLES)))
+    dt = time.monotonic() - t0
+    moves = (reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0) - moves0
+    stop_ev.set()
+    rtts: list[float] = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
+    proc.join(10)
+    await ch.close()
+    await server.stop(drain_timeout_s=1)
+    print(
+        f"service: {int(moves):,} bot moves, {hands} hands in {dt:.1f} s over {TABLES} tables",
+        flush=True,
+    )
+    return moves / dt, hands, errors, rtts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=20.0, help="length of each part (default 20)")
+    ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    args = ap.parse_args(argv)
+    if args.seconds <= 0:
+        print("bench-server: --seconds must be positive", file=sys.stderr)
+        return 2
+    floor = measure_floor(args.seconds)
+    moves, hands, errors, rtts = asyncio.run(_service(args.seconds))
+    q = statistics.quantiles(rtts, n=100) if len(rtts) >= 100 else [0.0] * 99
+    p50, p99 = q[49] * 1000, q[98] * 1000
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "moves_per_s": moves,
+                    "floor_rt_per_s": floor,
+                    "hands": hands,
+                    "errors": errors,
+                    "p50_ms": p50,
+                    "p99_ms": p99,
+                }
+            )
+        )
+    print(
+        f"bench-server: {moves:.0f} moves/s, floor {floor:.0f} round-trips/s, "
+        f"ratio {moves / floor:.2f}, p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
