@@ -438,8 +438,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         w.bot_name = name
         prev = arena.last_seen.get(name)
         # resumed only if this server knows the session (a restarted server does not)
-        w.resumed = bool(hello.resume.session_id) and prev is not None and (
-            prev.session_id == hello.resume.session_id
+        w.resumed = (
+            bool(hello.resume.session_id)
+            and prev is not None
+            and (prev.session_id == hello.resume.session_id)
         )
         w.server_time.FromNanoseconds(time.time_ns())
         for t in arena.tables.values():
