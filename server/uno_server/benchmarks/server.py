@@ -142,8 +142,10 @@ def measure_floor(seconds: float) -> float:
 
 
 def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> None:
-    from uno_bot import BotClient, ClientConfig
+    from uno_bot import BotClient, ClientConfig, configure_logging
     from uno_bot.examples.random_bot import RandomBot
+
+    configure_logging("warning")
 
     rtts: list[float] = []
 

@@ -134,6 +134,7 @@ class Record:
     wall: float
     event: E.Event | ServiceEvent
     hand_index: int  # which entry of Table.hands this event belongs to (-1: match level)
+    public: game_pb2.Event | None = None  # the message every seat but the owner sees, cached
 
 
 @dataclass
@@ -157,7 +158,7 @@ class Table:
     task: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
-        self._changed = asyncio.Event()
+        self._waiter: asyncio.Future[bool] | None = None
         self._requests: dict[str, OpenRequest] = {}
         self._closed_ids: dict[str, int] = {}
         self._next_request = 0
@@ -250,12 +251,26 @@ class Table:
                     wake = min(
                         wake, st.disconnected_since + self.time_control.reconnect_grace_ms / 1000
                     )
-            self._changed.clear()
-            timeout = None if wake == float("inf") else max(0.0, wake - now)
-            try:
-                await asyncio.wait_for(self._changed.wait(), timeout)
-            except TimeoutError:
+            if not await self._wait(loop, wake):
                 self._on_timer(loop.time())
+
+    async def _wait(self, loop: asyncio.AbstractEventLoop, wake: float) -> bool:
+        """Wait until something changes (True) or the loop clock reaches ``wake`` (False).
+        A bare future and one timer handle: no task per move, unlike asyncio.wait_for."""
+        fut: asyncio.Future[bool] = loop.create_future()
+        self._waiter = fut
+        timer = None if wake == float("inf") else loop.call_at(wake, _resolve, fut, False)
+        try:
+            return await fut
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    def _wake(self) -> None:
+        fut = self._waiter
+        if fut is not None and not fut.done():
+            fut.set_result(True)
 
     def _on_timer(self, now: float) -> None:
         hand = self.match.hand
@@ -311,7 +326,7 @@ class Table:
         )
         self._close(st, bot_pb2.CLOSE_REASON_TAKEN_OVER, None)
         self._record(TakenOver(st.seat, st.builtin, cause))
-        self._changed.set()
+        self._wake()
 
     def _check_disconnects(self, now: float) -> None:
         grace = self.time_control.reconnect_grace_ms / 1000
@@ -343,7 +358,7 @@ class Table:
             for st in self.seats:
                 if st.open is not None:
                     self._close(st, bot_pb2.CLOSE_REASON_HAND_ENDED, None)
-        self._changed.set()
+        self._wake()
 
     def submit(
         self, outbox: Outbox, request_id: str, action_id: int | None
@@ -569,7 +584,7 @@ class Table:
                 st.disconnected_since = now
                 self._record(Connection(st.seat, False))
                 self._log.warning("bot disconnected", seat=st.seat, bot=bot_name)
-        self._changed.set()
+        self._wake()
 
     def uses_bot(self, bot_name: str) -> bool:
         return any(st.bot_name == bot_name for st in self.seats)
@@ -592,12 +607,24 @@ class Table:
             self._record(e)
 
     def _to_proto(self, rec: Record, viewer: int) -> game_pb2.Event | None:
+        """The event as ``viewer`` sees it (views.redact decides what). Only the owner of a
+        Drew or Dealt event and the challenger of ChallengeEvidence see more than everyone
+        else, so every other view of an event is converted once and cached."""
         ev = rec.event
-        if not isinstance(ev, ServiceEvent.__args__):
-            red = redact(ev, viewer)
-            if red is None:
-                return None
-            ev = red
+        if isinstance(ev, _PRIVATE):
+            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat
+            if viewer == owner:
+                return self._convert(rec, ev)
+        if rec.public is None:
+            if not isinstance(ev, ServiceEvent.__args__):
+                red = redact(ev, viewer)
+                if red is None:
+                    return None
+                ev = red
+            rec.public = self._convert(rec, ev)
+        return rec.public
+
+    def _convert(self, rec: Record, ev: E.Event | ServiceEvent) -> game_pb2.Event:
         hand = self._hands[rec.hand_index] if rec.hand_index >= 0 else None
         msg = convert.event_to_proto(
             ev, rec.sequence, rec.hand_number, convert.timestamp(rec.wall), hand
@@ -749,12 +776,19 @@ class Table:
         return mi
 
 
+_PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
+
 _PROMPTS: Final = {
     DRAWN: bot_pb2.PROMPT_DRAWN,
     CHALLENGE: bot_pb2.PROMPT_WILD_DRAW_FOUR,
     STACK: bot_pb2.PROMPT_STACK,
     CHOOSE_COLOR: bot_pb2.PROMPT_CHOOSE_COLOR,
 }
+
+
+def _resolve(fut: asyncio.Future[bool], value: bool) -> None:
+    if not fut.done():
+        fut.set_result(value)
 
 
 def _offer(q: asyncio.Queue[game_pb2.Event | None], msg: game_pb2.Event | None) -> None:
