@@ -401,3 +401,21 @@ async def test_metrics_count_hands_and_moves(live: Live) -> None:
     assert reg.get_sample_value("uno_hands_total") == 1.0
     assert (reg.get_sample_value("uno_moves_total", {"source": "builtin"}) or 0) > 10
     assert reg.get_sample_value("uno_active_matches") == 0.0
+
+
+async def test_metrics_are_served_over_http() -> None:
+    import urllib.request
+
+    from uno_server.service.server import ArenaServer, ServerConfig
+
+    server = ArenaServer(ServerConfig(port=0, metrics_port=0, admin_token="admin-token-1234"))
+    await server.start()
+    try:
+        assert server.metrics_port
+        url = f"http://127.0.0.1:{server.metrics_port}/metrics"
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
+        text = body.decode()
+        for name in ("uno_hands_total", "uno_active_matches", "uno_connected_bots"):
+            assert name in text
+    finally:
+        await server.stop(drain_timeout_s=0)
