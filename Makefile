@@ -87,3 +87,12 @@ tournament: venv clients
 
 bench-tournament: venv
 	$(BIN)/python -m uno_tournament.bench
+
+# ---------------------------------------------------------------- monitoring and deployment
+.PHONY: dashboards monitor
+dashboards: venv
+	$(BIN)/python deploy/grafana/dashboards.py
+
+monitor: venv
+	@command -v prometheus >/dev/null || { echo "make monitor needs Prometheus: sudo apt-get install prometheus" >&2; exit 1; }
+	PYTHON=$(BIN)/python deploy/monitor.sh

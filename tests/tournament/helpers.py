@@ -24,12 +24,13 @@ def write_config(
     blocks: int = 1,
     concurrency: int = 8,
     extra: str = "",
+    startup_timeout_s: float = 30,
 ) -> Path:
     text = (
         f'[tournament]\nname = "{name}"\nseed = 7\nblocks = {blocks}\n'
         f'concurrency = {concurrency}\noutput = "{folder / "out"}"\n'
         "[rules]\nuno_window_ms = 200\n"
-        "[faults]\nstartup_timeout_s = 30\n" + extra + "\n" + "\n".join(bots)
+        f"[faults]\nstartup_timeout_s = {startup_timeout_s:g}\n" + extra + "\n" + "\n".join(bots)
     )
     path = folder / "tournament.toml"
     path.write_text(text)

@@ -40,7 +40,16 @@ def _server_args(p: argparse.ArgumentParser) -> None:
         default=os.environ.get("UNO_ARENA_ADMIN_TOKEN"),
         help="the server's admin token, with --server (env UNO_ARENA_ADMIN_TOKEN)",
     )
-    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Prometheus metrics on this port (with an embedded server, its metrics too)",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        help="address of the metrics endpoint (default 127.0.0.1; 0.0.0.0 in a container)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -66,6 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         server=args.server,
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
         progress=not args.quiet,
         max_hands=args.max_hands,
     )
@@ -80,6 +90,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         server=args.server,
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
         progress=not args.quiet,
         max_hands=args.max_hands,
     )

@@ -21,7 +21,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     strikes = 3             # timeouts before the fallback bot takes the seat over
     fallback = "heuristic"  # the built-in bot that takes over (heuristic or random)
     max_restarts = 5        # restarts of a crashed bot process before giving up on it
-    startup_timeout_s = 30
+    startup_timeout_s = 30  # wait for a bot to connect, or for a lost server to answer
 
     [[bots]]
     name = "alice"

@@ -5,7 +5,8 @@ dealer 0, idempotency key = the hand id), followed with WatchMatch until it ends
 hand goes to the store in one transaction; hands already stored are never played again, so
 ``resume`` after a crash (``kill -9`` of the runner or of the server) finishes the plan with no
 hand lost and none counted twice. A match cancelled by a server restart is replayed under the key
-``<hand id>#<attempt>``.
+``<hand id>#<attempt>``. A server that stays unreachable for ``faults.startup_timeout_s`` stops
+the run with a one-line error that says how to resume (hands in play are not stored).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,9 +29,12 @@ import grpc
 import structlog
 from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
+from prometheus_client import CollectorRegistry, Counter, start_http_server
+from prometheus_client.metrics_core import Metric
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from uno_server.service.convert import rules_to_proto
+from uno_server.service.metrics import ServiceMetrics
 from uno_server.service.server import ArenaServer, ServerConfig
 
 from . import report, schedule
@@ -55,6 +59,7 @@ _TRANSIENT = {
     grpc.StatusCode.INTERNAL,
     grpc.StatusCode.UNKNOWN,
 }
+_UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 
 
 class RunnerError(Exception):
@@ -146,6 +151,18 @@ class Progress:
         return (self.planned - self.done) / r if r > 0 else None
 
 
+class _Registries:
+    """Several registries served as one /metrics page (the runner's and its embedded server's;
+    their metric names do not overlap: ``uno_tournament_*`` and ``uno_*``)."""
+
+    def __init__(self, *registries: CollectorRegistry) -> None:
+        self.registries = registries
+
+    def collect(self) -> Iterator[Metric]:
+        for r in self.registries:
+            yield from r.collect()
+
+
 class Runner:
     def __init__(
         self,
@@ -157,6 +174,7 @@ class Runner:
         server: str | None = None,
         admin_token: str | None = None,
         metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
         progress: bool = True,
         stream: TextIO | None = None,
         max_hands: int | None = None,
@@ -171,7 +189,17 @@ class Runner:
         self.show_progress = progress
         self.stream = stream or sys.stdout
         self.max_hands = max_hands
+        self.metrics_host = metrics_host
         self.metrics = TournamentMetrics()
+        # the embedded server's metrics, served on the runner's metrics port as well
+        self.server_metrics = ServiceMetrics() if server is None else None
+        r = self.metrics.registry
+        self.bot_hands = Counter(
+            "uno_tournament_bot_hands", "Hands stored, per bot", ["bot"], registry=r
+        )
+        self.bot_wins = Counter(
+            "uno_tournament_bot_wins", "Hands won (place 1), per bot", ["bot"], registry=r
+        )
         self.elo = SequentialElo()
         self.bots: dict[str, BotProcess] = {}
         self.tokens: dict[str, str] = {}
@@ -181,6 +209,8 @@ class Runner:
         self.stop_requested = False
         self.interrupted = False
         self.fatal: BaseException | None = None
+        self.server_seen = time.monotonic()
+        """When the server last answered (a reply, an event, or an error it sent)."""
         self.rules = rules_to_proto(config.rule_set())
         tc = config.time_control
         self.time_control = game_pb2.TimeControl(
@@ -226,13 +256,15 @@ class Runner:
         )
         self.admin_token = secrets.token_hex(24)
         self.server = ArenaServer(
-            ServerConfig(port=0, admin_token=self.admin_token, bots=dict(self.tokens))
+            ServerConfig(port=0, admin_token=self.admin_token, bots=dict(self.tokens)),
+            self.server_metrics,
         )
         port = await self.server.start()
         return f"127.0.0.1:{port}"
 
     async def _connected(self) -> set[str]:
         res = await self.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=self.md, timeout=10)
+        self.server_seen = time.monotonic()
         return {b.bot_name for b in res.bots if b.connected}
 
     async def _launch_bots(self, addr: str) -> None:
@@ -322,8 +354,10 @@ class Runner:
             t0 = time.monotonic()
             try:
                 res = await self.admin.CreateMatch(req, metadata=self.md, timeout=30)
+                self.server_seen = time.monotonic()
                 rec = await self._follow(spec, res.match, fallback, t0)
             except grpc.aio.AioRpcError as err:
+                self._check_server(err)
                 reason = error_reason(err)
                 if reason == "BOT_NOT_CONNECTED":
                     now = time.monotonic()
@@ -352,6 +386,26 @@ class Runner:
                 continue
             return rec
 
+    def _check_server(self, err: grpc.aio.AioRpcError) -> None:
+        """Note an answer of the server; stop the run when it has been unreachable too long."""
+        now = time.monotonic()
+        if err.code() not in _UNREACHABLE:
+            self.server_seen = now
+            return
+        grace = self.config.faults.startup_timeout_s
+        if now - self.server_seen <= grace:
+            return
+        done = self.progress.done if self.progress is not None else 0
+        planned = self.progress.planned if self.progress is not None else 0
+        why = " ".join(f"{err.code().name}: {err.details()}".split())
+        hint = "" if self.server is not None else " --server HOST:PORT --admin-token TOKEN"
+        raise RunnerError(
+            f"lost the server {self.server_addr or 'embedded'}: unreachable for more than "
+            f"{grace:g} s ({why}); {done} of {planned} hands stored "
+            "(hands in play are played again). "
+            f"Start the server again, then: uno-arena tournament resume {self.out}{hint}"
+        )
+
     def _retry(self) -> None:
         self.metrics.hand_retries.inc()
         if self.progress is not None:
@@ -374,6 +428,7 @@ class Runner:
             )
             try:
                 async for msg in call:
+                    self.server_seen = time.monotonic()
                     if msg.WhichOneof("kind") == "match":
                         final = msg.match
                     else:
@@ -475,6 +530,13 @@ class Runner:
             self.metrics.hands_completed.set(self.progress.done)
             self.metrics.hands_per_second.set(self.progress.rate())
             self.metrics.set_live(self._live())
+            self._count_places(rec)
+
+    def _count_places(self, rec: HandRecord) -> None:
+        for s in rec.seats:
+            self.bot_hands.labels(s.bot).inc()
+            if s.place == 1:
+                self.bot_wins.labels(s.bot).inc()
 
     def _live(self) -> dict[str, float]:
         names = [b.name for b in self.config.bots]
@@ -544,16 +606,24 @@ class Runner:
         self.progress = Progress(planned=len(plan), done=stored)
         self.metrics.hands_planned.set(len(plan))
         self.metrics.hands_completed.set(stored)
+        for b in self.config.bots:  # every bot's series exists from the start, at 0
+            self.bot_hands.labels(b.name)
+            self.bot_wins.labels(b.name)
         for h in self.store.hands():
             self.elo.update(hand_result(h))
+            self._count_places(h)
         n_tables = len({h.table for h in plan})
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
             f"{len(plan)} hands ({stored} done), output {self.out}"
         )
         if self.metrics_port is not None:
-            self.metrics.serve(self.metrics_port)
-            self.say(f"metrics on http://127.0.0.1:{self.metrics_port}/metrics")
+            regs = [self.metrics.registry]
+            if self.server_metrics is not None:
+                regs.append(self.server_metrics.registry)
+            both = _Registries(*regs)
+            start_http_server(self.metrics_port, addr=self.metrics_host, registry=both)
+            self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
         loop = asyncio.get_running_loop()
         installed = []
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -570,6 +640,7 @@ class Runner:
                     options=[
                         ("grpc.max_receive_message_length", 64 * 1024 * 1024),
                         ("grpc.keepalive_time_ms", 20_000),
+                        ("grpc.max_reconnect_backoff_ms", 5_000),  # a restarted server is seen soon
                     ],
                 )
                 self.admin = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]

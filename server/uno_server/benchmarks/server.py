@@ -166,8 +166,9 @@ def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> N
             c.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    cpu0 = time.process_time()
     asyncio.run(main())
-    out_q.put(rtts)
+    out_q.put((rtts, time.process_time() - cpu0))
 
 
 async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
@@ -216,17 +217,20 @@ async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
             del arena.tables[created.match.match_id]
 
     moves0 = reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0
+    cpu0 = time.process_time()
     t0 = time.monotonic()
     await asyncio.gather(*(table(k) for k in range(TABLES)))
     dt = time.monotonic() - t0
+    server_cpu = time.process_time() - cpu0
     moves = (reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0) - moves0
     stop_ev.set()
-    rtts: list[float] = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
+    rtts, bots_cpu = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
     proc.join(10)
     await ch.close()
     await server.stop(drain_timeout_s=1)
     print(
-        f"service: {int(moves):,} bot moves, {hands} hands in {dt:.1f} s over {TABLES} tables",
+        f"service: {int(moves):,} bot moves, {hands} hands in {dt:.1f} s over {TABLES} tables; "
+        f"CPU seconds: server {server_cpu:.1f}, bots process {bots_cpu:.1f}",
         flush=True,
     )
     return moves / dt, hands, errors, rtts

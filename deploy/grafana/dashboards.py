@@ -1,0 +1,663 @@
+"""Generate the Grafana dashboards of UNO Arena (deploy/grafana/dashboards/*.json).
+
+Plain Python dicts in Grafana's dashboard JSON model (schemaVersion 39), so the generator needs
+nothing beyond the standard library. Run ``make dashboards`` (or this file) after editing;
+``--check`` exits 1 when a checked-in file differs from what this code generates (a test runs it).
+
+Every query is PromQL over the metrics of ``uno-arena serve`` (``uno_*``) and of the tournament
+runner (``uno_tournament_*``); none filters on ``job``, so it does not matter whether the
+server's metrics come from its own target or from the runner's (embedded server). Per-bot
+counters that a well-behaved bot never increments (timeouts, illegal actions, ...) fall back to
+0 for every bot that is deciding, so the panels show a real zero rather than "No data".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DATASOURCE_UID = "uno-arena-prometheus"
+DATASOURCE = {"type": "prometheus", "uid": DATASOURCE_UID}
+OUT = Path(__file__).resolve().parent / "dashboards"
+RATE = "$__rate_interval"
+BOT = '{bot=~"$bot"}'
+
+Json = dict[str, Any]
+
+
+@dataclass
+class Query:
+    expr: str
+    legend: str = ""
+    instant: bool = False
+
+
+@dataclass
+class Panel:
+    title: str
+    description: str
+    queries: list[Query]
+    kind: str = "timeseries"
+    unit: str = "short"
+    w: int = 8
+    h: int = 8
+    extra: Json = field(default_factory=dict)
+    options: Json = field(default_factory=dict)
+    overrides: list[Json] = field(default_factory=list)
+    decimals: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass
+class Row:
+    title: str
+    panels: list[Panel]
+
+
+def zero_per_bot(expr: str) -> str:
+    """``expr`` (a ``sum by (bot)``), or 0 for each bot that made decisions in the window."""
+    seen = f"sum by (bot) (rate(uno_decision_latency_seconds_count{BOT}[{RATE}]))"
+    return f"{expr} or {seen} * 0"
+
+
+def per_minute(metric: str, by: str = "bot") -> str:
+    return f"sum by ({by}) (rate({metric}{BOT}[{RATE}])) * 60"
+
+
+def latency(q: float) -> str:
+    return (
+        f"histogram_quantile({q}, sum by (bot, le) "
+        f"(rate(uno_decision_latency_seconds_bucket{BOT}[{RATE}])))"
+    )
+
+
+def ci_overrides() -> list[Json]:
+    """Shade the band between the 95% bounds; the bounds themselves are not drawn."""
+    return [
+        {
+            "matcher": {"id": "byName", "options": "95% high"},
+            "properties": [
+                {"id": "custom.fillBelowTo", "value": "95% low"},
+                {"id": "custom.lineWidth", "value": 0},
+                {"id": "custom.fillOpacity", "value": 20},
+                {"id": "color", "value": {"mode": "fixed", "fixedColor": "blue"}},
+            ],
+        },
+        {
+            "matcher": {"id": "byName", "options": "95% low"},
+            "properties": [
+                {"id": "custom.lineWidth", "value": 0},
+                {"id": "color", "value": {"mode": "fixed", "fixedColor": "blue"}},
+            ],
+        },
+        {
+            "matcher": {"id": "byName", "options": "rating"},
+            "properties": [
+                {"id": "custom.lineWidth", "value": 2},
+                {"id": "color", "value": {"mode": "fixed", "fixedColor": "dark-blue"}},
+            ],
+        },
+    ]
+
+
+def rating_band(bot_matcher: str) -> list[Query]:
+    return [
+        Query(f"max(uno_tournament_rating{bot_matcher})", "rating"),
+        Query(f"max(uno_tournament_rating_ci_low{bot_matcher})", "95% low"),
+        Query(f"max(uno_tournament_rating_ci_high{bot_matcher})", "95% high"),
+    ]
+
+
+WIN_RATE = (
+    f"sum by (bot) (uno_tournament_bot_wins_total{BOT}) / "
+    f"(sum by (bot) (uno_tournament_bot_hands_total{BOT}) > 0)"
+)
+
+
+# ------------------------------------------------------------------------------ overview
+
+
+def overview_rows() -> list[Row]:
+    return [
+        Row(
+            "Tournament",
+            [
+                Panel(
+                    "Tournament progress",
+                    "Hands stored by the tournament runner out of the hands it planned.",
+                    [
+                        Query(
+                            "max(uno_tournament_hands_completed) / "
+                            "max(uno_tournament_hands_planned)",
+                            "progress",
+                        )
+                    ],
+                    kind="gauge",
+                    unit="percentunit",
+                    w=4,
+                    h=6,
+                    minimum=0,
+                    maximum=1,
+                ),
+                Panel(
+                    "ETA",
+                    "Time to finish the plan at the runner's current pace (hands stored per "
+                    "second over the last 30 s).",
+                    [
+                        Query(
+                            "(max(uno_tournament_hands_planned) - "
+                            "max(uno_tournament_hands_completed)) / "
+                            "(max(uno_tournament_hands_per_second) > 0)",
+                            "ETA",
+                        )
+                    ],
+                    kind="stat",
+                    unit="s",
+                    w=4,
+                    h=6,
+                ),
+                Panel(
+                    "Hands stored / planned",
+                    "Hands the tournament runner has stored, and how many it plans in all.",
+                    [
+                        Query("max(uno_tournament_hands_completed)", "stored"),
+                        Query("max(uno_tournament_hands_planned)", "planned"),
+                    ],
+                    kind="stat",
+                    w=4,
+                    h=6,
+                    decimals=0,
+                ),
+                Panel(
+                    "Active matches",
+                    "Matches in play on the server(s) right now.",
+                    [Query("sum(uno_active_matches)", "active")],
+                    kind="stat",
+                    w=4,
+                    h=6,
+                    decimals=0,
+                ),
+                Panel(
+                    "Connected bots",
+                    "Bot streams currently connected to the server(s).",
+                    [Query("sum(uno_connected_bots)", "connected")],
+                    kind="stat",
+                    w=4,
+                    h=6,
+                    decimals=0,
+                ),
+                Panel(
+                    "Scrape targets up",
+                    "Prometheus targets of UNO Arena that answered their last scrape.",
+                    [
+                        Query('sum(up{job=~"uno-.*"})', "up"),
+                        Query('count(up{job=~"uno-.*"})', "all"),
+                    ],
+                    kind="stat",
+                    w=4,
+                    h=6,
+                    decimals=0,
+                ),
+                Panel(
+                    "Hands per second",
+                    "Hands finished per second on the server, and the runner's own 30 s average.",
+                    [
+                        Query(f"sum(rate(uno_hands_total[{RATE}]))", "server"),
+                        Query("max(uno_tournament_hands_per_second)", "runner (30 s average)"),
+                    ],
+                    unit="ops",
+                    w=12,
+                ),
+                Panel(
+                    "Moves per second",
+                    "Actions applied per second, by who decided them (bot, timeout default, "
+                    "built-in AI after a takeover).",
+                    [
+                        Query(
+                            f"sum by (source) (rate(uno_moves_total[{RATE}]))",
+                            "{{source}}",
+                        )
+                    ],
+                    unit="ops",
+                    w=12,
+                ),
+            ],
+        ),
+        Row(
+            "Leaderboard",
+            [
+                Panel(
+                    "Rating per bot",
+                    "Plackett-Luce rating (Elo scale) of every bot, refitted every few seconds "
+                    "once 8 hands are stored. Higher is stronger.",
+                    [Query(f"max by (bot) (uno_tournament_rating{BOT})", "{{bot}}")],
+                    w=12,
+                    decimals=0,
+                ),
+                Panel(
+                    "Leaderboard (rating now)",
+                    "The latest rating of every bot, strongest first.",
+                    [Query(f"max by (bot) (uno_tournament_rating{BOT})", "{{bot}}", instant=True)],
+                    kind="bargauge",
+                    w=12,
+                    decimals=0,
+                    options={
+                        "orientation": "horizontal",
+                        "displayMode": "gradient",
+                        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                    },
+                ),
+                Panel(
+                    "Win rate per bot",
+                    "Share of its stored hands each bot won (finished first). With four seats "
+                    "a bot of average strength wins about 25%.",
+                    [Query(WIN_RATE, "{{bot}}")],
+                    unit="percentunit",
+                    w=12,
+                    minimum=0,
+                ),
+                Panel(
+                    "Live Elo per bot",
+                    "The sequential Elo of the runner's progress display: quicker to move, "
+                    "noisier than the Plackett-Luce rating.",
+                    [Query(f"max by (bot) (uno_tournament_live_elo{BOT})", "{{bot}}")],
+                    w=12,
+                    decimals=0,
+                ),
+                Panel(
+                    "Rating with 95% CI: $bot",
+                    "One panel per bot (repeated over the bot variable): the rating and its "
+                    "95% confidence band. Overlapping bands mean the order is not settled yet.",
+                    rating_band('{bot=~"$bot"}'),
+                    w=8,
+                    decimals=0,
+                    overrides=ci_overrides(),
+                    extra={"repeat": "bot", "repeatDirection": "h", "maxPerRow": 3},
+                ),
+            ],
+        ),
+        Row(
+            "Bot speed and faults",
+            [
+                *(
+                    Panel(
+                        f"Decision latency p{int(q * 100)} per bot",
+                        f"{int(q * 100)}th percentile of the time from the server's decision "
+                        "request to the bot's accepted answer (network plus thinking).",
+                        [Query(latency(q), "{{bot}}")],
+                        unit="s",
+                        w=8,
+                    )
+                    for q in (0.5, 0.95, 0.99)
+                ),
+                Panel(
+                    "Timeouts per bot (per minute)",
+                    "Decisions a bot did not answer in time; the server played the default "
+                    "action and gave the seat a strike.",
+                    [Query(zero_per_bot(per_minute("uno_timeouts_total")), "{{bot}}")],
+                    w=6,
+                ),
+                Panel(
+                    "Illegal actions per bot (per minute)",
+                    "Actions the server rejected as malformed or not legal (all reasons).",
+                    [Query(zero_per_bot(per_minute("uno_illegal_actions_total")), "{{bot}}")],
+                    w=6,
+                ),
+                Panel(
+                    "Disconnects per bot (per minute)",
+                    "Bot streams that ended (a bot that crashes, restarts or loses its network).",
+                    [Query(zero_per_bot(per_minute("uno_disconnects_total")), "{{bot}}")],
+                    w=6,
+                ),
+                Panel(
+                    "Takeovers per bot (per minute)",
+                    "Seats handed to the built-in AI (too many strikes, or the bot stayed away).",
+                    [Query(zero_per_bot(per_minute("uno_takeovers_total")), "{{bot}}")],
+                    w=6,
+                ),
+            ],
+        ),
+        Row(
+            "Server and runner health",
+            [
+                Panel(
+                    "Server errors (per second)",
+                    "Requests the server answered with a gRPC error, by status code; 'none' "
+                    "while there are none.",
+                    [
+                        Query(
+                            f"sum by (code) (rate(uno_server_errors_total[{RATE}])) or on () "
+                            'label_replace(sum(uno_connected_bots) * 0, "code", "none", "", "")',
+                            "{{code}}",
+                        )
+                    ],
+                    unit="ops",
+                    w=8,
+                ),
+                Panel(
+                    "Matches finished (per second)",
+                    "Matches that ended, by how they ended (completed, cancelled, ...).",
+                    [
+                        Query(
+                            f"sum by (outcome) (rate(uno_matches_total[{RATE}]))",
+                            "{{outcome}}",
+                        )
+                    ],
+                    unit="ops",
+                    w=8,
+                ),
+                Panel(
+                    "Runner retries and bot crashes",
+                    "Hands the runner had to play again (server restart, transient errors), and "
+                    "bot processes that exited during the run (the runner restarts them).",
+                    [
+                        Query(
+                            f"sum(increase(uno_tournament_hand_retries_total[{RATE}]))",
+                            "hand retries",
+                        ),
+                        Query(
+                            "sum by (bot) "
+                            f"(increase(uno_tournament_bot_crashes_total{BOT}[{RATE}])) "
+                            f"or sum by (bot) (uno_tournament_bot_hands_total{BOT}) * 0",
+                            "crashes {{bot}}",
+                        ),
+                    ],
+                    w=8,
+                ),
+            ],
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------ one bot
+
+
+def bot_rows() -> list[Row]:
+    return [
+        Row(
+            "Strength",
+            [
+                Panel(
+                    "Rating with 95% CI",
+                    "The bot's Plackett-Luce rating (Elo scale) and its 95% confidence band.",
+                    rating_band(BOT),
+                    w=12,
+                    decimals=0,
+                    overrides=ci_overrides(),
+                ),
+                Panel(
+                    "Win rate",
+                    "Share of the bot's stored hands it won.",
+                    [Query(WIN_RATE, "{{bot}}")],
+                    unit="percentunit",
+                    w=6,
+                    minimum=0,
+                ),
+                Panel(
+                    "Hands played / won",
+                    "Hands of this bot the runner stored, and how many it won.",
+                    [
+                        Query(f"sum(uno_tournament_bot_hands_total{BOT})", "played"),
+                        Query(f"sum(uno_tournament_bot_wins_total{BOT})", "won"),
+                    ],
+                    kind="stat",
+                    w=6,
+                    decimals=0,
+                ),
+            ],
+        ),
+        Row(
+            "Speed",
+            [
+                Panel(
+                    "Decision latency p50 / p95 / p99",
+                    "Percentiles of the time from decision request to accepted answer.",
+                    [
+                        Query(latency(0.5), "p50"),
+                        Query(latency(0.95), "p95"),
+                        Query(latency(0.99), "p99"),
+                    ],
+                    unit="s",
+                    w=12,
+                ),
+                Panel(
+                    "Decision latency distribution",
+                    "Answers per second in each latency bucket (a heatmap over time).",
+                    [
+                        Query(
+                            f"sum by (le) (rate(uno_decision_latency_seconds_bucket{BOT}[{RATE}]))",
+                            "{{le}}",
+                        )
+                    ],
+                    kind="heatmap",
+                    w=12,
+                    extra={"targets_format": "heatmap"},
+                    options={
+                        "calculate": False,
+                        "yAxis": {"unit": "s"},
+                        "cellGap": 1,
+                        "color": {"scheme": "Oranges", "mode": "scheme"},
+                    },
+                ),
+                Panel(
+                    "Decisions per second",
+                    "Accepted answers of the bot per second.",
+                    [
+                        Query(
+                            f"sum(rate(uno_decision_latency_seconds_count{BOT}[{RATE}]))",
+                            "decisions",
+                        )
+                    ],
+                    unit="ops",
+                    w=12,
+                ),
+            ],
+        ),
+        Row(
+            "Faults",
+            [
+                Panel(
+                    "Timeouts, disconnects, takeovers (per minute)",
+                    "Late answers, dropped streams and seats handed to the built-in AI.",
+                    [
+                        Query(zero_per_bot(per_minute("uno_timeouts_total")), "timeouts"),
+                        Query(zero_per_bot(per_minute("uno_disconnects_total")), "disconnects"),
+                        Query(zero_per_bot(per_minute("uno_takeovers_total")), "takeovers"),
+                    ],
+                    w=12,
+                ),
+                Panel(
+                    "Illegal actions by reason (per minute)",
+                    "Rejected actions of the bot, by the server's reason.",
+                    [
+                        Query(
+                            f"{per_minute('uno_illegal_actions_total', 'reason')} or on () "
+                            "label_replace(sum(rate(uno_decision_latency_seconds_count"
+                            f'{BOT}[{RATE}])) * 0, "reason", "none", "", "")',
+                            "{{reason}}",
+                        )
+                    ],
+                    w=12,
+                ),
+            ],
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------ JSON model
+
+
+def bot_variable(*, multi: bool) -> Json:
+    return {
+        "name": "bot",
+        "label": "Bot",
+        "type": "query",
+        "datasource": DATASOURCE,
+        "query": {
+            "query": "label_values(uno_decision_latency_seconds_count, bot)",
+            "refId": "bot",
+        },
+        "definition": "label_values(uno_decision_latency_seconds_count, bot)",
+        "refresh": 2,
+        "sort": 1,
+        "multi": multi,
+        "includeAll": multi,
+        **({"allValue": ".*", "current": {"text": "All", "value": "$__all"}} if multi else {}),
+    }
+
+
+def panel_json(p: Panel, pid: int, x: int, y: int) -> Json:
+    fmt = p.extra.get("targets_format", "time_series")
+    targets = [
+        {
+            "refId": chr(ord("A") + i),
+            "datasource": DATASOURCE,
+            "expr": q.expr,
+            "legendFormat": q.legend,
+            "range": not q.instant,
+            "instant": q.instant,
+            "format": fmt,
+        }
+        for i, q in enumerate(p.queries)
+    ]
+    defaults: Json = {"unit": p.unit}
+    if p.decimals is not None:
+        defaults["decimals"] = p.decimals
+    if p.minimum is not None:
+        defaults["min"] = p.minimum
+    if p.maximum is not None:
+        defaults["max"] = p.maximum
+    if p.kind == "timeseries":
+        defaults["custom"] = {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 0}
+    options: Json = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}
+    if p.kind in ("stat", "gauge"):
+        options = {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
+    options.update(p.options)
+    out: Json = {
+        "id": pid,
+        "type": p.kind,
+        "title": p.title,
+        "description": p.description,
+        "datasource": DATASOURCE,
+        "gridPos": {"h": p.h, "w": p.w, "x": x, "y": y},
+        "targets": targets,
+        "fieldConfig": {"defaults": defaults, "overrides": p.overrides},
+        "options": options,
+    }
+    out.update({k: v for k, v in p.extra.items() if k != "targets_format"})
+    return out
+
+
+def dashboard(uid: str, title: str, description: str, rows: list[Row], *, multi: bool) -> Json:
+    panels: list[Json] = []
+    pid = 1
+    y = 0
+    for row in rows:
+        panels.append(
+            {
+                "id": pid,
+                "type": "row",
+                "title": row.title,
+                "collapsed": False,
+                "gridPos": {"h": 1, "w": 24, "x": 0, "y": y},
+                "panels": [],
+            }
+        )
+        pid += 1
+        y += 1
+        x = 0
+        row_h = 0
+        for p in row.panels:
+            if x + p.w > 24:
+                x, y, row_h = 0, y + row_h, 0
+            panels.append(panel_json(p, pid, x, y))
+            pid += 1
+            x += p.w
+            row_h = max(row_h, p.h)
+        y += row_h
+    return {
+        "uid": uid,
+        "title": title,
+        "description": description,
+        "tags": ["uno-arena"],
+        "timezone": "browser",
+        "editable": True,
+        "graphTooltip": 1,
+        "schemaVersion": 39,
+        "version": 1,
+        "refresh": "5s",
+        "time": {"from": "now-15m", "to": "now"},
+        "timepicker": {},
+        "annotations": {"list": []},
+        "links": [
+            {
+                "title": "UNO Arena dashboards",
+                "type": "dashboards",
+                "tags": ["uno-arena"],
+                "asDropdown": True,
+                "includeVars": True,
+                "keepTime": True,
+            }
+        ],
+        "templating": {"list": [bot_variable(multi=multi)]},
+        "panels": panels,
+    }
+
+
+def dashboards() -> dict[str, Json]:
+    """File name -> dashboard JSON model."""
+    return {
+        "uno-arena-overview.json": dashboard(
+            "uno-arena-overview",
+            "UNO Arena: tournament overview",
+            "A running tournament: progress, pace, leaderboard, and which bots are slow or "
+            "misbehaving.",
+            overview_rows(),
+            multi=True,
+        ),
+        "uno-arena-bot.json": dashboard(
+            "uno-arena-bot",
+            "UNO Arena: one bot",
+            "Strength, speed and faults of one bot.",
+            bot_rows(),
+            multi=False,
+        ),
+    }
+
+
+def render(model: Json) -> str:
+    return json.dumps(model, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Generate deploy/grafana/dashboards/*.json")
+    ap.add_argument("--check", action="store_true", help="exit 1 if a checked-in file is stale")
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder")
+    args = ap.parse_args(argv)
+    stale = []
+    for name, model in dashboards().items():
+        path = args.out / name
+        text = render(model)
+        if args.check:
+            if not path.is_file() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path}")
+    if stale:
+        print(
+            "stale dashboards (run `make dashboards`): " + ", ".join(stale),
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
