@@ -114,6 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
     srv = sub.add_parser("serve", help="run the game service", description=cmd_serve.__doc__)
     add_serve_arguments(srv)
     srv.set_defaults(func=cmd_serve)
+    from .service.matchcli import add_arguments as add_match_arguments
+    from .service.matchcli import cmd_match
+
+    mat = sub.add_parser(
+        "match",
+        help="play hands on a running server with your bot seated",
+        description=cmd_match.__doc__,
+    )
+    add_match_arguments(mat)
+    mat.set_defaults(func=cmd_match)
     from uno_tournament import cli as tournament_cli  # lazy: only when the parser is built
 
     tournament_cli.add_tournament_parser(sub)
