@@ -111,3 +111,66 @@ def test_bad_config_is_one_plain_line_and_a_nonzero_exit(
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], res.stderr
+
+
+def test_match_command_seats_a_connected_bot_and_reports_the_hands() -> None:
+    proc = _serve("--bot", "py-heuristic=py-secret-token")
+    bot = None
+    try:
+        port = _port(proc)
+        bot = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uno_bot.examples.heuristic_bot",
+                "--addr",
+                f"127.0.0.1:{port}",
+                "--token",
+                "py-secret-token",
+                "--name",
+                "py-heuristic",
+                "--log-level",
+                "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "uno_server.cli",
+            "match",
+            "--server",
+            f"127.0.0.1:{port}",
+            "--admin-token",
+            ADMIN,
+            "--seats",
+            "py-heuristic",
+            "heuristic",
+            "random",
+            "heuristic",
+            "--hands",
+            "3",
+        ]
+        for _ in range(50):  # wait for the bot to connect
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+            if "not connected" not in res.stderr:
+                break
+            time.sleep(0.2)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.count("winner: seat") == 3
+        assert "py-heuristic" in res.stdout.splitlines()[-4]
+        bad = subprocess.run(
+            [*cmd[:9], "nobody", "heuristic", "--hands", "1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert bad.returncode == 2
+        assert bad.stderr.count("\n") == 1 and "nobody" in bad.stderr
+    finally:
+        for p in (bot, proc):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                p.wait(timeout=10)
