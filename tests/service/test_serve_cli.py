@@ -170,7 +170,9 @@ def test_match_command_seats_a_connected_bot_and_reports_the_hands() -> None:
         assert bad.returncode == 2
         assert bad.stderr.count("\n") == 1 and "nobody" in bad.stderr
     finally:
-        for p in (bot, proc):
-            if p is not None and p.poll() is None:
-                p.terminate()
-                p.wait(timeout=10)
+        if bot is not None and bot.poll() is None:
+            bot.terminate()
+            bot.wait(timeout=10)
+        if proc.poll() is None:
+            proc.terminate()
+        proc.communicate(timeout=30)  # also closes the pipes
