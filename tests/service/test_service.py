@@ -419,3 +419,64 @@ async def test_metrics_are_served_over_http() -> None:
             assert name in text
     finally:
         await server.stop(drain_timeout_s=0)
+
+
+async def test_a_late_answer_to_a_window_someone_closed_is_stale_not_illegal(live: Live) -> None:
+    """Regression: after a catch closed a UNO window, the window requests of seats that were not
+    due to act stayed open, so a bot answering a moment later was charged an illegal action
+    (NOT_YOUR_TURN). They must be closed at once; the late answer is merely stale (ABORTED)."""
+
+    def no_uno_call(dr: bot_pb2.DecisionRequest) -> int:
+        plays = [a.id for a in dr.legal_actions if a.id >= 1000 and not a.uno]
+        return plays[-1] if plays else dr.legal_actions[0].id
+
+    def drive(
+        bot: RawBot, turn_delay: float, window: int | None, window_delay: float
+    ) -> asyncio.Task[None]:
+        async def loop() -> None:
+            while True:
+                dr = await bot.requests.get()
+                ids = {a.id for a in dr.legal_actions}
+                if dr.required:
+                    await asyncio.sleep(turn_delay)
+                    bot.answer(dr.request_id, no_uno_call(dr))
+                elif window is not None and 5 in ids:  # a window on another seat
+                    catch = [i for i in ids if 10 <= i < 20]
+                    await asyncio.sleep(window_delay)
+                    bot.answer(dr.request_id, catch[0] if window == 10 and catch else 5)
+
+        return asyncio.get_running_loop().create_task(loop())
+
+    bots = [await connected(live, f"b{i}", policy=None) for i in range(4)]
+    drivers = [
+        drive(bots[0], 0.0, None, 0.0),  # goes down to one card without calling UNO
+        drive(bots[1], 0.08, 10, 0.0),  # catches at once, then thinks before its turns
+        drive(bots[2], 0.08, None, 0.0),  # never answers windows
+        drive(bots[3], 0.0, 5, 0.02),  # declines windows, a little late
+    ]
+    infos = [
+        await live.create(
+            ["b0", "b1", "b2", "b3"],
+            seed=50 + i,
+            rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND, uno_window_ms=2000),
+            tc=game_pb2.TimeControl(decision_ms=5000),
+        )
+        for i in range(3)
+    ]
+    for info in infos:
+        await asyncio.wait_for(live.watch(info.match_id), 90)
+    for d in drivers:
+        d.cancel()
+    late = bots[3].results
+    stale = [r for r in late if r.reason == errors_pb2.ERROR_REASON_STALE_REQUEST]
+    assert stale, "no late answer raced a catch; the test exercised nothing"
+    for info in infos:
+        final = await live.info(info.match_id)
+        assert [s.rejected_actions for s in final.seats] == [0, 0, 0, 0], [
+            (i, r.reason, r.message)
+            for i, b in enumerate(bots)
+            for r in b.results
+            if not r.accepted and r.reason != errors_pb2.ERROR_REASON_STALE_REQUEST
+        ]
+    for b in bots:
+        await b.stop()

@@ -358,6 +358,15 @@ class Table:
             for st in self.seats:
                 if st.open is not None:
                     self._close(st, bot_pb2.CLOSE_REASON_HAND_ENDED, None)
+        else:
+            # Close at once every request this action made moot (a catch or a late call ends
+            # the window for everyone), so a bot's late answer to it is stale (ABORTED), not an
+            # illegal action held against its seat.
+            # (The acting seat's own request is settled by the caller.)
+            for st in self.seats:
+                req = st.open
+                if req is not None and st.seat != seat and hand.legal_actions(st.seat) != req.legal:
+                    self._close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
         self._wake()
 
     def submit(
