@@ -259,7 +259,6 @@ async def test_a_silent_bot_gets_defaults_and_strikes_then_the_ai_takes_over(liv
     assert len(takeovers) == 1 and takeovers[0].seat == 0
     closed = [m.request_closed for m in bot.received if m.WhichOneof("kind") == "request_closed"]
     assert sum(c.reason == bot_pb2.CLOSE_REASON_TIMED_OUT for c in closed) == 3
-    assert any(c.reason == bot_pb2.CLOSE_REASON_TAKEN_OVER for c in closed) or len(closed) >= 3
     await bot.stop()
 
 

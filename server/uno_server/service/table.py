@@ -98,7 +98,6 @@ class TimeControl:
 class OpenRequest:
     request_id: str
     seat: int
-    turn: int
     legal: list[int]
     required: bool
     sent_at: float
@@ -238,9 +237,7 @@ class Table:
                 if not legal:
                     continue
                 req = st.open
-                if req is not None and req.legal == legal:
-                    req.turn = hand.turn
-                else:
+                if req is None or req.legal != legal:
                     req = self._open_request(st, legal, now)
                 if req.required:
                     wake = min(wake, req.deadline)
@@ -487,7 +484,7 @@ class Table:
             deadline = self._window_deadline or now
             wall_deadline = self._window_wall
         req = OpenRequest(
-            f"{self.match_id}-{self._next_request}", seat, hand.turn, legal, required, now, deadline
+            f"{self.match_id}-{self._next_request}", seat, legal, required, now, deadline
         )
         st.open = req
         self._requests[req.request_id] = req
