@@ -1,4 +1,5 @@
-"""``python -m uno_bot --bot heuristic|random --addr HOST:PORT --token T [--name NAME]``."""
+"""``uno-bot --bot heuristic|random --addr HOST:PORT --token T [--name NAME]`` (also
+``python -m uno_bot``): run one of the example bots."""
 
 from __future__ import annotations
 
@@ -6,35 +7,27 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from .examples.heuristic_bot import HeuristicBot
+from ._log import configure_logging
+from .examples.heuristic_bot import add_chaos_arguments, bot_from_args
 from .examples.random_bot import RandomBot
-from .sdk import Bot, configure_logging, parse_args, run
-
-BOTS: dict[str, type[Bot]] = {"heuristic": HeuristicBot, "random": RandomBot}
+from .sdk import Bot, parse_args, run_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m uno_bot", description=__doc__)
+    parser = argparse.ArgumentParser(prog="uno-bot", description=__doc__)
     parser.add_argument(
         "--bot",
-        choices=sorted(BOTS),
+        choices=["heuristic", "random"],
         default=os.environ.get("UNO_ARENA_BOT", "heuristic"),
         help="which example bot to run (env UNO_ARENA_BOT, default heuristic)",
     )
+    add_chaos_arguments(parser)
     pre, _ = parser.parse_known_args(argv)
-    chosen = BOTS[pre.bot]()
-    ns, cfg = parse_args(argv, default_name=chosen.name, parser=parser)
+    default_name = "py-random" if pre.bot == "random" else "py-heuristic"
+    ns, cfg = parse_args(argv, default_name=default_name, parser=parser)
+    chosen: Bot = RandomBot() if ns.bot == "random" else bot_from_args(ns)
     configure_logging(ns.log_level, json=ns.log_json)
-    from .sdk import FatalStreamError
-
-    try:
-        run(chosen, cfg)
-    except FatalStreamError as err:
-        print(f"uno_bot: {err}", flush=True)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_main(chosen, cfg)
 
 
 if __name__ == "__main__":
