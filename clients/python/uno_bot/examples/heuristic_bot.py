@@ -3,7 +3,8 @@ and Java examples):
 
 * UNO window: catch the offender when it can, else answer NO_CATCH (play goes on sooner);
   its own late UNO: call it;
-* a Wild Draw Four played on it: accept (it never challenges);
+* a Wild Draw Four played on it: challenge when its player still holds three cards or more (a
+  bluff is then likely), else accept;
 * a Wild flipped first, or a Wild it plays: name the colour it holds most;
 * otherwise play rather than draw: the UNO call with a play that leaves one card; coloured cards
   before Wilds before Wild Draw Fours, higher-scoring cards first; but when an opponent is down
@@ -43,6 +44,7 @@ from uno_bot.sdk import fail, run_main
 
 COLORS = (cards_pb2.COLOR_RED, cards_pb2.COLOR_YELLOW, cards_pb2.COLOR_GREEN, cards_pb2.COLOR_BLUE)
 WILD_RANKS = (cards_pb2.RANK_WILD, cards_pb2.RANK_WILD_DRAW_FOUR)
+ATTACKS = (cards_pb2.RANK_SKIP, cards_pb2.RANK_DRAW_TWO, cards_pb2.RANK_WILD_DRAW_FOUR)
 LOW = 2
 """An opponent with this many cards or fewer may go out soon."""
 
@@ -60,6 +62,9 @@ def best_play(request: DecisionRequest) -> game_pb2.LegalAction | None:
     counts = Counter(c.color for c in view.hand)
     fav = favourite_color(view.hand)
     cards_of = {s.seat: s.card_count for s in view.seats}
+    n = max(len(view.seats), 1)
+    step = -1 if view.direction == game_pb2.DIRECTION_DECREASING else 1
+    next_low = 0 < cards_of.get((view.seat + step) % n, 99) <= LOW
     someone_low = any(0 < s.card_count <= LOW for s in view.seats if s.seat != view.seat)
     best: tuple[tuple[int, ...], game_pb2.LegalAction] | None = None
     for a in request.legal_actions:
@@ -70,16 +75,31 @@ def best_play(request: DecisionRequest) -> game_pb2.LegalAction | None:
             continue  # it would be a bluff
         if card.rank in WILD_RANKS and a.color != fav:
             continue  # name the colour held most
-        tier = (
-            0 if card.rank == cards_pb2.RANK_WILD_DRAW_FOUR else 1 if card.rank in WILD_RANKS else 2
-        )
+        wild = card.rank in WILD_RANKS
+        attack = card.rank in ATTACKS and next_low  # stop the next seat going out
+        # keep Wilds for later; among coloured cards play from the colour held most, so that
+        # the lone cards of other colours stay as ways out
+        keep = 0 if wild else 1 + counts[card.color]
         points = card_points(card)
         target = -cards_of.get(a.target_seat, 0) if a.HasField("target_seat") else 0
-        order = (points, tier) if someone_low else (tier, points)
-        key = (int(a.uno), *order, counts[card.color], target)
+        if someone_low:  # dump points before somebody goes out
+            key = (int(a.uno), int(attack), points, keep, target)
+        else:
+            key = (int(a.uno), int(attack), keep, points, target)
         if best is None or key > best[0]:
             best = (key, a)
     return None if best is None else best[1]
+
+
+def bluff_likely(view: game_pb2.SeatView) -> bool:
+    """Whether the Wild Draw Four just played on this seat was likely a bluff: its player held
+    three cards or more after it, so probably one of the colour it replaced. A failed challenge
+    costs 2 more cards than accepting, a caught bluff saves 4."""
+    penalty = view.pending_penalty
+    if not penalty.HasField("offender"):
+        return False
+    held = {s.seat: s.card_count for s in view.seats}
+    return held.get(penalty.offender, 0) >= 3
 
 
 def choose(request: DecisionRequest) -> int | None:
@@ -99,9 +119,14 @@ def choose(request: DecisionRequest) -> int | None:
     if prompt == bot_pb2.PROMPT_LATE_UNO:
         return first(game_pb2.ACTION_KIND_CALL_UNO)
     if prompt == bot_pb2.PROMPT_WILD_DRAW_FOUR:
-        accept = first(game_pb2.ACTION_KIND_ACCEPT)
-        if accept is not None:
-            return accept
+        answer = first(
+            game_pb2.ACTION_KIND_CHALLENGE
+            if bluff_likely(request.view)
+            else game_pb2.ACTION_KIND_ACCEPT,
+            game_pb2.ACTION_KIND_ACCEPT,
+        )
+        if answer is not None:
+            return answer
     if prompt == bot_pb2.PROMPT_CHOOSE_COLOR:
         fav = favourite_color(request.view.hand)
         for a in legal:
