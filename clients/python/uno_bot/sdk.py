@@ -408,6 +408,9 @@ class BotClient:
         """A new channel: one per connection attempt, so no attempt inherits the library's
         own reconnect backoff from an earlier outage."""
         options = [
+            # gRPC shares subchannels between channels to the same address by default, so a new
+            # channel would inherit the old one's connection backoff; a local pool does not
+            ("grpc.use_local_subchannel_pool", 1),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),
