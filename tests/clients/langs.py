@@ -179,6 +179,26 @@ class Admin:
                 raise AssertionError(f"bots {sorted(set(names) - live)} did not connect")
             await asyncio.sleep(0.1)
 
+    async def create(
+        self, req: admin_pb2.CreateMatchRequest, wait_s: float = 15
+    ) -> admin_pb2.CreateMatchResponse:
+        """CreateMatch, retried for up to ``wait_s`` while a seated bot is not connected (it
+        may be reconnecting)."""
+        t0 = time.monotonic()
+        while True:
+            try:
+                res: admin_pb2.CreateMatchResponse = await self.stub.CreateMatch(
+                    req, metadata=self.md
+                )
+                return res
+            except grpc.aio.AioRpcError as err:
+                retry = err.code() == grpc.StatusCode.FAILED_PRECONDITION and "not connected" in (
+                    err.details() or ""
+                )
+                if not retry or time.monotonic() - t0 > wait_s:
+                    raise
+            await asyncio.sleep(0.1)
+
     async def play(
         self,
         seats: Sequence[str | int],
@@ -209,7 +229,7 @@ class Admin:
                     rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
                     time_control=tc,
                 )
-                created = await self.stub.CreateMatch(req, metadata=self.md)
+                created = await self.create(req)
                 mid = created.match.match_id
                 async for _ in self.stub.WatchMatch(
                     admin_pb2.WatchMatchRequest(match_id=mid), metadata=self.md
