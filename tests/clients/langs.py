@@ -153,7 +153,7 @@ class Admin:
 
     def __init__(self, addr: str) -> None:
         self.channel = grpc.aio.insecure_channel(addr)
-        self.stub = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        self.stub = admin_pb2_grpc.AdminServiceStub(self.channel)
         self.md = (("authorization", f"Bearer {ADMIN}"),)
 
     async def close(self) -> None:
@@ -174,7 +174,7 @@ class Admin:
                 return
             for proc in procs:
                 if proc.poll() is not None:
-                    raise AssertionError(f"a bot exited with {proc.returncode}: {proc.args}")
+                    raise AssertionError(f"a bot exited with {proc.returncode}: {proc.args!r}")
             if time.monotonic() - t0 > timeout:
                 raise AssertionError(f"bots {sorted(set(names) - live)} did not connect")
             await asyncio.sleep(0.1)

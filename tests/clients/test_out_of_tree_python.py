@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -63,9 +64,14 @@ def test_readme_quick_start_from_a_wheel_plays_20_hands(tmp_path: Path) -> None:
         if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("UNO_ARENA_")
     }
     t0 = time.monotonic()
-    # 1. the wheel, as the README builds it
+    # 1. the wheel, as the README builds it; from a clean copy of the SDK, since setuptools
+    # builds in the source folder and a stale build/ could slip old files into the wheel
+    src = tmp_path / "arena-clients-python"
+    shutil.copytree(
+        SDK, src, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__")
+    )
     dist = tmp_path / "dist"
-    sh(sys.executable, "-m", "pip", "wheel", "--no-deps", SDK, "-w", dist, cwd=tmp_path, env=env)
+    sh(sys.executable, "-m", "pip", "wheel", "--no-deps", src, "-w", dist, cwd=tmp_path, env=env)
     wheels = list(dist.glob("uno_arena_bot-*-py3-none-any.whl"))
     assert len(wheels) == 1, wheels
     # 2. an empty folder with its own venv, the wheel installed from PyPI's grpcio/protobuf

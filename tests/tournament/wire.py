@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import cast
 
 from uno_bot.proto import bot_pb2, cards_pb2
 from uno_server.engine import RuleSet
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
 from uno_server.engine.hand import OVER, Hand
+from uno_server.gen.uno.v1 import bot_pb2 as server_bot_pb2
 from uno_server.service import convert
 
 
@@ -25,12 +27,12 @@ def card_msg(code: int) -> cards_pb2.Card:
 
 def request(hand: Hand, seat: int, *, match_id: str = "m1") -> bot_pb2.DecisionRequest:
     """The DecisionRequest the server would send ``seat`` now (prompt aside: PROMPT_TURN)."""
-    req = bot_pb2.DecisionRequest(
+    req = server_bot_pb2.DecisionRequest(
         request_id=f"{match_id}-{hand.turn}-{seat}",
         match_id=match_id,
         seat=seat,
         hand_number=hand.hand_number,
-        prompt=bot_pb2.PROMPT_TURN,
+        prompt=server_bot_pb2.PROMPT_TURN,
         required=True,
         time_left_ms=1000,
         decision_ms=1000,
@@ -41,12 +43,14 @@ def request(hand: Hand, seat: int, *, match_id: str = "m1") -> bot_pb2.DecisionR
     )
     if hand.window >= 0:
         late = seat == hand.window
-        req.prompt = bot_pb2.PROMPT_LATE_UNO if late else bot_pb2.PROMPT_UNO_WINDOW
+        req.prompt = server_bot_pb2.PROMPT_LATE_UNO if late else server_bot_pb2.PROMPT_UNO_WINDOW
         req.required = False
     default = hand.default_action(seat)
     if default is not None and req.required:
         req.default_action_id = default
-    return req
+    # built with the server's converters; the SDK's class is the same at run time (one
+    # descriptor pool), only the type checker tells the two generated copies apart
+    return cast(bot_pb2.DecisionRequest, req)
 
 
 def positions(rules: RuleSet, seed: int, steps: int) -> Iterator[tuple[Hand, int]]:

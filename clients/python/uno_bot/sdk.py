@@ -67,7 +67,7 @@ DecisionRequest: TypeAlias = bot_pb2.DecisionRequest
 DecideResult: TypeAlias = int | Awaitable[int | None] | None
 """What ``decide`` may return: an action id, ``None`` (no answer), or an awaitable of either."""
 
-FATAL_CODES: Final = frozenset(
+FATAL_CODES: Final[frozenset[grpc.StatusCode]] = frozenset(
     {
         grpc.StatusCode.UNAUTHENTICATED,
         grpc.StatusCode.PERMISSION_DENIED,
