@@ -1015,11 +1015,11 @@ def test_refused_address_forms(addr: str) -> None:
         BotClient(RecordingBot(), ClientConfig(addr=addr, token=TOKEN))
 
 
-def _cli(*args: str) -> tuple[int, list[str]]:
-    """Run the example heuristic bot as a program: its exit code and stderr lines."""
+def _cli(*args: str, module: str = "uno_bot.examples.heuristic_bot") -> tuple[int, list[str]]:
+    """Run an example bot as a program: its exit code and stderr lines."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_ARENA_")}
     res = subprocess.run(
-        [sys.executable, "-m", "uno_bot.examples.heuristic_bot", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         timeout=30,
@@ -1051,6 +1051,14 @@ def _cli(*args: str) -> tuple[int, list[str]]:
 def test_command_line_errors_are_one_line_and_exit_2(args: list[str], line: str) -> None:
     code, lines = _cli(*args)
     assert (code, lines) == (2, [line])
+
+
+def test_uno_bot_command_runs_either_example() -> None:
+    for which in ("random", "heuristic"):
+        code, lines = _cli("--bot", which, "--addr", "ftp://x:1", "--token", "t", module="uno_bot")
+        assert (code, len(lines)) == (2, 1) and "invalid address" in lines[0]
+    code, lines = _cli("--bot", "nope", "--token", "t", module="uno_bot")
+    assert code == 2
 
 
 def test_a_refusing_server_is_one_line_and_exit_1() -> None:

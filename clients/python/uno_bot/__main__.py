@@ -1,5 +1,5 @@
-"""``uno-bot --bot heuristic|random --addr HOST:PORT --token T [--name NAME]`` (also
-``python -m uno_bot``): run one of the example bots."""
+"""Run one of the example bots: uno-bot --bot heuristic|random --addr HOST:PORT --token T
+(also python -m uno_bot)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,26 @@ from .examples.heuristic_bot import add_chaos_arguments, bot_from_args
 from .examples.random_bot import RandomBot
 from .sdk import Bot, parse_args, run_main
 
+_BOTS = ("heuristic", "random")
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="uno-bot", description=__doc__)
+
+def _bot_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot",
-        choices=["heuristic", "random"],
+        choices=_BOTS,
         default=os.environ.get("UNO_ARENA_BOT", "heuristic"),
         help="which example bot to run (env UNO_ARENA_BOT, default heuristic)",
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    pre = argparse.ArgumentParser(add_help=False)
+    _bot_argument(pre)
+    chosen_name = pre.parse_known_args(argv)[0].bot
+    parser = argparse.ArgumentParser(prog="uno-bot", description=__doc__)
+    _bot_argument(parser)
     add_chaos_arguments(parser)
-    pre, _ = parser.parse_known_args(argv)
-    default_name = "py-random" if pre.bot == "random" else "py-heuristic"
+    default_name = "py-random" if chosen_name == "random" else "py-heuristic"
     ns, cfg = parse_args(argv, default_name=default_name, parser=parser)
     chosen: Bot = RandomBot() if ns.bot == "random" else bot_from_args(ns)
     configure_logging(ns.log_level, json=ns.log_json)

@@ -449,7 +449,12 @@ class BotClient:
                 raise ConnectionError(f"giving up after {attempt - 1} attempts: {reason}")
             delay = self.backoff_delay(attempt)
             self.reconnect_delays.append(delay)
-            log(logging.WARNING, "disconnected", reason=reason, retry_in_s=round(delay, 3))
+            log(
+                logging.WARNING,
+                "stream ended" if self._welcomed else "cannot connect",
+                reason=reason,
+                retry_in_s=round(delay, 3),
+            )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
         log(logging.INFO, "stopped", bot=self.name)
