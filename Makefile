@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 BENCH_VENV := .venv-bench
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml clients/python/pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: help venv test lint typecheck unit bench-engine golden clean
 
@@ -17,7 +17,7 @@ help:
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e ./clients/python -e '.[dev]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)
@@ -37,11 +37,11 @@ test: lint typecheck proto-check buf-lint clients-test unit
 golden: venv
 	$(BIN)/python tests/engine/make_golden.py
 
-$(BENCH_VENV)/.installed: pyproject.toml setup.py $(wildcard server/uno_server/engine/*.py)
+$(BENCH_VENV)/.installed: pyproject.toml clients/python/pyproject.toml setup.py $(wildcard server/uno_server/engine/*.py)
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install --quiet mypy setuptools wheel
-	UNO_ARENA_MYPYC=1 $(BENCH_VENV)/bin/python -m pip install --quiet --no-build-isolation '.[bench]'
+	UNO_ARENA_MYPYC=1 $(BENCH_VENV)/bin/python -m pip install --quiet --no-build-isolation ./clients/python '.[bench]'
 	touch $@
 
 bench-engine: $(BENCH_VENV)/.installed

@@ -1,4 +1,7 @@
-"""The Python bot SDK (clients/python/uno_bot) against an in-process fake BotService.
+"""The Python bot SDK (clients/python, distribution uno-arena-bot) against an in-process fake
+BotService, plus its pure parts. The cases follow clients/../SDK behaviour shared by all five
+SDKs: deadlines and margin, optional requests, one retry after a rejection, reconnect with a
+new channel and a resetting backoff, fatal codes, per-seat state, addresses, helpers.
 
 The fake server implements the server side of ``BotService.Play`` with grpc.aio on
 127.0.0.1 port 0; each test scripts what the server sends and checks what the bot answers.
@@ -8,30 +11,51 @@ Every test runs inside ``asyncio.run`` with an overall timeout, so none can hang
 from __future__ import annotations
 
 import asyncio
-import random
+import contextlib
+import logging
+import os
+import re
+import signal
 import socket
+import subprocess
+import sys
+import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
 import pytest
 
-from uno_bot import Bot, BotClient, ClientConfig, DecisionRequest, MatchState, bot
-from uno_bot.convert import to_engine_view, view_to_engine
+from uno_bot import (
+    AddressError,
+    Bot,
+    BotClient,
+    ClientConfig,
+    DecisionRequest,
+    MatchState,
+    bot,
+    card_points,
+    decide_budget,
+    is_play_of,
+    last_played_seat,
+    parse_address,
+    wild_color,
+)
 from uno_bot.examples.heuristic_bot import HeuristicBot as ExampleHeuristicBot
 from uno_bot.examples.random_bot import RandomBot as ExampleRandomBot
-from uno_bot.sdk import FatalStreamError, fallback_action, parse_args
-from uno_server.engine import HeuristicBot, RuleSet, seat_view
+from uno_bot.proto import bot_pb2, bot_pb2_grpc, cards_pb2, game_pb2
+from uno_bot.sdk import FATAL_CODES, FatalStreamError, fallback_action, parse_args
+from uno_server.engine import RuleSet
 from uno_server.engine import actions as A
-from uno_server.engine import cards as C
-from uno_server.engine.hand import OVER, Hand
-from uno_server.engine.views import SeatView as EngineSeatView
-from uno_server.gen.uno.v1 import bot_pb2, bot_pb2_grpc, cards_pb2, game_pb2
+
+from ..tournament.wire import card_msg, positions, request
 
 TOKEN = "s3cret-token"
-TEST_TIMEOUT = 12.0
+TEST_TIMEOUT = 15.0
+SDK = Path(__file__).resolve().parents[2] / "clients" / "python"
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -41,15 +65,6 @@ def run_async(coro: Coroutine[Any, Any, object], timeout: float = TEST_TIMEOUT) 
         await asyncio.wait_for(coro, timeout)
 
     asyncio.run(guarded())
-
-
-def card_msg(code: int) -> cards_pb2.Card:
-    return cards_pb2.Card(
-        color=(code >> 4) + 1,  # type: ignore[arg-type]
-        rank=(code & 15) + 1,  # type: ignore[arg-type]
-        code=code,
-        name=C.name(code),
-    )
 
 
 def legal_msg(action_id: int) -> game_pb2.LegalAction:
@@ -69,58 +84,6 @@ def legal_msg(action_id: int) -> game_pb2.LegalAction:
     return msg
 
 
-def proto_view(hand: Hand, seat: int) -> game_pb2.SeatView:
-    """The protocol SeatView of ``seat``, built by hand from the engine's state."""
-    over = hand.phase == OVER
-    v = game_pb2.SeatView(
-        seat=seat,
-        hand=[card_msg(c) for c in sorted(hand.hands[seat])],
-        active_color=(hand.color + 1 if hand.phase != 4 else 0),  # type: ignore[arg-type]
-        direction=(
-            game_pb2.DIRECTION_INCREASING if hand.direction == 1 else game_pb2.DIRECTION_DECREASING
-        ),
-        seats=[
-            game_pb2.SeatState(seat=s, card_count=len(h), uno_called=hand.uno_called[s])
-            for s, h in enumerate(hand.hands)
-        ],
-        draw_pile_size=len(hand.draw_pile),
-        discard_pile_size=len(hand.discard),
-        dealer=hand.dealer,
-        phase=hand.phase + 1,  # type: ignore[arg-type]
-        hand_number=hand.hand_number,
-        turn=hand.turn,
-    )
-    if hand.discard:
-        v.top_card.CopyFrom(card_msg(hand.discard[-1]))
-    if not over:
-        v.current_seat = hand.current
-    if hand.window >= 0:
-        v.uno_window.offender = hand.window
-    if hand.drawn >= 0 and hand.current == seat:
-        v.drawn_card.CopyFrom(card_msg(hand.drawn))
-    if hand.winner >= 0:
-        v.winner = hand.winner
-    return v
-
-
-def engine_request(
-    hand: Hand, seat: int, *, request_id: str = "r1", match_id: str = "m1"
-) -> DecisionRequest:
-    return bot_pb2.DecisionRequest(
-        request_id=request_id,
-        match_id=match_id,
-        seat=seat,
-        hand_number=hand.hand_number,
-        turn=hand.turn,
-        prompt=bot_pb2.PROMPT_TURN,
-        required=True,
-        time_left_ms=1000,
-        decision_ms=1000,
-        view=proto_view(hand, seat),
-        legal_actions=[legal_msg(a) for a in hand.legal_actions(seat)],
-    )
-
-
 def simple_request(
     request_id: str,
     match_id: str = "m1",
@@ -132,6 +95,9 @@ def simple_request(
     required: bool = True,
     sequence: int = 0,
 ) -> bot_pb2.PlayResponse:
+    """A DecisionRequest. Optional ones (``required=False``) come as after the hardening issue
+    unless told otherwise: no default_action_id (``default=None``), and with ``time_left_ms=0``
+    no deadline either."""
     req = bot_pb2.DecisionRequest(
         request_id=request_id,
         match_id=match_id,
@@ -142,6 +108,8 @@ def simple_request(
         time_left_ms=time_left_ms,
         legal_actions=[legal_msg(a) for a in legal],
     )
+    if time_left_ms:
+        req.deadline.FromMilliseconds(int(time.time() * 1000) + time_left_ms)
     if default is not None:
         req.default_action_id = default
     if sequence:
@@ -161,15 +129,39 @@ def welcome(session_id: str = "sess-1", *seats: tuple[str, int]) -> bot_pb2.Play
     )
 
 
+def rejection(request_id: str, action_id: int, *, request_open: bool) -> bot_pb2.PlayResponse:
+    return bot_pb2.PlayResponse(
+        action_result=bot_pb2.ActionResult(
+            request_id=request_id,
+            match_id="m1",
+            action_id=action_id,
+            accepted=False,
+            code=9,
+            message="no",
+            request_open=request_open,
+        )
+    )
+
+
 class FakeStream:
-    """The server side of one Play call."""
+    """The server side of one Play call. A reader task queues what the bot sends, so waiting
+    for a message with a timeout never cancels a read of the call itself."""
 
     def __init__(self, context: Any) -> None:
         self.context = context
         self.metadata = {k: v for k, v in context.invocation_metadata()}
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        while True:
+            msg = await self.context.read()
+            await self.inbox.put(msg)
+            if msg is grpc.aio.EOF:
+                return
 
     async def recv(self, timeout: float = 5.0) -> bot_pb2.PlayRequest:
-        msg = await asyncio.wait_for(self.context.read(), timeout)
+        msg = await asyncio.wait_for(self.inbox.get(), timeout)
         assert msg is not grpc.aio.EOF, "the bot closed its side"
         assert isinstance(msg, bot_pb2.PlayRequest)
         return msg
@@ -178,6 +170,11 @@ class FakeStream:
         msg = await self.recv(timeout)
         assert msg.WhichOneof("kind") == "action", msg
         return msg.action
+
+    async def expect_silence(self, seconds: float) -> None:
+        with pytest.raises(TimeoutError):
+            got = await self.recv(seconds)
+            raise AssertionError(f"expected nothing, got {got}")
 
     async def send(self, resp: bot_pb2.PlayResponse) -> None:
         await self.context.write(resp)
@@ -218,45 +215,42 @@ class FakeBotService(bot_pb2_grpc.BotServiceServicer):
         self.streams.append(stream)
         try:
             finished = await self.script(stream, len(self.streams))
+            if finished:
+                self.done.set()
+                # wait for the bot to leave (it half-closes on stop)
+                with contextlib.suppress(TimeoutError):
+                    while await asyncio.wait_for(stream.inbox.get(), 5) is not grpc.aio.EOF:
+                        pass
         except grpc.aio.AbortError:
             raise  # the script ended the call with a status on purpose
         except Exception as exc:
             self.error = exc
             self.done.set()
-            return
-        if finished:
-            self.done.set()
-            # wait for the bot to leave (it half-closes on stop)
-            while True:
-                try:
-                    msg = await asyncio.wait_for(context.read(), 5)
-                except TimeoutError:
-                    return
-                if msg is grpc.aio.EOF:
-                    return
+        finally:
+            stream.reader.cancel()
 
 
-async def play_against(script: Script, bot_: Bot, **config: Any) -> BotClient:
-    """Start the fake server and a BotClient, run ``script`` to completion, stop the client."""
+async def start_fake(script: Script) -> tuple[grpc.aio.Server, FakeBotService, int]:
     server = grpc.aio.server()
     service = FakeBotService(script)
     bot_pb2_grpc.add_BotServiceServicer_to_server(service, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
+    return server, service, port
+
+
+async def play_against(script: Script, bot_: Bot, **config: Any) -> BotClient:
+    """Start the fake server and a BotClient, run ``script`` to completion, stop the client."""
+    server, service, port = await start_fake(script)
+    settings: dict[str, Any] = {"backoff_initial": 0.02, "backoff_max": 0.1, **config}
     cfg = ClientConfig(
-        addr=f"127.0.0.1:{port}",
-        token=TOKEN,
-        name="tester",
-        backoff_initial=0.02,
-        backoff_max=0.1,
-        stop_grace=1.0,
-        **config,
+        addr=f"127.0.0.1:{port}", token=TOKEN, name="tester", stop_grace=1.0, **settings
     )
     client = BotClient(bot_, cfg)
     task = asyncio.create_task(client.run())
     try:
         done = asyncio.create_task(service.done.wait())
-        await asyncio.wait({done, task}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({done, task}, timeout=12, return_when=asyncio.FIRST_COMPLETED)
         if task.done():
             done.cancel()
             task.result()  # raises the client's error
@@ -290,7 +284,15 @@ class RecordingBot(Bot):
         self.ended.append((state.match_id, state.seat, state.data.get("n", 0)))
 
 
-# ---------------------------------------------------------------------------- stream tests
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 nobody listens on (bound then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+# ---------------------------------------------------------------------------- stream basics
 
 
 def test_hello_with_bearer_token_and_legal_answer() -> None:
@@ -328,7 +330,6 @@ def test_hello_with_bearer_token_and_legal_answer() -> None:
 def test_two_matches_interleave_with_separate_state() -> None:
     answers: list[str] = []
     order: list[str] = []
-
     states: dict[str, MatchState] = {}
 
     class SlowOnA(Bot):
@@ -344,8 +345,6 @@ def test_two_matches_interleave_with_separate_state() -> None:
                 await asyncio.sleep(0.3)  # A thinks long; B must not wait for it
             order.append(f"end {request.request_id}")
             return request.legal_actions[-1].id
-
-    bot_ = SlowOnA()
 
     async def script(stream: FakeStream, index: int) -> bool:
         await stream.handshake()
@@ -370,9 +369,8 @@ def test_two_matches_interleave_with_separate_state() -> None:
         return True
 
     async def main() -> None:
-        client = await play_against(script, bot_)
-        # B ended and was dropped, A is still live
-        assert set(client.states) == {("A", 0)}
+        client = await play_against(script, SlowOnA())
+        assert set(client.states) == {("A", 0)}  # B ended and was dropped, A is still live
 
     run_async(main())
     assert answers == ["b1", "a1", "b2", "a2"]
@@ -382,6 +380,62 @@ def test_two_matches_interleave_with_separate_state() -> None:
     assert states["A"] is not states["B"]
     assert states["A"].seat == 0 and states["B"].seat == 2
     assert states["A"].decisions == 2
+
+
+def test_two_seats_of_one_match_never_share_state() -> None:
+    seen: dict[int, list[MatchState]] = {0: [], 2: []}
+
+    @bot(name="two-seats")
+    def decide(request: DecisionRequest, state: MatchState) -> int:
+        state.data["calls"] = state.data.get("calls", 0) + 1
+        seen[request.seat].append(state)
+        return request.legal_actions[0].id
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        for seat in (0, 2):
+            await stream.send(
+                bot_pb2.PlayResponse(match_started=bot_pb2.MatchStarted(match_id="M", seat=seat))
+            )
+        for i, seat in enumerate((0, 2, 0, 2, 2)):
+            await stream.send(simple_request(f"r{i}", "M", seat))
+            await stream.recv_action()
+        await stream.send(
+            bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(match_id="M", seat=0))
+        )
+        await asyncio.sleep(0.05)
+        return True
+
+    async def main() -> None:
+        client = await play_against(script, decide)
+        assert set(client.states) == {("M", 2)}
+
+    run_async(main())
+    (s0,) = set(map(id, seen[0]))
+    (s2,) = set(map(id, seen[2]))
+    assert s0 != s2
+    assert seen[0][0].data["calls"] == 2 and seen[2][0].data["calls"] == 3
+
+
+# ---------------------------------------------------------------------------- deadlines
+
+
+def test_budget_is_time_left_minus_a_margin_of_at_most_100_ms() -> None:
+    def budget(time_left_ms: int, required: bool = True) -> float | None:
+        return decide_budget(
+            simple_request("r", time_left_ms=time_left_ms, required=required).decision_request
+        )
+
+    assert budget(1000) == pytest.approx(0.9)
+    assert budget(5000) == pytest.approx(4.9)
+    assert budget(200) == pytest.approx(0.1)
+    assert budget(150) == pytest.approx(0.075)  # half of it when less than 200 ms are left
+    passed = simple_request("r", time_left_ms=0).decision_request
+    assert decide_budget(passed) is None  # a required request without any deadline: no timer
+    passed.deadline.FromMilliseconds(int(time.time() * 1000) - 5)
+    assert decide_budget(passed) == 0.0  # its deadline has passed: the fallback at once
+    assert budget(300, required=False) is None  # optional: no timer
+    assert budget(0, required=False) is None
 
 
 def test_fallback_on_exception_timeout_and_illegal_id() -> None:
@@ -395,7 +449,7 @@ def test_fallback_on_exception_timeout_and_illegal_id() -> None:
                 raise RuntimeError("boom")
             if request.request_id.startswith("slow"):
                 await asyncio.sleep(30)
-            if request.request_id == "optional-none":
+            if request.request_id == "none":
                 return None
             return 4242  # not legal
 
@@ -403,32 +457,58 @@ def test_fallback_on_exception_timeout_and_illegal_id() -> None:
         await stream.handshake()
         cases = [
             simple_request("raise", legal=(0, 1070), default=0),
-            simple_request("slow", legal=(0, 1070), default=0, time_left_ms=200),
-            simple_request("slow-nodefault", legal=(1, 1070), default=None, time_left_ms=200),
+            simple_request("slow", legal=(0, 1070), default=0, time_left_ms=300),
+            simple_request("slow-nodefault", legal=(1, 1070), default=None, time_left_ms=300),
             simple_request("illegal", legal=(2, 3), default=2),
+            simple_request("none", legal=(0, 1070), default=0),
         ]
         for case in cases:
             t0 = time.monotonic()
             await stream.send(case)
             action = await stream.recv_action(timeout=3)
             results[action.request_id] = (action.action_id, time.monotonic() - t0)
-        # an optional request whose decide returns None stays unanswered; the next required
-        # request is answered (so nothing was queued in between)
-        await stream.send(simple_request("optional-none", legal=(5, 11), required=False))
-        await stream.send(simple_request("raise", legal=(0, 1070), default=0))
-        action = await stream.recv_action(timeout=3)
-        assert action.request_id == "raise"
         return True
 
     run_async(play_against(script, Faulty()))
     assert results["raise"][0] == 0
     assert results["slow"][0] == 0
-    assert results["slow"][1] < 1.0  # answered at the deadline, not after the 30 s sleep
+    assert 0.15 < results["slow"][1] < 0.3  # at the budget (300 - 100 ms), not after 30 s
     assert results["slow-nodefault"][0] == 1  # first legal id without a default
     assert results["illegal"][0] == 2
+    assert results["none"][0] == 0  # None is no answer to a required request
 
 
-def test_sync_decide_in_thread_times_out() -> None:
+def test_budget_counts_from_receipt_not_from_the_start_of_decide() -> None:
+    """A slow on_events hook runs before decide; the answer still comes at time_left - margin
+    after the request arrived."""
+    got: list[float] = []
+
+    class SlowHook(Bot):
+        name = "slow-hook"
+
+        async def on_events(self, state: MatchState, events: Any) -> None:
+            await asyncio.sleep(0.25)
+
+        async def decide(self, request: DecisionRequest, state: MatchState) -> int:
+            await asyncio.sleep(30)
+            return 0
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        t0 = time.monotonic()
+        await stream.send(simple_request("r1", legal=(0, 1070), time_left_ms=500, sequence=3))
+        action = await stream.recv_action(timeout=3)
+        got.append(time.monotonic() - t0)
+        assert action.action_id == 0
+        return True
+
+    run_async(play_against(script, SlowHook()))
+    assert 0.3 < got[0] < 0.48  # 400 ms budget from receipt; not 250 + 400 ms
+
+
+def test_sync_decide_in_thread_times_out_and_its_late_result_is_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     got: list[int] = []
 
     @bot(name="sleepy")
@@ -438,16 +518,155 @@ def test_sync_decide_in_thread_times_out() -> None:
 
     async def script(stream: FakeStream, index: int) -> bool:
         await stream.handshake()
-        await stream.send(simple_request("r1", legal=(0, 1070), default=0, time_left_ms=100))
+        await stream.send(simple_request("r1", legal=(0, 1070), default=0, time_left_ms=200))
         got.append((await stream.recv_action(timeout=0.5)).action_id)
+        await stream.expect_silence(0.8)  # the late 1070 is never sent
         return True
 
-    run_async(play_against(script, sleepy))
+    with caplog.at_level(logging.INFO, logger="uno_bot"):
+        run_async(play_against(script, sleepy))
     assert got == [0]
+    late = [r.getMessage() for r in caplog.records if "late decide result" in r.getMessage()]
+    assert len(late) == 1 and "match_id=m1" in late[0] and "seat=0" in late[0]
 
 
-def test_rejection_is_retried_once_with_the_fallback() -> None:
-    got: list[int] = []
+def test_a_hung_decide_delays_nothing_else() -> None:
+    """Seat 0's decide blocks its thread for good; match starts, ends and seat 1's requests
+    are handled at once, and seat 0 gets its fallback at the deadline."""
+    release = threading.Event()
+    times: dict[str, float] = {}
+    ended: list[str] = []
+
+    class Stuck(Bot):
+        name = "stuck"
+
+        def decide(self, request: DecisionRequest, state: MatchState) -> int:
+            if request.seat == 0:
+                release.wait(10)
+            return request.legal_actions[-1].id
+
+        def on_match_ended(self, state: MatchState, ended_msg: bot_pb2.MatchEnded) -> None:
+            ended.append(state.match_id)
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        t0 = time.monotonic()
+        await stream.send(simple_request("stuck", "A", 0, legal=(0, 1070), time_left_ms=1500))
+        for i in range(5):
+            await stream.send(
+                bot_pb2.PlayResponse(match_started=bot_pb2.MatchStarted(match_id=f"B{i}", seat=1))
+            )
+            await stream.send(simple_request(f"b{i}", f"B{i}", 1, legal=(0, 1070)))
+            action = await stream.recv_action(timeout=1)
+            assert action.request_id == f"b{i}" and action.action_id == 1070
+            await stream.send(
+                bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(match_id=f"B{i}", seat=1))
+            )
+        times["others"] = time.monotonic() - t0
+        action = await stream.recv_action(timeout=3)
+        times["stuck"] = time.monotonic() - t0
+        assert (action.request_id, action.action_id) == ("stuck", 0)
+        return True
+
+    try:
+        run_async(play_against(script, Stuck()))
+    finally:
+        release.set()
+    assert times["others"] < 0.5
+    assert 1.3 < times["stuck"] < 1.5
+    assert ended == [f"B{i}" for i in range(5)]
+
+
+def test_overrunning_example_bot_answers_the_default_in_time() -> None:
+    """The example heuristic with --overrun-every 2 --overrun-ms 400: every second decision
+    sleeps past its 250 ms deadline; the SDK answers the default within the deadline."""
+    got: list[tuple[int, float]] = []
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        for i in range(6):
+            t0 = time.monotonic()
+            await stream.send(simple_request(f"r{i}", legal=(0, 1070), default=0, time_left_ms=250))
+            action = await stream.recv_action(timeout=1)
+            got.append((action.action_id, time.monotonic() - t0))
+        return True
+
+    run_async(play_against(script, ExampleHeuristicBot(overrun_every=2, overrun_ms=400)))
+    assert [a for a, _ in got] == [1070, 0, 1070, 0, 1070, 0]
+    assert all(dt < 0.25 for _, dt in got), got
+
+
+# ---------------------------------------------------------------------------- optional requests
+
+
+def test_optional_requests_have_no_timer_and_fall_back_to_silence() -> None:
+    """As after the hardening issue: an optional request has no deadline and no default. A slow
+    decide is still answered; one that raises, returns an illegal id or None is not; one whose
+    request closes first is not."""
+    release = asyncio.Event()
+
+    class Optional(Bot):
+        name = "optional"
+
+        async def decide(self, request: DecisionRequest, state: MatchState) -> int | None:
+            rid = request.request_id
+            if rid == "slow":
+                await asyncio.sleep(0.4)
+                return 5
+            if rid == "raise":
+                raise RuntimeError("boom")
+            if rid == "illegal":
+                return 4242
+            if rid == "closed":
+                await release.wait()
+                return 5
+            if rid == "none":
+                return None
+            return request.legal_actions[0].id
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        opt = {"legal": (5, 11), "default": None, "time_left_ms": 0, "required": False}
+        await stream.send(simple_request("slow", **opt))  # type: ignore[arg-type]
+        action = await stream.recv_action(timeout=2)
+        assert (action.request_id, action.action_id) == ("slow", 5)
+        for rid in ("raise", "illegal", "none"):
+            await stream.send(simple_request(rid, **opt))  # type: ignore[arg-type]
+        await stream.send(simple_request("closed", **opt))  # type: ignore[arg-type]
+        await stream.send(
+            bot_pb2.PlayResponse(
+                request_closed=bot_pb2.RequestClosed(
+                    request_id="closed", match_id="m1", reason=bot_pb2.CLOSE_REASON_EXPIRED
+                )
+            )
+        )
+        release.set()
+        await stream.expect_silence(0.5)
+        # still alive: a required request is answered
+        await stream.send(simple_request("req", legal=(0, 1070)))
+        assert (await stream.recv_action()).request_id == "req"
+        return True
+
+    run_async(play_against(script, Optional()))
+
+
+def test_fallback_action_rules() -> None:
+    req = simple_request("r", legal=(0, 1070), default=0).decision_request
+    assert fallback_action(req) == 0
+    req = simple_request("r", legal=(1, 1070), default=None).decision_request
+    assert fallback_action(req) == 1
+    # optional requests fall back to silence, even with a default (servers before hardening)
+    req = simple_request("r", legal=(5, 11), default=5, required=False).decision_request
+    assert fallback_action(req) is None
+    req = simple_request("r", legal=(1070,), default=None, required=False).decision_request
+    assert fallback_action(req) is None
+
+
+# ---------------------------------------------------------------------------- rejections
+
+
+def test_rejection_is_retried_exactly_once_with_the_fallback() -> None:
+    got: list[tuple[str, int]] = []
 
     @bot(name="stubborn")
     async def stubborn(request: DecisionRequest, state: MatchState) -> int:
@@ -457,25 +676,43 @@ def test_rejection_is_retried_once_with_the_fallback() -> None:
         await stream.handshake()
         await stream.send(simple_request("r1", legal=(0, 1070), default=0))
         first = await stream.recv_action()
-        got.append(first.action_id)
-        await stream.send(
-            bot_pb2.PlayResponse(
-                action_result=bot_pb2.ActionResult(
-                    request_id="r1",
-                    match_id="m1",
-                    action_id=first.action_id,
-                    accepted=False,
-                    code=9,
-                    message="no",
-                    request_open=True,
-                )
-            )
-        )
-        got.append((await stream.recv_action()).action_id)
+        got.append((first.request_id, first.action_id))
+        await stream.send(rejection("r1", first.action_id, request_open=True))
+        retry = await stream.recv_action()
+        got.append((retry.request_id, retry.action_id))
+        await stream.send(rejection("r1", retry.action_id, request_open=True))
+        await stream.expect_silence(0.4)  # never a second retry
+        # a rejection of a request that is no longer open is not retried
+        await stream.send(simple_request("r2", legal=(0, 1070), default=0))
+        second = await stream.recv_action()
+        await stream.send(rejection("r2", second.action_id, request_open=False))
+        await stream.expect_silence(0.3)
         return True
 
     run_async(play_against(script, stubborn))
-    assert got == [1070, 0]
+    assert got == [("r1", 1070), ("r1", 0)]
+
+
+def test_accepted_actions_need_no_action_result() -> None:
+    """If the server stops confirming accepted actions (issue 11), nothing waits for them and
+    nothing piles up: the client keeps at most what is still open."""
+    n = 30
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        for i in range(n):
+            await stream.send(simple_request(f"r{i}", legal=(0, 1070)))
+            assert (await stream.recv_action()).request_id == f"r{i}"
+        return True
+
+    async def main() -> None:
+        client = await play_against(script, RecordingBot())
+        assert len(client._answered) <= 1
+
+    run_async(main())
+
+
+# ---------------------------------------------------------------------------- reconnects
 
 
 def test_reconnects_and_resumes_after_the_server_drops_the_stream() -> None:
@@ -516,36 +753,150 @@ def test_reconnects_and_resumes_after_the_server_drops_the_stream() -> None:
     assert [(m, s, n) for _, m, s, n in bot_.calls] == [("m1", 1, 1), ("m1", 1, 2)]
 
 
-def test_reconnects_when_the_server_is_not_up_yet_and_refuses_bad_tokens() -> None:
+def test_backoff_resets_after_every_welcomed_stream_however_it_ends() -> None:
+    """Issue 14 item 2: five welcomed streams that each end with an error; every reconnect
+    waits the first delay (100 ms +-20%), not a growing one."""
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        if index <= 5:
+            await stream.context.abort(grpc.StatusCode.UNAVAILABLE, "outage")
+        return True
+
     async def main() -> None:
-        # nothing listens on this port: the client keeps retrying, then gives up when told to
-        cfg = ClientConfig(
-            addr=f"127.0.0.1:{free_port()}",
-            token=TOKEN,
-            backoff_initial=0.01,
-            backoff_max=0.02,
-            max_reconnects=3,
-        )
-        with pytest.raises(ConnectionError):
-            await BotClient(RecordingBot(), cfg).run()
-
-        async def refuse(stream: FakeStream, index: int) -> bool:
-            await stream.context.abort(grpc.StatusCode.UNAUTHENTICATED, "INVALID_TOKEN")
-            return False
-
-        with pytest.raises(FatalStreamError) as err:
-            await play_against(refuse, RecordingBot())
-        assert err.value.code == grpc.StatusCode.UNAUTHENTICATED
+        client = await play_against(script, RecordingBot(), backoff_initial=0.1, backoff_max=2.0)
+        assert client.connections == 6
+        assert len(client.reconnect_delays) == 5
+        assert all(0.08 <= d <= 0.12 for d in client.reconnect_delays), client.reconnect_delays
 
     run_async(main())
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1 nobody listens on (bound then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
+def test_backoff_is_100_ms_doubling_capped_at_2_s_with_jitter() -> None:
+    client = BotClient(RecordingBot(), ClientConfig())
+    for attempt, base in [(1, 0.1), (2, 0.2), (3, 0.4), (4, 0.8), (5, 1.6), (6, 2.0), (40, 2.0)]:
+        delays = [client.backoff_delay(attempt) for _ in range(200)]
+        assert all(base * 0.8 - 1e-9 <= d <= min(2.0, base * 1.2) + 1e-9 for d in delays)
+        assert len(set(delays)) > 1
+        assert max(delays) <= 2.0
+    assert min(client.backoff_delay(6) for _ in range(200)) < 1.7  # jitter below the cap too
+
+
+def test_every_connection_attempt_uses_a_new_channel() -> None:
+    """Issue 14 item 3: never reuse one channel across reconnects. The server is down for the
+    first attempts, then comes up on the same port; each attempt opened and closed its own
+    channel, and the bot connects as soon as the server is back."""
+    opened: list[Any] = []
+    closed: list[Any] = []
+
+    class Spy(BotClient):
+        def _channel(self) -> grpc.aio.Channel:
+            ch = super()._channel()
+            opened.append(ch)
+            original = ch.close
+
+            async def close(grace: float | None = None) -> None:
+                closed.append(ch)
+                await original(grace)
+
+            ch.close = close
+            return ch
+
+    async def main() -> None:
+        port = free_port()
+        client = Spy(
+            RecordingBot(), ClientConfig(addr=f"127.0.0.1:{port}", token=TOKEN, backoff_max=0.2)
+        )
+        task = asyncio.create_task(client.run())
+        await asyncio.sleep(1.0)  # several refused attempts
+        down_attempts = len(opened)
+
+        async def script(stream: FakeStream, index: int) -> bool:
+            await stream.handshake()
+            return True
+
+        server = grpc.aio.server()
+        service = FakeBotService(script)
+        bot_pb2_grpc.add_BotServiceServicer_to_server(service, server)
+        server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        t0 = time.monotonic()
+        await asyncio.wait_for(service.done.wait(), 3)
+        back_after = time.monotonic() - t0
+        client.stop()
+        await asyncio.wait_for(task, 5)
+        await server.stop(None)
+        assert down_attempts >= 4
+        assert len(set(map(id, opened))) == len(opened) == down_attempts + 1
+        assert len(closed) == len(opened)
+        assert back_after < 0.5  # one capped backoff, not the library's own
+        assert client.connections == 1
+
+    run_async(main())
+
+
+@pytest.mark.parametrize("code", sorted(FATAL_CODES, key=str))
+def test_fatal_codes_stop_reconnecting(code: grpc.StatusCode) -> None:
+    async def refuse(stream: FakeStream, index: int) -> bool:
+        await stream.context.abort(code, "nope")
+        return False
+
+    async def main() -> None:
+        with pytest.raises(FatalStreamError) as err:
+            await play_against(refuse, RecordingBot())
+        assert err.value.code == code
+        assert str(err.value) == f"the server refused the bot: {code.name} (nope)"
+
+    run_async(main())
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        None,  # a clean end of the stream
+    ],
+)
+def test_other_endings_reconnect(code: grpc.StatusCode | None) -> None:
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        if index == 1:
+            if code is None:
+                return False  # returning ends the call with OK
+            await stream.context.abort(code, "bye")
+        return True
+
+    async def main() -> None:
+        client = await play_against(script, RecordingBot())
+        assert client.connections == 2
+
+    run_async(main())
+
+
+def test_connection_refused_is_said_in_plain_words(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        port = free_port()
+        cfg = ClientConfig(
+            addr=f"127.0.0.1:{port}",
+            token=TOKEN,
+            backoff_initial=0.01,
+            backoff_max=0.02,
+            max_reconnects=2,
+        )
+        with pytest.raises(ConnectionError) as err:
+            await BotClient(RecordingBot(), cfg).run()
+        assert (
+            str(err.value) == f"giving up after 2 attempts: connection refused (127.0.0.1:{port})"
+        )
+
+    with caplog.at_level(logging.WARNING, logger="uno_bot"):
+        run_async(main())
+    assert any("connection refused (127.0.0.1:" in r.getMessage() for r in caplog.records)
 
 
 def test_stop_returns_promptly_and_half_closes() -> None:
@@ -558,7 +909,7 @@ def test_stop_returns_promptly_and_half_closes() -> None:
             async def Play(self, request_iterator: Any, context: Any) -> None:  # noqa: N802
                 stream = FakeStream(context)
                 await stream.handshake()
-                msg = await asyncio.wait_for(context.read(), 5)
+                msg = await asyncio.wait_for(stream.inbox.get(), 5)
                 seen_eof.append(msg is grpc.aio.EOF)
 
         bot_pb2_grpc.add_BotServiceServicer_to_server(Service(), server)
@@ -578,26 +929,158 @@ def test_stop_returns_promptly_and_half_closes() -> None:
     assert seen_eof == [True]
 
 
-# ---------------------------------------------------------------------------- pure tests
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_half_closes_and_exits_0(sig: signal.Signals) -> None:
+    """The example bot as a program: on SIGTERM / SIGINT it half-closes and exits 0."""
+    seen: list[str] = []
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        seen.append("welcomed")
+        return True
+
+    async def main() -> None:
+        server, service, port = await start_fake(script)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "uno_bot.examples.heuristic_bot",
+            "--addr",
+            f"127.0.0.1:{port}",
+            "--token",
+            TOKEN,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            await asyncio.wait_for(service.done.wait(), 10)
+            proc.send_signal(sig)
+            _, err = await asyncio.wait_for(proc.communicate(), 5)
+            assert proc.returncode == 0, err.decode()
+            assert b"Traceback" not in err
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            await server.stop(None)
+
+    run_async(main())
+    assert seen == ["welcomed"]
 
 
-def test_fallback_action_rules() -> None:
-    req = simple_request("r", legal=(0, 1070), default=0).decision_request
-    assert fallback_action(req) == 0
-    req = simple_request("r", legal=(1, 1070), default=None).decision_request
-    assert fallback_action(req) == 1
-    req = simple_request("r", legal=(5, 11), default=None, required=False).decision_request
-    assert fallback_action(req) == 5
-    req = simple_request("r", legal=(1070,), default=None, required=False).decision_request
-    assert fallback_action(req) is None
+# ---------------------------------------------------------------------------- addresses
 
 
-def test_backoff_is_capped_exponential_with_jitter() -> None:
-    client = BotClient(RecordingBot(), ClientConfig(backoff_initial=0.5, backoff_max=8.0))
-    for attempt, ceiling in [(1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (5, 8.0), (40, 8.0)]:
-        delays = [client.backoff_delay(attempt) for _ in range(50)]
-        assert all(ceiling / 2 <= d <= ceiling for d in delays)
-        assert len(set(delays)) > 1
+@pytest.mark.parametrize(
+    ("addr", "target", "tls"),
+    [
+        ("127.0.0.1:50051", "127.0.0.1:50051", False),
+        ("localhost:1", "localhost:1", False),
+        ("http://arena.example.org:443", "arena.example.org:443", False),
+        ("https://arena.example.org:443", "arena.example.org:443", True),
+        ("HTTPS://Arena:8443", "Arena:8443", True),
+        ("[::1]:50051", "[::1]:50051", False),
+        ("http://[::1]:50051", "[::1]:50051", False),
+        ("https://[2001:db8::7]:9000", "[2001:db8::7]:9000", True),
+    ],
+)
+def test_accepted_address_forms(addr: str, target: str, tls: bool) -> None:
+    parsed = parse_address(addr)
+    assert (parsed.target, parsed.tls) == (target, tls)
+
+
+@pytest.mark.parametrize(
+    "addr",
+    [
+        "foo",
+        "127.0.0.1",
+        "http://127.0.0.1",
+        "grpc://127.0.0.1:50051",
+        "dns:///127.0.0.1:50051",
+        "http://127.0.0.1:50051/",
+        "https://host:443/path",
+        "host:port",
+        "host:0",
+        "host:70000",
+        "::1:50051",
+        "",
+    ],
+)
+def test_refused_address_forms(addr: str) -> None:
+    with pytest.raises(AddressError) as err:
+        parse_address(addr)
+    assert str(err.value) == (
+        f'invalid address "{addr}": use HOST:PORT, http://HOST:PORT or https://HOST:PORT'
+    )
+    with pytest.raises(AddressError):
+        BotClient(RecordingBot(), ClientConfig(addr=addr, token=TOKEN))
+
+
+def _cli(*args: str, module: str = "uno_bot.examples.heuristic_bot") -> tuple[int, list[str]]:
+    """Run an example bot as a program: its exit code and stderr lines."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_ARENA_")}
+    res = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env=env,
+    )
+    return res.returncode, res.stderr.strip().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["--addr", "foo", "--token", "t"],
+            'uno-bot: invalid address "foo": use HOST:PORT, http://HOST:PORT or https://HOST:PORT',
+        ),
+        (
+            ["--addr", "http://127.0.0.1:1/x", "--token", "t"],
+            'uno-bot: invalid address "http://127.0.0.1:1/x": use HOST:PORT, http://HOST:PORT '
+            "or https://HOST:PORT",
+        ),
+        (["--addr", "127.0.0.1:1"], "uno-bot: a token is required: --token or UNO_ARENA_TOKEN"),
+        (
+            ["--addr", "127.0.0.1:1", "--token", "t", "--overrun-every", "-1"],
+            "uno-bot: --overrun-every and --overrun-ms must be 0 or more",
+        ),
+    ],
+)
+def test_command_line_errors_are_one_line_and_exit_2(args: list[str], line: str) -> None:
+    code, lines = _cli(*args)
+    assert (code, lines) == (2, [line])
+
+
+def test_uno_bot_command_runs_either_example() -> None:
+    for which in ("random", "heuristic"):
+        code, lines = _cli("--bot", which, "--addr", "ftp://x:1", "--token", "t", module="uno_bot")
+        assert (code, len(lines)) == (2, 1) and "invalid address" in lines[0]
+    code, lines = _cli("--bot", "nope", "--token", "t", module="uno_bot")
+    assert code == 2
+
+
+def test_a_refusing_server_is_one_line_and_exit_1() -> None:
+    async def refuse(stream: FakeStream, index: int) -> bool:
+        await stream.context.abort(grpc.StatusCode.UNAUTHENTICATED, "INVALID_TOKEN: unknown token")
+        return False
+
+    async def main() -> None:
+        server, _, port = await start_fake(refuse)
+        try:
+            code, lines = await asyncio.to_thread(
+                _cli, "--addr", f"http://127.0.0.1:{port}", "--token", "t", "--log-level", "error"
+            )
+        finally:
+            await server.stop(None)
+        assert code == 1
+        assert lines[-1] == (
+            "uno-bot: the server refused the bot: UNAUTHENTICATED (INVALID_TOKEN: unknown token)"
+        )
+        assert not any("Traceback" in line for line in lines)
+
+    run_async(main(), timeout=40)
 
 
 def test_command_line_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -606,8 +1089,9 @@ def test_command_line_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UNO_ARENA_BOT_NAME", "envname")
     _, cfg = parse_args([])
     assert (cfg.addr, cfg.token, cfg.name) == ("example:1234", "envtok", "envname")
-    _, cfg = parse_args(["--addr", "h:1", "--token", "T", "--name", "py-heuristic"])
-    assert (cfg.addr, cfg.token, cfg.name) == ("h:1", "T", "py-heuristic")
+    _, cfg = parse_args(["--addr", "https://h:1", "--token", "T", "--name", "py-heuristic"])
+    assert (cfg.addr, cfg.token, cfg.name) == ("https://h:1", "T", "py-heuristic")
+    assert BotClient(RecordingBot(), cfg).tls
     monkeypatch.delenv("UNO_ARENA_TOKEN")
     with pytest.raises(SystemExit):
         parse_args([])
@@ -622,118 +1106,125 @@ def test_decorated_function_is_callable() -> None:
     assert first(simple_request("r").decision_request) == 0
 
 
-# ---------------------------------------------------------------------------- convert
+# ---------------------------------------------------------------------------- helpers
 
-
-def _positions(rules: RuleSet, seed: int, steps: int) -> Iterator[tuple[Hand, int]]:
-    """(hand, seat) for every seat at every step of a random game; the hand moves on when the
-    consumer asks for the next pair, so look at it before that."""
-    rng = random.Random(seed)
-    hand = Hand.deal(rules, seed=seed, dealer=seed % rules.seats)
-    for _ in range(steps):
-        for s in range(rules.seats):
-            yield hand, s
-        actors = [s for s in range(rules.seats) if hand.legal_actions(s)]
-        if hand.phase == OVER or not actors:
-            break
-        seat = rng.choice(actors)
-        legal = hand.legal_actions(seat)
-        plays = [a for a in legal if a >= A.PLAY_BASE]
-        hand.apply(seat, rng.choice(plays) if plays and rng.random() < 0.97 else legal[0])
-
-
-@pytest.mark.parametrize(
-    "rules",
-    [
-        RuleSet(),
-        RuleSet(seats=2),
-        RuleSet(seats=5, stacking=True, stacking_wd4=True, jump_in=True, seven_o=True),
-        RuleSet(seats=3, draw_until_playable=True, first_flip="redraw"),
-    ],
-    ids=["default", "two", "house", "redraw"],
+# The same table of cases in every SDK's tests (SDK-SPEC.md, helpers).
+RED, YELLOW, GREEN, BLUE = (
+    cards_pb2.COLOR_RED,
+    cards_pb2.COLOR_YELLOW,
+    cards_pb2.COLOR_GREEN,
+    cards_pb2.COLOR_BLUE,
 )
-def test_convert_round_trip_matches_engine_views(rules: RuleSet) -> None:
-    phases: set[str] = set()
-    windows = drawn = 0
-    for seed in range(3):
-        for hand, seat in _positions(rules, seed, 600):
-            expected = seat_view(hand, seat)
-            got = view_to_engine(proto_view(hand, seat), hand.legal_actions(seat))
-            assert got == expected, (seed, hand.turn, seat)
-            phases.add(expected.phase)
-            windows += expected.uno_window >= 0
-            drawn += expected.drawn_card >= 0
-    assert {"turn", "drawn", "over"} <= phases
-    assert drawn > 0 and windows > 0
+CARD_POINTS = [  # (card code, points): code = 16 * colour + rank, Wilds 77 and 78
+    (0, 0),  # red 0
+    (7, 7),  # red 7
+    (57, 9),  # blue 9
+    (42, 20),  # green skip
+    (27, 20),  # yellow reverse
+    (12, 20),  # red draw two
+    (77, 50),  # wild
+    (78, 50),  # wild draw four
+]
 
 
-def test_convert_fields_by_hand() -> None:
-    view = game_pb2.SeatView(
-        seat=1,
-        hand=[card_msg(C.WILD), card_msg(7), card_msg(58)],
-        active_color=cards_pb2.COLOR_BLUE,
-        direction=game_pb2.DIRECTION_DECREASING,
-        seats=[game_pb2.SeatState(seat=s, card_count=n) for s, n in enumerate((5, 3, 1))],
-        phase=game_pb2.PHASE_DRAWN,
-        dealer=2,
-        hand_number=3,
-        turn=17,
-    )
-    view.top_card.CopyFrom(card_msg(52))
-    view.current_seat = 1
-    view.drawn_card.CopyFrom(card_msg(58))
-    view.uno_window.offender = 2
-    got = view_to_engine(view, [1, 1580])
-    assert got == EngineSeatView(
-        seat=1,
-        hand_number=3,
-        turn=17,
-        phase="drawn",
-        hand=(7, 58, 77),
-        top_card=52,
-        active_color=3,
-        direction=-1,
-        dealer=2,
-        current=1,
-        card_counts=(5, 3, 1),
-        uno_called=(False, False, False),
-        draw_pile=0,
-        discard_pile=0,
-        uno_window=2,
-        drawn_card=58,
-        legal_actions=(1, 1580),
-        over=False,
-        winner=-1,
-    )
-    # unset optional messages and fields map to the engine's -1
-    bare = game_pb2.SeatView(phase=game_pb2.PHASE_CHOOSE_COLOR)
-    got = view_to_engine(bare, [20, 21, 22, 23])
-    assert (got.top_card, got.active_color, got.current, got.uno_window, got.drawn_card) == (
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-    )
-    assert got.winner == -1 and got.direction == 1 and got.phase == "choose_color"
+@pytest.mark.parametrize(("code", "points"), CARD_POINTS)
+def test_card_points(code: int, points: int) -> None:
+    assert card_points(card_msg(code)) == points
+    assert card_points(cards_pb2.Card(code=code)) == points  # from the code alone
 
 
-def test_example_bots_answer_legal_ids_like_the_engine() -> None:
-    rules = RuleSet()
+def test_is_play_of() -> None:
+    red7 = legal_msg(1000 + 10 * 7)  # play red 7
+    red7_uno = legal_msg(1000 + 10 * 7 + 1)
+    assert is_play_of(red7, 7) and is_play_of(red7_uno, 7)
+    assert not is_play_of(red7, 8)
+    assert not is_play_of(legal_msg(0), 7)  # draw
+    wild_blue = legal_msg(1000 + 10 * 77 + 2 * 3)
+    assert is_play_of(wild_blue, 77) and not is_play_of(wild_blue, 78)
+
+
+def test_wild_color() -> None:
+    assert wild_color(legal_msg(1000 + 10 * 77 + 2 * 3)) == BLUE  # wild naming blue
+    assert wild_color(legal_msg(1000 + 10 * 78 + 2 * 2 + 1)) == GREEN  # WD4 naming green + UNO
+    assert wild_color(legal_msg(1000 + 10 * 7)) is None  # red 7
+    assert wild_color(legal_msg(20)) is None  # choose colour red: not a play
+    assert wild_color(legal_msg(0)) is None  # draw
+
+
+def test_last_played_seat() -> None:
+    def played(seat: int) -> game_pb2.Event:
+        return game_pb2.Event(played=game_pb2.PlayedEvent(seat=seat, card=card_msg(7)))
+
+    def drew(seat: int) -> game_pb2.Event:
+        return game_pb2.Event(drew=game_pb2.DrewEvent(seat=seat, amount=1))
+
+    def passed(seat: int) -> game_pb2.Event:
+        return game_pb2.Event(passed=game_pb2.PassedEvent(seat=seat))
+
+    assert last_played_seat([]) is None
+    assert last_played_seat([played(1), drew(2)]) == 1
+    assert last_played_seat([played(1), played(3), passed(0)]) == 3
+    assert last_played_seat([drew(2)]) is None
+
+
+# ---------------------------------------------------------------------------- examples, package
+
+
+def test_example_bots_answer_legal_ids() -> None:
     heuristic = ExampleHeuristicBot()
     rnd = ExampleRandomBot(seed=3)
-    checked = 0
-    for seed in range(4):
-        for hand, seat in _positions(rules, seed, 150):
+    checked = optional = 0
+    for rules in (RuleSet(), RuleSet(seats=3, stacking=True, jump_in=True, seven_o=True)):
+        for seed in range(4):
+            for hand, seat in positions(rules, seed, 150):
+                legal = hand.legal_actions(seat)
+                if not legal:
+                    continue
+                req = request(hand, seat, match_id=f"m{seed}")
+                st = MatchState(match_id=f"m{seed}", seat=seat)
+                got = heuristic.decide(req, st)
+                if got is None:
+                    assert not req.required
+                    optional += 1
+                else:
+                    assert got in legal
+                assert rnd.decide(req, st) in legal
+                checked += 1
+    assert checked > 200
+
+
+def test_example_heuristic_never_bluffs_and_names_the_colour_held_most() -> None:
+    wilds = bluffs = 0
+    for seed in range(20):
+        for hand, seat in positions(RuleSet(), seed, 200):
             legal = hand.legal_actions(seat)
-            if not legal:
+            if not legal or hand.window >= 0:
                 continue
-            req = engine_request(hand, seat, match_id=f"m{seed}")
-            st = MatchState(match_id=f"m{seed}", seat=seat)
-            got = heuristic.decide(req, st)
-            assert got in legal
-            assert got == HeuristicBot().choose(seat_view(hand, seat))
-            assert rnd.decide(req, st) in legal
-            assert to_engine_view(req).legal_actions == tuple(legal)
-            checked += 1
-    assert checked > 100
+            req = request(hand, seat)
+            got = ExampleHeuristicBot().decide(req, MatchState(match_id="m", seat=seat))
+            assert got is not None
+            act = A.decode(got)
+            if got >= A.PLAY_BASE and act.card >= 77:
+                wilds += 1
+                held = [c >> 4 for c in hand.hands[seat] if c < 77]
+                if act.card == 78:
+                    bluffs += hand.color in held
+                if held:
+                    assert held.count(act.color) == max(held.count(c) for c in range(4))
+    assert wilds > 10
+    assert bluffs == 0
+
+
+def test_the_sdk_imports_nothing_of_the_server() -> None:
+    offenders = [
+        str(p.relative_to(SDK))
+        for p in SDK.rglob("*.py*")
+        if re.search(r"\buno_server\b|\bstructlog\b", p.read_text())
+    ]
+    assert offenders == []
+    deps = re.search(
+        r"^dependencies = \[(.*?)\]", (SDK / "pyproject.toml").read_text(), re.M | re.S
+    )
+    assert deps is not None
+    names = sorted(re.findall(r'"([a-z0-9_-]+)', deps.group(1)))
+    assert names == ["grpcio", "protobuf"]

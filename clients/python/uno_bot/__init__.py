@@ -11,12 +11,14 @@ Subclass :class:`Bot` or decorate a function with :func:`bot`, then run it::
     if __name__ == "__main__":
         raise SystemExit(decide.main())  # --addr, --token, --name (or UNO_ARENA_* env vars)
 
-See clients/python/README.md.
+The protocol messages are in :mod:`uno_bot.proto` (``from uno_bot.proto import game_pb2``); see
+the README of the ``uno-arena-bot`` distribution.
 """
 
-from uno_server.gen.uno.v1.bot_pb2 import DecisionRequest
-
-from .convert import to_engine_view, view_to_engine
+from ._log import configure_logging
+from .address import Address, AddressError, parse_address
+from .helpers import card_points, is_play_of, last_played_seat, wild_color
+from .proto import bot_pb2
 from .sdk import (
     PROTOCOL_VERSION,
     Bot,
@@ -26,7 +28,7 @@ from .sdk import (
     FunctionBot,
     MatchState,
     bot,
-    configure_logging,
+    decide_budget,
     fallback_action,
     main,
     parse_args,
@@ -34,8 +36,14 @@ from .sdk import (
     run_async,
 )
 
+DecisionRequest = bot_pb2.DecisionRequest
+
+__version__ = "0.1.0"
+
 __all__ = [
     "PROTOCOL_VERSION",
+    "Address",
+    "AddressError",
     "Bot",
     "BotClient",
     "ClientConfig",
@@ -43,13 +51,18 @@ __all__ = [
     "FatalStreamError",
     "FunctionBot",
     "MatchState",
+    "__version__",
     "bot",
+    "card_points",
     "configure_logging",
+    "decide_budget",
     "fallback_action",
+    "is_play_of",
+    "last_played_seat",
     "main",
+    "parse_address",
     "parse_args",
     "run",
     "run_async",
-    "to_engine_view",
-    "view_to_engine",
+    "wild_color",
 ]

@@ -1,4 +1,5 @@
-"""``python -m uno_bot --bot heuristic|random --addr HOST:PORT --token T [--name NAME]``."""
+"""Run one of the example bots: uno-bot --bot heuristic|random --addr HOST:PORT --token T
+(also python -m uno_bot)."""
 
 from __future__ import annotations
 
@@ -6,35 +7,35 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from .examples.heuristic_bot import HeuristicBot
+from ._log import configure_logging
+from .examples.heuristic_bot import add_chaos_arguments, bot_from_args
 from .examples.random_bot import RandomBot
-from .sdk import Bot, configure_logging, parse_args, run
+from .sdk import Bot, parse_args, run_main
 
-BOTS: dict[str, type[Bot]] = {"heuristic": HeuristicBot, "random": RandomBot}
+_BOTS = ("heuristic", "random")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m uno_bot", description=__doc__)
+def _bot_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot",
-        choices=sorted(BOTS),
+        choices=_BOTS,
         default=os.environ.get("UNO_ARENA_BOT", "heuristic"),
         help="which example bot to run (env UNO_ARENA_BOT, default heuristic)",
     )
-    pre, _ = parser.parse_known_args(argv)
-    chosen = BOTS[pre.bot]()
-    ns, cfg = parse_args(argv, default_name=chosen.name, parser=parser)
-    configure_logging(ns.log_level, json=ns.log_json)
-    from .sdk import FatalStreamError
 
-    try:
-        run(chosen, cfg)
-    except FatalStreamError as err:
-        print(f"uno_bot: {err}", flush=True)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
+
+def main(argv: Sequence[str] | None = None) -> int:
+    pre = argparse.ArgumentParser(add_help=False)
+    _bot_argument(pre)
+    chosen_name = pre.parse_known_args(argv)[0].bot
+    parser = argparse.ArgumentParser(prog="uno-bot", description=__doc__)
+    _bot_argument(parser)
+    add_chaos_arguments(parser)
+    default_name = "py-random" if chosen_name == "random" else "py-heuristic"
+    ns, cfg = parse_args(argv, default_name=default_name, parser=parser)
+    chosen: Bot = RandomBot() if ns.bot == "random" else bot_from_args(ns)
+    configure_logging(ns.log_level, json=ns.log_json)
+    return run_main(chosen, cfg)
 
 
 if __name__ == "__main__":

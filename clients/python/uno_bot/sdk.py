@@ -7,27 +7,9 @@ Write a bot in one of two ways:
   ``def decide(request) -> int`` (or ``(request, state)``, sync or async).
 
 Then run it with :func:`run` / :meth:`Bot.main` (command line and environment), or drive a
-:class:`BotClient` yourself inside an existing event loop.
-
-What the client does for you (see ../README.md):
-
-* opens ``BotService.Play`` with ``authorization: Bearer <token>``, sends ``Hello`` and waits for
-  ``Welcome``;
-* keeps one :class:`MatchState` per (match, seat), created on ``MatchStarted`` (or the seat's
-  first request, e.g. after a reconnect) and dropped on ``MatchEnded``;
-* runs every ``DecisionRequest`` in its own task, so any number of matches interleave on the one
-  stream; a sync ``decide`` runs in a worker thread (``Bot.threaded``) so the stream keeps being
-  read while you think;
-* honours deadlines: ``decide`` gets ``time_left_ms`` minus a safety margin. If it raises, runs
-  out of time, or returns an id that is not legal, the client logs it (with match and seat) and
-  answers the request's ``default_action_id``, else its first legal id. Optional requests (UNO
-  window, late UNO, jump-in) are never answered by the fallback except with NO_CATCH when that is
-  legal; returning ``None`` from ``decide`` leaves any optional request unanswered;
-* logs rejected actions (reason and message) and, if the request is still open, answers once
-  more with the fallback id;
-* reconnects when the stream drops, with capped exponential backoff and jitter, resuming the
-  session (``Hello.resume`` with the last event sequence seen per seat);
-* stops cleanly on SIGINT / SIGTERM (half-closes the stream, which tells the server it leaves).
+:class:`BotClient` yourself inside an existing event loop. What the client guarantees is the
+common behaviour of every UNO Arena SDK; ../README.md ("What the SDK does for you") spells it
+out.
 """
 
 from __future__ import annotations
@@ -39,9 +21,11 @@ import functools
 import inspect
 import logging
 import os
+import queue
 import random
 import signal
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,10 +33,10 @@ from typing import Any, Final, TypeAlias, cast
 
 import grpc
 import grpc.aio
-import structlog
-from structlog.typing import FilteringBoundLogger
 
-from uno_server.gen.uno.v1 import bot_pb2, bot_pb2_grpc, errors_pb2, game_pb2
+from ._log import configure_logging, log
+from .address import Address, AddressError, parse_address
+from .proto import bot_pb2, bot_pb2_grpc, errors_pb2, game_pb2
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -69,30 +53,36 @@ __all__ = [
     "main",
     "parse_args",
     "run",
+    "run_async",
+    "run_main",
 ]
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version this SDK speaks (``Hello.protocol_version``)."""
 
+PROG: Final = "uno-bot"
+"""How the SDK names itself in the one-line errors of the command line."""
+
 DecisionRequest: TypeAlias = bot_pb2.DecisionRequest
 DecideResult: TypeAlias = int | Awaitable[int | None] | None
 """What ``decide`` may return: an action id, ``None`` (no answer), or an awaitable of either."""
 
-_log: FilteringBoundLogger = structlog.get_logger("uno_bot")
-
-# Statuses after which reconnecting cannot help: wrong token, wrong name or protocol, or another
-# process of the same bot took the session over (reconnecting would fight it forever).
-_FATAL_CODES: Final = frozenset(
+FATAL_CODES: Final[frozenset[grpc.StatusCode]] = frozenset(
     {
         grpc.StatusCode.UNAUTHENTICATED,
         grpc.StatusCode.PERMISSION_DENIED,
         grpc.StatusCode.FAILED_PRECONDITION,
-        grpc.StatusCode.ABORTED,
-        grpc.StatusCode.UNIMPLEMENTED,
         grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.UNIMPLEMENTED,
+        grpc.StatusCode.ABORTED,
     }
 )
-_NO_CATCH: Final = 5
+"""Statuses after which reconnecting cannot help (wrong token, wrong name or protocol, a
+malformed message, or another process of the same bot took the session over). Every other way
+a stream ends, a clean end included, is followed by a reconnect."""
+
+MAX_MARGIN_MS: Final = 100
+"""The safety margin kept back from ``time_left_ms``: min(100 ms, time_left_ms / 2)."""
 
 
 class FatalStreamError(RuntimeError):
@@ -100,7 +90,7 @@ class FatalStreamError(RuntimeError):
     mismatch, unsupported protocol, session replaced by another process)."""
 
     def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"{code.name}: {details}")
+        super().__init__(f"the server refused the bot: {code.name} ({details or 'no details'})")
         self.code = code
         self.details = details
 
@@ -108,13 +98,14 @@ class FatalStreamError(RuntimeError):
 @dataclass(eq=False)
 class MatchState:
     """What the client keeps for one seat of one match. Stash your own data in :attr:`data`
-    (or set attributes on a subclass via :meth:`Bot.new_state`); it lives until the match ends."""
+    (or set attributes on a subclass via :meth:`Bot.new_state`); it lives until the match ends.
+    Never shared between seats, even two seats of one match."""
 
     match_id: str
     seat: int
     started: bot_pb2.MatchStarted | None = None
     """The MatchStarted message (players, rules, clock); None if the seat was first seen in a
-    decision request (e.g. after a restart of the bot)."""
+    decision request."""
     data: dict[str, Any] = field(default_factory=dict)
     """Free for the bot's own use."""
     decisions: int = 0
@@ -129,23 +120,26 @@ class MatchState:
 
 
 def fallback_action(request: bot_pb2.DecisionRequest) -> int | None:
-    """The answer the client sends when ``decide`` fails: ``default_action_id`` if the server set
-    one (required requests), else NO_CATCH if legal, else for a required request its first legal
-    id; ``None`` (stay silent) for other optional requests."""
+    """What the client answers when ``decide`` cannot: for a required request its
+    ``default_action_id`` if set, else its first legal id; for an optional request (UNO window,
+    late UNO, jump-in) nothing: ``None``, silence, which the server takes as "no"."""
+    if not request.required:
+        return None
     if request.HasField("default_action_id"):
         return request.default_action_id
-    ids = [a.id for a in request.legal_actions]
-    if _NO_CATCH in ids:
-        return _NO_CATCH
-    if request.required and ids:
-        return ids[0]
-    return None
+    return request.legal_actions[0].id if request.legal_actions else None
 
 
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
+def decide_budget(request: bot_pb2.DecisionRequest) -> float | None:
+    """Seconds ``decide`` may take, counted from the moment the request arrived:
+    ``time_left_ms - min(100, time_left_ms / 2)`` ms for a required request; ``None`` (no timer)
+    for an optional one, or for a required one that carries no deadline at all."""
+    if not request.required:
+        return None
+    left = request.time_left_ms
+    if left <= 0:
+        return None if not request.HasField("deadline") else 0.0
+    return (left - min(MAX_MARGIN_MS, left / 2)) / 1000
 
 
 class Bot:
@@ -154,12 +148,14 @@ class Bot:
     Class attributes (override in the subclass or set on the instance):
 
     * ``name`` / ``version``: sent in Hello (the command line can override the name);
-    * ``threaded``: run a sync ``decide`` in a worker thread (default True) so a slow decision
-      neither blocks the stream nor other matches and can be abandoned at its deadline. Set
-      False for fast pure-Python bots to run inline on the event loop. Decisions of different
-      seats may then still run concurrently in several threads;
+    * ``threaded``: run a sync ``decide`` in a worker thread (default True), so that a slow or
+      stuck decision blocks neither the stream nor other seats, and is answered for at its
+      deadline. False runs it on the event loop: only for a ``decide`` that takes microseconds,
+      since the client cannot then answer before it returns;
     * ``answer_optional``: call ``decide`` for optional requests too (UNO window, late UNO,
       jump-in); if False they are left unanswered, which the server takes as "no".
+
+    The hooks run on the stream reader, in stream order: keep them quick.
     """
 
     name: str = "py-bot"
@@ -194,9 +190,9 @@ class Bot:
         return None
 
     def on_action_result(self, result: bot_pb2.ActionResult, round_trip_s: float) -> None:
-        """Called for each ActionResult. ``round_trip_s`` is the time from sending the action
-        to receiving its result, as this process saw it (network plus server time, no
-        thinking); compare with ``result.response_ms``, the server's view including thinking."""
+        """Called for each ActionResult received. ``round_trip_s`` is the time from sending the
+        action to receiving its result, as this process saw it. The server may stop confirming
+        accepted actions one day; never wait for this to make progress."""
         return None
 
     def is_async(self) -> bool:
@@ -285,19 +281,21 @@ class ClientConfig:
     """How to reach the server. Durations in seconds unless the name says ``_ms``."""
 
     addr: str = "127.0.0.1:50051"
+    """``HOST:PORT``, ``http://HOST:PORT`` or ``https://HOST:PORT`` (TLS), IPv6 in brackets."""
     token: str = ""
     name: str | None = None
     """Hello.bot_name; None takes ``Bot.name``."""
     version: str | None = None
     """Hello.bot_version; None takes ``Bot.version``."""
     tls: bool = False
-    """Use TLS with the system roots (or ``ca_file``)."""
+    """Use TLS with the system roots (or ``ca_file``) also for a ``HOST:PORT`` address."""
     ca_file: str | None = None
     """PEM file of the CA that signed the server certificate; implies TLS."""
-    backoff_initial: float = 0.5
-    backoff_max: float = 30.0
-    safety_margin_ms: int = 50
-    """Time kept back from ``time_left_ms`` for the answer to travel."""
+    backoff_initial: float = 0.1
+    """First reconnect delay; it doubles per failed attempt and resets once a stream is
+    welcomed."""
+    backoff_max: float = 2.0
+    """Cap of the reconnect delay, jitter included: below the server's 5 s reconnect grace."""
     max_concurrent_matches: int = 0
     push_events: bool = False
     stop_grace: float = 2.0
@@ -306,27 +304,99 @@ class ClientConfig:
     """Give up after this many consecutive failed attempts; None retries forever."""
 
 
+class _DecidePool:
+    """Daemon worker threads for sync ``decide`` calls. A new thread starts whenever every
+    thread is busy, so a stuck decide never delays another seat's, and daemon threads never
+    hold up the process when it exits."""
+
+    def __init__(self, max_idle: int = 8) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._max_idle = max_idle
+        self.started = 0
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                spawn = False
+            else:
+                self.started += 1
+                spawn = True
+        self._jobs.put((loop, fut, fn, args))
+        if spawn:
+            threading.Thread(target=self._work, name="uno-bot-decide", daemon=True).start()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            loop, fut, fn, args = self._jobs.get()
+            try:
+                outcome: tuple[bool, Any] = (True, fn(*args))
+            except BaseException as exc:
+                outcome = (False, exc)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
+                loop.call_soon_threadsafe(_settle, fut, outcome)
+            del loop, fut, fn, args, outcome
+            with self._lock:
+                if self._idle >= self._max_idle:
+                    return
+                self._idle += 1
+
+
+def _settle(fut: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if fut.done():
+        return
+    ok, value = outcome
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)
+
+
+@dataclass
+class _Answered:
+    """An answer sent and not known to be settled yet."""
+
+    request: bot_pb2.DecisionRequest
+    action_id: int
+    sent_at: float
+
+
 class BotClient:
     """Runs one :class:`Bot` on one Play stream, reconnecting until :meth:`stop`."""
 
     def __init__(self, bot: Bot, config: ClientConfig) -> None:
         self.bot = bot
         self.config = config
+        self.address: Address = parse_address(config.addr)  # AddressError: refused at once
         self.states: dict[tuple[str, int], MatchState] = {}
         """Live per-(match, seat) states."""
         self.session_id = ""
         self.connections = 0
         """Streams that reached Welcome."""
+        self.reconnect_delays: list[float] = []
+        """Every reconnect delay waited so far, in seconds (for tests and curious operators)."""
         self._stop = asyncio.Event()
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._pending: dict[str, tuple[bot_pb2.DecisionRequest, int, bool]] = {}
-        self._sent_at: dict[str, float] = {}
+        self._received: dict[str, float] = {}
+        self._answered: dict[str, _Answered] = {}
+        self._retried: set[str] = set()
         self._outbox: asyncio.Queue[bot_pb2.PlayRequest | None] | None = None
+        self._welcomed = False
         self._rng = random.Random()
+        self._pool = _DecidePool()
 
     @property
     def name(self) -> str:
         return self.config.name if self.config.name is not None else self.bot.name
+
+    @property
+    def tls(self) -> bool:
+        return self.address.tls or self.config.tls or bool(self.config.ca_file)
 
     def stop(self) -> None:
         """Ask the client to leave: half-close the stream and return from :meth:`run`."""
@@ -335,58 +405,94 @@ class BotClient:
     # ------------------------------------------------------------------ connection loop
 
     def _channel(self) -> grpc.aio.Channel:
+        """A new channel: one per connection attempt, so no attempt inherits the library's
+        own reconnect backoff from an earlier outage."""
         options = [
+            # gRPC shares subchannels between channels to the same address by default, so a new
+            # channel would inherit the old one's connection backoff; a local pool does not
+            ("grpc.use_local_subchannel_pool", 1),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.keepalive_permit_without_calls", 1),
         ]
         cfg = self.config
-        if cfg.tls or cfg.ca_file:
+        if self.tls:
             root = None
             if cfg.ca_file:
                 with open(cfg.ca_file, "rb") as f:
                     root = f.read()
             creds = grpc.ssl_channel_credentials(root_certificates=root)
-            return grpc.aio.secure_channel(cfg.addr, creds, options=options)
-        return grpc.aio.insecure_channel(cfg.addr, options=options)
+            return grpc.aio.secure_channel(self.address.target, creds, options=options)
+        return grpc.aio.insecure_channel(self.address.target, options=options)
 
     def backoff_delay(self, attempt: int) -> float:
-        """Delay before reconnect attempt ``attempt`` (1-based): exponential, capped, jittered
-        into the upper half so that many bots do not reconnect in lock step."""
+        """Delay before reconnect attempt ``attempt`` (1-based, counted since the last
+        Welcome): ``backoff_initial * 2^(attempt-1)``, +-20% jitter, never above
+        ``backoff_max``."""
         cfg = self.config
-        ceiling = min(cfg.backoff_max, cfg.backoff_initial * 2 ** min(attempt - 1, 30))
-        return float(ceiling / 2 + self._rng.random() * ceiling / 2)
+        base = min(cfg.backoff_max, cfg.backoff_initial * 2 ** min(attempt - 1, 30))
+        return float(min(cfg.backoff_max, base * self._rng.uniform(0.8, 1.2)))
 
     async def run(self) -> None:
-        """Connect and play until :meth:`stop`; raises :class:`FatalStreamError` if the server
-        refuses the bot (bad token, ...)."""
+        """Connect and play until :meth:`stop`. Raises :class:`FatalStreamError` if the server
+        refuses the bot for good, ``ConnectionError`` after ``max_reconnects`` failures."""
         attempt = 0
-        async with self._channel() as channel:
-            stub = bot_pb2_grpc.BotServiceStub(channel)
-            while not self._stop.is_set():
-                welcomed = False
-                try:
-                    welcomed = await self._session(stub)
-                    reason = "stream ended by the server"
-                except grpc.aio.AioRpcError as err:
-                    code = err.code()
-                    details = err.details() or ""
-                    if code in _FATAL_CODES:
-                        _log.error("stream refused", code=code.name, details=details)
-                        raise FatalStreamError(code, details) from None
-                    reason = f"{code.name}: {details}"
-                finally:
-                    self._drop_session()
-                if self._stop.is_set():
-                    break
-                attempt = 1 if welcomed else attempt + 1
-                if self.config.max_reconnects is not None and attempt > self.config.max_reconnects:
-                    raise ConnectionError(f"giving up after {attempt - 1} attempts: {reason}")
-                delay = self.backoff_delay(attempt)
-                _log.warning("disconnected", reason=reason, retry_in_s=round(delay, 3))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), delay)
-        _log.info("stopped", bot=self.name)
+        while not self._stop.is_set():
+            self._welcomed = False
+            reason = await self._connect_once()
+            if self._stop.is_set():
+                break
+            if self._welcomed:
+                attempt = 0  # however that stream ended, the next try starts afresh
+            attempt += 1
+            if self.config.max_reconnects is not None and attempt > self.config.max_reconnects:
+                raise ConnectionError(f"giving up after {attempt - 1} attempts: {reason}")
+            delay = self.backoff_delay(attempt)
+            self.reconnect_delays.append(delay)
+            log(
+                logging.WARNING,
+                "stream ended" if self._welcomed else "cannot connect",
+                reason=reason,
+                retry_in_s=round(delay, 3),
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), delay)
+        log(logging.INFO, "stopped", bot=self.name)
+
+    async def _connect_once(self) -> str:
+        """One connection attempt and its stream, on a channel of its own. Returns why it ended
+        (plain words); raises FatalStreamError when reconnecting cannot help."""
+        channel = self._channel()
+        try:
+            await self._session(bot_pb2_grpc.BotServiceStub(channel))
+            return "the server closed the stream"
+        except grpc.aio.AioRpcError as err:
+            code = err.code()
+            if code in FATAL_CODES:
+                fatal = FatalStreamError(code, err.details() or "")
+                log(logging.ERROR, "stream refused", code=code.name, details=err.details())
+                raise fatal from None
+            return self.describe(err)
+        finally:
+            self._drop_session()
+            await channel.close(None)
+
+    def describe(self, err: grpc.aio.AioRpcError) -> str:
+        """A failed call in plain words: "connection refused (127.0.0.1:50051)", "server closed
+        the stream: UNAVAILABLE (shutting down)"."""
+        details = err.details() or ""
+        text = f"{details} {err.debug_error_string() or ''}".lower()
+        target = self.address.target
+        if err.code() == grpc.StatusCode.UNAVAILABLE:
+            if "connection refused" in text:
+                return f"connection refused ({target})"
+            if "dns" in text or "name or service not known" in text:
+                return f"cannot resolve the host ({target})"
+            if "failed to connect" in text:
+                return f"cannot connect ({target})"
+            if "handshake" in text or "ssl" in text:
+                return f"TLS handshake failed ({target}): {details}"
+        return f"server closed the stream: {err.code().name} ({details or 'no details'})"
 
     def _hello(self) -> bot_pb2.PlayRequest:
         cfg = self.config
@@ -405,8 +511,8 @@ class BotClient:
                 )
         return bot_pb2.PlayRequest(hello=hello)
 
-    async def _session(self, stub: Any) -> bool:
-        """One stream. Returns True if it got a Welcome; raises AioRpcError if it failed."""
+    async def _session(self, stub: Any) -> None:
+        """One stream, until it ends (raises AioRpcError if it failed) or :meth:`stop`."""
         outbox: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
         self._outbox = outbox
         outbox.put_nowait(self._hello())
@@ -417,8 +523,7 @@ class BotClient:
 
         metadata = (("authorization", f"Bearer {self.config.token}"),)
         call = stub.Play(requests(), metadata=metadata)
-        welcomed = asyncio.Event()
-        reader = asyncio.create_task(self._read(call, welcomed))
+        reader = asyncio.create_task(self._read(call))
         stopper = asyncio.create_task(self._stop.wait())
         try:
             await asyncio.wait({reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
@@ -428,9 +533,8 @@ class BotClient:
                 with contextlib.suppress(TimeoutError, grpc.aio.AioRpcError):
                     await asyncio.wait_for(asyncio.shield(reader), self.config.stop_grace)
                 call.cancel()
-                return welcomed.is_set()
+                return
             reader.result()  # re-raises AioRpcError
-            return welcomed.is_set()
         finally:
             stopper.cancel()
             if not reader.done():
@@ -439,11 +543,12 @@ class BotClient:
                     await reader
 
     def _drop_session(self) -> None:
+        """Forget everything tied to the current stream (half-closing it if still open)."""
         for task in self._tasks.values():
             task.cancel()
         self._tasks.clear()
-        self._pending.clear()
-        self._sent_at.clear()
+        self._received.clear()
+        self._answered.clear()
         if self._outbox is not None:
             self._outbox.put_nowait(None)
         self._outbox = None
@@ -454,59 +559,89 @@ class BotClient:
 
     # ------------------------------------------------------------------ incoming messages
 
-    async def _read(self, call: Any, welcomed: asyncio.Event) -> None:
+    async def _read(self, call: Any) -> None:
         async for resp in call:
-            kind = resp.WhichOneof("kind")
-            if kind == "welcome":
-                self._on_welcome(resp.welcome)
-                welcomed.set()
-            elif kind == "decision_request":
-                req = resp.decision_request
-                prev = self._tasks.pop(req.request_id, None)
-                if prev is not None:  # re-sent while we were still thinking: restart
-                    prev.cancel()
-                task = asyncio.create_task(
-                    self._handle_decision(req), name=_task_name(req.match_id, req.seat)
-                )
-                self._tasks[req.request_id] = task
-                task.add_done_callback(functools.partial(self._task_done, req.request_id))
-            elif kind == "action_result":
-                self._on_action_result(resp.action_result)
-            elif kind == "request_closed":
-                self._on_request_closed(resp.request_closed)
-            elif kind == "match_started":
-                await self._on_match_started(resp.match_started)
-            elif kind == "match_ended":
-                await self._on_match_ended(resp.match_ended)
-            elif kind == "seat_events":
-                ev = resp.seat_events
-                await self._deliver_events(self._state(ev.match_id, ev.seat), ev.events)
-            elif kind == "error":
-                err = resp.error
-                _log.log(
-                    logging.ERROR if err.fatal else logging.WARNING,
-                    "stream error",
-                    code=err.code,
-                    reason=_reason_name(err.reason),
-                    message=err.message,
-                    fatal=err.fatal,
-                )
-            # pong and kinds unknown to this SDK are ignored
+            await self._dispatch(resp)
+
+    async def _dispatch(self, resp: bot_pb2.PlayResponse) -> None:
+        """Handle one server message, in stream order. Nothing here waits for a decision."""
+        kind = resp.WhichOneof("kind")
+        if kind == "decision_request":
+            await self._on_decision_request(resp.decision_request)
+        elif kind == "action_result":
+            self._on_action_result(resp.action_result)
+        elif kind == "request_closed":
+            self._on_request_closed(resp.request_closed)
+        elif kind == "welcome":
+            self._on_welcome(resp.welcome)
+        elif kind == "match_started":
+            await self._on_match_started(resp.match_started)
+        elif kind == "match_ended":
+            await self._on_match_ended(resp.match_ended)
+        elif kind == "seat_events":
+            ev = resp.seat_events
+            await self._deliver_events(self._state(ev.match_id, ev.seat), ev.events)
+        elif kind == "error":
+            err = resp.error
+            log(
+                logging.ERROR if err.fatal else logging.WARNING,
+                "stream error",
+                code=err.code,
+                reason=_reason_name(err.reason),
+                message=err.message,
+                fatal=err.fatal,
+            )
+        # pong and kinds unknown to this SDK are ignored
+
+    async def _on_decision_request(self, req: bot_pb2.DecisionRequest) -> None:
+        self._received[req.request_id] = asyncio.get_running_loop().time()
+        # at most one request is open per (match, seat): a new one settles every earlier one
+        self._forget_seat(req.match_id, req.seat, keep=req.request_id)
+        prev = self._tasks.pop(req.request_id, None)
+        if prev is not None:  # re-sent while we were still thinking: start over
+            prev.cancel()
+        st = self._state(req.match_id, req.seat)
+        st.decisions += 1
+        st.hand_number = req.hand_number
+        await self._deliver_events(st, req.events)
+        task = asyncio.create_task(self._handle_decision(req), name=_task_name(req))
+        self._tasks[req.request_id] = task
+        task.add_done_callback(functools.partial(self._task_done, req.request_id))
 
     def _task_done(self, request_id: str, task: asyncio.Task[None]) -> None:
         if self._tasks.get(request_id) is task:
             del self._tasks[request_id]
+            self._received.pop(request_id, None)
+
+    def _forget_seat(self, match_id: str, seat: int, keep: str = "") -> None:
+        """Drop what is kept about the seat's requests other than ``keep``: they are settled
+        (answered and applied, closed, or the match ended)."""
+        for rid in [
+            r
+            for r, a in self._answered.items()
+            if r != keep and a.request.match_id == match_id and a.request.seat == seat
+        ]:
+            del self._answered[rid]
+            self._retried.discard(rid)
+        prefix = _task_prefix(match_id, seat)
+        for rid in [r for r, t in self._tasks.items() if r != keep and t.get_name() == prefix]:
+            self._tasks.pop(rid).cancel()
 
     def _on_welcome(self, welcome: bot_pb2.Welcome) -> None:
         self.session_id = welcome.session_id
         self.connections += 1
+        self._welcomed = True
         held = {(s.match_id, s.seat) for s in welcome.seats}
         for key in [k for k in self.states if k not in held]:
-            _log.info("match ended while disconnected", match_id=key[0], seat=key[1])
+            log(logging.INFO, "match ended while disconnected", match_id=key[0], seat=key[1])
             del self.states[key]
-        _log.info(
+        if not self.states:
+            self._retried.clear()
+        log(
+            logging.INFO,
             "connected",
             bot=welcome.bot_name or self.name,
+            addr=self.address.target,
             session_id=welcome.session_id,
             resumed=welcome.resumed,
             server_version=welcome.server_version,
@@ -522,9 +657,18 @@ class BotClient:
 
     async def _call_hook(self, hook: str, fn: Callable[[], Any], st: MatchState) -> None:
         try:
-            await _maybe_await(fn())
+            result = fn()
+            if inspect.isawaitable(result):
+                await result
         except Exception:
-            _log.exception("bot hook failed", hook=hook, match_id=st.match_id, seat=st.seat)
+            log(
+                logging.ERROR,
+                "bot hook failed",
+                hook=hook,
+                match_id=st.match_id,
+                seat=st.seat,
+                exc_info=True,
+            )
 
     async def _deliver_events(self, st: MatchState, events: Sequence[game_pb2.Event]) -> None:
         fresh = [e for e in events if e.sequence > st.last_sequence]
@@ -536,77 +680,88 @@ class BotClient:
     async def _on_match_started(self, msg: bot_pb2.MatchStarted) -> None:
         st = self._state(msg.match_id, msg.seat)
         st.started = msg
-        _log.info("match started", match_id=msg.match_id, seat=msg.seat, seats=len(msg.seats))
+        log(logging.INFO, "match started", match_id=msg.match_id, seat=msg.seat)
         await self._call_hook("on_match_started", lambda: self.bot.on_match_started(st), st)
 
     async def _on_match_ended(self, msg: bot_pb2.MatchEnded) -> None:
         st = self._state(msg.match_id, msg.seat)
+        self._forget_seat(msg.match_id, msg.seat)
         await self._deliver_events(st, msg.events)
-        for rid, (req, _, _) in list(self._pending.items()):
-            if req.match_id == msg.match_id and req.seat == msg.seat:
-                del self._pending[rid]
-                self._sent_at.pop(rid, None)
-        for rid in [r for r, t in self._tasks.items() if t.get_name() == _task_name(*st.key())]:
-            self._tasks.pop(rid).cancel()
-        _log.info(
+        log(
+            logging.INFO,
             "match ended",
             match_id=msg.match_id,
             seat=msg.seat,
             won=msg.won,
             winners=list(msg.winners),
-            totals=list(msg.totals),
             strikes=msg.strikes,
-            cause=game_pb2.EndCause.Name(msg.cause),
+            rejected=msg.rejected_actions,
+            taken_over=msg.taken_over,
+            cause=_enum_name(game_pb2.EndCause, msg.cause),
         )
         await self._call_hook("on_match_ended", lambda: self.bot.on_match_ended(st, msg), st)
         self.states.pop(st.key(), None)
 
     def _on_request_closed(self, msg: bot_pb2.RequestClosed) -> None:
-        self._pending.pop(msg.request_id, None)
-        self._sent_at.pop(msg.request_id, None)
+        self._answered.pop(msg.request_id, None)
+        self._retried.discard(msg.request_id)
         task = self._tasks.pop(msg.request_id, None)
         if task is not None:
             task.cancel()
-        reason = bot_pb2.CloseReason.Name(msg.reason)
-        log = _log.bind(match_id=msg.match_id, seat=msg.seat, request_id=msg.request_id)
+        fields: dict[str, Any] = {
+            "match_id": msg.match_id,
+            "seat": msg.seat,
+            "request_id": msg.request_id,
+        }
         if msg.reason == bot_pb2.CLOSE_REASON_TIMED_OUT:
-            log.warning(
-                "request timed out; server played the default",
+            log(
+                logging.WARNING,
+                "request timed out; the server played the default",
+                **fields,
                 applied_action_id=msg.applied_action_id,
                 strikes=msg.strikes,
             )
         else:
-            log.debug("request closed", reason=reason)
+            log(
+                logging.DEBUG,
+                "request closed",
+                **fields,
+                reason=_enum_name(bot_pb2.CloseReason, msg.reason),
+            )
 
     def _on_action_result(self, msg: bot_pb2.ActionResult) -> None:
-        pending = self._pending.pop(msg.request_id, None)
-        sent_at = self._sent_at.pop(msg.request_id, None)
-        if sent_at is not None:
-            self.bot.on_action_result(msg, time.monotonic() - sent_at)
-        log = _log.bind(match_id=msg.match_id, seat=msg.seat, request_id=msg.request_id)
+        answered = self._answered.pop(msg.request_id, None)
+        if answered is not None:
+            self.bot.on_action_result(msg, time.monotonic() - answered.sent_at)
+        fields: dict[str, Any] = {
+            "match_id": msg.match_id,
+            "seat": msg.seat,
+            "request_id": msg.request_id,
+            "action_id": msg.action_id,
+        }
         if msg.accepted:
-            log.debug("action accepted", action_id=msg.action_id, response_ms=msg.response_ms)
+            log(logging.DEBUG, "action accepted", **fields, response_ms=msg.response_ms)
             return
-        log.warning(
+        log(
+            logging.WARNING,
             "action rejected",
-            action_id=msg.action_id,
-            code=msg.code,
+            **fields,
             reason=_reason_name(msg.reason),
             message=msg.message,
             request_open=msg.request_open,
         )
-        if msg.request_open and pending is not None:
-            req, sent, retried = pending
-            alt = fallback_action(req)
-            if not retried and alt is not None and alt != sent:
-                log.info("answering again with the fallback", action_id=alt)
-                self._answer(req, alt, retried=True)
+        if not msg.request_open or answered is None or msg.request_id in self._retried:
+            return
+        self._retried.add(msg.request_id)  # exactly one retry per request, never more
+        alt = fallback_action(answered.request)
+        if alt is not None:
+            log(logging.INFO, "answering again with the fallback", **{**fields, "action_id": alt})
+            self._answer(answered.request, alt)
 
     # ------------------------------------------------------------------ decisions
 
-    def _answer(self, req: bot_pb2.DecisionRequest, action_id: int, *, retried: bool) -> None:
-        self._pending[req.request_id] = (req, action_id, retried)
-        self._sent_at[req.request_id] = time.monotonic()
+    def _answer(self, req: bot_pb2.DecisionRequest, action_id: int, **_: Any) -> None:
+        self._answered[req.request_id] = _Answered(req, action_id, time.monotonic())
         self._send(
             bot_pb2.PlayRequest(
                 action=bot_pb2.Action(request_id=req.request_id, action_id=action_id)
@@ -614,97 +769,152 @@ class BotClient:
         )
 
     def budget(self, req: bot_pb2.DecisionRequest) -> float | None:
-        """Seconds ``decide`` may take for ``req``; None when the request has no deadline."""
-        left = req.time_left_ms
-        if left <= 0:
-            return 0.0 if req.required else None
-        margin = min(self.config.safety_margin_ms, left // 4)
-        return (left - margin) / 1000
+        """Seconds ``decide`` may take for ``req``, from the moment it arrived; None: no timer
+        (see :func:`decide_budget`)."""
+        return decide_budget(req)
 
     async def _handle_decision(self, req: bot_pb2.DecisionRequest) -> None:
+        loop = asyncio.get_running_loop()
+        received = self._received.get(req.request_id, loop.time())
         st = self._state(req.match_id, req.seat)
-        st.decisions += 1
-        st.hand_number = req.hand_number
-        log = _log.bind(match_id=req.match_id, seat=req.seat, request_id=req.request_id)
-        await self._deliver_events(st, req.events)
+        fields: dict[str, Any] = {
+            "match_id": req.match_id,
+            "seat": req.seat,
+            "request_id": req.request_id,
+        }
         if not req.required and not self.bot.answer_optional:
             return
-        legal = {a.id for a in req.legal_actions}
         budget = self.budget(req)
-        started = time.monotonic()
-        choice: int | None
-        problem = ""
-        try:
-            choice = await asyncio.wait_for(self._decide(req, st), budget)
-            if choice is None:
-                if not req.required:
-                    return
-                problem = "decide returned None for a required request"
-            elif isinstance(choice, bool) or not isinstance(choice, int) or choice not in legal:
-                problem = f"decide returned {choice!r}, not a legal action id"
-        except TimeoutError:
-            problem = f"decide took longer than {req.time_left_ms} ms"
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("decide raised", prompt=bot_pb2.Prompt.Name(req.prompt))
-            problem = f"decide raised {type(exc).__name__}: {exc}"
+        deadline = None if budget is None else received + budget
+        choice, problem = await self._decide(req, st, deadline, fields)
         if problem:
             choice = fallback_action(req)
-            log.warning(
-                "falling back",
+            log(
+                logging.WARNING,
+                "decide failed; answering the fallback"
+                if choice is not None
+                else "decide failed; leaving the optional request unanswered",
+                **fields,
+                prompt=_enum_name(bot_pb2.Prompt, req.prompt),
                 problem=problem,
                 fallback=choice,
-                required=req.required,
-                elapsed_ms=round((time.monotonic() - started) * 1000),
+                elapsed_ms=round((loop.time() - received) * 1000),
             )
-            if choice is None:
-                return
-        assert choice is not None
-        log.debug("answer", action_id=choice, elapsed_ms=round((time.monotonic() - started) * 1000))
-        self._answer(req, choice, retried=False)
+        if choice is None:
+            return
+        log(
+            logging.DEBUG,
+            "answer",
+            **fields,
+            action_id=choice,
+            elapsed_ms=round((loop.time() - received) * 1000),
+        )
+        self._answer(req, choice)
 
-    async def _decide(self, req: bot_pb2.DecisionRequest, st: MatchState) -> int | None:
+    async def _decide(
+        self,
+        req: bot_pb2.DecisionRequest,
+        st: MatchState,
+        deadline: float | None,
+        fields: dict[str, Any],
+    ) -> tuple[int | None, str]:
+        """Run decide until ``deadline`` (loop time; None: no timer). Returns the choice and
+        what went wrong ("" if nothing)."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         b = self.bot
-        if b.is_async() or not b.threaded:
-            result = await _maybe_await(b.decide(req, st))
-        else:
-            result = await _maybe_await(await asyncio.to_thread(b.decide, req, st))
-        return cast("int | None", result)
+        fut: asyncio.Future[Any]
+        try:
+            if b.is_async():
+                fut = asyncio.ensure_future(cast("Awaitable[Any]", b.decide(req, st)))
+            elif b.threaded:
+                fut = self._pool.submit(b.decide, req, st)
+            else:
+                fut = loop.create_future()
+                fut.set_result(b.decide(req, st))
+        except Exception as exc:
+            return None, _raised(exc)
+        try:
+            result = await self._await_until(fut, deadline)
+            if inspect.isawaitable(result):  # a sync decide that returned an awaitable
+                fut = asyncio.ensure_future(result)
+                result = await self._await_until(fut, deadline)
+        except TimeoutError:
+            budget_ms = round(((deadline or started) - started) * 1000)
+            self._drop_late(fut, fields, started)
+            return None, f"decide did not return within its budget of {budget_ms} ms"
+        except asyncio.CancelledError:
+            self._drop_late(fut, fields, started)  # the request closed, or the stream ended
+            raise
+        except Exception as exc:
+            log(logging.ERROR, "decide raised", **fields, exc_info=True)
+            return None, _raised(exc)
+        if result is None:
+            return None, "" if not req.required else "decide returned None for a required request"
+        legal = {a.id for a in req.legal_actions}
+        if isinstance(result, bool) or not isinstance(result, int) or result not in legal:
+            return None, f"decide returned {result!r}, not one of the legal action ids"
+        return result, ""
+
+    @staticmethod
+    async def _await_until(fut: asyncio.Future[Any], deadline: float | None) -> Any:
+        if deadline is None:
+            return await asyncio.shield(fut)
+        timeout = max(0.0, deadline - asyncio.get_running_loop().time())
+        done, _ = await asyncio.wait({fut}, timeout=timeout)
+        if not done:
+            raise TimeoutError
+        return fut.result()
+
+    @staticmethod
+    def _drop_late(fut: asyncio.Future[Any], fields: dict[str, Any], started: float) -> None:
+        """Abandon a decide that is still running. A coroutine is cancelled; a thread cannot be,
+        so it runs on, and its result is dropped with one log line when it comes."""
+        if fut.done():
+            return
+        if isinstance(fut, asyncio.Task):
+            fut.cancel()
+            return
+        loop = asyncio.get_running_loop()
+
+        def late(f: asyncio.Future[Any]) -> None:
+            if f.cancelled():
+                return
+            log(
+                logging.INFO,
+                "late decide result dropped",
+                **fields,
+                after_ms=round((loop.time() - started) * 1000),
+            )
+            f.exception()  # retrieved: no "never retrieved" warning
+
+        fut.add_done_callback(late)
 
 
-def _task_name(match_id: str, seat: int) -> str:
+def _raised(exc: BaseException) -> str:
+    return f"decide raised {type(exc).__name__}: {exc}"
+
+
+def _task_prefix(match_id: str, seat: int) -> str:
     return f"uno-bot:{match_id}:{seat}"
 
 
-def _reason_name(reason: int) -> str:
+def _task_name(req: bot_pb2.DecisionRequest) -> str:
+    return _task_prefix(req.match_id, req.seat)
+
+
+def _enum_name(enum: Any, value: int) -> str:
     try:
-        return errors_pb2.ErrorReason.Name(reason)
+        return str(enum.Name(value))
     except ValueError:
-        return str(reason)
+        return str(value)
+
+
+def _reason_name(reason: int) -> str:
+    return _enum_name(errors_pb2.ErrorReason, reason)
 
 
 # ---------------------------------------------------------------------- running
-
-
-def configure_logging(level: str = "info", *, json: bool = False) -> None:
-    """structlog to stderr, human-readable (or JSON lines), filtered at ``level``."""
-    renderer: Any = (
-        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
-    )
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso"),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=False,
-    )
 
 
 async def run_async(bot: Bot, config: ClientConfig, *, handle_signals: bool = True) -> None:
@@ -729,6 +939,12 @@ def run(bot: Bot, config: ClientConfig) -> None:
     asyncio.run(run_async(bot, config))
 
 
+def fail(message: str, code: int = 2) -> SystemExit:
+    """Print ONE line ``uno-bot: message`` on stderr; returns the SystemExit to raise."""
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+    return SystemExit(code)
+
+
 def parse_args(
     argv: Sequence[str] | None = None,
     *,
@@ -736,13 +952,15 @@ def parse_args(
     description: str | None = None,
     parser: argparse.ArgumentParser | None = None,
 ) -> tuple[argparse.Namespace, ClientConfig]:
-    """The common command line; every flag falls back to an environment variable."""
+    """The common command line; every flag falls back to an environment variable. A missing
+    token or a malformed address exits 2 with one line."""
     env = os.environ
     p = parser or argparse.ArgumentParser(description=description)
     p.add_argument(
         "--addr",
         default=env.get("UNO_ARENA_ADDR", "127.0.0.1:50051"),
-        help="server host:port (env UNO_ARENA_ADDR, default 127.0.0.1:50051)",
+        help="server address: HOST:PORT, http://HOST:PORT or https://HOST:PORT "
+        "(env UNO_ARENA_ADDR, default 127.0.0.1:50051)",
     )
     p.add_argument(
         "--token", default=env.get("UNO_ARENA_TOKEN", ""), help="bot token (env UNO_ARENA_TOKEN)"
@@ -762,7 +980,7 @@ def parse_args(
         "--tls",
         action="store_true",
         default=env.get("UNO_ARENA_TLS", "") not in ("", "0", "false"),
-        help="TLS with the system roots (env UNO_ARENA_TLS=1)",
+        help="TLS with the system roots, as https:// does (env UNO_ARENA_TLS=1)",
     )
     p.add_argument(
         "--log-level",
@@ -772,7 +990,17 @@ def parse_args(
     p.add_argument("--log-json", action="store_true", help="log JSON lines")
     ns = p.parse_args(argv)
     if not ns.token:
-        p.error("a token is required: --token or UNO_ARENA_TOKEN")
+        raise fail("a token is required: --token or UNO_ARENA_TOKEN")
+    try:
+        addr = parse_address(ns.addr)
+    except AddressError as err:
+        raise fail(str(err)) from None
+    if (
+        addr.tls is False
+        and ns.addr.strip().lower().startswith("http://")
+        and (ns.tls or ns.ca_file)
+    ):
+        raise fail(f'address "{ns.addr}" is plaintext (http://) but TLS was asked for')
     cfg = ClientConfig(
         addr=ns.addr,
         token=ns.token,
@@ -784,15 +1012,26 @@ def parse_args(
     return ns, cfg
 
 
-def main(bot: Bot, argv: Sequence[str] | None = None) -> int:
-    """Parse the command line, configure logging and run ``bot``. Returns an exit code."""
-    ns, cfg = parse_args(argv, default_name=bot.name)
+def main(
+    bot: Bot, argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None
+) -> int:
+    """Parse the command line, configure logging and run ``bot``. Returns the exit code: 0
+    after SIGINT/SIGTERM, 1 if the server refused the bot for good, 2 for a bad command line."""
+    ns, cfg = parse_args(argv, default_name=bot.name, parser=parser)
     configure_logging(ns.log_level, json=ns.log_json)
+    return run_main(bot, cfg)
+
+
+def run_main(bot: Bot, cfg: ClientConfig) -> int:
+    """Run ``bot`` with ``cfg`` as a program: one plain line and an exit code on failure."""
     try:
         run(bot, cfg)
     except FatalStreamError as err:
-        print(f"uno_bot: {err}", file=sys.stderr)
-        return 1
+        raise fail(str(err), 1) from None
+    except ConnectionError as err:
+        raise fail(str(err), 1) from None
+    except OSError as err:  # e.g. an unreadable --ca-file
+        raise fail(f"{err.strerror or err}: {err.filename or ''}".rstrip(": "), 2) from None
     except KeyboardInterrupt:
         pass
     return 0

@@ -13,20 +13,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from uno_bot.examples.heuristic_bot import HeuristicBot
+from .engine_heuristic import main as engine_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--randomness", type=float, default=0.0)
-    ns, rest = pre.parse_known_args(args)
-    if not 0.0 <= ns.randomness <= 1.0:
-        print(f"graded: --randomness must be within 0..1, got {ns.randomness}", file=sys.stderr)
-        return 2
-    bot = HeuristicBot(randomness=ns.randomness)
-    bot.name = f"graded-{ns.randomness:g}"
-    return bot.main(rest)
+    ns, _ = pre.parse_known_args(args)
+    return engine_main(args, default_name=f"graded-{ns.randomness:g}")
 
 
 if __name__ == "__main__":

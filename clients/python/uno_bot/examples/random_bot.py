@@ -9,12 +9,13 @@ import random
 from collections.abc import Sequence
 
 from uno_bot import Bot, DecisionRequest, MatchState
-from uno_server.gen.uno.v1 import game_pb2
+from uno_bot.proto import game_pb2
 
 
 class RandomBot(Bot):
     """Picks uniformly among the card plays (preferring the one calling UNO), else any legal
-    action; answers optional requests at random too. Fast, so it runs on the event loop."""
+    action; answers optional requests at random too. It takes microseconds, so it runs on the
+    event loop (``threaded = False``)."""
 
     name = "py-random"
     version = "0.1.0"

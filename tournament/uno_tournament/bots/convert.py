@@ -1,4 +1,6 @@
-"""Protocol messages -> the rules engine's own types, so engine bots can play over the wire.
+"""Protocol messages -> the rules engine's own types, so the engine's bots can play over the
+wire as SDK bots (:mod:`uno_tournament.bots.engine_heuristic`). This lives with the tournament,
+not in the SDK: the SDK (``uno-arena-bot``) knows nothing of the engine.
 
 The engine (``uno_server.engine``) numbers colours, ranks and phases from 0; the protocol's enums
 start at ``*_UNSPECIFIED = 0``, so every protocol number is the engine number plus one. Card codes
@@ -13,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from uno_bot.proto import bot_pb2, cards_pb2, game_pb2
 from uno_server.engine.hand import PHASE_NAMES
 from uno_server.engine.views import SeatView as EngineSeatView
-from uno_server.gen.uno.v1 import bot_pb2, cards_pb2, game_pb2
 
 __all__ = [
     "card_code",
