@@ -3,9 +3,12 @@ package unobot
 import (
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 )
+
+var hostname = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$`)
 
 // Address is a parsed server address (see [ParseAddress]).
 type Address struct {
@@ -68,6 +71,9 @@ func ParseAddress(s string) (Address, error) {
 	}
 	if strings.Contains(host, ":") && net.ParseIP(host) == nil {
 		return bad("not an IPv6 address inside [ ]")
+	}
+	if net.ParseIP(host) == nil && !hostname.MatchString(host) {
+		return bad("not a host name")
 	}
 	return Address{Target: net.JoinHostPort(host, port), TLS: scheme == "https", Scheme: scheme}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -133,7 +134,7 @@ func TestParseAddress(t *testing.T) {
 	for _, in := range []string{
 		"", "foo", "localhost", "127.0.0.1", "http://localhost", "grpc://localhost:50051", "dns:///localhost:50051",
 		"http://127.0.0.1:50051/", "http://127.0.0.1:50051/uno", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:port",
-		"::1:50051", ":50051", "http://user@host:1", "host:50051?x=1", "unix:///tmp/sock", "http://",
+		"::1:50051", ":50051", "http://user@host:1", "host:50051?x=1", "unix:///tmp/sock", "http://", "bad host!:1", "-x:1",
 	} {
 		_, err := ParseAddress(in)
 		var ae *AddressError
@@ -164,6 +165,26 @@ func TestDescribeInPlainWords(t *testing.T) {
 	} {
 		if got := describe(c.err, addr); got != c.want {
 			t.Errorf("describe(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	var out strings.Builder
+	_, addrErr := ParseAddress("foo")
+	for _, c := range []struct {
+		err  error
+		code int
+		line string
+	}{
+		{nil, 0, ""},
+		{addrErr, 2, "my-bot: invalid address \"foo\" (no port): use HOST:PORT, http://HOST:PORT or https://HOST:PORT\n"},
+		{&FatalError{Err: status.Error(codes.Unauthenticated, "bad token"), Addr: "h:1"}, 1,
+			"my-bot: server refused the bot, not reconnecting: server closed the stream: UNAUTHENTICATED (bad token)\n"},
+	} {
+		out.Reset()
+		if code := ExitCode(c.err, &out, "my-bot"); code != c.code || out.String() != c.line {
+			t.Errorf("ExitCode(%v) = %d, %q; want %d, %q", c.err, code, out.String(), c.code, c.line)
 		}
 	}
 }

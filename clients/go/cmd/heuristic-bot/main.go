@@ -97,14 +97,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	log.Info("starting", "addr", *addr, "name", *name)
-	if err := unobot.Run(ctx, cfg); err != nil {
-		var ae *unobot.AddressError
-		if errors.As(err, &ae) {
-			return fail(2, "%v", err)
-		}
-		return fail(1, "%v", err)
-	}
-	return 0
+	return unobot.ExitCode(unobot.Run(ctx, cfg), stderr, prog)
 }
 
 // overrun wraps decide so that every nth call first blocks for d, ignoring its context: a
