@@ -37,10 +37,11 @@ for lang in "${langs[@]}"; do
     go:test) run go go vet ./... && run go go test ./... ;;
     go:generate) run go scripts/genproto.sh ;;
     go:check) run go scripts/genproto.sh --check ;;
-    typescript:build) run typescript npm ci --no-audit --no-fund --loglevel=error && run typescript npm run build ;;
-    typescript:test) run typescript npm ci --no-audit --no-fund --loglevel=error && run typescript npm run build && run typescript npm test ;;
-    typescript:generate) run typescript npm ci --no-audit --no-fund --loglevel=error && run typescript npm run generate ;;
-    typescript:check) run typescript npm ci --no-audit --no-fund --loglevel=error && run typescript npm run check-generated ;;
+    # npm ci runs the package's `prepare` script, which builds dist/ (src and tests).
+    typescript:build) run typescript npm ci --no-audit --no-fund --loglevel=error ;;
+    typescript:test) run typescript npm ci --no-audit --no-fund --loglevel=error && run typescript npm test ;;
+    typescript:generate) run typescript npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && run typescript npm run generate ;;
+    typescript:check) run typescript npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && run typescript npm run check-generated ;;
     rust:build) run rust cargo build --release --locked ;;
     rust:test) run rust cargo test --release --locked ;;
     java:build) run java mvn -q -B package -DskipTests ;;

@@ -132,7 +132,7 @@ func BestPlay(legal []*unov1.LegalAction, view *unov1.SeatView) *unov1.LegalActi
 		if a.TargetSeat != nil { // seven-o: swap with the seat holding fewest cards
 			target = -int(cardCount[a.GetTargetSeat()])
 		}
-		key := [5]int{b2i(a.GetUno()), tier, points(card), counts[card.GetColor()], target}
+		key := [5]int{b2i(a.GetUno()), tier, unobot.CardPoints(card), counts[card.GetColor()], target}
 		if best == nil || less(bestKey, key) {
 			best, bestKey = a, key
 		}
@@ -154,17 +154,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// points is a card's scoring value: face value for numbers, 20 for action cards, 50 for Wilds.
-func points(c *unov1.Card) int {
-	r := c.GetRank()
-	switch {
-	case r >= unov1.Rank_RANK_ZERO && r <= unov1.Rank_RANK_NINE:
-		return int(r - unov1.Rank_RANK_ZERO)
-	case r == unov1.Rank_RANK_WILD || r == unov1.Rank_RANK_WILD_DRAW_FOUR:
-		return 50
-	default:
-		return 20
-	}
 }

@@ -7,8 +7,8 @@
 # Everything runs locally: protoc is the one bundled with grpcio-tools in the repository's .venv
 # (override with PROTOC="..."), the plugins are `go install`ed at pinned versions into .bin/
 # (gitignored) from the Go module proxy. protoc-gen-go is pinned to the google.golang.org/protobuf
-# version in go.mod so generated code and runtime always match. The .proto files carry no
-# go_package option; the import path is given with M mappings instead.
+# version in go.mod so generated code and runtime always match. The import path comes from the
+# `option go_package` line of every .proto file, which must name this module's gen/uno/v1.
 set -euo pipefail
 
 GRPC_PLUGIN_VERSION=v1.6.1 # google.golang.org/grpc/cmd/protoc-gen-go-grpc
@@ -52,11 +52,13 @@ else
 fi
 
 files=()
-mflags=()
 for f in "$PROTO_DIR"/uno/v1/*.proto; do
   rel="${f#"$PROTO_DIR"/}"
   files+=("$rel")
-  mflags+=("--go_opt=M$rel=$GO_PKG" "--go-grpc_opt=M$rel=$GO_PKG")
+  if ! grep -qxF "option go_package = \"$GO_PKG\";" "$f"; then
+    echo "$rel: needs the line: option go_package = \"$GO_PKG\";" >&2
+    exit 1
+  fi
 done
 
 out="$(mktemp -d)"
@@ -67,7 +69,7 @@ trap 'rm -rf "$out"' EXIT
   --plugin=protoc-gen-go-grpc="$BIN/protoc-gen-go-grpc" \
   --go_out="$out" --go_opt=module="$MODULE" \
   --go-grpc_out="$out" --go-grpc_opt=module="$MODULE" \
-  "${mflags[@]}" "${files[@]}")
+  "${files[@]}")
 
 if ((check)); then
   if diff -ru "$HERE/gen" "$out/gen"; then

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -17,7 +16,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	unov1 "github.com/uno-arena/uno-arena/clients/go/gen/uno/v1"
 )
@@ -25,9 +23,13 @@ import (
 // ProtocolVersion is the protocol version this SDK speaks (Hello.protocol_version).
 const ProtocolVersion = 1
 
+// Version is this SDK's version, sent as Hello.bot_version when Config.Version is empty.
+const Version = "0.2.0"
+
 // Config configures [Run]. Addr, Token and Decide are required; every other field has a default.
 type Config struct {
-	// Addr is the server's host:port, e.g. "127.0.0.1:50051".
+	// Addr is the server's address: HOST:PORT or http://HOST:PORT (plaintext), or
+	// https://HOST:PORT (TLS with the system roots). See [ParseAddress].
 	Addr string
 	// Token is the bot token, sent as "authorization: Bearer <Token>" metadata.
 	Token string
@@ -39,11 +41,11 @@ type Config struct {
 	// MaxConcurrentMatches is advisory (Hello.max_concurrent_matches); 0 = no limit.
 	MaxConcurrentMatches int32
 
-	// TLS, if set, connects with TLS using this configuration (an empty &tls.Config{} uses the
-	// system roots); nil connects in plaintext.
+	// TLS, if set, connects with TLS using this configuration (for a bare HOST:PORT address; an
+	// https:// address uses it too, or the system roots if it is nil). It may not be combined
+	// with an http:// address.
 	TLS *tls.Config
-	// DialOptions are appended to the SDK's own options for grpc.NewClient (tests use it to
-	// dial in-memory listeners).
+	// DialOptions are appended to the SDK's own options for grpc.NewClient.
 	DialOptions []grpc.DialOption
 
 	// Decide chooses the actions. Required.
@@ -55,14 +57,14 @@ type Config struct {
 	// is forgotten afterwards.
 	OnMatchEnded func(m *Match, ended *unov1.MatchEnded)
 
-	// SafetyMargin is how long before the server's deadline the SDK stops waiting for Decide and
-	// sends the fallback, to leave room for network lag [100ms; never more than a quarter of the
-	// request's time_left_ms].
+	// SafetyMargin is the most the SDK keeps back from a required request's time_left_ms for
+	// network lag: Decide's budget is time_left_ms - min(SafetyMargin, time_left_ms/2),
+	// measured from the moment the request arrived [100ms].
 	SafetyMargin time.Duration
-	// MaxThink bounds Decide for requests without a deadline (jump-in chances) [5s].
-	MaxThink time.Duration
-	// MinBackoff and MaxBackoff bound the reconnect delay, which doubles after every failed
-	// attempt, with jitter (a random delay between half and all of the current step) [250ms, 15s].
+	// MinBackoff and MaxBackoff bound the reconnect delay: MinBackoff before the first retry,
+	// doubling after every failed attempt up to MaxBackoff, each delay +-20% at random. The
+	// delay goes back to MinBackoff as soon as a stream is welcomed [100ms, 2s; keep MaxBackoff
+	// below the server's reconnect grace, 5 s by default].
 	MinBackoff, MaxBackoff time.Duration
 	// CloseGrace is how long Run waits, after its context is cancelled and the stream
 	// half-closed, for the server to end the stream [1s].
@@ -71,9 +73,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Version is this SDK's version, sent as Hello.bot_version when Config.Version is empty.
-const Version = "0.1.0"
-
 func (c *Config) setDefaults() {
 	if c.Version == "" {
 		c.Version = Version
@@ -81,14 +80,11 @@ func (c *Config) setDefaults() {
 	if c.SafetyMargin <= 0 {
 		c.SafetyMargin = 100 * time.Millisecond
 	}
-	if c.MaxThink <= 0 {
-		c.MaxThink = 5 * time.Second
-	}
 	if c.MinBackoff <= 0 {
-		c.MinBackoff = 250 * time.Millisecond
+		c.MinBackoff = 100 * time.Millisecond
 	}
 	if c.MaxBackoff <= 0 {
-		c.MaxBackoff = 15 * time.Second
+		c.MaxBackoff = 2 * time.Second
 	}
 	if c.MaxBackoff < c.MinBackoff {
 		c.MaxBackoff = c.MinBackoff
@@ -101,70 +97,65 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// FatalError is returned by [Run] when the server ended the stream for a reason that
-// reconnecting cannot fix: a bad token (UNAUTHENTICATED), a name the token may not use
-// (PERMISSION_DENIED), an unsupported protocol version (FAILED_PRECONDITION) or another process
-// of the same bot taking over the session (ABORTED / SESSION_REPLACED).
-type FatalError struct{ Err error }
-
-func (e *FatalError) Error() string { return "unobot: fatal: " + e.Err.Error() }
-func (e *FatalError) Unwrap() error { return e.Err }
-
-func isFatal(err error) bool {
-	switch status.Code(err) {
-	case codes.Unauthenticated, codes.PermissionDenied, codes.FailedPrecondition, codes.Aborted:
-		return true
-	}
-	return false
-}
-
-// Run connects to the server and plays until ctx is cancelled (it then returns nil) or a fatal
-// error occurs (a *FatalError). Dropped streams are reconnected with backoff, forever.
+// Run connects to the server and plays until ctx is cancelled (it then half-closes the stream
+// and returns nil). It returns an [*AddressError] at once for a malformed Config.Addr, and a
+// [*FatalError] when the server refuses the bot for good (see FatalError). Every other ending of
+// the stream (server restart, network cut, connection refused...) is reconnected, forever, on a
+// new connection each time, with backoff.
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.Addr == "" {
-		return errors.New("unobot: Config.Addr is required")
-	}
-	if cfg.Decide == nil {
-		return errors.New("unobot: Config.Decide is required")
-	}
-	cfg.setDefaults()
-	creds := insecure.NewCredentials()
-	if cfg.TLS != nil {
-		creds = credentials.NewTLS(cfg.TLS)
-	}
-	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
-		// grpc-go's own re-dial backoff (default up to 2 minutes) must not outlast ours.
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
-			BaseDelay: cfg.MinBackoff, Multiplier: 1.6, Jitter: 0.2, MaxDelay: cfg.MaxBackoff,
-		}, MinConnectTimeout: 5 * time.Second}),
-	}, cfg.DialOptions...)
-	cc, err := grpc.NewClient(cfg.Addr, opts...)
+	b, err := newBot(cfg)
 	if err != nil {
-		return fmt.Errorf("unobot: %w", err)
-	}
-	defer cc.Close()
-
-	b := &bot{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		client:  unov1.NewBotServiceClient(cc),
-		matches: map[seatKey]*Match{},
-		lastSeq: map[seatKey]int64{},
+		return err
 	}
 	return b.run(ctx)
 }
 
+func newBot(cfg Config) (*bot, error) {
+	addr, err := ParseAddress(cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Decide == nil {
+		return nil, errors.New("unobot: Config.Decide is required")
+	}
+	if addr.Scheme == "http" && cfg.TLS != nil {
+		return nil, &AddressError{Addr: cfg.Addr, Why: "http:// is plaintext but Config.TLS is set"}
+	}
+	cfg.setDefaults()
+	creds := insecure.NewCredentials()
+	switch {
+	case cfg.TLS != nil:
+		creds = credentials.NewTLS(cfg.TLS)
+	case addr.TLS:
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	}
+	return &bot{
+		cfg:     cfg,
+		addr:    addr.Target,
+		log:     cfg.Logger,
+		matches: map[seatKey]*Match{},
+		lastSeq: map[seatKey]int64{},
+		pending: map[string]*pending{},
+		dial: append([]grpc.DialOption{
+			grpc.WithTransportCredentials(creds),
+			// One connection attempt per channel: the SDK makes a new channel for every
+			// reconnect and does its own backoff; a connect that hangs fails after a few seconds.
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: 3 * time.Second}),
+		}, cfg.DialOptions...),
+	}, nil
+}
+
 type bot struct {
-	cfg    Config
-	log    *slog.Logger
-	client unov1.BotServiceClient
+	cfg  Config
+	addr string
+	dial []grpc.DialOption
+	log  *slog.Logger
 
 	mu        sync.Mutex
 	sessionID string
 	matches   map[seatKey]*Match
-	lastSeq   map[seatKey]int64 // last event sequence processed per seat (resume cursors)
-	pending   map[string]*pending
+	lastSeq   map[seatKey]int64   // last event sequence processed per seat (resume cursors)
+	pending   map[string]*pending // requests of this stream not finished with, by request id
 }
 
 func (b *bot) run(ctx context.Context) error {
@@ -177,16 +168,17 @@ func (b *bot) run(ctx context.Context) error {
 			return nil
 		}
 		if isFatal(err) {
-			b.log.Error("server ended the stream; not reconnecting", "err", err)
+			fe := &FatalError{Err: err, Addr: b.addr}
+			b.log.Error(fe.Error())
 			b.endAllMatches()
-			return &FatalError{Err: err}
+			return fe
 		}
 		if welcomed {
-			attempt = 0
+			attempt = 0 // however a welcomed stream ends, the next try starts from MinBackoff
 		}
 		delay := b.backoff(attempt)
 		attempt++
-		b.log.Warn("stream dropped; reconnecting", "err", err, "attempt", attempt, "delay", delay.Round(time.Millisecond))
+		b.log.Warn("reconnecting: "+describe(err, b.addr), "attempt", attempt, "delay", delay.Round(time.Millisecond))
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
@@ -199,16 +191,15 @@ func (b *bot) run(ctx context.Context) error {
 	}
 }
 
-// backoff returns the delay before reconnect attempt n (0-based): min*2^n capped at max, then a
-// random value between half of it and all of it.
+// backoff returns the delay before reconnect attempt n (0-based): MinBackoff*2^n capped at
+// MaxBackoff, then +-20% at random.
 func (b *bot) backoff(n int) time.Duration {
 	d := b.cfg.MinBackoff
 	for i := 0; i < n && d < b.cfg.MaxBackoff; i++ {
 		d *= 2
 	}
 	d = min(d, b.cfg.MaxBackoff)
-	half := d / 2
-	return half + rand.N(d-half+1)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
 // conn is one Play stream.
@@ -233,12 +224,20 @@ var (
 	errConnLost      = errors.New("stream dropped")
 	errRequestClosed = errors.New("request closed by the server")
 	errMatchEnded    = errors.New("match ended")
+	errAnswered      = errors.New("answered")
 )
 
-// session runs one Play stream until it ends. welcomed reports whether the server sent Welcome.
+// session runs one Play stream, on a connection of its own, until it ends. welcomed reports
+// whether the server sent Welcome on it.
 func (b *bot) session(ctx context.Context) (welcomed bool, err error) {
-	// Decisions are cancelled when ctx is (shutdown: the fallback is sent) or when the stream
-	// ends (nothing is sent: the server re-sends open requests after the reconnect).
+	cc, err := grpc.NewClient(b.addr, b.dial...)
+	if err != nil {
+		return false, err
+	}
+	defer cc.Close()
+
+	// Decisions are cancelled when ctx is (shutdown: required requests get the fallback) or when
+	// the stream ends (nothing is sent: the server re-sends open requests after the reconnect).
 	sessCtx, endSession := context.WithCancelCause(ctx)
 	defer endSession(errConnLost)
 
@@ -248,7 +247,7 @@ func (b *bot) session(ctx context.Context) (welcomed bool, err error) {
 	defer cancelStream()
 	streamCtx = metadata.AppendToOutgoingContext(streamCtx, "authorization", "Bearer "+b.cfg.Token)
 
-	stream, err := b.client.Play(streamCtx)
+	stream, err := unov1.NewBotServiceClient(cc).Play(streamCtx)
 	if err != nil {
 		return false, err
 	}
@@ -288,41 +287,50 @@ func (b *bot) session(ctx context.Context) (welcomed bool, err error) {
 		msg, err := stream.Recv()
 		if err != nil {
 			if err == io.EOF {
-				err = errors.New("server closed the stream")
+				err = errStreamEnded
 			}
 			return welcomed, err
 		}
-		switch k := msg.GetKind().(type) {
-		case *unov1.PlayResponse_Welcome:
+		if msg.GetWelcome() != nil {
 			welcomed = true
-			b.onWelcome(k.Welcome)
-		case *unov1.PlayResponse_DecisionRequest:
-			b.onDecisionRequest(sessCtx, c, k.DecisionRequest)
-		case *unov1.PlayResponse_ActionResult:
-			b.onActionResult(c, k.ActionResult)
-		case *unov1.PlayResponse_RequestClosed:
-			b.onRequestClosed(k.RequestClosed)
-		case *unov1.PlayResponse_MatchStarted:
-			b.onMatchStarted(k.MatchStarted)
-		case *unov1.PlayResponse_MatchEnded:
-			b.onMatchEnded(k.MatchEnded)
-		case *unov1.PlayResponse_SeatEvents:
-			e := k.SeatEvents
-			b.newEvents(seatKey{e.GetMatchId(), e.GetSeat()}, e.GetEvents())
-		case *unov1.PlayResponse_Pong:
-			b.log.Debug("pong", "nonce", k.Pong.GetNonce())
-		case *unov1.PlayResponse_Error:
-			e := k.Error
-			lvl := slog.LevelWarn
-			if e.GetFatal() {
-				lvl = slog.LevelError
-			}
-			b.log.Log(ctx, lvl, "stream error from server", "code", codes.Code(e.GetCode()).String(),
-				"reason", e.GetReason().String(), "message", e.GetMessage(), "fatal", e.GetFatal())
-		default:
-			// Newer servers may add kinds; ignore them.
-			b.log.Debug("ignoring unknown message kind")
 		}
+		b.dispatch(ctx, sessCtx, c, msg)
+	}
+}
+
+// dispatch handles one server message. It never blocks on the bot's code: decisions and match
+// callbacks run on the seat's queue.
+func (b *bot) dispatch(ctx, sessCtx context.Context, c *conn, msg *unov1.PlayResponse) {
+	switch k := msg.GetKind().(type) {
+	case *unov1.PlayResponse_Welcome:
+		b.onWelcome(k.Welcome)
+	case *unov1.PlayResponse_DecisionRequest:
+		b.onDecisionRequest(sessCtx, c, k.DecisionRequest)
+	case *unov1.PlayResponse_ActionResult:
+		b.onActionResult(c, k.ActionResult)
+	case *unov1.PlayResponse_RequestClosed:
+		b.onRequestClosed(k.RequestClosed)
+	case *unov1.PlayResponse_MatchStarted:
+		b.onMatchStarted(k.MatchStarted)
+	case *unov1.PlayResponse_MatchEnded:
+		b.onMatchEnded(k.MatchEnded)
+	case *unov1.PlayResponse_SeatEvents:
+		e := k.SeatEvents
+		b.match(e.GetMatchId(), e.GetSeat())
+		b.newEvents(seatKey{e.GetMatchId(), e.GetSeat()}, e.GetEvents())
+	case *unov1.PlayResponse_Pong:
+		b.log.Debug("pong", "nonce", k.Pong.GetNonce())
+	case *unov1.PlayResponse_Error:
+		e := k.Error
+		lvl := slog.LevelWarn
+		if e.GetFatal() {
+			lvl = slog.LevelError
+		}
+		b.log.Log(ctx, lvl, "stream error from the server", "code", codeName(codes.Code(e.GetCode())),
+			"reason", e.GetReason().String(), "message", e.GetMessage(), "fatal", e.GetFatal())
+	default:
+		// Newer servers may add kinds; ignore them.
+		b.log.Debug("ignoring unknown message kind")
 	}
 }
 
@@ -337,8 +345,8 @@ func (b *bot) hello() *unov1.Hello {
 	defer b.mu.Unlock()
 	if b.sessionID != "" {
 		r := &unov1.Resume{SessionId: b.sessionID}
-		for k, seq := range b.lastSeq {
-			r.Cursors = append(r.Cursors, &unov1.EventCursor{MatchId: k.match, Seat: k.seat, LastSequence: seq})
+		for k := range b.matches {
+			r.Cursors = append(r.Cursors, &unov1.EventCursor{MatchId: k.match, Seat: k.seat, LastSequence: b.lastSeq[k]})
 		}
 		h.Resume = r
 	}
@@ -369,8 +377,8 @@ func (b *bot) onWelcome(w *unov1.Welcome) {
 		m.Log.Warn("seat no longer held after reconnect; forgetting the match")
 		m.q.close()
 	}
-	b.log.Info("connected", "bot", w.GetBotName(), "session", w.GetSessionId(), "resumed", w.GetResumed(),
-		"server_version", w.GetServerVersion(), "seats", len(w.GetSeats()))
+	b.log.Info("connected", "addr", b.addr, "bot", w.GetBotName(), "session", w.GetSessionId(),
+		"resumed", w.GetResumed(), "server_version", w.GetServerVersion(), "seats", len(w.GetSeats()))
 }
 
 // match returns the Match of a seat, creating it if needed.
@@ -423,9 +431,10 @@ func (b *bot) onMatchEnded(me *unov1.MatchEnded) {
 	b.mu.Lock()
 	delete(b.matches, k)
 	delete(b.lastSeq, k)
-	for _, p := range b.pending {
+	for id, p := range b.pending {
 		if p.key == k {
 			p.cancel(errMatchEnded)
+			delete(b.pending, id)
 		}
 	}
 	b.mu.Unlock()
@@ -445,12 +454,11 @@ func (b *bot) onMatchEnded(me *unov1.MatchEnded) {
 }
 
 func cloneWithEvents(me *unov1.MatchEnded, events []*unov1.Event) *unov1.MatchEnded {
-	c := &unov1.MatchEnded{
+	return &unov1.MatchEnded{
 		MatchId: me.GetMatchId(), Seat: me.GetSeat(), Cause: me.GetCause(), Winners: me.GetWinners(),
 		Totals: me.GetTotals(), Won: me.GetWon(), Events: events, Strikes: me.GetStrikes(),
 		RejectedActions: me.GetRejectedActions(), TakenOver: me.GetTakenOver(),
 	}
-	return c
 }
 
 // endAllMatches stops the seat queues when Run returns.
@@ -470,210 +478,4 @@ func safeCall(log *slog.Logger, what string, f func()) {
 		}
 	}()
 	f()
-}
-
-type result struct {
-	id  int32
-	err error
-}
-
-// pending is a decision request the bot has not finished with.
-type pending struct {
-	req    *unov1.DecisionRequest
-	key    seatKey
-	log    *slog.Logger
-	cancel context.CancelCauseFunc
-	tried  map[int32]bool
-}
-
-func (b *bot) dropPending() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for id, p := range b.pending {
-		p.cancel(errConnLost)
-		delete(b.pending, id)
-	}
-}
-
-func (b *bot) takePending(id string) *pending {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.pending[id]
-	delete(b.pending, id)
-	return p
-}
-
-func (b *bot) onDecisionRequest(sessCtx context.Context, c *conn, req *unov1.DecisionRequest) {
-	received := time.Now()
-	k := seatKey{req.GetMatchId(), req.GetSeat()}
-	m := b.match(k.match, k.seat)
-	events := b.newEvents(k, req.GetEvents())
-	log := m.Log.With("request", req.GetRequestId())
-
-	var deadline time.Time
-	if left := time.Duration(req.GetTimeLeftMs()) * time.Millisecond; left > 0 {
-		margin := min(b.cfg.SafetyMargin, left/4)
-		deadline = received.Add(left - margin)
-	}
-	limit := deadline
-	if limit.IsZero() {
-		limit = received.Add(b.cfg.MaxThink)
-	}
-	ctx, cancel := context.WithCancelCause(sessCtx)
-	ctx, cancelDeadline := context.WithDeadline(ctx, limit)
-
-	p := &pending{req: req, key: k, log: log, cancel: cancel, tried: map[int32]bool{}}
-	b.mu.Lock()
-	b.pending[req.GetRequestId()] = p
-	b.mu.Unlock()
-
-	log.Debug("decision request", "prompt", req.GetPrompt().String(), "required", req.GetRequired(),
-		"time_left_ms", req.GetTimeLeftMs(), "legal", len(req.GetLegalActions()), "resent", req.GetResent())
-
-	d := &Decision{Request: req, Match: m, Events: events, Deadline: deadline, Log: log}
-	res := make(chan result, 1)
-	m.q.submit(func() {
-		if ctx.Err() != nil {
-			res <- result{err: context.Cause(ctx)}
-			return
-		}
-		var r result
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					r = result{err: fmt.Errorf("decide panicked: %v", p)}
-				}
-			}()
-			r.id, r.err = b.cfg.Decide(ctx, d)
-		}()
-		res <- r
-	})
-
-	go func() {
-		defer cancelDeadline()
-		var got *result
-		select {
-		case r := <-res:
-			got = &r
-		case <-ctx.Done():
-		}
-		cause := context.Cause(ctx)
-		if errors.Is(cause, errConnLost) || errors.Is(cause, errRequestClosed) || errors.Is(cause, errMatchEnded) {
-			// Closed by the server, or lost with the stream (open requests are re-sent after the
-			// reconnect): nothing to answer.
-			log.Debug("request gone before an answer", "why", cause)
-			b.takePending(req.GetRequestId())
-			return
-		}
-		switch {
-		case got != nil && got.err == nil && IsLegal(req, got.id):
-			b.answer(c, p, got.id)
-			return
-		case got != nil && got.err == nil:
-			log.Error("decide returned an id that is not legal", "action", got.id)
-		case got != nil && errors.Is(got.err, ErrSkip):
-			if req.GetRequired() {
-				log.Warn("decide skipped a required request")
-			}
-		case errors.Is(cause, context.DeadlineExceeded):
-			log.Warn("decide did not answer in time", "prompt", req.GetPrompt().String(),
-				"budget", limit.Sub(received).Round(time.Millisecond), "required", req.GetRequired())
-		case cause != nil:
-			log.Info("stopping: answering without waiting for decide")
-		default:
-			log.Error("decide failed", "err", got.err)
-		}
-		if !req.GetRequired() {
-			b.takePending(req.GetRequestId())
-			return // silence is the answer to an optional chance
-		}
-		id := Fallback(req)
-		log.Info("answering the fallback", "action", id, "description", describe(req, id))
-		b.answer(c, p, id)
-	}()
-}
-
-// answer sends an Action, keeping the request pending until its ActionResult.
-func (b *bot) answer(c *conn, p *pending, id int32) {
-	b.mu.Lock()
-	p.tried[id] = true
-	b.mu.Unlock()
-	p.log.Debug("answering", "action", id, "description", describe(p.req, id))
-	err := c.send(&unov1.PlayRequest{Kind: &unov1.PlayRequest_Action{Action: &unov1.Action{
-		RequestId: p.req.GetRequestId(), ActionId: &id,
-	}}})
-	if err != nil {
-		p.log.Debug("could not send the action (stream ending)", "err", err)
-	}
-}
-
-func describe(req *unov1.DecisionRequest, id int32) string {
-	for _, a := range req.GetLegalActions() {
-		if a.GetId() == id {
-			return a.GetDescription()
-		}
-	}
-	return ""
-}
-
-func (b *bot) onActionResult(c *conn, r *unov1.ActionResult) {
-	p := b.takePending(r.GetRequestId())
-	if r.GetAccepted() {
-		if p != nil {
-			p.cancel(errRequestClosed)
-			p.log.Debug("action accepted", "action", r.GetActionId(), "response_ms", r.GetResponseMs())
-		}
-		return
-	}
-	log := b.log.With("match", r.GetMatchId(), "seat", r.GetSeat(), "request", r.GetRequestId())
-	log.Warn("action rejected", "action", r.GetActionId(), "code", codes.Code(r.GetCode()).String(),
-		"reason", r.GetReason().String(), "message", r.GetMessage(), "request_open", r.GetRequestOpen())
-	if p == nil || !r.GetRequestOpen() {
-		if p != nil {
-			p.cancel(errRequestClosed)
-		}
-		return
-	}
-	// Try the fallback, then any other legal id not tried yet.
-	b.mu.Lock()
-	next, ok := Fallback(p.req), true
-	if p.tried[next] {
-		ok = false
-		for _, a := range p.req.GetLegalActions() {
-			if !p.tried[a.GetId()] {
-				next, ok = a.GetId(), true
-				break
-			}
-		}
-	}
-	if ok && len(p.tried) < 3 {
-		b.pending[r.GetRequestId()] = p
-	} else {
-		ok = false
-	}
-	b.mu.Unlock()
-	if !ok {
-		p.cancel(errRequestClosed)
-		log.Error("giving up on the request after rejections")
-		return
-	}
-	log.Info("retrying with another legal action", "action", next)
-	b.answer(c, p, next)
-}
-
-func (b *bot) onRequestClosed(rc *unov1.RequestClosed) {
-	p := b.takePending(rc.GetRequestId())
-	log := b.log.With("match", rc.GetMatchId(), "seat", rc.GetSeat(), "request", rc.GetRequestId())
-	if p != nil {
-		p.cancel(errRequestClosed)
-	}
-	switch rc.GetReason() {
-	case unov1.CloseReason_CLOSE_REASON_TIMED_OUT:
-		log.Warn("request timed out; the server played the default", "applied", rc.GetAppliedActionId(),
-			"strikes", rc.GetStrikes())
-	case unov1.CloseReason_CLOSE_REASON_TAKEN_OVER:
-		log.Warn("the takeover bot plays this seat now", "strikes", rc.GetStrikes())
-	default:
-		log.Debug("request closed", "reason", rc.GetReason().String())
-	}
 }

@@ -2,11 +2,14 @@ package unobot
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,22 +110,71 @@ func (c *srvConn) hello(t *testing.T, session string, seats ...*unov1.SeatRef) *
 	return h
 }
 
+// countingListener counts accepted TCP connections: one per channel the bot opens.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
 func startServer(t *testing.T, script func(n int, c *srvConn) error) (addr string, f *fakeServer) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, f, _, _ = startServerAt(t, "127.0.0.1:0", &fakeServer{script: script})
+	return addr, f
+}
+
+// startServerAt serves f on addr ("127.0.0.1:0" for a free port); stop closes the listener and
+// every connection, as a server going down does.
+func startServerAt(t *testing.T, addr string, f *fakeServer) (string, *fakeServer, *countingListener, func()) {
+	t.Helper()
+	inner, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f = &fakeServer{script: script}
+	lis := &countingListener{Listener: inner}
 	s := grpc.NewServer()
 	unov1.RegisterBotServiceServer(s, f)
 	go func() { _ = s.Serve(lis) }()
 	t.Cleanup(s.Stop)
-	return lis.Addr().String(), f
+	return lis.Addr().String(), f, lis, s.Stop
 }
 
-// startBot runs the SDK against addr; the returned stop cancels it and returns Run's error.
-func startBot(t *testing.T, addr string, cfg Config) (stop func() error) {
+// syncBuffer collects log output for assertions.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+type running struct {
+	bot  *bot
+	logs *syncBuffer
+	stop func() error  // cancels Run and returns its error
+	done chan struct{} // closed when Run returns (err is then set)
+	err  error
+}
+
+// startBot runs the SDK against addr (fast backoff unless cfg sets one).
+func startBot(t *testing.T, addr string, cfg Config) *running {
 	t.Helper()
 	cfg.Addr, cfg.Token = addr, testToken
 	if cfg.Name == "" {
@@ -131,29 +183,39 @@ func startBot(t *testing.T, addr string, cfg Config) (stop func() error) {
 	if cfg.MinBackoff == 0 {
 		cfg.MinBackoff, cfg.MaxBackoff = 10*time.Millisecond, 50*time.Millisecond
 	}
-	level := slog.LevelWarn
+	logs := &syncBuffer{}
+	var out io.Writer = logs
 	if testing.Verbose() {
-		level = slog.LevelDebug
+		out = io.MultiWriter(logs, os.Stderr)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, err := newBot(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- Run(ctx, cfg) }()
-	var once sync.Once
-	var err error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case err = <-errc:
-			case <-time.After(5 * time.Second):
-				err = errors.New("Run did not return after cancel")
-			}
-		})
-		return err
+	r := &running{bot: b, logs: logs, done: make(chan struct{})}
+	go func() {
+		r.err = b.run(ctx)
+		close(r.done)
+	}()
+	r.stop = func() error {
+		cancel()
+		select {
+		case <-r.done:
+			return r.err
+		case <-time.After(5 * time.Second):
+			return errors.New("Run did not return after cancel")
+		}
 	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
+	t.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+func (r *running) pendingCount() int {
+	r.bot.mu.Lock()
+	defer r.bot.mu.Unlock()
+	return len(r.bot.pending)
 }
 
 // ---------------------------------------------------------------------------- messages
@@ -182,9 +244,31 @@ func request(id, match string, seat int32, timeLeftMs int32, legal ...*unov1.Leg
 	}
 }
 
+// optional makes r an optional request as the hardened protocol sends it: no deadline, no
+// default_action_id.
 func optional(r *unov1.DecisionRequest, prompt unov1.Prompt) *unov1.DecisionRequest {
-	r.Prompt, r.Required, r.DefaultActionId = prompt, false, nil
+	r.Prompt, r.Required, r.DefaultActionId, r.TimeLeftMs = prompt, false, nil, 0
 	return r
+}
+
+func closedMsg(id, match string, seat int32, reason unov1.CloseReason) *unov1.PlayResponse {
+	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_RequestClosed{RequestClosed: &unov1.RequestClosed{
+		RequestId: id, MatchId: match, Seat: seat, Reason: reason}}}
+}
+
+func rejected(id string, action int32, open bool) *unov1.PlayResponse {
+	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_ActionResult{ActionResult: &unov1.ActionResult{
+		RequestId: id, MatchId: "m1", ActionId: proto.Int32(action), Code: int32(codes.FailedPrecondition),
+		Reason: unov1.ErrorReason_ERROR_REASON_ILLEGAL_ACTION, Message: "no", RequestOpen: open}}}
+}
+
+func matchStarted(match string, seat int32) *unov1.PlayResponse {
+	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_MatchStarted{MatchStarted: &unov1.MatchStarted{MatchId: match, Seat: seat}}}
+}
+
+func matchEnded(match string, seat int32) *unov1.PlayResponse {
+	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_MatchEnded{MatchEnded: &unov1.MatchEnded{
+		MatchId: match, Seat: seat, Cause: unov1.EndCause_END_CAUSE_COMPLETED}}}
 }
 
 func withEvents(r *unov1.DecisionRequest, seqs ...int64) *unov1.DecisionRequest {
@@ -211,6 +295,18 @@ func lastLegal(_ context.Context, d *Decision) (int32, error) {
 }
 
 // ---------------------------------------------------------------------------- tests
+
+// waitFor polls cond until it holds; it reports an error (usable off the test goroutine) if it
+// does not within timeout.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Errorf("timed out waiting for %s", what)
+}
 
 func TestHelloTokenLegalAnswerAndMatchState(t *testing.T) {
 	ended := make(chan *Match, 1)
@@ -243,7 +339,7 @@ func TestHelloTokenLegalAnswerAndMatchState(t *testing.T) {
 		}
 		return nil
 	})
-	stop := startBot(t, addr, Config{
+	r := startBot(t, addr, Config{
 		OnMatchStarted: func(m *Match) { m.Data["started"] = m.Started.GetLabels()["round"] },
 		Decide: func(ctx context.Context, d *Decision) (int32, error) {
 			if d.Match.ID != "m1" || d.Match.Seat != 2 || d.Match.Data["started"] != "1" {
@@ -267,7 +363,7 @@ func TestHelloTokenLegalAnswerAndMatchState(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("OnMatchEnded not called")
 	}
-	if err := stop(); err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatalf("Run returned %v", err)
 	}
 	<-serverDone
@@ -293,7 +389,7 @@ func TestTwoMatchesInterleave(t *testing.T) {
 		<-c.recvErr
 		return nil
 	})
-	stop := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
 		switch d.Match.ID {
 		case "mA": // cannot finish until match B's decision has started: proves concurrency
 			select {
@@ -311,15 +407,55 @@ func TestTwoMatchesInterleave(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("server script did not finish")
 	}
-	if err := stop(); err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestReconnectResumesSession(t *testing.T) {
+func TestTwoSeatsOfOneMatchKeepSeparateState(t *testing.T) {
+	done := make(chan struct{})
+	addr, _ := startServer(t, func(n int, c *srvConn) error {
+		c.hello(t, "s1")
+		c.send(t, matchStarted("m1", 0))
+		c.send(t, matchStarted("m1", 2))
+		for i, seat := range []int32{0, 2, 0, 2, 0} {
+			c.send(t, decisionMsg(request(fmt.Sprint("r", i), "m1", seat, 2000, draw)))
+			c.send(t, accepted(c.recvAction(t, 3*time.Second)))
+		}
+		close(done)
+		<-c.recvErr
+		return nil
+	})
+	var mu sync.Mutex
+	counts := map[int32][]int{}
+	objects := map[int32]*Match{}
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+		n, _ := d.Match.Data["n"].(int)
+		d.Match.Data["n"] = n + 1
+		mu.Lock()
+		counts[d.Match.Seat] = append(counts[d.Match.Seat], n+1)
+		objects[d.Match.Seat] = d.Match
+		mu.Unlock()
+		return lastLegal(ctx, d)
+	}})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server script did not finish")
+	}
+	_ = r.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(counts[0]) != "[1 2 3]" || fmt.Sprint(counts[2]) != "[1 2]" || objects[0] == objects[2] {
+		t.Errorf("per-seat counters %v, want seat 0 [1 2 3] and seat 2 [1 2] on two Match objects", counts)
+	}
+}
+
+func TestReconnectResumesSessionOnANewConnection(t *testing.T) {
 	seen := make(chan []int64, 4)
 	done := make(chan struct{})
-	addr, f := startServer(t, func(n int, c *srvConn) error {
+	f := &fakeServer{}
+	f.script = func(n int, c *srvConn) error {
 		switch n {
 		case 1:
 			c.hello(t, "s1")
@@ -347,8 +483,9 @@ func TestReconnectResumesSession(t *testing.T) {
 		}
 		t.Errorf("unexpected connection %d", n)
 		return nil
-	})
-	stop := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+	}
+	addr, _, lis, _ := startServerAt(t, "127.0.0.1:0", f)
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
 		n, _ := d.Match.Data["n"].(int)
 		d.Match.Data["n"] = n + 1
 		var seqs []int64
@@ -363,15 +500,79 @@ func TestReconnectResumesSession(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reconnect")
 	}
-	if err := stop(); err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.conns.Load(); got != 2 {
-		t.Errorf("connections = %d, want 2", got)
+		t.Errorf("streams = %d, want 2", got)
+	}
+	// The server kept the first TCP connection open; a reused channel would have put the second
+	// stream on it.
+	if got := lis.accepted.Load(); got != 2 {
+		t.Errorf("TCP connections = %d, want 2 (a new channel for every reconnect)", got)
 	}
 	first, second := <-seen, <-seen
 	if len(first) != 4 || len(second) != 2 || second[0] != 4 || second[1] != 2 {
 		t.Errorf("events seen %v then %v; want 1,2,3 then only 4 (with match data kept: count 2)", first, second)
+	}
+}
+
+// The TypeScript SDK once took 6.7 s to come back after a 2 s outage because it reused a channel
+// whose own backoff had grown; the SDK must be back within its own capped backoff.
+func TestBackWithinTheBackoffCapAfterAnOutage(t *testing.T) {
+	welcomed := make(chan time.Time, 4)
+	script := func(n int, c *srvConn) error {
+		c.hello(t, "s1")
+		welcomed <- time.Now()
+		<-c.recvErr
+		return nil
+	}
+	addr, _, _, stopFirst := startServerAt(t, "127.0.0.1:0", &fakeServer{script: script})
+	r := startBot(t, addr, Config{MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		Decide: lastLegal})
+	select {
+	case <-welcomed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no first connection")
+	}
+	stopFirst()
+	time.Sleep(1500 * time.Millisecond) // many failed attempts: connection refused
+	back := time.Now()
+	startServerAt(t, addr, &fakeServer{script: script})
+	select {
+	case at := <-welcomed:
+		if d := at.Sub(back); d > 200*time.Millisecond*12/10+300*time.Millisecond {
+			t.Errorf("back %v after the server returned; want within the 200ms backoff cap (+ slack)", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bot did not come back")
+	}
+	if !strings.Contains(r.logs.String(), "connection refused ("+addr+")") {
+		t.Errorf("logs do not say %q:\n%s", "connection refused ("+addr+")", r.logs.String())
+	}
+}
+
+func TestBudgetIsTimeLeftMinusMargin(t *testing.T) {
+	b := &bot{cfg: Config{SafetyMargin: 100 * time.Millisecond}}
+	t0 := time.Now()
+	for _, c := range []struct {
+		required bool
+		left     int32
+		want     time.Duration // -1: no timer
+	}{
+		{true, 1000, 900 * time.Millisecond},
+		{true, 201, 101 * time.Millisecond},
+		{true, 150, 75 * time.Millisecond}, // margin = min(100 ms, time_left/2)
+		{true, 10, 5 * time.Millisecond},
+		{true, 0, -1},    // no deadline
+		{false, 500, -1}, // optional requests are never timed by the SDK
+		{false, 0, -1},
+	} {
+		req := &unov1.DecisionRequest{Required: c.required, TimeLeftMs: c.left}
+		got := b.budget(req, t0)
+		if c.want < 0 && !got.IsZero() || c.want >= 0 && got.Sub(t0) != c.want {
+			t.Errorf("budget(required=%v, time_left=%d) = %v, want %v", c.required, c.left, got.Sub(t0), c.want)
+		}
 	}
 }
 
@@ -381,8 +582,8 @@ func TestDeadlineFallsBackToDefault(t *testing.T) {
 		start := time.Now()
 		c.send(t, decisionMsg(request("r1", "m1", 0, 1000, draw, play(7, false))))
 		a := c.recvAction(t, 3*time.Second)
-		if el := time.Since(start); el >= time.Second || el < 600*time.Millisecond {
-			t.Errorf("fallback arrived after %v, want about 700ms (deadline 1000ms - 300ms margin)", el)
+		if el := time.Since(start); el >= time.Second || el < 850*time.Millisecond {
+			t.Errorf("fallback arrived after %v, want about 900ms (time_left 1000ms - 100ms margin)", el)
 		}
 		if a.GetActionId() != 0 {
 			t.Errorf("fallback = %d, want the default 0", a.GetActionId())
@@ -390,77 +591,282 @@ func TestDeadlineFallsBackToDefault(t *testing.T) {
 		<-c.recvErr
 		return nil
 	})
-	stop := startBot(t, addr, Config{SafetyMargin: 300 * time.Millisecond, Decide: func(ctx context.Context, d *Decision) (int32, error) {
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
 		<-ctx.Done() // too slow
 		return 1070, nil
 	}})
 	time.Sleep(1500 * time.Millisecond)
-	if err := stop(); err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestOptionalTimeoutIsSilentAndSkipWorks(t *testing.T) {
+// A decide that ignores its ctx and overruns: the fallback goes out on time, and neither the
+// stream, nor other seats, nor the same seat's next request and match end wait for it.
+func TestOverrunningDecideHoldsNothingUp(t *testing.T) {
+	const sleep = 1500 * time.Millisecond
+	ended := make(chan time.Time, 1)
+	var start time.Time
+	done := make(chan struct{})
 	addr, _ := startServer(t, func(n int, c *srvConn) error {
 		c.hello(t, "s1")
-		c.send(t, decisionMsg(optional(request("r1", "m1", 0, 200, noCatch, catchOne), unov1.Prompt_PROMPT_UNO_WINDOW)))
-		c.send(t, decisionMsg(optional(request("r2", "m2", 0, 200, noCatch, catchOne), unov1.Prompt_PROMPT_UNO_WINDOW)))
-		if msg := c.recv(t, 500*time.Millisecond); msg != nil {
-			t.Errorf("optional requests got an answer %v, want silence", msg)
+		c.send(t, matchStarted("m1", 0))
+		start = time.Now()
+		c.send(t, decisionMsg(request("r1", "m1", 0, 400, draw, play(7, false)))) // overruns
+		time.Sleep(50 * time.Millisecond)
+		c.send(t, decisionMsg(request("o1", "m2", 1, 1000, draw, play(23, false)))) // another seat
+		if a := c.recvAction(t, time.Second); a.GetRequestId() != "o1" || a.GetActionId() != 1230 || time.Since(start) > 300*time.Millisecond {
+			t.Errorf("other seat: %v after %v, want o1/1230 at once", a, time.Since(start))
 		}
-		c.send(t, decisionMsg(request("r3", "m1", 0, 1000, draw, play(7, false))))
-		if a := c.recvAction(t, 2*time.Second); a.GetRequestId() != "r3" {
-			t.Errorf("got %v, want an answer to r3", a)
+		if a := c.recvAction(t, time.Second); a.GetRequestId() != "r1" || a.GetActionId() != 0 || time.Since(start) > 400*time.Millisecond {
+			t.Errorf("overrun seat: %v after %v, want the fallback r1/0 within time_left", a, time.Since(start))
 		}
+		c.send(t, decisionMsg(request("r2", "m1", 0, 1000, draw, play(7, false)))) // same seat again
+		if a := c.recvAction(t, time.Second); a.GetRequestId() != "r2" || a.GetActionId() != 1070 || time.Since(start) > sleep {
+			t.Errorf("same seat's next request: %v after %v, want r2/1070 decided before the overrun ends", a, time.Since(start))
+		}
+		c.send(t, matchEnded("m1", 0))
+		close(done)
 		<-c.recvErr
 		return nil
 	})
-	stop := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+	r := startBot(t, addr, Config{
+		Decide: func(ctx context.Context, d *Decision) (int32, error) {
+			if d.Request.GetRequestId() == "r1" {
+				time.Sleep(sleep) // ignores ctx
+			}
+			return lastLegal(ctx, d)
+		},
+		OnMatchEnded: func(m *Match, _ *unov1.MatchEnded) { ended <- time.Now() },
+	})
+	<-done
+	select {
+	case at := <-ended:
+		if at.Sub(start) >= sleep {
+			t.Errorf("OnMatchEnded waited for the overrunning decide (%v)", at.Sub(start))
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("OnMatchEnded not called")
+	}
+	waitFor(t, "the late result to be logged", 3*time.Second, func() bool {
+		return strings.Contains(r.logs.String(), "dropped the late result of decide")
+	})
+	if n := strings.Count(r.logs.String(), "dropped the late result of decide"); n != 1 {
+		t.Errorf("late result logged %d times, want once", n)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOptionalRequestsAreNotTimedAndSilenceIsTheFallback(t *testing.T) {
+	gotCause := make(chan error, 1)
+	done := make(chan struct{})
+	addr, _ := startServer(t, func(n int, c *srvConn) error {
+		c.hello(t, "s1")
+		// o1: no deadline; decide takes 300 ms and its answer is sent.
+		c.send(t, decisionMsg(optional(request("o1", "m1", 0, 0, noCatch, catchOne), unov1.Prompt_PROMPT_UNO_WINDOW)))
+		if a := c.recvAction(t, 2*time.Second); a.GetRequestId() != "o1" || a.GetActionId() != 11 {
+			t.Errorf("o1: %v, want the late-but-open answer o1/11", a)
+		}
+		// o2: as today's server sends it (a window deadline of 200 ms): still no SDK timer.
+		o2 := optional(request("o2", "m2", 0, 0, noCatch, catchOne), unov1.Prompt_PROMPT_UNO_WINDOW)
+		o2.TimeLeftMs = 200
+		c.send(t, decisionMsg(o2))
+		if a := c.recvAction(t, 2*time.Second); a.GetRequestId() != "o2" || a.GetActionId() != 11 {
+			t.Errorf("o2: %v, want o2/11", a)
+		}
+		// o3 hangs until the server closes it, o4 is skipped, o5 panics, o6 returns an illegal
+		// id: silence for all four.
+		c.send(t, decisionMsg(optional(request("o3", "m3", 0, 0, noCatch, catchOne), unov1.Prompt_PROMPT_LATE_UNO)))
+		for _, id := range []string{"o4", "o5", "o6"} {
+			c.send(t, decisionMsg(optional(request(id, "m"+id, 0, 0, noCatch, catchOne), unov1.Prompt_PROMPT_JUMP_IN)))
+		}
+		time.Sleep(100 * time.Millisecond)
+		c.send(t, closedMsg("o3", "m3", 0, unov1.CloseReason_CLOSE_REASON_EXPIRED))
+		if msg := c.recv(t, 400*time.Millisecond); msg != nil {
+			t.Errorf("got %v, want silence", msg)
+		}
+		c.send(t, decisionMsg(request("r1", "m1", 0, 1000, draw, play(7, false))))
+		if a := c.recvAction(t, 2*time.Second); a.GetRequestId() != "r1" {
+			t.Errorf("got %v, want an answer to r1", a)
+		}
+		close(done)
+		<-c.recvErr
+		return nil
+	})
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+		if !d.Required() {
+			if _, has := ctx.Deadline(); has || !d.Deadline.IsZero() {
+				t.Errorf("%s: optional request with an SDK deadline", d.Request.GetRequestId())
+			}
+		}
 		switch d.Request.GetRequestId() {
-		case "r1":
-			<-ctx.Done() // too slow
+		case "o1", "o2":
+			time.Sleep(300 * time.Millisecond)
 			return 11, nil
-		case "r2":
+		case "o3":
+			<-ctx.Done()
+			gotCause <- context.Cause(ctx)
+			return 11, nil
+		case "o4":
 			return 0, ErrSkip
-		}
-		return lastLegal(ctx, d)
-	}})
-	time.Sleep(900 * time.Millisecond)
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestRejectionRetriesAndIllegalIdIsReplaced(t *testing.T) {
-	addr, _ := startServer(t, func(n int, c *srvConn) error {
-		c.hello(t, "s1")
-		c.send(t, decisionMsg(request("r1", "m1", 0, 2000, draw, play(7, false))))
-		a := c.recvAction(t, 2*time.Second)
-		if a.GetActionId() != 1070 {
-			t.Errorf("first answer %v", a)
-		}
-		c.send(t, &unov1.PlayResponse{Kind: &unov1.PlayResponse_ActionResult{ActionResult: &unov1.ActionResult{
-			RequestId: "r1", MatchId: "m1", ActionId: a.ActionId, Code: int32(codes.FailedPrecondition),
-			Reason: unov1.ErrorReason_ERROR_REASON_ILLEGAL_ACTION, RequestOpen: true}}})
-		if a := c.recvAction(t, 2*time.Second); a.GetRequestId() != "r1" || a.GetActionId() != 0 {
-			t.Errorf("retry %v, want r1/0", a)
-		}
-		c.send(t, decisionMsg(request("r2", "m1", 0, 2000, draw, play(7, false))))
-		if a := c.recvAction(t, 2*time.Second); a.GetRequestId() != "r2" || a.GetActionId() != 0 {
-			t.Errorf("answer to an illegal choice %v, want r2/0 (fallback)", a)
-		}
-		<-c.recvErr
-		return nil
-	})
-	stop := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
-		if d.Request.GetRequestId() == "r2" {
+		case "o5":
+			panic("boom")
+		case "o6":
 			return 4242, nil
 		}
 		return lastLegal(ctx, d)
 	}})
-	time.Sleep(500 * time.Millisecond)
-	if err := stop(); err != nil {
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server script did not finish")
+	}
+	if err := <-gotCause; !errors.Is(err, errRequestClosed) {
+		t.Errorf("o3's ctx cause = %v, want the request closed", err)
+	}
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
+	}
+	logs := r.logs.String()
+	for _, want := range []string{"decide failed", "decide panicked: boom", "request=o5", "not legal", "request=o6"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %q", want)
+		}
+	}
+}
+
+func TestRequiredFallbackAfterErrorPanicOrIllegalID(t *testing.T) {
+	done := make(chan struct{})
+	addr, _ := startServer(t, func(n int, c *srvConn) error {
+		c.hello(t, "s1")
+		for _, id := range []string{"illegal", "panic", "error", "skip"} {
+			req := request(id, "m1", 0, 2000, draw, play(7, false))
+			req.DefaultActionId = proto.Int32(1070)
+			c.send(t, decisionMsg(req))
+			if a := c.recvAction(t, time.Second); a.GetRequestId() != id || a.GetActionId() != 1070 {
+				t.Errorf("%s: %v, want the default 1070", id, a)
+			}
+		}
+		// No default_action_id: the first legal id.
+		req := request("nodefault", "m1", 0, 2000, play(7, false), play(23, false))
+		req.DefaultActionId = nil
+		c.send(t, decisionMsg(req))
+		if a := c.recvAction(t, time.Second); a.GetActionId() != 1070 {
+			t.Errorf("nodefault: %v, want the first legal id 1070", a)
+		}
+		close(done)
+		<-c.recvErr
+		return nil
+	})
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+		switch d.Request.GetRequestId() {
+		case "illegal":
+			return 4242, nil
+		case "panic":
+			panic("boom")
+		case "skip":
+			return 0, ErrSkip
+		}
+		return 0, errors.New("no idea")
+	}})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server script did not finish")
+	}
+	_ = r.stop()
+	for _, want := range []string{"request=illegal", "not legal", "decide panicked: boom", "no idea", "skipped a required request"} {
+		if !strings.Contains(r.logs.String(), want) {
+			t.Errorf("logs lack %q", want)
+		}
+	}
+}
+
+func TestRejectedAnswerIsRetriedExactlyOnce(t *testing.T) {
+	done := make(chan struct{})
+	addr, _ := startServer(t, func(n int, c *srvConn) error {
+		c.hello(t, "s1")
+		// r1: decide's 1070 rejected -> one retry with the default 0; rejected again -> nothing.
+		c.send(t, decisionMsg(request("r1", "m1", 0, 3000, draw, play(7, false))))
+		if a := c.recvAction(t, time.Second); a.GetActionId() != 1070 {
+			t.Errorf("r1 first answer %v", a)
+		}
+		c.send(t, rejected("r1", 1070, true))
+		if a := c.recvAction(t, time.Second); a.GetRequestId() != "r1" || a.GetActionId() != 0 {
+			t.Errorf("r1 retry %v, want r1/0 (the fallback)", a)
+		}
+		c.send(t, rejected("r1", 0, true))
+		if msg := c.recv(t, 300*time.Millisecond); msg != nil {
+			t.Errorf("r1 answered a third time: %v", msg)
+		}
+		// r2: the rejected answer was the fallback itself -> the retry is another legal id.
+		r2 := request("r2", "m1", 0, 3000, draw, play(7, false))
+		r2.DefaultActionId = proto.Int32(1070)
+		c.send(t, decisionMsg(r2))
+		if a := c.recvAction(t, time.Second); a.GetActionId() != 1070 {
+			t.Errorf("r2 first answer %v", a)
+		}
+		c.send(t, rejected("r2", 1070, true))
+		if a := c.recvAction(t, time.Second); a.GetRequestId() != "r2" || a.GetActionId() != 0 {
+			t.Errorf("r2 retry %v, want r2/0", a)
+		}
+		// r3: rejected with the request closed -> no retry; o1: optional -> no retry.
+		c.send(t, decisionMsg(request("r3", "m2", 0, 3000, draw, play(7, false))))
+		c.recvAction(t, time.Second)
+		c.send(t, rejected("r3", 1070, false))
+		c.send(t, decisionMsg(optional(request("o1", "m3", 0, 0, noCatch, catchOne), unov1.Prompt_PROMPT_UNO_WINDOW)))
+		if a := c.recvAction(t, time.Second); a.GetRequestId() != "o1" {
+			t.Errorf("o1 answer %v", a)
+		}
+		c.send(t, rejected("o1", 11, true))
+		if msg := c.recv(t, 300*time.Millisecond); msg != nil {
+			t.Errorf("retried after a closed or optional rejection: %v", msg)
+		}
+		close(done)
+		<-c.recvErr
+		return nil
+	})
+	r := startBot(t, addr, Config{Decide: lastLegal})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server script did not finish")
+	}
+	_ = r.stop()
+	if !strings.Contains(r.logs.String(), "message=no") || !strings.Contains(r.logs.String(), "reason=ERROR_REASON_ILLEGAL_ACTION") {
+		t.Errorf("the rejection's reason and message are not logged:\n%s", r.logs.String())
+	}
+}
+
+// Issue 11 may stop sending an ActionResult for accepted answers: the SDK must not need one.
+func TestNoActionResultNeededToProgress(t *testing.T) {
+	var rp atomic.Pointer[running]
+	done := make(chan struct{})
+	addr, _ := startServer(t, func(n int, c *srvConn) error {
+		c.hello(t, "s1")
+		for i := range 5 {
+			c.send(t, decisionMsg(request(fmt.Sprint("r", i), "m1", 0, 2000, draw, play(7, false))))
+			if a := c.recvAction(t, time.Second); a.GetRequestId() != fmt.Sprint("r", i) || a.GetActionId() != 1070 {
+				t.Errorf("answer %d: %v", i, a)
+			}
+		}
+		waitFor(t, "startBot to return", time.Second, func() bool { return rp.Load() != nil })
+		r := rp.Load()
+		waitFor(t, "old requests to be forgotten", time.Second, func() bool { return r.pendingCount() <= 1 })
+		c.send(t, matchEnded("m1", 0))
+		waitFor(t, "the last request to be forgotten at the match end", time.Second, func() bool { return r.pendingCount() == 0 })
+		close(done)
+		<-c.recvErr
+		return nil
+	})
+	// The server script starts when the bot connects, after startBot returned.
+	rp.Store(startBot(t, addr, Config{Decide: lastLegal}))
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server script did not finish")
 	}
 }
 
@@ -470,15 +876,14 @@ func TestRequestClosedCancelsDecide(t *testing.T) {
 		c.hello(t, "s1")
 		c.send(t, decisionMsg(request("r1", "m1", 0, 5000, draw, play(7, false))))
 		time.Sleep(100 * time.Millisecond)
-		c.send(t, &unov1.PlayResponse{Kind: &unov1.PlayResponse_RequestClosed{RequestClosed: &unov1.RequestClosed{
-			RequestId: "r1", MatchId: "m1", Reason: unov1.CloseReason_CLOSE_REASON_SUPERSEDED}}})
+		c.send(t, closedMsg("r1", "m1", 0, unov1.CloseReason_CLOSE_REASON_SUPERSEDED))
 		if msg := c.recv(t, 400*time.Millisecond); msg != nil {
 			t.Errorf("closed request got an answer %v", msg)
 		}
 		<-c.recvErr
 		return nil
 	})
-	stop := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
+	r := startBot(t, addr, Config{Decide: func(ctx context.Context, d *Decision) (int32, error) {
 		<-ctx.Done()
 		cancelled <- context.Cause(ctx)
 		return 0, ctx.Err()
@@ -492,37 +897,143 @@ func TestRequestClosedCancelsDecide(t *testing.T) {
 		t.Fatal("decide not cancelled")
 	}
 	time.Sleep(500 * time.Millisecond)
-	if err := stop(); err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestUnauthenticatedIsFatal(t *testing.T) {
-	addr, f := startServer(t, func(n int, c *srvConn) error {
-		return status.Error(codes.Unauthenticated, "INVALID_TOKEN")
-	})
-	cfg := Config{Addr: addr, Token: "wrong", Decide: lastLegal,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := Run(ctx, cfg)
-	var fe *FatalError
-	if !errors.As(err, &fe) || status.Code(fe.Err) != codes.Unauthenticated {
-		t.Fatalf("Run = %v, want a FatalError with UNAUTHENTICATED", err)
+func TestFatalCodesStopAndOthersReconnect(t *testing.T) {
+	fatal := []codes.Code{codes.Unauthenticated, codes.PermissionDenied, codes.FailedPrecondition,
+		codes.InvalidArgument, codes.Unimplemented, codes.Aborted}
+	for _, code := range fatal {
+		t.Run("fatal/"+codeName(code), func(t *testing.T) {
+			addr, f := startServer(t, func(n int, c *srvConn) error { return status.Error(code, "go away") })
+			r := startBot(t, addr, Config{Decide: lastLegal})
+			select {
+			case <-r.done:
+				err := r.err
+				var fe *FatalError
+				if !errors.As(err, &fe) || status.Code(fe.Err) != code {
+					t.Fatalf("Run = %v, want a FatalError with %v", err, code)
+				}
+				if want := "server closed the stream: " + codeName(code) + " (go away)"; !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run did not stop")
+			}
+			if f.conns.Load() != 1 {
+				t.Errorf("streams = %d, want 1 (no retry)", f.conns.Load())
+			}
+		})
 	}
-	if f.conns.Load() != 1 {
-		t.Errorf("connections = %d, want 1 (no retry)", f.conns.Load())
+	others := map[string]func() error{
+		"UNAVAILABLE":        func() error { return status.Error(codes.Unavailable, "x") },
+		"RESOURCE_EXHAUSTED": func() error { return status.Error(codes.ResourceExhausted, "x") },
+		"INTERNAL":           func() error { return status.Error(codes.Internal, "x") },
+		"UNKNOWN":            func() error { return status.Error(codes.Unknown, "x") },
+		"CANCELLED":          func() error { return status.Error(codes.Canceled, "x") },
+		"DEADLINE_EXCEEDED":  func() error { return status.Error(codes.DeadlineExceeded, "x") },
+		"clean end":          func() error { return nil },
+	}
+	for name, end := range others {
+		t.Run("reconnects/"+name, func(t *testing.T) {
+			again := make(chan struct{})
+			addr, _ := startServer(t, func(n int, c *srvConn) error {
+				if n == 1 {
+					c.hello(t, "s1")
+					return end()
+				}
+				if n == 2 {
+					close(again)
+				}
+				<-c.recvErr
+				return nil
+			})
+			r := startBot(t, addr, Config{Decide: lastLegal})
+			select {
+			case <-again:
+			case <-r.done:
+				t.Fatalf("Run returned %v", r.err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("no reconnect")
+			}
+		})
 	}
 }
 
-func TestBackoffIsCappedWithJitter(t *testing.T) {
-	b := &bot{cfg: Config{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}}
-	for n := range 20 {
-		want := min(100*time.Millisecond<<min(n, 10), time.Second)
-		for range 50 {
-			if d := b.backoff(n); d < want/2 || d > want {
-				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
+func TestBackoffResetsAfterWelcome(t *testing.T) {
+	var mu sync.Mutex
+	var starts, ends []time.Time
+	finished := make(chan struct{})
+	addr, _ := startServer(t, func(n int, c *srvConn) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			ends = append(ends, time.Now())
+			mu.Unlock()
+		}()
+		switch {
+		case n <= 5: // refused before Welcome: the backoff grows to its cap
+			return status.Error(codes.Unavailable, "not yet")
+		case n == 6: // welcomed, then ends with an error
+			c.hello(t, "s1")
+			time.Sleep(50 * time.Millisecond)
+			return status.Error(codes.Unavailable, "restarting")
+		case n <= 9: // refused again: the backoff starts over from the minimum
+			return status.Error(codes.Unavailable, "not yet")
+		case n == 10: // welcomed, then ends cleanly
+			c.hello(t, "s1")
+			return nil
+		default:
+			if n == 11 {
+				close(finished)
 			}
+			<-c.recvErr
+			return nil
+		}
+	})
+	minB, maxB := 40*time.Millisecond, 640*time.Millisecond
+	startBot(t, addr, Config{MinBackoff: minB, MaxBackoff: maxB, Decide: lastLegal})
+	select {
+	case <-finished:
+	case <-time.After(15 * time.Second):
+		t.Fatal("too few reconnects")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	gap := func(n int) time.Duration { return starts[n].Sub(ends[n-1]) } // before stream n+1
+	slack := 150 * time.Millisecond
+	if g := gap(5); g < maxB*8/10 {
+		t.Errorf("delay before attempt 6 = %v, want the cap %v -20%%", g, maxB)
+	}
+	for _, n := range []int{6, 10} {
+		if g := gap(n); g > minB*12/10+slack {
+			t.Errorf("delay after welcomed stream %d = %v, want about %v (reset)", n, g, minB)
+		}
+	}
+	if g := gap(7); g < 2*minB*8/10 || g > 2*minB*12/10+slack {
+		t.Errorf("delay after the 1st failure past the reset = %v, want about %v", g, 2*minB)
+	}
+}
+
+func TestBackoffScheduleAndJitter(t *testing.T) {
+	b := &bot{cfg: Config{}}
+	b.cfg.setDefaults()
+	for n := range 20 {
+		base := min(100*time.Millisecond<<min(n, 10), 2*time.Second)
+		lo, hi := base, base
+		for range 200 {
+			d := b.backoff(n)
+			if d < base*8/10 || d > base*12/10 {
+				t.Fatalf("backoff(%d) = %v, want %v +-20%%", n, d, base)
+			}
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		if hi-lo < base/10 {
+			t.Errorf("backoff(%d) has no jitter: %v..%v", n, lo, hi)
 		}
 	}
 }
@@ -541,5 +1052,22 @@ func TestFallback(t *testing.T) {
 	r.LegalActions = []*unov1.LegalAction{play(7, false), draw}
 	if got := Fallback(r); got != 1070 {
 		t.Errorf("Fallback = %d, want the first legal id 1070", got)
+	}
+}
+
+func TestMalformedAddressIsRefusedBeforeConnecting(t *testing.T) {
+	start := time.Now()
+	err := Run(context.Background(), Config{Addr: "localhost", Token: "t", Decide: lastLegal})
+	var ae *AddressError
+	if !errors.As(err, &ae) || time.Since(start) > 100*time.Millisecond {
+		t.Fatalf("Run = %v after %v, want an AddressError at once", err, time.Since(start))
+	}
+	want := `invalid address "localhost" (no port): use HOST:PORT, http://HOST:PORT or https://HOST:PORT`
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	err = Run(context.Background(), Config{Addr: "http://127.0.0.1:1", TLS: &tls.Config{}, Token: "t", Decide: lastLegal})
+	if !errors.As(err, &ae) {
+		t.Errorf("http:// with Config.TLS: %v, want an AddressError", err)
 	}
 }

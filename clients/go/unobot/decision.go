@@ -12,12 +12,18 @@ import (
 // DecideFunc chooses an action for one decision request: it returns one of
 // d.Legal()[i].GetId().
 //
-// ctx expires shortly before the request's deadline (see Config.SafetyMargin), and is cancelled
-// early when the server closes the request (superseded, hand or match ended) or the stream drops.
-// Return [ErrSkip] to leave the request unanswered (meant for optional requests such as UNO
-// windows; for a required request the SDK then answers the fallback). Any other error, a panic,
-// an id that is not legal, or not returning in time makes the SDK log it and answer the
-// fallback for a required request (see [Fallback]) or nothing for an optional one.
+// For a required request ctx expires when the budget runs out: time_left_ms minus
+// min(Config.SafetyMargin, time_left_ms/2), counted from the moment the request arrived; the
+// SDK then answers the fallback at once, whether or not the function has returned. An optional
+// request (UNO window, late UNO, jump-in) has no SDK timer: the answer is sent whenever the
+// function returns, unless the server has closed the request by then. ctx is also cancelled when
+// the server closes the request (superseded, hand or match ended), when the seat gets its next
+// request, or when the stream drops; nothing is sent then.
+//
+// Return [ErrSkip] to leave the request unanswered (meant for optional requests; for a required
+// request the SDK then answers the fallback). Any other error, a panic, or an id that is not
+// legal makes the SDK log it (match, seat, request) and answer the fallback for a required
+// request (see [Fallback]) or nothing for an optional one.
 type DecideFunc func(ctx context.Context, d *Decision) (actionID int32, err error)
 
 // ErrSkip, returned by a DecideFunc, means "do not answer this request".
@@ -33,7 +39,7 @@ type Decision struct {
 	// the server may replay some), oldest first.
 	Events []*unov1.Event
 	// Deadline is the local time by which the SDK sends the fallback if the decide function
-	// has not answered; zero if the request has no deadline (a jump-in chance).
+	// has not answered; zero for a request the SDK does not time (every optional request).
 	Deadline time.Time
 	// Log is a logger carrying the match, seat and request id.
 	Log *slog.Logger

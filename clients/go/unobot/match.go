@@ -12,8 +12,11 @@ import (
 //
 // The decide function and the OnMatchStarted / OnMatchEnded callbacks of one Match run one at a
 // time, in the order the server sent the messages, so they may read and write Data (and State)
-// without locking. Different matches and seats run concurrently. The Match is dropped when the
-// server sends MatchEnded for it (after OnMatchEnded returns), so its data goes with it.
+// without locking. Different matches and seats run concurrently. One exception: a decide that
+// is still running when its request is over (its budget ran out, the server closed the request)
+// is left behind, and the seat's next task starts; a decide that returns when its ctx is done
+// never overlaps anything. The Match is dropped when the server sends MatchEnded for it (after
+// OnMatchEnded returns), so its data goes with it.
 type Match struct {
 	// ID is the server's opaque match id.
 	ID string

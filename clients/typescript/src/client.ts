@@ -1,9 +1,10 @@
 /**
  * The SDK: one long-lived BotService.Play stream, your decide function, and everything around it
- * (hello, per-match state, concurrent matches, deadlines, reconnect with backoff, clean stop).
+ * (hello, per-seat state, concurrent matches, deadlines, reconnect with backoff, clean stop).
  */
 import * as grpc from "@grpc/grpc-js";
 
+import { Address, AddressError, describeStatus, parseAddress } from "./address";
 import {
   ActionResult,
   BotServiceClient,
@@ -18,21 +19,26 @@ import {
   closeReasonToJSON,
   promptToJSON,
 } from "./gen/uno/v1/bot";
-import { ErrorReason, errorReasonToJSON } from "./gen/uno/v1/errors";
+import { errorReasonToJSON } from "./gen/uno/v1/errors";
 import { Event, LegalAction, SeatView } from "./gen/uno/v1/game";
 import { Logger, consoleLogger, prefixed } from "./log";
 
 /** The protocol version this SDK speaks (Hello.protocol_version). */
 export const PROTOCOL_VERSION = 1;
+/** This SDK's version, sent as Hello.bot_version unless `botVersion` is given. */
+export const SDK_VERSION = "0.2.0";
 
-/** What the SDK keeps per match; `data` is yours. Dropped once every seat of the match ended. */
-export interface MatchState<S> {
+/**
+ * What the SDK keeps for one seat the bot holds in one match; `data` is yours. A bot that holds
+ * two seats of a match gets two of these. Created on MatchStarted (or the seat's first request),
+ * dropped after MatchEnded.
+ */
+export interface SeatState<S> {
   readonly matchId: string;
-  /** Seats this bot holds in the match (usually one; a bot may hold several). */
-  readonly seats: ReadonlySet<number>;
-  /** The latest MatchStarted received for the match (rules, players, clock), if any. */
+  readonly seat: number;
+  /** The latest MatchStarted received for this seat (rules, players, clock), if any. */
   started?: MatchStarted;
-  /** Your per-match stash, created by `BotOptions.initMatchState` (default `{}`). */
+  /** Your per-seat stash, created by `BotOptions.initSeatState` (default `{}`). */
   data: S;
 }
 
@@ -46,9 +52,12 @@ export interface DecisionContext<S> {
   legalActions: LegalAction[];
   /** Events new to this seat (duplicates replayed after a reconnect are removed). */
   events: Event[];
-  /** Per-match state; stash your own data in `match.data`. */
-  match: MatchState<S>;
-  /** Aborted when the time budget runs out, the request closes or the stream drops. */
+  /** This seat's state; stash your own data in `seat.data`. */
+  seat: SeatState<S>;
+  /**
+   * Aborted when a required request's budget runs out (the SDK then answers the fallback), when
+   * the server closes the request, the seat gets its next request, or the stream drops.
+   */
   signal: AbortSignal;
   /** Logger whose lines start with "[match <id> seat <n>]". */
   log: Logger;
@@ -57,37 +66,41 @@ export interface DecisionContext<S> {
 /**
  * Your bot: return one of `ctx.legalActions[i].id`, or `undefined` / `null` to stay silent
  * (fine for optional requests; for required ones the SDK then plays the fallback, see README).
- * May be async.
+ * May be async; a long computation must be async (or it blocks every seat: Node has one thread).
  */
 export type DecideFn<S> = (ctx: DecisionContext<S>) => number | null | undefined | Promise<number | null | undefined>;
 
 export interface ReconnectOptions {
-  /** First delay after a dropped stream, in ms [250]. */
+  /** First delay after a dropped stream, in ms [100]. */
   initialDelayMs?: number;
-  /** Cap of the delay, in ms [10000]. */
+  /** Cap of the delay, in ms; keep it below the server's reconnect grace (5000) [2000]. */
   maxDelayMs?: number;
-  /** Growth factor per failed attempt [2]. */
-  multiplier?: number;
   /** Give up (run() rejects) after this many consecutive failed attempts [Infinity]. */
   maxAttempts?: number;
 }
 
 export interface BotOptions<S> {
-  /** Server address, "host:port". */
+  /** Server address: "HOST:PORT" or "http://HOST:PORT" (plaintext), "https://HOST:PORT" (TLS). */
   address: string;
   /** Bot token, sent as "authorization: Bearer <token>". */
   token: string;
   /** Hello.bot_name, 1-64 chars of [A-Za-z0-9_.-]. */
   botName: string;
-  /** Hello.bot_version [SDK version]. */
+  /** Hello.bot_version [`uno-arena-bot-ts <SDK_VERSION>`]. */
   botVersion?: string;
   /** Your decision function. */
   decide: DecideFn<S>;
-  /** Creates the per-match stash `MatchState.data` [() => ({})]. */
-  initMatchState?: (matchId: string) => S;
-  /** true for TLS with the system roots, or your own credentials [insecure]. */
+  /** Creates the per-seat stash `SeatState.data` [() => ({})]. */
+  initSeatState?: (matchId: string, seat: number) => S;
+  /**
+   * TLS for a HOST:PORT address: true for the system roots, or your own credentials [plaintext].
+   * An https:// address uses TLS anyway; an http:// address may not be combined with this.
+   */
   tls?: boolean | grpc.ChannelCredentials;
-  /** Answer this many ms before the deadline, to allow for network lag [50]. */
+  /**
+   * The most the SDK keeps back from a required request's time_left_ms for network lag:
+   * decide's budget is time_left_ms - min(safetyMarginMs, time_left_ms / 2) [100].
+   */
   safetyMarginMs?: number;
   reconnect?: ReconnectOptions;
   logger?: Logger;
@@ -95,87 +108,119 @@ export interface BotOptions<S> {
   maxConcurrentMatches?: number;
   /** Extra gRPC channel options. */
   channelOptions?: grpc.ChannelOptions;
-  /** Called for every MatchStarted (once per seat). */
-  onMatchStarted?: (started: MatchStarted, match: MatchState<S>) => void;
-  /** Called for every MatchEnded (once per seat), before the match state is dropped. */
-  onMatchEnded?: (ended: MatchEnded, match: MatchState<S>) => void;
+  /** Called for every MatchStarted (once per seat, again after a reconnect). */
+  onMatchStarted?: (started: MatchStarted, seat: SeatState<S>) => void;
+  /** Called for every MatchEnded (once per seat), before the seat's state is dropped. */
+  onMatchEnded?: (ended: MatchEnded, seat: SeatState<S>) => void;
 }
 
-/** Thrown by run() when the server refuses the bot for good (bad token, bad name...). */
+/**
+ * Thrown by run() when the server ends the stream with a status reconnecting cannot fix:
+ * UNAUTHENTICATED, PERMISSION_DENIED, FAILED_PRECONDITION, INVALID_ARGUMENT, UNIMPLEMENTED or
+ * ABORTED (SESSION_REPLACED: another process of the bot took the session over).
+ */
 export class FatalStreamError extends Error {
   constructor(
     message: string,
     readonly code: grpc.status,
-    readonly reason?: ErrorReason,
   ) {
     super(message);
     this.name = "FatalStreamError";
   }
 }
 
-interface MatchEntry<S> extends MatchState<S> {
-  readonly seats: Set<number>;
+/** The statuses that stop reconnecting; every other ending reconnects. */
+export const FATAL_CODES: ReadonlySet<grpc.status> = new Set([
+  grpc.status.UNAUTHENTICATED,
+  grpc.status.PERMISSION_DENIED,
+  grpc.status.FAILED_PRECONDITION,
+  grpc.status.INVALID_ARGUMENT,
+  grpc.status.UNIMPLEMENTED,
+  grpc.status.ABORTED,
+]);
+
+type Call = grpc.ClientDuplexStream<PlayRequest, PlayResponse>;
+
+interface SeatEntry<S> extends SeatState<S> {
+  /** Last event sequence processed (Resume cursor, de-duplication). */
+  last: bigint;
 }
 
 interface OpenRequest {
   readonly request: DecisionRequest;
+  readonly key: string;
   readonly controller: AbortController;
-  readonly call: grpc.ClientDuplexStream<PlayRequest, PlayResponse>;
-  readonly legalIds: ReadonlySet<number>;
-  /** Ids sent so far (the first answer, then at most one retry after a rejection). */
-  readonly sent: number[];
+  readonly call: Call;
+  readonly log: Logger;
+  /** True once the one retry after a rejection was sent. */
+  retried: boolean;
 }
 
 interface SessionOutcome {
   welcomed: boolean;
   status?: grpc.StatusObject;
-  fatal?: FatalStreamError;
 }
 
 const TIMEOUT = Symbol("timeout");
 const CLOSED = Symbol("closed");
-const FATAL_CODES = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.FAILED_PRECONDITION]);
 
 const seatKey = (matchId: string, seat: number): string => `${matchId}\u0000${seat}`;
 
-/** Delay before reconnect attempt `attempt` (0-based): capped exponential with equal jitter. */
+/** Delay before reconnect attempt `attempt` (0-based): doubling from the first delay, capped, +-20%. */
 export function backoffDelay(attempt: number, opts: ReconnectOptions = {}, random: () => number = Math.random): number {
-  const initial = opts.initialDelayMs ?? 250;
-  const max = opts.maxDelayMs ?? 10_000;
-  const mult = opts.multiplier ?? 2;
-  const ceiling = Math.min(max, initial * Math.pow(mult, attempt));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  const initial = opts.initialDelayMs ?? 100;
+  const max = opts.maxDelayMs ?? 2000;
+  const base = Math.min(max, initial * Math.pow(2, Math.min(attempt, 30)));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** Decide's budget for a request, in ms from its arrival; undefined: the SDK sets no timer. */
+export function decisionBudgetMs(req: DecisionRequest, maxMarginMs = 100): number | undefined {
+  if (!req.required || req.timeLeftMs <= 0) return undefined; // optional requests are never timed
+  return req.timeLeftMs - Math.min(maxMarginMs, req.timeLeftMs / 2);
+}
+
+/** The answer the SDK sends for a required request when decide's own is missing or unusable. */
+export function fallbackAction(req: DecisionRequest): number | undefined {
+  if (!req.required) return undefined; // silence
+  const legal = req.legalActions.map((a) => a.id);
+  if (req.defaultActionId !== undefined && legal.includes(req.defaultActionId)) return req.defaultActionId;
+  return legal[0];
 }
 
 /**
- * A bot connected to UNO Arena. `run()` keeps one Play stream open (reconnecting when it drops)
- * until `stop()`; every DecisionRequest goes to `decide`, concurrently across matches and seats.
+ * A bot connected to UNO Arena. `run()` keeps one Play stream open (reconnecting when it drops,
+ * on a new channel each time) until `stop()`; every DecisionRequest goes to `decide`,
+ * concurrently across matches and seats.
  */
 export class UnoBot<S = Record<string, unknown>> {
+  /** The parsed server address. */
+  readonly address: Address;
   private readonly opts: BotOptions<S>;
   private readonly log: Logger;
-  private readonly client: BotServiceClient;
-  private readonly matches = new Map<string, MatchEntry<S>>();
-  /** Last event sequence processed per (match, seat), for Resume cursors and de-duplication. */
-  private readonly cursors = new Map<string, { matchId: string; seat: number; last: bigint }>();
+  private readonly creds: grpc.ChannelCredentials;
+  private readonly seats = new Map<string, SeatEntry<S>>();
   private readonly open = new Map<string, OpenRequest>();
-  private call?: grpc.ClientDuplexStream<PlayRequest, PlayResponse>;
+  private call?: Call;
   private stopping = false;
   private running = false;
   private wake?: () => void;
-  private lastStreamError?: StreamError;
   private _sessionId = "";
 
+  /** Throws an {@link AddressError} for a malformed address, before anything connects. */
   constructor(options: BotOptions<S>) {
     this.opts = options;
+    this.address = parseAddress(options.address);
+    if (this.address.scheme === "http" && options.tls) {
+      throw new AddressError(options.address, "http:// is plaintext but the tls option is set");
+    }
     this.log = options.logger ?? consoleLogger();
-    const creds =
-      options.tls === true
-        ? grpc.credentials.createSsl()
-        : options.tls
-          ? options.tls
+    this.creds =
+      typeof options.tls === "object"
+        ? options.tls
+        : options.tls === true || this.address.tls
+          ? grpc.credentials.createSsl()
           : grpc.credentials.createInsecure();
-    this.client = new BotServiceClient(options.address, creds, options.channelOptions);
   }
 
   /** Welcome.session_id of the current (or last) session; "" before the first Welcome. */
@@ -183,9 +228,14 @@ export class UnoBot<S = Record<string, unknown>> {
     return this._sessionId;
   }
 
-  /** Matches currently tracked (read-only view). */
-  get activeMatches(): ReadonlyMap<string, MatchState<S>> {
-    return this.matches;
+  /** The state of every seat the bot holds now. */
+  get activeSeats(): SeatState<S>[] {
+    return [...this.seats.values()];
+  }
+
+  /** The state of one seat, if the bot holds it. */
+  seatState(matchId: string, seat: number): SeatState<S> | undefined {
+    return this.seats.get(seatKey(matchId, seat));
   }
 
   /**
@@ -202,24 +252,19 @@ export class UnoBot<S = Record<string, unknown>> {
       while (!this.stopping) {
         const outcome = await this.session();
         if (this.stopping) break;
-        if (outcome.fatal) throw outcome.fatal;
-        if (outcome.welcomed) failures = 0;
-        if (failures >= maxAttempts) {
-          throw new Error(`giving up after ${failures} failed reconnect attempts`);
-        }
+        const st = outcome.status;
+        const why = describeStatus(st, this.address.target);
+        if (st && FATAL_CODES.has(st.code)) throw new FatalStreamError(`server refused the bot, not reconnecting: ${why}`, st.code);
+        if (outcome.welcomed) failures = 0; // however a welcomed stream ends, start over from the first delay
+        if (failures >= maxAttempts) throw new Error(`giving up after ${failures} failed reconnect attempts: ${why}`);
         const delay = backoffDelay(failures, reconnect);
         failures += 1;
-        const st = outcome.status;
-        this.log.warn(
-          `stream ended (${st ? `${grpc.status[st.code] ?? st.code}: ${st.details}` : "no status"}); ` +
-            `reconnecting in ${delay} ms (attempt ${failures})`,
-        );
+        this.log.warn(`reconnecting in ${delay} ms (attempt ${failures}): ${why}`);
         await this.sleep(delay);
       }
     } finally {
       this.running = false;
       this.abortAll("stopped");
-      this.client.close();
       this.log.info("bot stopped");
     }
   }
@@ -246,13 +291,14 @@ export class UnoBot<S = Record<string, unknown>> {
 
   // ------------------------------------------------------------------ one stream
 
+  /** One Play stream on a channel of its own (a reused channel's own backoff could outlast ours). */
   private session(): Promise<SessionOutcome> {
     return new Promise((resolve) => {
+      const client = new BotServiceClient(this.address.target, this.creds, this.opts.channelOptions);
       const metadata = new grpc.Metadata();
       metadata.set("authorization", `Bearer ${this.opts.token}`);
-      const call = this.client.play(metadata);
+      const call = client.play(metadata);
       this.call = call;
-      this.lastStreamError = undefined;
       let welcomed = false;
       let done = false;
       const finish = (status?: grpc.StatusObject): void => {
@@ -260,24 +306,13 @@ export class UnoBot<S = Record<string, unknown>> {
         done = true;
         if (this.call === call) this.call = undefined;
         this.abortAll("stream ended");
-        let fatal: FatalStreamError | undefined;
-        const reason = this.lastStreamError?.reason;
-        if (status && !this.stopping) {
-          if (FATAL_CODES.has(status.code) || reason === ErrorReason.SESSION_REPLACED) {
-            const why = reason ? ` / ${errorReasonToJSON(reason)}` : "";
-            fatal = new FatalStreamError(
-              `server refused the bot: ${grpc.status[status.code]}${why}: ${status.details}`,
-              status.code,
-              reason,
-            );
-          }
-        }
-        resolve({ welcomed, status, fatal });
+        client.close();
+        resolve({ welcomed, status });
       };
       call.on("data", (resp: PlayResponse) => {
         if (resp.welcome) welcomed = true;
         try {
-          this.onResponse(resp, call);
+          this.dispatch(resp, call);
         } catch (err) {
           this.log.error(`error handling a server message: ${describe(err)}`);
         }
@@ -288,11 +323,11 @@ export class UnoBot<S = Record<string, unknown>> {
         call.cancel();
         return;
       }
-      const cursors = [...this.cursors.values()].map((c) => ({ matchId: c.matchId, seat: c.seat, lastSequence: c.last }));
+      const cursors = [...this.seats.values()].map((s) => ({ matchId: s.matchId, seat: s.seat, lastSequence: s.last }));
       const hello = PlayRequest.fromPartial({
         hello: {
           botName: this.opts.botName,
-          botVersion: this.opts.botVersion ?? "uno-arena-bot-ts 0.1.0",
+          botVersion: this.opts.botVersion ?? `uno-arena-bot-ts ${SDK_VERSION}`,
           protocolVersion: PROTOCOL_VERSION,
           maxConcurrentMatches: this.opts.maxConcurrentMatches ?? 0,
           resume: this._sessionId ? { sessionId: this._sessionId, cursors } : undefined,
@@ -305,7 +340,7 @@ export class UnoBot<S = Record<string, unknown>> {
     });
   }
 
-  private send(call: grpc.ClientDuplexStream<PlayRequest, PlayResponse>, msg: PlayRequest): boolean {
+  private send(call: Call, msg: PlayRequest): boolean {
     if (this.call !== call || call.writableEnded) return false;
     try {
       call.write(msg);
@@ -316,93 +351,107 @@ export class UnoBot<S = Record<string, unknown>> {
     }
   }
 
-  private onResponse(resp: PlayResponse, call: grpc.ClientDuplexStream<PlayRequest, PlayResponse>): void {
+  /** Handles one server message; never waits for the bot's code. */
+  private dispatch(resp: PlayResponse, call: Call): void {
     if (resp.welcome) this.onWelcome(resp.welcome);
-    else if (resp.decisionRequest) void this.onDecisionRequest(resp.decisionRequest, call);
+    else if (resp.decisionRequest) this.onDecisionRequest(resp.decisionRequest, call);
     else if (resp.actionResult) this.onActionResult(resp.actionResult);
     else if (resp.requestClosed) this.onRequestClosed(resp.requestClosed);
     else if (resp.matchStarted) this.onMatchStarted(resp.matchStarted);
     else if (resp.matchEnded) this.onMatchEnded(resp.matchEnded);
-    else if (resp.seatEvents) this.newEvents(resp.seatEvents.matchId, resp.seatEvents.seat, resp.seatEvents.events);
+    else if (resp.seatEvents) this.newEvents(this.seatEntry(resp.seatEvents.matchId, resp.seatEvents.seat), resp.seatEvents.events);
     else if (resp.error) this.onStreamError(resp.error);
     // Pong and kinds unknown to this SDK version are ignored.
   }
 
   private onWelcome(w: Welcome): void {
+    const reconnect = this._sessionId !== "";
     this._sessionId = w.sessionId;
     this.log.info(
       `welcome: session ${w.sessionId}, server ${w.serverVersion}, playing as ${w.botName}` +
         (w.resumed ? ", resumed" : "") +
         (w.seats.length ? `, ${w.seats.length} seat(s) in running matches` : ""),
     );
-    for (const s of w.seats) this.matchEntry(s.matchId, s.seat);
+    if (reconnect) {
+      // Seats not listed were lost while the bot was away (the takeover bot finished them).
+      const held = new Set(w.seats.map((s) => seatKey(s.matchId, s.seat)));
+      for (const [key, s] of this.seats) {
+        if (!held.has(key)) {
+          this.seatLog(s.matchId, s.seat).warn("seat no longer held after the reconnect; forgetting it");
+          this.seats.delete(key);
+        }
+      }
+    }
+    for (const s of w.seats) this.seatEntry(s.matchId, s.seat);
   }
 
   private onStreamError(e: StreamError): void {
-    this.lastStreamError = e;
     const text = `stream error ${grpc.status[e.code] ?? e.code} / ${errorReasonToJSON(e.reason)}: ${e.message}`;
     if (e.fatal) this.log.error(text + " (the server ends the stream)");
     else this.log.warn(text);
   }
 
-  // ------------------------------------------------------------------ matches and events
+  // ------------------------------------------------------------------ seats and events
 
-  private matchEntry(matchId: string, seat: number): MatchEntry<S> {
-    let m = this.matches.get(matchId);
-    if (!m) {
-      m = { matchId, seats: new Set(), data: this.opts.initMatchState ? this.opts.initMatchState(matchId) : ({} as S) };
-      this.matches.set(matchId, m);
+  private seatEntry(matchId: string, seat: number): SeatEntry<S> {
+    const key = seatKey(matchId, seat);
+    let s = this.seats.get(key);
+    if (!s) {
+      const data = this.opts.initSeatState ? this.opts.initSeatState(matchId, seat) : ({} as S);
+      s = { matchId, seat, data, last: 0n };
+      this.seats.set(key, s);
     }
-    m.seats.add(seat);
-    return m;
+    return s;
   }
 
   /** Records the events' sequences and returns the ones not seen before. */
-  private newEvents(matchId: string, seat: number, events: Event[]): Event[] {
-    const key = seatKey(matchId, seat);
-    let c = this.cursors.get(key);
-    if (!c) {
-      c = { matchId, seat, last: 0n };
-      this.cursors.set(key, c);
-    }
+  private newEvents(s: SeatEntry<S>, events: Event[]): Event[] {
     const fresh: Event[] = [];
     for (const ev of events) {
-      if (ev.sequence > c.last) {
+      if (ev.sequence > s.last) {
         fresh.push(ev);
-        c.last = ev.sequence;
+        s.last = ev.sequence;
       }
     }
     return fresh;
   }
 
   private onMatchStarted(ms: MatchStarted): void {
-    const m = this.matchEntry(ms.matchId, ms.seat);
-    m.started = ms;
-    const players = ms.seats.map((s) => s.player?.botName ?? `builtin:${s.player?.builtin ?? "?"}`).join(", ");
-    this.seatLog(ms.matchId, ms.seat).info(`match started: ${players}`);
-    this.opts.onMatchStarted?.(ms, m);
+    const s = this.seatEntry(ms.matchId, ms.seat);
+    const first = s.started === undefined;
+    s.started = ms;
+    if (first) {
+      const players = ms.seats.map((p) => p.player?.botName ?? `builtin:${p.player?.builtin ?? "?"}`).join(", ");
+      this.seatLog(ms.matchId, ms.seat).info(`match started: ${players}`);
+    }
+    this.hook("onMatchStarted", () => this.opts.onMatchStarted?.(ms, s), ms.matchId, ms.seat);
   }
 
   private onMatchEnded(me: MatchEnded): void {
-    this.newEvents(me.matchId, me.seat, me.events);
-    const m = this.matchEntry(me.matchId, me.seat);
+    const key = seatKey(me.matchId, me.seat);
+    const s = this.seatEntry(me.matchId, me.seat);
+    const fresh = this.newEvents(s, me.events);
+    for (const [id, o] of this.open) {
+      if (o.key === key) {
+        o.controller.abort(CLOSED);
+        this.open.delete(id);
+      }
+    }
     this.seatLog(me.matchId, me.seat).info(
       `match ended: ${me.won ? "won" : "lost"}, winners [${me.winners.join(", ")}], totals [${me.totals.join(", ")}], ` +
         `strikes ${me.strikes}, rejected ${me.rejectedActions}` +
         (me.takenOver ? ", taken over" : ""),
     );
+    const ended = fresh.length === me.events.length ? me : { ...me, events: fresh };
+    this.hook("onMatchEnded", () => this.opts.onMatchEnded?.(ended, s), me.matchId, me.seat);
+    this.seats.delete(key);
+  }
+
+  private hook(name: string, f: () => void, matchId: string, seat: number): void {
     try {
-      this.opts.onMatchEnded?.(me, m);
-    } finally {
-      for (const [id, o] of this.open) {
-        if (o.request.matchId === me.matchId && o.request.seat === me.seat) {
-          o.controller.abort(CLOSED);
-          this.open.delete(id);
-        }
-      }
-      this.cursors.delete(seatKey(me.matchId, me.seat));
-      m.seats.delete(me.seat);
-      if (m.seats.size === 0) this.matches.delete(me.matchId);
+      f();
+    } catch (err) {
+      this.seatLog(matchId, seat).error(`${name} threw: ${describe(err)}`);
     }
   }
 
@@ -412,49 +461,56 @@ export class UnoBot<S = Record<string, unknown>> {
 
   // ------------------------------------------------------------------ decisions
 
-  private async onDecisionRequest(req: DecisionRequest, call: grpc.ClientDuplexStream<PlayRequest, PlayResponse>): Promise<void> {
+  private onDecisionRequest(req: DecisionRequest, call: Call): void {
+    const received = performance.now();
+    const key = seatKey(req.matchId, req.seat);
     const log = this.seatLog(req.matchId, req.seat);
-    const events = this.newEvents(req.matchId, req.seat, req.events);
-    const match = this.matchEntry(req.matchId, req.seat);
-    const previous = this.open.get(req.requestId);
-    previous?.controller.abort(CLOSED);
-    const entry: OpenRequest = {
-      request: req,
-      controller: new AbortController(),
-      call,
-      legalIds: new Set(req.legalActions.map((a) => a.id)),
-      sent: [],
-    };
+    const seat = this.seatEntry(req.matchId, req.seat);
+    const events = this.newEvents(seat, req.events);
+    // At most one request is open per seat: a new one means the old one is over (this also
+    // forgets answered requests when the server sends no ActionResult for accepted answers).
+    for (const [id, o] of this.open) {
+      if (o.key === key || id === req.requestId) {
+        o.controller.abort(CLOSED);
+        this.open.delete(id);
+      }
+    }
+    const entry: OpenRequest = { request: req, key, controller: new AbortController(), call, log, retried: false };
     this.open.set(req.requestId, entry);
+    const budget = decisionBudgetMs(req, this.opts.safetyMarginMs ?? 100);
     log.debug(
       `request ${req.requestId}: ${promptToJSON(req.prompt)}${req.required ? "" : " (optional)"}${req.resent ? " (resent)" : ""}, ` +
-        `${req.legalActions.length} legal action(s), ${req.timeLeftMs} ms left`,
+        `${req.legalActions.length} legal action(s), ${req.timeLeftMs} ms left` +
+        (budget === undefined ? "" : `, budget ${budget} ms`),
     );
+    void this.decide(entry, seat, events, budget, received);
+  }
 
-    const margin = this.opts.safetyMarginMs ?? 50;
-    // time_left_ms = 0 means no deadline (a jump-in chance).
-    const budget = req.timeLeftMs > 0 ? Math.max(0, req.timeLeftMs - margin) : undefined;
+  private async decide(entry: OpenRequest, seat: SeatEntry<S>, events: Event[], budget: number | undefined, received: number): Promise<void> {
+    const req = entry.request;
+    const log = entry.log;
     const signal = entry.controller.signal;
-    const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
-    if (budget !== undefined) timer = setTimeout(() => entry.controller.abort(TIMEOUT), budget);
+    if (budget !== undefined) {
+      timer = setTimeout(() => entry.controller.abort(TIMEOUT), Math.max(0, budget - (performance.now() - received)));
+    }
     const interrupted = new Promise<typeof TIMEOUT | typeof CLOSED>((resolve) => {
       signal.addEventListener("abort", () => resolve(signal.reason === TIMEOUT ? TIMEOUT : CLOSED), { once: true });
     });
-
+    const ctx: DecisionContext<S> = {
+      request: req,
+      view: req.view ?? SeatView.fromPartial({}),
+      legalActions: req.legalActions,
+      events,
+      seat,
+      signal,
+      log,
+    };
+    const decided = Promise.resolve().then(() => this.opts.decide(ctx));
     let result: number | null | undefined | typeof TIMEOUT | typeof CLOSED;
     let failed = false;
     try {
-      const ctx: DecisionContext<S> = {
-        request: req,
-        view: req.view ?? SeatView.fromPartial({}),
-        legalActions: req.legalActions,
-        events,
-        match,
-        signal,
-        log,
-      };
-      result = await Promise.race([Promise.resolve().then(() => this.opts.decide(ctx)), interrupted]);
+      result = await Promise.race([decided, interrupted]);
     } catch (err) {
       log.error(`decide failed on request ${req.requestId}: ${describe(err)}`);
       result = undefined;
@@ -462,49 +518,54 @@ export class UnoBot<S = Record<string, unknown>> {
     } finally {
       if (timer) clearTimeout(timer);
     }
-    const elapsed = Math.round(performance.now() - started);
+    if (result === TIMEOUT || result === CLOSED) {
+      // The late result of decide is dropped; say so once.
+      decided.then(
+        (late) => log.info(`dropped the late result of decide for request ${req.requestId}: ${String(late)}`),
+        (err: unknown) => log.info(`decide failed late on request ${req.requestId}: ${describe(err)}`),
+      );
+    }
     if (this.open.get(req.requestId) !== entry || result === CLOSED) return; // closed, superseded or stream gone
     if (!signal.aborted) entry.controller.abort(CLOSED); // decide is over: release anything it still waits on
 
     let id: number | undefined;
     if (result === TIMEOUT) {
-      id = this.fallback(req);
+      id = fallbackAction(req);
       log.warn(
-        `decide exceeded its ${budget} ms budget (time_left ${req.timeLeftMs} ms) on ${promptToJSON(req.prompt)}: ` +
-          (id === undefined ? "staying silent (optional request)" : `answering fallback ${id}`),
+        `decide did not answer request ${req.requestId} within its ${budget} ms budget (time_left ${req.timeLeftMs} ms) on ` +
+          `${promptToJSON(req.prompt)}: answering the fallback ${id}`,
       );
-    } else if (typeof result === "number" && entry.legalIds.has(result)) {
+    } else if (typeof result === "number" && req.legalActions.some((a) => a.id === result)) {
       id = result;
+      const elapsed = Math.round(performance.now() - received);
       if (budget !== undefined && elapsed > budget) {
         log.warn(`decide took ${elapsed} ms, over its ${budget} ms budget (a synchronous decide cannot be interrupted)`);
       }
     } else if (result === undefined || result === null) {
-      if (req.required) {
-        id = this.fallback(req);
-        if (!failed) log.warn(`decide returned nothing for a required ${promptToJSON(req.prompt)}: answering fallback ${id}`);
-      }
+      id = fallbackAction(req);
+      if (req.required && !failed) log.warn(`decide returned nothing for the required request ${req.requestId}: answering the fallback ${id}`);
     } else {
-      id = this.fallback(req);
-      log.warn(`decide returned ${String(result)}, not a legal action id: ` + (id === undefined ? "staying silent" : `answering fallback ${id}`));
+      id = fallbackAction(req);
+      log.error(
+        `decide returned ${String(result)} for request ${req.requestId}, not a legal action id: ` +
+          (id === undefined ? "staying silent" : `answering the fallback ${id}`),
+      );
     }
     if (id === undefined) {
-      this.open.delete(req.requestId);
+      this.open.delete(req.requestId); // silence is the answer to an optional chance
       return;
     }
-    this.answer(entry, id, log);
+    this.answer(entry, id);
   }
 
-  /** Fallback for a required request: the server's default action, else the first legal action. */
-  private fallback(req: DecisionRequest): number | undefined {
-    if (!req.required) return undefined;
-    return req.defaultActionId ?? req.legalActions[0]?.id;
-  }
-
-  private answer(entry: OpenRequest, actionId: number, log: Logger): void {
+  /**
+   * Sends an Action. The request stays open (for the one retry after a rejection) until its
+   * ActionResult, its RequestClosed, the seat's next request or the match's end.
+   */
+  private answer(entry: OpenRequest, actionId: number): void {
     const req = entry.request;
-    entry.sent.push(actionId);
     const desc = req.legalActions.find((a) => a.id === actionId)?.description ?? "";
-    log.debug(`answer ${req.requestId}: ${actionId} ${desc}`);
+    entry.log.debug(`answer ${req.requestId}: ${actionId} ${desc}`);
     if (!this.send(entry.call, PlayRequest.fromPartial({ action: { requestId: req.requestId, actionId } }))) {
       this.open.delete(req.requestId);
     }
@@ -512,30 +573,30 @@ export class UnoBot<S = Record<string, unknown>> {
 
   private onActionResult(r: ActionResult): void {
     const entry = this.open.get(r.requestId);
-    const log = this.seatLog(entry?.request.matchId ?? r.matchId, entry?.request.seat ?? r.seat);
     if (r.accepted) {
       this.open.delete(r.requestId);
-      log.debug(`action ${r.actionId} accepted (${r.responseMs} ms)`);
+      entry?.log.debug(`action ${r.actionId} on ${r.requestId} accepted (${r.responseMs} ms)`);
       return;
     }
+    const log = entry?.log ?? this.seatLog(r.matchId, r.seat);
     log.warn(
       `action ${r.actionId ?? "(none)"} on ${r.requestId} rejected: ${grpc.status[r.code] ?? r.code} / ` +
-        `${errorReasonToJSON(r.reason)}: ${r.message}`,
+        `${errorReasonToJSON(r.reason)}: ${r.message}` +
+        (r.requestOpen ? " (request still open)" : ""),
     );
     if (!entry) return;
-    // One retry while the request is still open: the fallback (or the first legal id not yet tried).
-    // Optional requests are not retried: silence is a valid answer there.
-    if (r.requestOpen && entry.request.required && entry.sent.length < 2) {
-      const tried = new Set(entry.sent);
-      const candidates = [entry.request.defaultActionId, ...entry.request.legalActions.map((a) => a.id)];
-      const retry = candidates.find((id): id is number => id !== undefined && entry.legalIds.has(id) && !tried.has(id));
-      if (retry !== undefined) {
-        log.warn(`retrying ${r.requestId} with ${retry}`);
-        this.answer(entry, retry, log);
-        return;
-      }
+    if (!r.requestOpen || !entry.request.required || entry.retried) {
+      if (entry.retried && r.requestOpen) log.error(`not answering ${r.requestId} a third time (one retry per request)`);
+      this.open.delete(r.requestId);
+      return;
     }
-    this.open.delete(r.requestId);
+    // Exactly one retry: the fallback, or if that is what was rejected, another legal id.
+    entry.retried = true;
+    let retry = fallbackAction(entry.request);
+    if (retry === r.actionId) retry = entry.request.legalActions.find((a) => a.id !== r.actionId)?.id ?? retry;
+    if (retry === undefined) return;
+    log.info(`retrying ${r.requestId} once with the fallback ${retry}`);
+    this.answer(entry, retry);
   }
 
   private onRequestClosed(rc: RequestClosed): void {
@@ -557,6 +618,11 @@ export class UnoBot<S = Record<string, unknown>> {
     for (const o of this.open.values()) o.controller.abort(CLOSED);
     if (this.open.size) this.log.debug(`${why}: dropped ${this.open.size} open request(s); the server re-sends them on resume`);
     this.open.clear();
+  }
+
+  /** Number of requests the SDK still tracks (tests). */
+  get openRequests(): number {
+    return this.open.size;
   }
 
   private sleep(ms: number): Promise<void> {

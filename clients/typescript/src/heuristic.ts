@@ -14,15 +14,9 @@ import type { DecideFn } from "./client";
 import { DecisionRequest } from "./gen/uno/v1/bot";
 import { Card, Color, Rank } from "./gen/uno/v1/cards";
 import { ActionKind, LegalAction, SeatView } from "./gen/uno/v1/game";
+import { cardPoints } from "./helpers";
 
 const NAMEABLE = [Color.RED, Color.YELLOW, Color.GREEN, Color.BLUE] as const;
-
-/** Points of a card as the rules score it (numbers face value, actions 20, Wilds 50). */
-export function cardPoints(card: Card): number {
-  if (card.rank >= Rank.ZERO && card.rank <= Rank.NINE) return card.rank - Rank.ZERO;
-  if (card.rank === Rank.WILD || card.rank === Rank.WILD_DRAW_FOUR) return 50;
-  return 20;
-}
 
 /** The colour the hand holds most of (Wilds do not count); ties and empty hands go red first. */
 export function colorHeldMost(hand: readonly Card[]): Color {

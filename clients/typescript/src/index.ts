@@ -2,15 +2,22 @@
 export {
   UnoBot,
   FatalStreamError,
+  FATAL_CODES,
   PROTOCOL_VERSION,
+  SDK_VERSION,
   backoffDelay,
+  decisionBudgetMs,
+  fallbackAction,
   type BotOptions,
   type DecideFn,
   type DecisionContext,
-  type MatchState,
+  type SeatState,
   type ReconnectOptions,
 } from "./client";
-export { heuristicChoice, heuristicDecide, colorHeldMost, holdsActiveColor, cardPoints } from "./heuristic";
+export { runMain } from "./main";
+export { AddressError, parseAddress, describeStatus, type Address } from "./address";
+export { cardPoints, isPlayOf, wildColor, lastPlayedSeat } from "./helpers";
+export { heuristicChoice, heuristicDecide, colorHeldMost, holdsActiveColor } from "./heuristic";
 export { consoleLogger, silentLogger, prefixed, parseLogLevel, type Logger, type LogLevel } from "./log";
 // The generated protocol code: common types by name, every module as a namespace.
 export {

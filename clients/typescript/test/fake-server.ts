@@ -9,6 +9,10 @@ type ServerCall = grpc.ServerDuplexStream<PlayRequest, PlayResponse>;
 /** One Play stream as the server sees it. */
 export class FakeSession {
   readonly metadata: grpc.Metadata;
+  /** The client's "ip:port": a new TCP connection (a new channel) has a new port. */
+  readonly peer: string;
+  /** When the stream arrived (performance.now()). */
+  readonly openedAt = performance.now();
   private readonly inbox: PlayRequest[] = [];
   private readonly waiters: Array<(m: PlayRequest | undefined) => void> = [];
   /** True once the client half-closed or cancelled. */
@@ -16,6 +20,7 @@ export class FakeSession {
 
   constructor(readonly call: ServerCall) {
     this.metadata = call.metadata;
+    this.peer = call.getPeer();
     call.on("data", (m: PlayRequest) => {
       const w = this.waiters.shift();
       if (w) w(m);
@@ -83,7 +88,8 @@ export class FakeBotServer {
     readonly port: number,
   ) {}
 
-  static async start(): Promise<FakeBotServer> {
+  /** Starts on 127.0.0.1:`wanted` (0: a free port). */
+  static async start(wanted = 0): Promise<FakeBotServer> {
     const server = new grpc.Server();
     let fake: FakeBotServer | undefined;
     const early: ServerCall[] = [];
@@ -95,7 +101,7 @@ export class FakeBotServer {
     };
     server.addService(BotServiceService, impl);
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync(`127.0.0.1:${wanted}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
     );
     fake = new FakeBotServer(server, port);
     for (const c of early) fake.accept(c);
@@ -112,6 +118,15 @@ export class FakeBotServer {
     const w = this.waiters.shift();
     if (w) w(s);
     else this.pending.push(s);
+  }
+
+  /** Handshakes: accept the next stream, check its Hello and answer Welcome. */
+  async handshake(sessionId = "s1", seats: Array<{ matchId: string; seat: number }> = []): Promise<{ session: FakeSession; hello: PlayRequest }> {
+    const session = await this.nextSession();
+    const hello = await session.next();
+    if (!hello?.hello) throw new Error(`the first message is not a Hello: ${JSON.stringify(hello)}`);
+    session.send({ welcome: { sessionId, serverVersion: "fake", protocolVersion: 1, botName: hello.hello.botName, seats } });
+    return { session, hello };
   }
 
   /** The next Play stream opened by a bot. */

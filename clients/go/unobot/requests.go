@@ -1,0 +1,256 @@
+package unobot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	unov1 "github.com/uno-arena/uno-arena/clients/go/gen/uno/v1"
+)
+
+// pending is a decision request of the current stream the bot has not finished with: decide is
+// running, or an answer was sent and a rejection could still ask for the one retry. It goes away
+// on the request's ActionResult or RequestClosed, on the seat's next DecisionRequest (at most one
+// request is open per seat, so a new one means the old one is over; this also covers servers
+// that send no ActionResult for an accepted answer), on MatchEnded, or with the stream.
+type pending struct {
+	req     *unov1.DecisionRequest
+	key     seatKey
+	log     *slog.Logger
+	cancel  context.CancelCauseFunc
+	retried bool // guarded by bot.mu
+}
+
+type result struct {
+	id  int32
+	err error
+}
+
+// dropPending cancels every pending request when the stream ends.
+func (b *bot) dropPending() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, p := range b.pending {
+		p.cancel(errConnLost)
+		delete(b.pending, id)
+	}
+}
+
+// forget removes p if it is still the pending entry for its request id (a request re-sent on a
+// later stream has the same id but another entry).
+func (b *bot) forget(p *pending) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pending[p.req.GetRequestId()] == p {
+		delete(b.pending, p.req.GetRequestId())
+	}
+}
+
+func (b *bot) takePending(id string) *pending {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pending[id]
+	delete(b.pending, id)
+	return p
+}
+
+// budget returns the local time by which a required request is answered, or zero for a request
+// the SDK does not time (optional requests, or a request without time_left_ms).
+func (b *bot) budget(req *unov1.DecisionRequest, received time.Time) time.Time {
+	left := time.Duration(req.GetTimeLeftMs()) * time.Millisecond
+	if !req.GetRequired() || left <= 0 {
+		return time.Time{}
+	}
+	margin := min(b.cfg.SafetyMargin, left/2)
+	return received.Add(left - margin)
+}
+
+func (b *bot) onDecisionRequest(sessCtx context.Context, c *conn, req *unov1.DecisionRequest) {
+	received := time.Now()
+	k := seatKey{req.GetMatchId(), req.GetSeat()}
+	m := b.match(k.match, k.seat)
+	events := b.newEvents(k, req.GetEvents())
+	log := m.Log.With("request", req.GetRequestId())
+	deadline := b.budget(req, received)
+
+	ctx, cancel := context.WithCancelCause(sessCtx)
+	cancelDeadline := context.CancelFunc(func() {})
+	if !deadline.IsZero() {
+		ctx, cancelDeadline = context.WithDeadline(ctx, deadline)
+	}
+	p := &pending{req: req, key: k, log: log, cancel: cancel}
+
+	b.mu.Lock()
+	for id, old := range b.pending {
+		if old.key == k || id == req.GetRequestId() {
+			old.cancel(errRequestClosed) // one open request per seat: the old one is over
+			delete(b.pending, id)
+		}
+	}
+	b.pending[req.GetRequestId()] = p
+	b.mu.Unlock()
+
+	log.Debug("decision request", "prompt", req.GetPrompt().String(), "required", req.GetRequired(),
+		"time_left_ms", req.GetTimeLeftMs(), "legal", len(req.GetLegalActions()), "resent", req.GetResent())
+
+	d := &Decision{Request: req, Match: m, Events: events, Deadline: deadline, Log: log}
+	res := make(chan result, 1)
+	m.q.submit(func() {
+		if ctx.Err() != nil {
+			return // closed or out of time while waiting for the seat's previous decision
+		}
+		done := make(chan result, 1)
+		go func() {
+			var r result
+			defer func() {
+				if v := recover(); v != nil {
+					r = result{err: fmt.Errorf("decide panicked: %v", v)}
+				}
+				done <- r
+			}()
+			r.id, r.err = b.cfg.Decide(ctx, d)
+		}()
+		select {
+		case r := <-done:
+			res <- r
+		case <-ctx.Done():
+			// Out of time or closed: the seat's queue moves on, so this decide cannot hold up
+			// the seat's next request or its match callbacks. Its late result is dropped.
+			go func() {
+				r := <-done
+				log.Info("dropped the late result of decide", "action", r.id, "err", r.err,
+					"after", time.Since(received).Round(time.Millisecond))
+			}()
+		}
+	})
+
+	go func() {
+		defer cancelDeadline()
+		var got *result
+		select {
+		case r := <-res:
+			got = &r
+		case <-ctx.Done():
+			select { // a result that arrived together with the deadline is still in time
+			case r := <-res:
+				got = &r
+			default:
+			}
+		}
+		cause := context.Cause(ctx)
+		if errors.Is(cause, errConnLost) || errors.Is(cause, errRequestClosed) || errors.Is(cause, errMatchEnded) {
+			// Closed by the server, superseded, or lost with the stream (the server re-sends open
+			// requests after the reconnect): nothing to answer.
+			log.Debug("request gone before an answer", "why", cause)
+			b.forget(p)
+			return
+		}
+		switch {
+		case got != nil && got.err == nil && IsLegal(req, got.id):
+			b.answer(c, p, got.id)
+			return
+		case got != nil && got.err == nil:
+			log.Error("decide returned an id that is not legal", "action", got.id)
+		case got != nil && errors.Is(got.err, ErrSkip):
+			if req.GetRequired() {
+				log.Warn("decide skipped a required request")
+			}
+		case got != nil:
+			log.Error("decide failed", "err", got.err)
+		case errors.Is(cause, context.DeadlineExceeded):
+			log.Warn("decide did not answer in time", "prompt", req.GetPrompt().String(),
+				"budget", deadline.Sub(received).Round(time.Millisecond), "time_left_ms", req.GetTimeLeftMs())
+		default:
+			log.Info("stopping: answering without waiting for decide")
+		}
+		if !req.GetRequired() {
+			b.forget(p) // silence is the answer to an optional chance
+			return
+		}
+		id := Fallback(req)
+		log.Info("answering the fallback", "action", id, "description", describeAction(req, id))
+		b.answer(c, p, id)
+	}()
+}
+
+// answer sends an Action. The request stays pending (for the one retry after a rejection) until
+// its ActionResult, its RequestClosed, the seat's next request or the match's end.
+func (b *bot) answer(c *conn, p *pending, id int32) {
+	p.cancel(errAnswered) // decide is over: release anything it still waits on
+	p.log.Debug("answering", "action", id, "description", describeAction(p.req, id))
+	err := c.send(&unov1.PlayRequest{Kind: &unov1.PlayRequest_Action{Action: &unov1.Action{
+		RequestId: p.req.GetRequestId(), ActionId: &id,
+	}}})
+	if err != nil {
+		p.log.Debug("could not send the action (stream ending)", "err", err)
+	}
+}
+
+func describeAction(req *unov1.DecisionRequest, id int32) string {
+	for _, a := range req.GetLegalActions() {
+		if a.GetId() == id {
+			return a.GetDescription()
+		}
+	}
+	return ""
+}
+
+func (b *bot) onActionResult(c *conn, r *unov1.ActionResult) {
+	if r.GetAccepted() {
+		if p := b.takePending(r.GetRequestId()); p != nil {
+			p.log.Debug("action accepted", "action", r.GetActionId(), "response_ms", r.GetResponseMs())
+		}
+		return
+	}
+	log := b.log.With("match", r.GetMatchId(), "seat", r.GetSeat(), "request", r.GetRequestId())
+	log.Warn("action rejected", "action", r.GetActionId(), "code", codeName(codes.Code(r.GetCode())),
+		"reason", r.GetReason().String(), "message", r.GetMessage(), "request_open", r.GetRequestOpen())
+
+	b.mu.Lock()
+	p := b.pending[r.GetRequestId()]
+	retry := p != nil && r.GetRequestOpen() && p.req.GetRequired() && !p.retried
+	if retry {
+		p.retried = true
+	} else if p != nil {
+		delete(b.pending, r.GetRequestId())
+	}
+	b.mu.Unlock()
+	if !retry {
+		if p != nil && p.retried && r.GetRequestOpen() {
+			log.Error("rejected again; not answering a third time (one retry per request)")
+		}
+		return
+	}
+	// Exactly one retry: the fallback, or if that is what was rejected, another legal id.
+	next := Fallback(p.req)
+	if r.ActionId != nil && next == r.GetActionId() {
+		for _, a := range p.req.GetLegalActions() {
+			if a.GetId() != next {
+				next = a.GetId()
+				break
+			}
+		}
+	}
+	log.Info("retrying once with the fallback", "action", next, "description", describeAction(p.req, next))
+	b.answer(c, p, next)
+}
+
+func (b *bot) onRequestClosed(rc *unov1.RequestClosed) {
+	if p := b.takePending(rc.GetRequestId()); p != nil {
+		p.cancel(errRequestClosed)
+	}
+	log := b.log.With("match", rc.GetMatchId(), "seat", rc.GetSeat(), "request", rc.GetRequestId())
+	switch rc.GetReason() {
+	case unov1.CloseReason_CLOSE_REASON_TIMED_OUT:
+		log.Warn("request timed out; the server played the default", "applied", rc.GetAppliedActionId(),
+			"strikes", rc.GetStrikes())
+	case unov1.CloseReason_CLOSE_REASON_TAKEN_OVER:
+		log.Warn("the takeover bot plays this seat now", "strikes", rc.GetStrikes())
+	default:
+		log.Debug("request closed", "reason", rc.GetReason().String())
+	}
+}
