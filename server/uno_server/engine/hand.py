@@ -630,11 +630,15 @@ class Hand:
             self._end(seat)
             return
         self.phase = TURN
+        moved = False
         if rank < 10:
+            # RULINGS.md, "Seven-o: calls and catches stay with the play": hands that move take
+            # no UNO call along, and the play opens no catch window
             if target >= 0:
                 self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]
                 self.uno_called[seat] = self.uno_called[target] = False
                 log.append(E.HandsSwapped(seat, target))
+                moved = True
             elif rank == 0 and self.rules.seven_o:
                 if d == 1:
                     self.hands.insert(0, self.hands.pop())
@@ -642,6 +646,7 @@ class Hand:
                     self.hands.append(self.hands.pop(0))
                 self.uno_called = [False] * n
                 log.append(E.HandsRotated(d))
+                moved = True
             self.current = nxt
         elif rank == C.SKIP or (rank == C.REVERSE and n == 2):
             log.append(E.Skipped(nxt))
@@ -667,14 +672,13 @@ class Hand:
             self.current = nxt
         else:  # Wild
             self.current = nxt
-        if left == 1 and target < 0 and len(self.hands[seat]) != 1:
-            return  # seven-o: the 0 passed the hands on, so the seat holds another hand now
-        if left == 1 and not uno and target < 0:
-            self.window = seat
-            self._answered = 0
-            log.append(E.UnoWindowOpened(seat))
-        elif left == 1 and uno:
-            log.append(E.UnoCalled(seat, False))
+        if left == 1 and not moved:
+            if uno:
+                log.append(E.UnoCalled(seat, False))
+            else:
+                self.window = seat
+                self._answered = 0
+                log.append(E.UnoWindowOpened(seat))
 
     def _accept(self, seat: int) -> None:
         owed = self._stack + (4 if self.phase == CHALLENGE else 0)
