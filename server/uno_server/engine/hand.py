@@ -29,10 +29,10 @@ from .errors import (
     HandOverError,
     IllegalActionError,
     MalformedActionError,
-    StateError,
     WrongSeatError,
 )
 from .rules import RuleSet
+from .saved import check_hand
 
 TURN: Final = 0
 DRAWN: Final = 1
@@ -800,40 +800,32 @@ class Hand:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Hand:
-        try:
-            if data.get("format") != 1:
-                raise StateError(f"unknown saved-hand format {data.get('format')!r}")
-            h = cls(
-                RuleSet.from_dict(data["rules"]),
-                int(data["seed"]),
-                int(data["dealer"]),
-                int(data["hand_number"]),
-            )
-            version, internal, gauss = data["rng"]
-            h.rng.setstate((version, tuple(internal), gauss))
-            h.hands = [list(x) for x in data["hands"]]
-            h.draw_pile = list(data["draw_pile"])
-            h.discard = list(data["discard"])
-            h.color = int(data["color"])
-            h.direction = int(data["direction"])
-            h.current = int(data["current"])
-            h.phase = int(data["phase"])
-            h.drawn = int(data["drawn"])
-            h.uno_called = [bool(x) for x in data["uno_called"]]
-            h.window = int(data["window"])
-            h._answered = int(data["answered"])
-            h._wd4_offender = int(data["wd4_offender"])
-            h._wd4_bluff = bool(data["wd4_bluff"])
-            h._wd4_evidence = tuple(data["wd4_evidence"])
-            h._stack = int(data["stack"])
-            h.turn = int(data["turn"])
-            h.winner = int(data["winner"])
-            h.actions = [(int(s), int(a)) for s, a in data["actions"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise StateError(f"saved hand is damaged: {exc}") from exc
-        if len(h.hands) != h.n:
-            raise StateError("saved hand has the wrong number of seats")
+    def from_dict(cls, data: dict[str, Any], *, where: str = "hand") -> Hand:
+        """Rebuild a hand saved by :meth:`to_dict`. Raises :class:`StateError` naming the field
+        (``field``, and the message) when the snapshot is malformed or describes a state that no
+        hand can reach: cards that are not the deck, an index out of range, a phase that
+        disagrees with the rest (RULINGS.md)."""
+        d = check_hand(data, where)
+        h = cls(d["rules"], d["seed"], d["dealer"], d["hand_number"])
+        h.rng.setstate(d["rng"])
+        h.hands = d["hands"]
+        h.draw_pile = d["draw_pile"]
+        h.discard = d["discard"]
+        h.color = d["color"]
+        h.direction = d["direction"]
+        h.current = d["current"]
+        h.phase = d["phase"]
+        h.drawn = d["drawn"]
+        h.uno_called = d["uno_called"]
+        h.window = d["window"]
+        h._answered = d["answered"]
+        h._wd4_offender = d["wd4_offender"]
+        h._wd4_bluff = d["wd4_bluff"]
+        h._wd4_evidence = tuple(d["wd4_evidence"])
+        h._stack = d["stack"]
+        h.turn = d["turn"]
+        h.winner = d["winner"]
+        h.actions = d["actions"]
         return h
 
     @classmethod
