@@ -72,6 +72,62 @@ _Skipped: Final = E.Skipped
 _UnoCalled: Final = E.UnoCalled
 _UnoWindowClosed: Final = E.UnoWindowClosed
 _UnoWindowOpened: Final = E.UnoWindowOpened
+
+# Events and action records are immutable, so the engine hands out one shared object for each
+# distinct value of the common ones instead of building it again on every action (memoised
+# lazily for plays and draws, built at import for the per-seat ones). Equal values, fewer
+# allocations; nothing can tell the difference but ``is``.
+_MAX_SEATS: Final = 10
+_SKIPPED: Final = tuple(_new(_Skipped, (s,)) for s in range(_MAX_SEATS))
+_PASSED: Final = tuple(_new(_Passed, (s,)) for s in range(_MAX_SEATS))
+_NO_CATCH: Final = tuple(_new(_NoCatch, (s,)) for s in range(_MAX_SEATS))
+_ACCEPTED: Final = tuple(_new(_Accepted, (s,)) for s in range(_MAX_SEATS))
+_WINDOW_OPENED: Final = tuple(_new(_UnoWindowOpened, (s,)) for s in range(_MAX_SEATS))
+_WINDOW_CLOSED: Final = tuple(
+    _new(_UnoWindowClosed, (s, caught)) for s in range(_MAX_SEATS) for caught in (False, True)
+)
+_UNO_CALLED: Final = tuple(
+    _new(_UnoCalled, (s, late)) for s in range(_MAX_SEATS) for late in (False, True)
+)
+_PLAYED_MEMO: Final[list[E.Played | None]] = [None] * (_MAX_SEATS * 80 * 4 * 4)
+_DREW_MEMO: Final[list[E.Drew | None]] = [None] * (_MAX_SEATS * 80)
+_ACTION_IDS: Final = 4000
+"""Every action id is below this (the largest, a seven-o swap, is 3789)."""
+_ACTION_MEMO: Final[list[tuple[int, int] | None]] = [None] * ((_MAX_SEATS + 1) * _ACTION_IDS)
+
+
+def _played(seat: int, code: int, color: int, uno: bool, out_of_turn: bool) -> E.Played:
+    """``Played(seat, code, color, uno, out_of_turn)``, shared."""
+    i = ((seat * 80 + code) * 4 + color) * 4 + (2 if uno else 0) + (1 if out_of_turn else 0)
+    e = _PLAYED_MEMO[i]
+    if e is None:
+        e = _new(_Played, (seat, code, color, uno, out_of_turn))
+        _PLAYED_MEMO[i] = e
+    return e
+
+
+def _drew_one(seat: int, code: int) -> E.Drew:
+    """``Drew(seat, 1, (code,), "draw")``, shared: the draw of a turn."""
+    i = seat * 80 + code
+    e = _DREW_MEMO[i]
+    if e is None:
+        e = _new(_Drew, (seat, 1, (code,), "draw"))
+        _DREW_MEMO[i] = e
+    return e
+
+
+def _action(seat: int, action_id: int) -> tuple[int, int]:
+    """``(seat, action_id)`` for the action list, shared (seat -1 is the system)."""
+    if not 0 <= action_id < _ACTION_IDS:
+        return (seat, action_id)
+    i = (seat + 1) * _ACTION_IDS + action_id
+    a = _ACTION_MEMO[i]
+    if a is None:
+        a = (seat, action_id)
+        _ACTION_MEMO[i] = a
+    return a
+
+
 _WILD: Final = C.WILD
 _WILD_IDS: Final = tuple(A.PLAY_BASE + C.WILD * 10 + 2 * color for color in range(4))
 _WD4_IDS: Final = tuple(A.PLAY_BASE + C.WILD_DRAW_FOUR * 10 + 2 * color for color in range(4))
@@ -202,7 +258,7 @@ class Hand:
             return
         self.color = top >> 4
         if rank == C.SKIP or (rank == C.REVERSE and n == 2):
-            self.log.append(_new(_Skipped, (left,)))
+            self.log.append(_SKIPPED[left])
             self.current = (left + 1) % n
         elif rank == C.REVERSE:
             self.direction = -1
@@ -214,7 +270,7 @@ class Hand:
                 self.phase = STACK
             else:
                 self._draw(left, 2, "draw_two")
-                self.log.append(_new(_Skipped, (left,)))
+                self.log.append(_SKIPPED[left])
                 self.current = (left + 1) % n
 
     # ------------------------------------------------------------------ queries
@@ -454,7 +510,7 @@ class Hand:
             if self.window < 0:
                 raise IllegalActionError("no UNO window is open", reason="NO_WINDOW")
             self._close_window(caught=False)
-            self.actions.append((seat, action_id))
+            self.actions.append(_action(seat, action_id))
             self.turn += 1
             return
         if (
@@ -478,7 +534,7 @@ class Hand:
                     self._play(seat, code, rest >> 1, bool(rest & 1), -1, False)
                 else:
                     self._play(seat, code, code >> 4, bool(rest & 1), -1, False)
-            self.actions.append((seat, action_id))
+            self.actions.append(_action(seat, action_id))
             self.turn += 1
             return
         if not isinstance(seat, int) or not 0 <= seat < self.n:
@@ -496,7 +552,7 @@ class Hand:
                     self._apply_play(seat, action_id, _TURN_CHECK)
             elif phase == DRAWN:
                 if action_id == A.PASS:
-                    self.log.append(_new(_Passed, (seat,)))
+                    self.log.append(_PASSED[seat])
                     self.phase = TURN
                     self.drawn = -1
                     self.current = (seat + self.direction) % self.n
@@ -523,7 +579,7 @@ class Hand:
                 self.color = c
                 self.log.append(_new(_ColorChosen, (seat, c)))
                 self.phase = TURN
-        self.actions.append((seat, action_id))
+        self.actions.append(_action(seat, action_id))
         self.turn += 1
 
     def _reject(self, seat: int, action_id: int, what: str) -> None:
@@ -539,7 +595,7 @@ class Hand:
             if action_id != A.CALL_UNO:
                 self._reject(seat, action_id, "your UNO window is open; you may only call UNO")
             self.uno_called[w] = True
-            self.log.append(_new(_UnoCalled, (w, True)))
+            self.log.append(_UNO_CALLED[2 * w + 1])
             self._close_window(caught=False)
             return
         if self._answered >> seat & 1:
@@ -548,7 +604,7 @@ class Hand:
             )
         if action_id == A.NO_CATCH:
             self._answered |= 1 << seat
-            self.log.append(_new(_NoCatch, (seat,)))
+            self.log.append(_NO_CATCH[seat])
             if self._answered == ((1 << self.n) - 1) & ~(1 << w):
                 self._close_window(caught=False)
         elif action_id == A.CATCH_BASE + w:
@@ -569,7 +625,7 @@ class Hand:
         w = self.window
         self.window = -1
         self._answered = 0
-        self.log.append(_new(_UnoWindowClosed, (w, caught)))
+        self.log.append(_WINDOW_CLOSED[2 * w + (1 if caught else 0)])
 
     def _apply_jump_in(self, seat: int, action_id: int) -> None:
         if not (self.rules.jump_in and self.phase == TURN):
@@ -678,7 +734,7 @@ class Hand:
         self.drawn = -1
         left = len(hand)
         self.uno_called[seat] = uno if left == 1 else False
-        log.append(_new(_Played, (seat, code, named, uno, out_of_turn)))
+        log.append(_played(seat, code, named, uno, out_of_turn))
         d = self.direction
         rank = code & 15
         nxt = (seat + d) % n
@@ -710,7 +766,7 @@ class Hand:
                 moved = True
             self.current = nxt
         elif rank == C.SKIP or (rank == C.REVERSE and n == 2):
-            log.append(_new(_Skipped, (nxt,)))
+            log.append(_SKIPPED[nxt])
             self.current = (nxt + d) % n
         elif rank == C.REVERSE:
             d = -d
@@ -724,7 +780,7 @@ class Hand:
                 self.current = nxt
             else:
                 self._draw(nxt, 2, "draw_two")
-                log.append(_new(_Skipped, (nxt,)))
+                log.append(_SKIPPED[nxt])
                 self.current = (nxt + d) % n
         elif code == _WD4:
             self._wd4_offender = seat
@@ -735,18 +791,18 @@ class Hand:
             self.current = nxt
         if left == 1 and not moved:
             if uno:
-                log.append(_new(_UnoCalled, (seat, False)))
+                log.append(_UNO_CALLED[2 * seat])
             else:
                 self.window = seat
                 self._answered = 0
-                log.append(_new(_UnoWindowOpened, (seat,)))
+                log.append(_WINDOW_OPENED[seat])
 
     def _accept(self, seat: int) -> None:
         owed = self._stack + (4 if self.phase == CHALLENGE else 0)
         self._stack = 0
-        self.log.append(_new(_Accepted, (seat,)))
+        self.log.append(_ACCEPTED[seat])
         self._draw(seat, owed, "wild_draw_four" if self.phase == CHALLENGE else "stack")
-        self.log.append(_new(_Skipped, (seat,)))
+        self.log.append(_SKIPPED[seat])
         self.phase = TURN
         self.current = (seat + self.direction) % self.n
 
@@ -763,13 +819,13 @@ class Hand:
             self._draw(offender, 4, "bluff_caught")
             if extra:
                 self._draw(seat, extra, "stack")
-                log.append(_new(_Skipped, (seat,)))
+                log.append(_SKIPPED[seat])
                 self.current = (seat + self.direction) % self.n
             else:
                 self.current = seat
         else:
             self._draw(seat, 6 + extra, "challenge_failed")
-            log.append(_new(_Skipped, (seat,)))
+            log.append(_SKIPPED[seat])
             self.current = (seat + self.direction) % self.n
 
     # ------------------------------------------------------------------ drawing
@@ -817,14 +873,14 @@ class Hand:
             c = pile.pop()
             hand.append(c)
             self.uno_called[seat] = False
-            self.log.append(_new(_Drew, (seat, 1, (c,), "draw")))
+            self.log.append(_drew_one(seat, c))
             if c >= _WILD or c >> 4 == color or c & 15 == trank:
                 self.phase = DRAWN
                 self.drawn = c
                 return
             if not self.rules.draw_until_playable:
                 break
-        self.log.append(_new(_Passed, (seat,)))
+        self.log.append(_PASSED[seat])
         self.current = (seat + self.direction) % self.n
 
     def _end(self, winner: int) -> None:
