@@ -21,6 +21,7 @@ import pytest
 
 from uno_server.engine._build import COMPILED_MODULES, RECORD, SHARED_LIB, compiled_problem
 
+ROOT = Path(__file__).resolve().parents[2]
 PLAY = r"""
 import hashlib, sys
 from tests.engine.make_golden import CASES, build, dumps
