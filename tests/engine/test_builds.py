@@ -94,3 +94,17 @@ def test_a_stale_or_partial_compiled_build_is_never_used(tmp_path: Path) -> None
     assert compiled_problem(tmp_path) == (
         "hand.py changed after the compiled build; rebuild it (make venv)"
     )
+
+
+def test_setup_compiles_the_modules_the_engine_checks() -> None:
+    """setup.py and _build.py name the same compiled modules (neither may import the other)."""
+    import ast
+
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    found = [
+        ast.literal_eval(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "COMPILED_MODULES" for t in node.targets)
+    ]
+    assert found == [COMPILED_MODULES]
