@@ -9,8 +9,8 @@ public ``pending_seats``/``apply`` loop, and the inlined legal actions against a
 from __future__ import annotations
 
 import ast
-import inspect
 import random
+from pathlib import Path
 
 from uno_server.engine import Hand, RandomBot, RuleSet
 from uno_server.engine import actions as A
@@ -43,7 +43,8 @@ def test_shuffle_is_random_shuffle_bit_for_bit() -> None:
 def test_events_built_directly_have_all_their_fields() -> None:
     """``_new(_Kind, (...))`` skips the arity check namedtuple's constructor makes: every such
     call in hand.py must give exactly the fields of its event."""
-    tree = ast.parse(inspect.getsource(hand_module))
+    # the source file, also when the compiled module is loaded
+    tree = ast.parse((Path(E.__file__).parent / "hand.py").read_text())
     calls = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -60,7 +61,7 @@ def test_events_built_directly_have_all_their_fields() -> None:
 
 
 def test_shared_events_equal_the_events_they_stand_for() -> None:
-    """The memoised events and action records are the values a constructor would build."""
+    """The memoised events are the values a constructor would build."""
     h = hand_module
     for s in range(10):
         assert type(h._SKIPPED[s]) is E.Skipped and h._SKIPPED[s] == E.Skipped(s)
@@ -78,9 +79,6 @@ def test_shared_events_equal_the_events_they_stand_for() -> None:
                         played = h._played(s, code, color, uno, jump)
                         assert type(played) is E.Played
                         assert played == E.Played(s, code, color, uno, jump)
-        for action in (0, 5, 1000, 1787, 3789, 3999, 4000, 12345):
-            assert h._action(s, action) == (s, action)
-    assert h._action(SYSTEM, 6) == (SYSTEM, 6) and h._action(SYSTEM, 6) is h._action(SYSTEM, 6)
 
 
 def reference_turn_actions(hand: Hand, seat: int) -> list[int]:

@@ -51,5 +51,6 @@ class StateError(EngineError):
     reason = "BAD_STATE"
 
     def __init__(self, message: str, *, field: str = "", reason: str | None = None) -> None:
-        super().__init__(message, reason=reason)
+        # explicit: compiled (mypyc), a subclass's own __init__ skips the class-level default
+        super().__init__(message, reason="BAD_STATE" if reason is None else reason)
         self.field = field

@@ -73,10 +73,10 @@ _UnoCalled: Final = E.UnoCalled
 _UnoWindowClosed: Final = E.UnoWindowClosed
 _UnoWindowOpened: Final = E.UnoWindowOpened
 
-# Events and action records are immutable, so the engine hands out one shared object for each
-# distinct value of the common ones instead of building it again on every action (memoised
-# lazily for plays and draws, built at import for the per-seat ones). Equal values, fewer
-# allocations; nothing can tell the difference but ``is``.
+# Events are immutable, so the engine hands out one shared object for each distinct value of the
+# common ones instead of building it again on every action (memoised lazily for plays and draws,
+# built at import for the per-seat ones). Equal values, fewer allocations; nothing can tell the
+# difference but ``is``. (Not the (seat, action) records: compiled, those are native tuples.)
 _MAX_SEATS: Final = 10
 _SKIPPED: Final = tuple(_new(_Skipped, (s,)) for s in range(_MAX_SEATS))
 _PASSED: Final = tuple(_new(_Passed, (s,)) for s in range(_MAX_SEATS))
@@ -91,9 +91,6 @@ _UNO_CALLED: Final = tuple(
 )
 _PLAYED_MEMO: Final[list[E.Played | None]] = [None] * (_MAX_SEATS * 80 * 4 * 4)
 _DREW_MEMO: Final[list[E.Drew | None]] = [None] * (_MAX_SEATS * 80)
-_ACTION_IDS: Final = 4000
-"""Every action id is below this (the largest, a seven-o swap, is 3789)."""
-_ACTION_MEMO: Final[list[tuple[int, int] | None]] = [None] * ((_MAX_SEATS + 1) * _ACTION_IDS)
 
 
 def _played(seat: int, code: int, color: int, uno: bool, out_of_turn: bool) -> E.Played:
@@ -114,18 +111,6 @@ def _drew_one(seat: int, code: int) -> E.Drew:
         e = _new(_Drew, (seat, 1, (code,), "draw"))
         _DREW_MEMO[i] = e
     return e
-
-
-def _action(seat: int, action_id: int) -> tuple[int, int]:
-    """``(seat, action_id)`` for the action list, shared (seat -1 is the system)."""
-    if not 0 <= action_id < _ACTION_IDS:
-        return (seat, action_id)
-    i = (seat + 1) * _ACTION_IDS + action_id
-    a = _ACTION_MEMO[i]
-    if a is None:
-        a = (seat, action_id)
-        _ACTION_MEMO[i] = a
-    return a
 
 
 _WILD: Final = C.WILD
@@ -510,7 +495,7 @@ class Hand:
             if self.window < 0:
                 raise IllegalActionError("no UNO window is open", reason="NO_WINDOW")
             self._close_window(caught=False)
-            self.actions.append(_action(seat, action_id))
+            self.actions.append((seat, action_id))
             self.turn += 1
             return
         if (
@@ -534,7 +519,7 @@ class Hand:
                     self._play(seat, code, rest >> 1, bool(rest & 1), -1, False)
                 else:
                     self._play(seat, code, code >> 4, bool(rest & 1), -1, False)
-            self.actions.append(_action(seat, action_id))
+            self.actions.append((seat, action_id))
             self.turn += 1
             return
         if not isinstance(seat, int) or not 0 <= seat < self.n:
@@ -579,7 +564,7 @@ class Hand:
                 self.color = c
                 self.log.append(_new(_ColorChosen, (seat, c)))
                 self.phase = TURN
-        self.actions.append(_action(seat, action_id))
+        self.actions.append((seat, action_id))
         self.turn += 1
 
     def _reject(self, seat: int, action_id: int, what: str) -> None:
