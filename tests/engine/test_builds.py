@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from uno_server.engine import InvalidRulesError, RuleSet
 from uno_server.engine._build import COMPILED_MODULES, RECORD, SHARED_LIB, compiled_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,3 +109,22 @@ def test_setup_compiles_the_modules_the_engine_checks() -> None:
         and any(isinstance(t, ast.Name) and t.id == "COMPILED_MODULES" for t in node.targets)
     ]
     assert found == [COMPILED_MODULES]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"stacking": "yes"}, "rules.stacking: must be true or false, got 'yes'"),
+        ({"seats": "4"}, "rules.seats: must be an integer, got '4'"),
+        ({"seats": True}, "rules.seats: must be an integer, got True"),
+        ({"first_flip": 1}, "rules.first_flip: must be a string, got 1"),
+    ],
+)
+def test_rule_sets_of_the_wrong_type_name_the_field_in_either_build(
+    data: dict[str, object], message: str
+) -> None:
+    """Compiled, RuleSet's constructor refuses a wrong type with a bare TypeError, so from_dict
+    checks types first: configs and requests get the same error from both builds."""
+    with pytest.raises(InvalidRulesError) as exc:
+        RuleSet.from_dict(data)
+    assert str(exc.value) == message

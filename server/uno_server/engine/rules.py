@@ -68,14 +68,7 @@ class RuleSet:
             return InvalidRulesError(f"rules.{field}: {msg}", reason="INVALID_RULES")
 
         for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            want = int if f.type in ("int", int) else bool if f.type in ("bool", bool) else str
-            if want is int and (not isinstance(v, int) or isinstance(v, bool)):
-                raise bad(f.name, f"must be an integer, got {v!r}")
-            if want is bool and not isinstance(v, bool):
-                raise bad(f.name, f"must be true or false, got {v!r}")
-            if want is str and not isinstance(v, str):
-                raise bad(f.name, f"must be a string, got {v!r}")
+            _check_type(f, getattr(self, f.name))
         if not 2 <= self.seats <= 10:
             raise bad("seats", f"must be 2-10, got {self.seats}")
         if self.decks not in (1, 2):
@@ -133,18 +126,31 @@ class RuleSet:
     def from_dict(cls, data: dict[str, Any]) -> RuleSet:
         if not isinstance(data, dict):
             raise InvalidRulesError(f"rules: must be a table of options, got {type(data).__name__}")
-        known = {f.name for f in dataclasses.fields(cls)}
-        for key in data:
-            if key not in known:
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for key, value in data.items():
+            if key not in fields:
                 raise InvalidRulesError(
-                    f"rules.{key}: unknown option (known: {', '.join(sorted(known))})"
+                    f"rules.{key}: unknown option (known: {', '.join(sorted(fields))})"
                 )
+            # before construction: the compiled class would refuse a wrong type with TypeError
+            _check_type(fields[key], value)
         return cls(**data)
 
     @classmethod
     def wango(cls) -> RuleSet:
         """WANGO online rules: four seats, single hand, no stacking, 2 s UNO window."""
         return cls(seats=4, scoring="single_hand")
+
+
+def _check_type(f: dataclasses.Field[Any], v: object) -> None:
+    """Raise InvalidRulesError naming the field unless ``v`` has the field's type."""
+    want = int if f.type in ("int", int) else bool if f.type in ("bool", bool) else str
+    if want is int and (not isinstance(v, int) or isinstance(v, bool)):
+        raise InvalidRulesError(f"rules.{f.name}: must be an integer, got {v!r}")
+    if want is bool and not isinstance(v, bool):
+        raise InvalidRulesError(f"rules.{f.name}: must be true or false, got {v!r}")
+    if want is str and not isinstance(v, str):
+        raise InvalidRulesError(f"rules.{f.name}: must be a string, got {v!r}")
 
 
 CLASSIC: Final = RuleSet()
