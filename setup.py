@@ -79,6 +79,12 @@ class BuildExt(build_ext):
         super().run()
         target = ENGINE if self.inplace else Path(self.build_lib, "uno_server", "engine")
         record = target / RECORD
+        # an extension left by an earlier build of other modules (build/ persists between
+        # builds) would end up in the wheel and fail to load against the new shared library
+        wanted = {self.get_ext_filename(ext.name.rpartition(".")[2]) for ext in self.extensions}
+        for old in target.glob(f"*{self.get_ext_filename('x').removeprefix('x')}"):
+            if old.name not in wanted:
+                old.unlink()
         names = {f"{GROUP}__mypyc", *(f"uno_server.engine.{m}" for m in COMPILED_MODULES)}
         if not self.extensions or not names <= self._built:
             # nothing usable was compiled now: whatever an older build left, the engine runs
