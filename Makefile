@@ -4,9 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 BENCH_VENV := .venv-bench
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml clients/python/pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py clients/python/pyproject.toml | sha1sum | cut -c1-12)
+ENGINE_DIR := server/uno_server/engine
 
-.PHONY: help venv test lint typecheck unit bench-engine golden clean
+.PHONY: help venv engine-build test lint typecheck unit bench-engine golden clean
 
 help:
 	@echo "make tournament    run a local tournament among the example bots (coming with the tournament runner)"
@@ -14,13 +15,22 @@ help:
 	@echo "make bench-engine  engine hands/s against RLCard's UNO, side by side"
 	@echo "make golden        regenerate the golden transcripts in tests/engine/golden"
 
+# Editable install; setup.py compiles the engine in place with mypyc when a C compiler is there.
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ./clients/python -e '.[dev]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
-venv: $(STAMP)
+venv: $(STAMP) engine-build
+
+# Rebuild the compiled engine in place when its sources changed since the last build (a stale
+# build is never loaded anyway: the pure sources run instead, see _build.py).
+engine-build: $(STAMP)
+	@if [ -n "$$($(BIN)/python -c 'from uno_server.engine._build import compiled_problem as p; print(p() or "")')" ]; then \
+	  echo "compiling the engine with mypyc (UNO_ARENA_MYPYC=$${UNO_ARENA_MYPYC:-auto})"; \
+	  $(BIN)/python setup.py --quiet build_ext --inplace >/dev/null; fi
+	@$(BIN)/python -c 'import uno_server.engine as e; print("engine:", e.BUILD)'
 
 lint: venv
 	$(BIN)/ruff check .
@@ -37,18 +47,19 @@ test: lint typecheck proto-check buf-lint clients-test unit
 golden: venv
 	$(BIN)/python tests/engine/make_golden.py
 
-$(BENCH_VENV)/.installed: pyproject.toml clients/python/pyproject.toml setup.py $(wildcard server/uno_server/engine/*.py)
+# A regular (non-editable) install, compiled or failing: the build the benchmark measures.
+$(BENCH_VENV)/.installed: pyproject.toml clients/python/pyproject.toml setup.py $(wildcard $(ENGINE_DIR)/*.py)
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet mypy setuptools wheel
-	UNO_ARENA_MYPYC=1 $(BENCH_VENV)/bin/python -m pip install --quiet --no-build-isolation ./clients/python '.[bench]'
+	UNO_ARENA_MYPYC=1 $(BENCH_VENV)/bin/python -m pip install --quiet ./clients/python '.[bench]'
 	touch $@
 
 bench-engine: $(BENCH_VENV)/.installed
-	taskset -c 0 $(BENCH_VENV)/bin/python -m uno_server.benchmarks.engine
+	UNO_ARENA_ENGINE=compiled taskset -c 0 $(BENCH_VENV)/bin/python -m uno_server.benchmarks.engine
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache build
+	rm -f $(ENGINE_DIR)/*.so $(ENGINE_DIR)/_native_build.json
 
 .PHONY: bench-ratings
 bench-ratings: venv

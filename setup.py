@@ -1,24 +1,107 @@
-"""Optional compiled build of the rules engine.
+"""Build of UNO Arena: the rules engine compiled with mypyc wherever it can be, pure otherwise.
 
-``pip install .`` installs pure Python. With ``UNO_ARENA_MYPYC=1`` (and mypy installed, as the
-benchmark environment does) the engine's hot modules are compiled with mypyc, which about
-doubles hands per second; behaviour is identical and the test suite runs against both.
+``pip install .``, ``make venv`` (editable) and deploy/Dockerfile all compile the engine's hot
+modules with mypyc when a C compiler is there (mypyc comes from the build requirements in
+pyproject.toml). About twice the hands per second; behaviour is identical, and
+tests/engine/test_builds.py holds the two builds to the same transcripts.
+
+``UNO_ARENA_MYPYC`` chooses:
+- ``auto`` (default): compile if a C compiler is found; if it is not, or compiling fails,
+  install pure Python (a warning says so);
+- ``1``: compile or fail (the benchmark environment, CI's build check);
+- ``0``: pure Python only.
+
+Next to the compiled modules the build writes ``_native_build.json``, the SHA-256 of each source
+it compiled. At import, ``uno_server.engine`` loads the compiled modules only if every source
+still matches, so a compiled module never shadows a .py file edited after the build: the pure
+sources run instead (``uno_server.engine.BUILD`` says why) until ``make venv`` rebuilds.
 """
 
+from __future__ import annotations
+
+import hashlib
+import json
 import os
+import shlex
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 
-ext_modules = []
-if os.environ.get("UNO_ARENA_MYPYC") == "1":
-    from mypyc.build import mypycify
+ENGINE = Path("server", "uno_server", "engine")
+COMPILED_MODULES = ("cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate")
+"""Must match uno_server.engine._build.COMPILED_MODULES."""
+GROUP = "uno_server.engine._native"
+"""mypyc's shared library, kept inside the package (not a top-level module)."""
+RECORD = "_native_build.json"
 
-    ext_modules = mypycify(
-        [
-            f"server/uno_server/engine/{m}.py"
-            for m in ("cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate")
-        ],
+
+def _compiler() -> str | None:
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    return shutil.which(shlex.split(cc)[0])
+
+
+def _extensions() -> list[Any]:
+    mode = os.environ.get("UNO_ARENA_MYPYC", "auto")
+    if mode not in ("auto", "0", "1"):
+        sys.exit(f"UNO_ARENA_MYPYC must be auto, 0 or 1, not {mode!r}")
+    if mode == "0":
+        return []
+    if mode == "auto" and _compiler() is None:
+        print("uno-arena: no C compiler found; installing the pure-Python engine", file=sys.stderr)
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        if mode == "1":
+            raise
+        print("uno-arena: mypyc is missing; installing the pure-Python engine", file=sys.stderr)
+        return []
+    exts = mypycify(
+        [str(ENGINE / f"{m}.py") for m in COMPILED_MODULES],
         opt_level="3",
+        group_name=GROUP,
     )
+    for ext in exts:
+        ext.optional = mode == "auto"  # a failed compile falls back to the pure sources
+    return exts
 
-setup(ext_modules=ext_modules)
+
+class BuildExt(build_ext):
+    """Builds the extensions, then records which sources the compiled modules came from."""
+
+    def run(self) -> None:
+        self._built: set[str] = set()
+        super().run()
+        target = ENGINE if self.inplace else Path(self.build_lib, "uno_server", "engine")
+        record = target / RECORD
+        # an extension left by an earlier build of other modules (build/ persists between
+        # builds) would end up in the wheel and fail to load against the new shared library
+        wanted = {self.get_ext_filename(ext.name.rpartition(".")[2]) for ext in self.extensions}
+        for old in target.glob(f"*{self.get_ext_filename('x').removeprefix('x')}"):
+            if old.name not in wanted:
+                old.unlink()
+        names = {f"{GROUP}__mypyc", *(f"uno_server.engine.{m}" for m in COMPILED_MODULES)}
+        if not self.extensions or not names <= self._built:
+            # nothing usable was compiled now: whatever an older build left, the engine runs
+            # the pure sources
+            record.unlink(missing_ok=True)
+            return
+        sources = {
+            m: hashlib.sha256((ENGINE / f"{m}.py").read_bytes()).hexdigest()
+            for m in COMPILED_MODULES
+        }
+        target.mkdir(parents=True, exist_ok=True)
+        info = {"python": sys.version.split()[0], "sources": sources}
+        record.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+
+    def build_extension(self, ext: Any) -> None:
+        super().build_extension(ext)  # raises when it fails; an optional one is then skipped
+        self._built.add(ext.name)
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})

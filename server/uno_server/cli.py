@@ -11,7 +11,8 @@ import math
 import sys
 from collections.abc import Sequence
 
-from .engine import HeuristicBot, RandomBot, RuleSet
+from . import __version__
+from .engine import BUILD, HeuristicBot, RandomBot, RuleSet
 from .engine.bots import BOTS, Bot
 from .engine.errors import EngineError
 from .engine.hand import Hand
@@ -85,8 +86,14 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def version_line() -> str:
+    """The version, and which build of the rules engine this installation runs."""
+    return f"uno-arena {__version__}, python {sys.version.split()[0]}, engine {BUILD}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="uno-arena", description="UNO Arena: UNO for bots.")
+    ap.add_argument("--version", action="version", version=version_line())
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sim = sub.add_parser(
         "simulate",

@@ -20,8 +20,7 @@ import sys
 import time
 from typing import Any
 
-from uno_server.engine import Hand, RandomBot, RuleSet
-from uno_server.engine import hand as hand_module
+from uno_server.engine import BUILD, Hand, RandomBot, RuleSet
 from uno_server.engine.simulate import play_hand
 
 
@@ -82,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench-engine: --rounds, --hands and --rlcard-hands must be positive", file=sys.stderr
         )
         return 2
-    compiled = not hand_module.__file__.endswith(".py") if hand_module.__file__ else False
-    print(f"python {sys.version.split()[0]}, engine {'compiled (mypyc)' if compiled else 'pure'}")
+    print(f"python {sys.version.split()[0]}, engine {BUILD}")
     try:
         env, agents = make_rlcard_env(1)
     except ImportError:

@@ -45,6 +45,12 @@ class InvalidRulesError(EngineError):
 
 
 class StateError(EngineError):
-    """A saved state that cannot be restored."""
+    """A saved state that cannot be restored: malformed, or a state no hand can reach.
+    ``field`` is the path of the first field found wrong, such as ``hand.hands[2]``."""
 
     reason = "BAD_STATE"
+
+    def __init__(self, message: str, *, field: str = "", reason: str | None = None) -> None:
+        # explicit: compiled (mypyc), a subclass's own __init__ skips the class-level default
+        super().__init__(message, reason="BAD_STATE" if reason is None else reason)
+        self.field = field

@@ -131,14 +131,17 @@ class Caught(NamedTuple):
 
 
 class HandsSwapped(NamedTuple):
-    """Seven-o: ``seat`` swapped hands with ``target``."""
+    """Seven-o: ``seat`` swapped hands with ``target``. Neither of the two has called UNO after
+    it, and the play of the 7 opens no UNO window (RULINGS.md)."""
 
     seat: int
     target: int
 
 
 class HandsRotated(NamedTuple):
-    """Seven-o: every hand passed one seat along ``direction``."""
+    """Seven-o: every hand passed one seat along ``direction``. No seat has called UNO after it
+    (a call made with the 0 lapses too), and the play of the 0 opens no UNO window
+    (RULINGS.md)."""
 
     direction: int
 

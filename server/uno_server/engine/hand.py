@@ -29,10 +29,10 @@ from .errors import (
     HandOverError,
     IllegalActionError,
     MalformedActionError,
-    StateError,
     WrongSeatError,
 )
 from .rules import RuleSet
+from .saved import check_hand
 
 TURN: Final = 0
 DRAWN: Final = 1
@@ -47,7 +47,75 @@ SYSTEM: Final = -1
 CLOSE_WINDOW: Final = 6
 """Action id the system uses to close a UNO window whose time ran out."""
 
+_new: Final = tuple.__new__
+"""Builds an event (a NamedTuple) without the Python-level ``__new__`` that namedtuple defines:
+the same object, made in a third of the time, which matters on the path of every action."""
+# the event classes as native constants: ``E.Played`` would look the name up in the events
+# module's dictionary on every action
+_Accepted: Final = E.Accepted
+_Caught: Final = E.Caught
+_ChallengeEvidence: Final = E.ChallengeEvidence
+_Challenged: Final = E.Challenged
+_ColorChosen: Final = E.ColorChosen
+_Drew: Final = E.Drew
+_FirstCard: Final = E.FirstCard
+_HandEnded: Final = E.HandEnded
+_HandStarted: Final = E.HandStarted
+_HandsRotated: Final = E.HandsRotated
+_HandsSwapped: Final = E.HandsSwapped
+_NoCatch: Final = E.NoCatch
+_Passed: Final = E.Passed
+_Played: Final = E.Played
+_Reshuffled: Final = E.Reshuffled
+_Reversed: Final = E.Reversed
+_Skipped: Final = E.Skipped
+_UnoCalled: Final = E.UnoCalled
+_UnoWindowClosed: Final = E.UnoWindowClosed
+_UnoWindowOpened: Final = E.UnoWindowOpened
+
+# Events are immutable, so the engine hands out one shared object for each distinct value of the
+# common ones instead of building it again on every action (memoised lazily for plays and draws,
+# built at import for the per-seat ones). Equal values, fewer allocations; nothing can tell the
+# difference but ``is``. (Not the (seat, action) records: compiled, those are native tuples.)
+_MAX_SEATS: Final = 10
+_SKIPPED: Final = tuple(_new(_Skipped, (s,)) for s in range(_MAX_SEATS))
+_PASSED: Final = tuple(_new(_Passed, (s,)) for s in range(_MAX_SEATS))
+_NO_CATCH: Final = tuple(_new(_NoCatch, (s,)) for s in range(_MAX_SEATS))
+_ACCEPTED: Final = tuple(_new(_Accepted, (s,)) for s in range(_MAX_SEATS))
+_WINDOW_OPENED: Final = tuple(_new(_UnoWindowOpened, (s,)) for s in range(_MAX_SEATS))
+_WINDOW_CLOSED: Final = tuple(
+    _new(_UnoWindowClosed, (s, caught)) for s in range(_MAX_SEATS) for caught in (False, True)
+)
+_UNO_CALLED: Final = tuple(
+    _new(_UnoCalled, (s, late)) for s in range(_MAX_SEATS) for late in (False, True)
+)
+_PLAYED_MEMO: Final[list[E.Played | None]] = [None] * (_MAX_SEATS * 80 * 4 * 4)
+_DREW_MEMO: Final[list[E.Drew | None]] = [None] * (_MAX_SEATS * 80)
+
+
+def _played(seat: int, code: int, color: int, uno: bool, out_of_turn: bool) -> E.Played:
+    """``Played(seat, code, color, uno, out_of_turn)``, shared."""
+    i = ((seat * 80 + code) * 4 + color) * 4 + (2 if uno else 0) + (1 if out_of_turn else 0)
+    e = _PLAYED_MEMO[i]
+    if e is None:
+        e = _new(_Played, (seat, code, color, uno, out_of_turn))
+        _PLAYED_MEMO[i] = e
+    return e
+
+
+def _drew_one(seat: int, code: int) -> E.Drew:
+    """``Drew(seat, 1, (code,), "draw")``, shared: the draw of a turn."""
+    i = seat * 80 + code
+    e = _DREW_MEMO[i]
+    if e is None:
+        e = _new(_Drew, (seat, 1, (code,), "draw"))
+        _DREW_MEMO[i] = e
+    return e
+
+
 _WILD: Final = C.WILD
+_WILD_IDS: Final = tuple(A.PLAY_BASE + C.WILD * 10 + 2 * color for color in range(4))
+_WD4_IDS: Final = tuple(A.PLAY_BASE + C.WILD_DRAW_FOUR * 10 + 2 * color for color in range(4))
 _WD4: Final = C.WILD_DRAW_FOUR
 
 
@@ -133,9 +201,9 @@ class Hand:
         flip the first card. ``stacked_deck`` (top card first) replaces the shuffle, for tests
         that replay a known deal; it must be a permutation of the full deck."""
         h = cls(rules, seed, dealer, hand_number)
-        deck = C.full_deck(rules.decks)
+        deck = list(_DECKS[rules.decks])
         if stacked_deck is None:
-            h.rng.shuffle(deck)
+            shuffle(h.rng, deck)
             deck.reverse()
         else:
             if sorted(stacked_deck) != sorted(deck):
@@ -145,7 +213,7 @@ class Hand:
         h.draw_pile = deck
         n = h.n
         log = h.log
-        log.append(E.HandStarted(hand_number, dealer, n, seed))
+        log.append(_new(_HandStarted, (hand_number, dealer, n, seed)))
         for _ in range(rules.hand_size):
             for k in range(1, n + 1):
                 h.hands[(dealer + k) % n].append(deck.pop())
@@ -162,12 +230,12 @@ class Hand:
             top = self.draw_pile.pop()
             rank = top & 15
             if rank == C.WD4_RANK or (rules.first_flip == "redraw" and rank >= C.SKIP):
-                self.log.append(E.FirstCard(top, True))
+                self.log.append(_new(_FirstCard, (top, True)))
                 self.draw_pile.append(top)
-                self.rng.shuffle(self.draw_pile)
+                shuffle(self.rng, self.draw_pile)
                 continue
             break
-        self.log.append(E.FirstCard(top, False))
+        self.log.append(_new(_FirstCard, (top, False)))
         self.discard.append(top)
         self.current = left
         if rank == C.WILD_RANK:
@@ -175,11 +243,11 @@ class Hand:
             return
         self.color = top >> 4
         if rank == C.SKIP or (rank == C.REVERSE and n == 2):
-            self.log.append(E.Skipped(left))
+            self.log.append(_SKIPPED[left])
             self.current = (left + 1) % n
         elif rank == C.REVERSE:
             self.direction = -1
-            self.log.append(E.Reversed(-1))
+            self.log.append(_new(_Reversed, (-1,)))
             self.current = self.dealer
         elif rank == C.DRAW_TWO:
             if rules.stacking:
@@ -187,7 +255,7 @@ class Hand:
                 self.phase = STACK
             else:
                 self._draw(left, 2, "draw_two")
-                self.log.append(E.Skipped(left))
+                self.log.append(_SKIPPED[left])
                 self.current = (left + 1) % n
 
     # ------------------------------------------------------------------ queries
@@ -226,6 +294,23 @@ class Hand:
             return [cur, *extra]
         return [self.current]
 
+    def _to_act(self) -> int:
+        """``pending_seats()[0]``, or -1 once the hand is over, without building the list."""
+        if self.phase == OVER:
+            return -1
+        w = self.window
+        if w < 0:
+            return self.current
+        n = self.n
+        d = self.direction
+        answered = self._answered
+        s = (w + d) % n
+        for _ in range(n - 1):
+            if not answered >> s & 1:
+                return s
+            s = (s + d) % n
+        return w
+
     def legal_actions(self, seat: int) -> list[int]:
         """Ids of every action ``seat`` may take now, in ascending id order (empty if none).
 
@@ -261,18 +346,31 @@ class Hand:
             hand = self.hands[seat]
             color = self.color
             trank = self.discard[-1] & 15
+            if len(hand) != 2 and not self.rules.seven_o:
+                # the common case, inline: DRAW, then each playable card once, ascending (the
+                # coloured cards' ids first, 1000-1600, then Wild's four and Wild Draw Four's)
+                out = [A.DRAW]
+                wild = wd4 = False
+                for c in hand:
+                    if c >= _WILD:
+                        if c == _WILD:
+                            wild = True
+                        else:
+                            wd4 = True
+                    elif c >> 4 == color or c & 15 == trank:
+                        pid = 1000 + c * 10
+                        if pid not in out:
+                            out.append(pid)
+                if len(out) > 2:
+                    out.sort()
+                if wild:
+                    out.extend(_WILD_IDS)
+                if wd4:
+                    out.extend(_WD4_IDS)
+                return out
             ps = [c for c in hand if c >= _WILD or c >> 4 == color or c & 15 == trank]
             if not ps:
                 return [A.DRAW]
-            if len(hand) != 2 and not self.rules.seven_o:
-                out = [A.DRAW]
-                for c in sorted(set(ps)):
-                    base = 1000 + c * 10
-                    if c >= _WILD:
-                        out += (base, base + 2, base + 4, base + 6)
-                    else:
-                        out.append(base)
-                return out
             out = self._play_ids(seat, set(ps))
             out.insert(0, A.DRAW)
             return out
@@ -380,6 +478,13 @@ class Hand:
         Raises :class:`MalformedActionError` for an id that names no action,
         :class:`WrongSeatError` when the seat may not act now, :class:`IllegalActionError` when it
         may act but not this way, and :class:`HandOverError` after the hand has ended."""
+        start = len(self.log)
+        self._step(seat, action_id)
+        return self.log[start:]
+
+    def _step(self, seat: int, action_id: int) -> None:
+        """:meth:`apply` without collecting the events (they are in ``log``): the in-process
+        loop of :mod:`.simulate` ignores them."""
         if self.phase == OVER:
             raise HandOverError("the hand is over")
         if seat == SYSTEM:
@@ -389,12 +494,10 @@ class Hand:
                 )
             if self.window < 0:
                 raise IllegalActionError("no UNO window is open", reason="NO_WINDOW")
-            start = len(self.log)
             self._close_window(caught=False)
             self.actions.append((seat, action_id))
             self.turn += 1
-            return self.log[start:]
-        start = len(self.log)
+            return
         if (
             seat == self._cache_seat
             and self.turn == self._cache_turn
@@ -418,7 +521,7 @@ class Hand:
                     self._play(seat, code, code >> 4, bool(rest & 1), -1, False)
             self.actions.append((seat, action_id))
             self.turn += 1
-            return self.log[start:]
+            return
         if not isinstance(seat, int) or not 0 <= seat < self.n:
             raise MalformedActionError(f"seat {seat!r} is not a seat of this table")
         if self.window >= 0:
@@ -434,7 +537,7 @@ class Hand:
                     self._apply_play(seat, action_id, _TURN_CHECK)
             elif phase == DRAWN:
                 if action_id == A.PASS:
-                    self.log.append(E.Passed(seat))
+                    self.log.append(_PASSED[seat])
                     self.phase = TURN
                     self.drawn = -1
                     self.current = (seat + self.direction) % self.n
@@ -459,11 +562,10 @@ class Hand:
                 if not 0 <= c < 4:
                     self._reject(seat, action_id, "name the colour of the Wild flipped first")
                 self.color = c
-                self.log.append(E.ColorChosen(seat, c))
+                self.log.append(_new(_ColorChosen, (seat, c)))
                 self.phase = TURN
         self.actions.append((seat, action_id))
         self.turn += 1
-        return self.log[start:]
 
     def _reject(self, seat: int, action_id: int, what: str) -> None:
         A.decode(action_id)  # malformed ids raise MalformedActionError first
@@ -478,7 +580,7 @@ class Hand:
             if action_id != A.CALL_UNO:
                 self._reject(seat, action_id, "your UNO window is open; you may only call UNO")
             self.uno_called[w] = True
-            self.log.append(E.UnoCalled(w, True))
+            self.log.append(_UNO_CALLED[2 * w + 1])
             self._close_window(caught=False)
             return
         if self._answered >> seat & 1:
@@ -487,12 +589,12 @@ class Hand:
             )
         if action_id == A.NO_CATCH:
             self._answered |= 1 << seat
-            self.log.append(E.NoCatch(seat))
+            self.log.append(_NO_CATCH[seat])
             if self._answered == ((1 << self.n) - 1) & ~(1 << w):
                 self._close_window(caught=False)
         elif action_id == A.CATCH_BASE + w:
             penalty = self.rules.uno_penalty
-            self.log.append(E.Caught(seat, w, penalty))
+            self.log.append(_new(_Caught, (seat, w, penalty)))
             self._draw(w, penalty, "uno_caught")
             self._close_window(caught=True)
         else:
@@ -508,7 +610,7 @@ class Hand:
         w = self.window
         self.window = -1
         self._answered = 0
-        self.log.append(E.UnoWindowClosed(w, caught))
+        self.log.append(_WINDOW_CLOSED[2 * w + (1 if caught else 0)])
 
     def _apply_jump_in(self, seat: int, action_id: int) -> None:
         if not (self.rules.jump_in and self.phase == TURN):
@@ -617,7 +719,7 @@ class Hand:
         self.drawn = -1
         left = len(hand)
         self.uno_called[seat] = uno if left == 1 else False
-        log.append(E.Played(seat, code, named, uno, out_of_turn))
+        log.append(_played(seat, code, named, uno, out_of_turn))
         d = self.direction
         rank = code & 15
         nxt = (seat + d) % n
@@ -630,26 +732,31 @@ class Hand:
             self._end(seat)
             return
         self.phase = TURN
+        moved = False
         if rank < 10:
+            # RULINGS.md, "Seven-o: calls and catches stay with the play": hands that move take
+            # no UNO call along, and the play opens no catch window
             if target >= 0:
                 self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]
                 self.uno_called[seat] = self.uno_called[target] = False
-                log.append(E.HandsSwapped(seat, target))
+                log.append(_new(_HandsSwapped, (seat, target)))
+                moved = True
             elif rank == 0 and self.rules.seven_o:
                 if d == 1:
                     self.hands.insert(0, self.hands.pop())
                 else:
                     self.hands.append(self.hands.pop(0))
                 self.uno_called = [False] * n
-                log.append(E.HandsRotated(d))
+                log.append(_new(_HandsRotated, (d,)))
+                moved = True
             self.current = nxt
         elif rank == C.SKIP or (rank == C.REVERSE and n == 2):
-            log.append(E.Skipped(nxt))
+            log.append(_SKIPPED[nxt])
             self.current = (nxt + d) % n
         elif rank == C.REVERSE:
             d = -d
             self.direction = d
-            log.append(E.Reversed(d))
+            log.append(_new(_Reversed, (d,)))
             self.current = (seat + d) % n
         elif rank == C.DRAW_TWO and code < _WILD:
             if self.rules.stacking:
@@ -658,7 +765,7 @@ class Hand:
                 self.current = nxt
             else:
                 self._draw(nxt, 2, "draw_two")
-                log.append(E.Skipped(nxt))
+                log.append(_SKIPPED[nxt])
                 self.current = (nxt + d) % n
         elif code == _WD4:
             self._wd4_offender = seat
@@ -667,21 +774,20 @@ class Hand:
             self.current = nxt
         else:  # Wild
             self.current = nxt
-        if left == 1 and target < 0 and len(self.hands[seat]) != 1:
-            return  # seven-o: the 0 passed the hands on, so the seat holds another hand now
-        if left == 1 and not uno and target < 0:
-            self.window = seat
-            self._answered = 0
-            log.append(E.UnoWindowOpened(seat))
-        elif left == 1 and uno:
-            log.append(E.UnoCalled(seat, False))
+        if left == 1 and not moved:
+            if uno:
+                log.append(_UNO_CALLED[2 * seat])
+            else:
+                self.window = seat
+                self._answered = 0
+                log.append(_WINDOW_OPENED[seat])
 
     def _accept(self, seat: int) -> None:
         owed = self._stack + (4 if self.phase == CHALLENGE else 0)
         self._stack = 0
-        self.log.append(E.Accepted(seat))
+        self.log.append(_ACCEPTED[seat])
         self._draw(seat, owed, "wild_draw_four" if self.phase == CHALLENGE else "stack")
-        self.log.append(E.Skipped(seat))
+        self.log.append(_SKIPPED[seat])
         self.phase = TURN
         self.current = (seat + self.direction) % self.n
 
@@ -689,8 +795,8 @@ class Hand:
         offender = self._wd4_offender
         bluff = self._wd4_bluff
         log = self.log
-        log.append(E.ChallengeEvidence(seat, offender, self._wd4_evidence))
-        log.append(E.Challenged(seat, offender, bluff))
+        log.append(_new(_ChallengeEvidence, (seat, offender, self._wd4_evidence)))
+        log.append(_new(_Challenged, (seat, offender, bluff)))
         extra = self._stack
         self._stack = 0
         self.phase = TURN
@@ -698,13 +804,13 @@ class Hand:
             self._draw(offender, 4, "bluff_caught")
             if extra:
                 self._draw(seat, extra, "stack")
-                log.append(E.Skipped(seat))
+                log.append(_SKIPPED[seat])
                 self.current = (seat + self.direction) % self.n
             else:
                 self.current = seat
         else:
             self._draw(seat, 6 + extra, "challenge_failed")
-            log.append(E.Skipped(seat))
+            log.append(_SKIPPED[seat])
             self.current = (seat + self.direction) % self.n
 
     # ------------------------------------------------------------------ drawing
@@ -716,9 +822,9 @@ class Hand:
             return False
         pile = discard[:-1]
         del discard[:-1]
-        self.rng.shuffle(pile)
+        shuffle(self.rng, pile)
         self.draw_pile = pile
-        self.log.append(E.Reshuffled(len(pile)))
+        self.log.append(_new(_Reshuffled, (len(pile),)))
         return True
 
     def _draw(self, seat: int, count: int, reason: str) -> tuple[int, ...]:
@@ -734,24 +840,32 @@ class Hand:
         if got:
             self.uno_called[seat] = False
         t = tuple(got)
-        self.log.append(E.Drew(seat, len(got), t, reason))
+        self.log.append(_new(_Drew, (seat, len(got), t, reason)))
         return t
 
     def _do_draw(self, seat: int) -> None:
         color = self.color
         trank = self.discard[-1] & 15
+        hand = self.hands[seat]
         while True:
-            got = self._draw(seat, 1, "draw")
-            if not got:
-                break
-            c = got[0]
+            # one card, as _draw(seat, 1, "draw") does it
+            pile = self.draw_pile
+            if not pile:
+                if not self._refill():
+                    self.log.append(_new(_Drew, (seat, 0, (), "draw")))
+                    break
+                pile = self.draw_pile
+            c = pile.pop()
+            hand.append(c)
+            self.uno_called[seat] = False
+            self.log.append(_drew_one(seat, c))
             if c >= _WILD or c >> 4 == color or c & 15 == trank:
                 self.phase = DRAWN
                 self.drawn = c
                 return
             if not self.rules.draw_until_playable:
                 break
-        self.log.append(E.Passed(seat))
+        self.log.append(_PASSED[seat])
         self.current = (seat + self.direction) % self.n
 
     def _end(self, winner: int) -> None:
@@ -760,7 +874,7 @@ class Hand:
         self.window = -1
         pts = C.POINTS
         held = tuple(sum(pts[c] for c in h) for h in self.hands)
-        self.log.append(E.HandEnded(winner, held, tuple(tuple(h) for h in self.hands)))
+        self.log.append(_new(_HandEnded, (winner, held, tuple(tuple(h) for h in self.hands))))
 
     # ------------------------------------------------------------------ persistence
 
@@ -796,40 +910,32 @@ class Hand:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Hand:
-        try:
-            if data.get("format") != 1:
-                raise StateError(f"unknown saved-hand format {data.get('format')!r}")
-            h = cls(
-                RuleSet.from_dict(data["rules"]),
-                int(data["seed"]),
-                int(data["dealer"]),
-                int(data["hand_number"]),
-            )
-            version, internal, gauss = data["rng"]
-            h.rng.setstate((version, tuple(internal), gauss))
-            h.hands = [list(x) for x in data["hands"]]
-            h.draw_pile = list(data["draw_pile"])
-            h.discard = list(data["discard"])
-            h.color = int(data["color"])
-            h.direction = int(data["direction"])
-            h.current = int(data["current"])
-            h.phase = int(data["phase"])
-            h.drawn = int(data["drawn"])
-            h.uno_called = [bool(x) for x in data["uno_called"]]
-            h.window = int(data["window"])
-            h._answered = int(data["answered"])
-            h._wd4_offender = int(data["wd4_offender"])
-            h._wd4_bluff = bool(data["wd4_bluff"])
-            h._wd4_evidence = tuple(data["wd4_evidence"])
-            h._stack = int(data["stack"])
-            h.turn = int(data["turn"])
-            h.winner = int(data["winner"])
-            h.actions = [(int(s), int(a)) for s, a in data["actions"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise StateError(f"saved hand is damaged: {exc}") from exc
-        if len(h.hands) != h.n:
-            raise StateError("saved hand has the wrong number of seats")
+    def from_dict(cls, data: dict[str, Any], *, where: str = "hand") -> Hand:
+        """Rebuild a hand saved by :meth:`to_dict`. Raises :class:`StateError` naming the field
+        (``field``, and the message) when the snapshot is malformed or describes a state that no
+        hand can reach: cards that are not the deck, an index out of range, a phase that
+        disagrees with the rest (RULINGS.md)."""
+        d = check_hand(data, where)
+        h = cls(d["rules"], d["seed"], d["dealer"], d["hand_number"])
+        h.rng.setstate(d["rng"])
+        h.hands = d["hands"]
+        h.draw_pile = d["draw_pile"]
+        h.discard = d["discard"]
+        h.color = d["color"]
+        h.direction = d["direction"]
+        h.current = d["current"]
+        h.phase = d["phase"]
+        h.drawn = d["drawn"]
+        h.uno_called = d["uno_called"]
+        h.window = d["window"]
+        h._answered = d["answered"]
+        h._wd4_offender = d["wd4_offender"]
+        h._wd4_bluff = d["wd4_bluff"]
+        h._wd4_evidence = tuple(d["wd4_evidence"])
+        h._stack = d["stack"]
+        h.turn = d["turn"]
+        h.winner = d["winner"]
+        h.actions = d["actions"]
         return h
 
     @classmethod
@@ -852,6 +958,32 @@ _TURN_CHECK: Final = 0
 _DRAWN_CHECK: Final = 1
 _STACK_CHECK: Final = 2
 _JUMP_CHECK: Final = 3
+
+
+_DECKS: Final = (), tuple(C.full_deck(1)), tuple(C.full_deck(2))
+"""The full deck(s) in their fixed order, by number of decks, for the shuffle to start from."""
+
+
+def shuffle(rng: random.Random, x: list[int]) -> None:
+    """``rng.shuffle(x)``, bit for bit: the Fisher-Yates shuffle of CPython's ``random`` module
+    (3.11 to 3.13), drawing each index with ``getrandbits`` and rejection as its
+    ``_randbelow_with_getrandbits`` does. Written out here so that the compiled engine runs it
+    as native code instead of calling back into random.py for every card; the deal of every hand
+    depends on it, and tests compare it with ``random.Random.shuffle``."""
+    getrandbits = rng.getrandbits
+    bits = _BITS
+    i = len(x) - 1
+    while i > 0:
+        n = i + 1
+        k = bits[n] if n < 512 else n.bit_length()
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
+        i -= 1
+
+
+_BITS: Final = tuple(n.bit_length() for n in range(512))
 
 
 def most_held_color(hand: Iterable[int]) -> int:

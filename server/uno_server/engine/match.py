@@ -12,9 +12,10 @@ from typing import Any
 
 from . import cards as C
 from . import events as E
-from .errors import HandOverError, StateError
+from .errors import HandOverError
 from .hand import Hand
 from .rules import RuleSet
+from .saved import check_match
 
 
 def choose_first_dealer(
@@ -177,22 +178,21 @@ class Match:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Match:
-        try:
-            m = cls.__new__(cls)
-            m.rules = RuleSet.from_dict(data["rules"])
-            m.seed = int(data["seed"])
-            m.rng = random.Random()
-            version, internal, gauss = data["rng"]
-            m.rng.setstate((version, tuple(internal), gauss))
-            m.totals = [int(x) for x in data["totals"]]
-            m.active = [int(x) for x in data["active"]]
-            m.eliminated = [int(x) for x in data["eliminated"]]
-            m.winners = tuple(int(x) for x in data["winners"])
-            m.hand_number = int(data["hand_number"])
-            m.dealer = int(data["dealer"])
-            m._scored = bool(data["scored"])
-            m.log = []
-            m.hand = Hand.from_dict(data["hand"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise StateError(f"saved match is damaged: {exc}") from exc
+        """Rebuild a match saved by :meth:`to_dict`; raises :class:`StateError` naming the field
+        when the snapshot is malformed or inconsistent (see :meth:`Hand.from_dict`)."""
+        d, _ = check_match(data)
+        m = cls.__new__(cls)
+        m.rules = d["rules"]
+        m.seed = d["seed"]
+        m.rng = random.Random()
+        m.rng.setstate(d["rng"])
+        m.totals = d["totals"]
+        m.active = d["active"]
+        m.eliminated = d["eliminated"]
+        m.winners = d["winners"]
+        m.hand_number = d["hand_number"]
+        m.dealer = d["dealer"]
+        m._scored = d["scored"]
+        m.log = []
+        m.hand = Hand.from_dict(data["hand"], where="match.hand")
         return m

@@ -14,6 +14,13 @@ from .errors import InvalidRulesError
 
 FIRST_FLIP: Final = ("apply", "redraw")
 SCORING: Final = ("standard", "lowest", "single_hand")
+NUMBER_CARDS: Final = 76
+"""Number cards (0-9) in one deck: per colour one 0 and two each of 1-9."""
+NON_NUMBER_CARDS: Final = 32
+"""Action and Wild cards in one deck: per colour two each of Skip, Reverse, Draw Two; 8 Wilds."""
+MIN_UNDEALT: Final = 9
+"""Cards that always stay undealt: more than the Wild Draw Fours of two decks (8), so the first
+flip under ``first_flip = apply``, which returns a Wild Draw Four, always finds another card."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,27 +68,37 @@ class RuleSet:
             return InvalidRulesError(f"rules.{field}: {msg}", reason="INVALID_RULES")
 
         for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            want = int if f.type in ("int", int) else bool if f.type in ("bool", bool) else str
-            if want is int and (not isinstance(v, int) or isinstance(v, bool)):
-                raise bad(f.name, f"must be an integer, got {v!r}")
-            if want is bool and not isinstance(v, bool):
-                raise bad(f.name, f"must be true or false, got {v!r}")
-            if want is str and not isinstance(v, str):
-                raise bad(f.name, f"must be a string, got {v!r}")
+            _check_type(f, getattr(self, f.name))
         if not 2 <= self.seats <= 10:
             raise bad("seats", f"must be 2-10, got {self.seats}")
         if self.decks not in (1, 2):
             raise bad("decks", f"must be 1 or 2, got {self.decks}")
         if not 1 <= self.hand_size <= 15:
             raise bad("hand_size", f"must be 1-15, got {self.hand_size}")
-        if self.seats * self.hand_size + 1 > 108 * self.decks - 8:
+        deck = 108 * self.decks
+        dealt = self.seats * self.hand_size
+        if deck - dealt < MIN_UNDEALT:
             raise bad(
-                "hand_size", f"{self.seats} seats x {self.hand_size} cards do not fit the deck"
+                "hand_size",
+                f"{self.seats} seats x {self.hand_size} cards = {dealt} of the {deck}-card deck "
+                f"leave {deck - dealt} undealt; at least {MIN_UNDEALT} must stay undealt "
+                f"(deal at most {(deck - MIN_UNDEALT) // self.seats} cards each)",
             )
         if self.first_flip not in FIRST_FLIP:
             raise bad(
                 "first_flip", f"must be one of {', '.join(FIRST_FLIP)}, got {self.first_flip!r}"
+            )
+        if self.first_flip == "redraw" and deck - dealt <= NON_NUMBER_CARDS * self.decks:
+            # RULINGS.md, "The redraw flip needs a number card": whatever the shuffle, the undealt
+            # cards must hold a number card, or the flip could never end.
+            most = (NUMBER_CARDS * self.decks - 1) // self.seats
+            raise bad(
+                "hand_size",
+                f"first_flip = redraw flips until a number card shows, so the undealt cards must "
+                f"outnumber the {NON_NUMBER_CARDS * self.decks} action and Wild cards of "
+                f"{self.decks} deck(s): {self.seats} seats x {self.hand_size} cards = {dealt} "
+                f"leave {deck - dealt} undealt; deal at most {most} cards each, add a deck or "
+                f"use first_flip = apply",
             )
         if self.scoring not in SCORING:
             raise bad("scoring", f"must be one of {', '.join(SCORING)}, got {self.scoring!r}")
@@ -109,18 +126,31 @@ class RuleSet:
     def from_dict(cls, data: dict[str, Any]) -> RuleSet:
         if not isinstance(data, dict):
             raise InvalidRulesError(f"rules: must be a table of options, got {type(data).__name__}")
-        known = {f.name for f in dataclasses.fields(cls)}
-        for key in data:
-            if key not in known:
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for key, value in data.items():
+            if key not in fields:
                 raise InvalidRulesError(
-                    f"rules.{key}: unknown option (known: {', '.join(sorted(known))})"
+                    f"rules.{key}: unknown option (known: {', '.join(sorted(fields))})"
                 )
+            # before construction: the compiled class would refuse a wrong type with TypeError
+            _check_type(fields[key], value)
         return cls(**data)
 
     @classmethod
     def wango(cls) -> RuleSet:
         """WANGO online rules: four seats, single hand, no stacking, 2 s UNO window."""
         return cls(seats=4, scoring="single_hand")
+
+
+def _check_type(f: dataclasses.Field[Any], v: object) -> None:
+    """Raise InvalidRulesError naming the field unless ``v`` has the field's type."""
+    want = int if f.type in ("int", int) else bool if f.type in ("bool", bool) else str
+    if want is int and (not isinstance(v, int) or isinstance(v, bool)):
+        raise InvalidRulesError(f"rules.{f.name}: must be an integer, got {v!r}")
+    if want is bool and not isinstance(v, bool):
+        raise InvalidRulesError(f"rules.{f.name}: must be true or false, got {v!r}")
+    if want is str and not isinstance(v, str):
+        raise InvalidRulesError(f"rules.{f.name}: must be a string, got {v!r}")
 
 
 CLASSIC: Final = RuleSet()

@@ -17,20 +17,16 @@ def play_hand(hand: Hand, bots: Sequence[Bot], *, max_actions: int = 100_000) ->
 
     Random bots pick straight from the legal-action list (no view is built), which is what a
     random-legal bot needs and keeps the benchmark honest about engine cost."""
-    fast = [b.choose_from if type(b) is RandomBot else None for b in bots]
-    legal = hand.legal_actions
-    apply = hand.apply
-    pending = hand.pending_seats
+    randoms: list[RandomBot | None] = [b if type(b) is RandomBot else None for b in bots]
     for _ in range(max_actions):
-        seats = pending()
-        if not seats:
+        seat = hand._to_act()
+        if seat < 0:
             return hand
-        seat = seats[0]
-        chooser = fast[seat]
-        if chooser is not None:
-            apply(seat, chooser(legal(seat)))
+        rb = randoms[seat]
+        if rb is not None:
+            hand._step(seat, rb.choose_from(hand.legal_actions(seat)))
         else:
-            apply(seat, bots[seat].choose(seat_view(hand, seat)))
+            hand._step(seat, bots[seat].choose(seat_view(hand, seat)))
     raise RuntimeError(f"hand did not end within {max_actions} actions (seed {hand.seed})")
 
 
