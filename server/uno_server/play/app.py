@@ -147,6 +147,8 @@ class PlayApp(App[None]):
         self.sent: list[int] = []
         """Every action id the person answered, in order (tests read it)."""
         self.match_id = ""
+        self.error = ""
+        """Why the table could not start (the command prints it after the screen closes)."""
         self.decision_ms = 0
         self._color_screen: ColorScreen | None = None
         self._laid_out = False
@@ -191,6 +193,7 @@ class PlayApp(App[None]):
                     "Waiting to be seated: the host starts the match."
                 )
         except SetupError as exc:
+            self.error = str(exc)
             self._say(f"Cannot start the table: {exc}  (q quits)")
 
     async def action_quit(self) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import re
 import secrets
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,6 +159,8 @@ class TableSession:
         self.say = say
         self.specs = options.seat_specs()
         self.addr = options.server or ""
+        self.public_addr = self.addr
+        """The address friends and bots connect to (the host's name when listening on all)."""
         self.admin_token = options.admin_token
         self.tokens: dict[str, str] = {}
         self.server: Any = None
@@ -199,7 +202,9 @@ class TableSession:
                 port = await self.server.start()
             except (OSError, RuntimeError) as exc:
                 raise SetupError(f"cannot listen on {opts.listen}: {exc}") from exc
-            self.addr = f"{host}:{port}"
+            anywhere = host in ("0.0.0.0", "")
+            self.addr = f"{'127.0.0.1' if anywhere else host}:{port}"
+            self.public_addr = f"{socket.gethostname()}:{port}" if anywhere else self.addr
         elif not token:
             raise SetupError("--token: your seat's bot token on that server is required")
         self.channel = grpc.aio.insecure_channel(self.addr)
@@ -232,10 +237,10 @@ class TableSession:
             if spec.kind != "bot":
                 continue
             token = self.tokens.get(spec.name, "<its token>")
+            addr = self.public_addr
             out.append(
-                f"{spec.name}:  uno-arena play --server {self.addr} --token {token} "
-                f"--name {spec.name}    (or a bot: --addr {self.addr} --token {token} "
-                f"--name {spec.name})"
+                f"{spec.name}:  uno-arena play --server {addr} --token {token} --name "
+                f"{spec.name}\n    (a bot: --addr {addr} --token {token} --name {spec.name})"
             )
         return out
 
@@ -257,7 +262,7 @@ class TableSession:
                 raise SetupError(f"the server refused ListBots: {exc.details()}") from exc
             if not missing:
                 break
-            lines = [f"Waiting for {', '.join(missing)} to connect to {self.addr} ..."]
+            lines = [f"Waiting for {', '.join(missing)} to connect to {self.public_addr} ..."]
             lines += self.invitations() if opts.embedded else []
             self.say("\n".join(lines))
             await asyncio.sleep(0.25)
