@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from uno_server.engine import events as E
@@ -58,7 +58,7 @@ def random_match(rules: RuleSet, seed: int) -> Iterator[tuple[Match, list[E.Even
         yield match, match.log[before:]
 
 
-def public_codes(events: list[E.Event]) -> set[int]:
+def public_codes(events: Iterable[object]) -> set[int]:
     """Card codes that the events show to everyone (plays, first cards, dealer draws, hands
     revealed at the end)."""
     out: set[int] = set()

@@ -23,7 +23,16 @@ _MASKS = [
     (re.compile(r"--token \S+"), "--token TOKEN"),
     (re.compile(r"\d+\.\d s\b"), "#.# s"),
     (re.compile(r"\b\d+:\d\d\b"), "#:##"),
+    # a scroll bar's thumb moves with the log's length and scroll animation
+    (re.compile(r"[▁▂▃▄▅▆▇█]{2} │$", re.MULTILINE), "   │"),
 ]
+
+
+async def settle(pilot: Any) -> None:
+    """Let the screen finish what it is drawing (refreshes, the log's scroll to its end)."""
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 def screen_text(app: Any) -> str:

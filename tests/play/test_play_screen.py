@@ -26,7 +26,7 @@ from uno_server.play.session import PlayOptions
 from uno_server.play.wire import engine_view
 
 from .scenario import AI_SEED, HUMAN, SCENARIOS, SEED, HumanScript, simulate
-from .snap import check_snapshot, screen_text
+from .snap import check_snapshot, screen_text, settle
 
 SIZE = (120, 42)
 
@@ -75,7 +75,7 @@ async def next_decision(app: PlayApp, pilot: object, timeout: float = 20.0) -> b
             return False
         d = app.decision
         if d is not None and d.open:
-            await pilot.pause()  # type: ignore[attr-defined]
+            await settle(pilot)
             return True
         await pilot.pause(0.01)  # type: ignore[attr-defined]
     raise AssertionError(f"no decision within {timeout} s; screen:\n{screen_text(app)}")
@@ -100,7 +100,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
             assert d is not None
             req = d.request
             if after_challenge is not None:
-                await pilot.pause()
+                await settle(pilot)
                 text = screen_text(app)
                 assert "Challenge evidence" in text  # the panel is on the screen
                 evidence_seen.append(text)
@@ -133,7 +133,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
             assert app.sent[sent:] == [choice], (keys, app.sent[sent:], choice)
             if choice == A.CHALLENGE:
                 after_challenge = f"play_evidence_{len(evidence_seen) + 1}"
-        await pilot.pause()
+        await settle(pilot)
         snap("play_hand_over")
         final = screen_text(app)
         session = app.session

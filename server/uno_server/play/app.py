@@ -236,10 +236,11 @@ class PlayApp(App[None]):
         if self.model is None or match_id != self.match_id:
             return
         log = self.query_one("#log", RichLog)
+        width = log.scrollable_content_region.width or None
         for ev in events:
             line = self.model.apply(ev)
             if line is not None:
-                log.write(line_text(line))
+                log.write(line_text(line), width=width)
         self._changed()
 
     def on_decision(self, decision: Decision) -> None:

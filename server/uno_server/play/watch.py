@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import grpc
 from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -63,7 +64,16 @@ def compact(model: TableModel | None, follower: Follower) -> RenderableType:
         return Text(follower.error, style="red")
     if model is None or not follower.caught_up:
         return Text("joining ...", style="italic")
-    body: list[RenderableType] = [seats_table(model, show_hands=False)]
+    seats = Table(box=None, expand=True, pad_edge=False, show_header=False)
+    seats.add_column(width=1, no_wrap=True)
+    seats.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    seats.add_column(justify="right", width=3)
+    seats.add_column(width=3)
+    for s in model.seats:
+        marker = "▶" if model.in_hand and s.seat == model.current else ""
+        uno = "1!" if model.window == s.seat else ("UNO" if s.uno and s.cards == 1 else "")
+        seats.add_row(marker, f"{s.seat} {model.names[s.seat]}", str(s.cards), uno)
+    body: list[RenderableType] = [seats]
     top = Text(f"hand {model.hand_number}  top ")
     top.append_text(face(model.top) if model.top >= 0 else Text("-"))
     top.append("  colour ")
@@ -119,9 +129,13 @@ class TableView(Vertical):
             return
         seats.update(seats_table(model))
         table.update(table_text(model, now=now))
+        if not log.size.width:  # not laid out yet: lines would wrap at a default width
+            self.call_after_refresh(self.update, now)
+            return
         lines = f.lines
+        width = log.scrollable_content_region.width
         for line in lines[self._shown :]:
-            log.write(line_text(line))
+            log.write(line_text(line), width=width)
         self._shown = len(lines)
 
 
@@ -264,10 +278,12 @@ class WatchApp(App[None]):
         for view in self.query(TableView):
             if view.follower is follower:
                 view.update(now=_wall())
+        numbers = {key: i for i, (key, _) in enumerate(self._ordered(), start=1)}
         for card in self.query(".card").results(Static):
             f = self.followers.get(card.name or "")
             if f is follower:
                 card.update(compact(f.model, f))
+                card.border_title = f"{numbers.get(card.name or '', '?')}  {card_title(f)}"
         self._status()
 
     def _tick(self) -> None:
