@@ -54,9 +54,10 @@ def screen_text(app: Any) -> str:
 
 
 def mask(text: str) -> str:
+    """Mask what changes from run to run, keeping every line's width."""
     text = text.replace("\u00a0", " ")
     for pattern, repl in _MASKS:
-        text = pattern.sub(repl, text)
+        text = pattern.sub(lambda m, r=repl: r.ljust(len(m.group(0))), text)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 
