@@ -57,7 +57,11 @@ def mask(text: str) -> str:
     """Mask what changes from run to run, keeping every line's width."""
     text = text.replace("\u00a0", " ")
     for pattern, repl in _MASKS:
-        text = pattern.sub(lambda m, r=repl: r.ljust(len(m.group(0))), text)
+
+        def padded(m: re.Match[str], repl: str = repl) -> str:
+            return repl.ljust(len(m.group(0)))
+
+        text = pattern.sub(padded, text)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 
