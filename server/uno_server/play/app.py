@@ -697,7 +697,7 @@ class PlayApp(App[None]):
         return out
 
     def _clock_text(self, d: Decision) -> Text:
-        out = Text("⏱ ")
+        out = Text("Clock: ")
         now = self.monotonic()
         req = d.request
         if req.required:

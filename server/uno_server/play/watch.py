@@ -149,7 +149,8 @@ class WatchApp(App[None]):
     .card { border: round $primary; padding: 0 1; height: auto; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(str(i), f"open({i})", f"table {i}", show=False) for i in range(1, 10)),
+        Binding("1", "open(1)", "open a table", key_display="1-9"),
+        *(Binding(str(i), f"open({i})", f"table {i}", show=False) for i in range(2, 10)),
         Binding("escape", "back", "all tables"),
         Binding("q", "quit", "quit"),
     ]
