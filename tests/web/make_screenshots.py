@@ -82,14 +82,12 @@ async def watch_and_web(page: Page, out: Path) -> str:
     async with live_server(hold_at=5) as live:
         labels = {"tournament": "spring"}
         mids = []
-        for table, (seats, seed) in enumerate(
-            [
-                (["gate", HEURISTIC, RANDOM, HEURISTIC], 41),
-                ([HEURISTIC, "gate", RANDOM, HEURISTIC], 42),
-                ([RANDOM, HEURISTIC, "gate", HEURISTIC], 43),
-            ],
-            start=1,
-        ):
+        tables: list[tuple[list[str | int], int]] = [
+            (["gate", HEURISTIC, RANDOM, HEURISTIC], 41),
+            ([HEURISTIC, "gate", RANDOM, HEURISTIC], 42),
+            ([RANDOM, HEURISTIC, "gate", HEURISTIC], 43),
+        ]
+        for table, (seats, seed) in enumerate(tables, start=1):
             mids.append(await live.create(seats, seed=seed, labels={**labels, "table": str(table)}))
         while sum(len(live.table(m).records) > 0 for m in mids) < 3 or not live.gate.held.is_set():
             await asyncio.sleep(0.05)

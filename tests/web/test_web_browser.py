@@ -9,14 +9,16 @@ the sequence number each view or message is at.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.play.helpers import card_words, words_of
-from tests.play.live import ADMIN, live_server, public_now
+from tests.play.live import ADMIN, Live, live_server, public_now
 from uno_server.gen.uno.v1 import game_pb2
 from uno_server.play.cards import label
 from uno_server.web import WebView
@@ -58,44 +60,50 @@ def check_dom(dom: dict[str, Any], public: set[int]) -> None:
         assert not any(dom["revealed"]), "a hand is revealed while the hand runs"
 
 
-async def test_a_match_live_in_chromium() -> None:
-    async with live_server(hold_at=3, delay=0.04) as live:
+@contextlib.asynccontextmanager
+async def held_match(hold_at: int, delay: float = 0.0) -> AsyncIterator[tuple[Live, str, str]]:
+    """A live server and its web view, with a match held mid-hand: (live, match id, base URL)."""
+    async with live_server(hold_at=hold_at, delay=delay) as live:
         view = WebView(live.addr, ADMIN)
         await view.start()
         try:
             mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=31)
             await asyncio.wait_for(live.gate.held.wait(), 20)
-            table = live.table(mid)
-            base = f"http://127.0.0.1:{view.port}"
-            async with chromium() as page:
-                await page.goto(f"{base}/")
-                await page.wait_for(f"!!document.querySelector('tr[data-match=\"{mid}\"]')")
-                await page.evaluate(f"document.querySelector('tr[data-match=\"{mid}\"] a').click()")
-                dom = await page.wait_for(DOM)
-                # joined mid-hand: the counts on the page are the engine's
-                hand = table.match.hand
-                assert dom["counts"] == [len(h) for h in hand.hands]
-                check_dom(dom, public_now(table, dom["seq"]))
-                seqs = {dom["seq"]}
-                live.gate.open()
-                samples = 0
-                while True:
-                    dom = await page.evaluate(DOM)
-                    check_dom(dom, public_now(table, dom["seq"]))
-                    seqs.add(dom["seq"])
-                    samples += 1
-                    if dom["phase"] == "over" and "match over" in dom["text"].lower():
-                        break
-                    await asyncio.sleep(0.02)
-                # the end: every hand revealed, as the engine has them
-                for seat, cards in enumerate(dom["revealed"]):
-                    assert sorted(cards) == sorted(hand.hands[seat])
-                    for code in hand.hands[seat]:
-                        assert label(code) in dom["text"].lower()
-                await page.settle()
-                traffic = page.traffic
+            yield live, mid, f"http://127.0.0.1:{view.port}"
         finally:
             await view.stop()
+
+
+async def test_a_match_live_in_chromium() -> None:
+    async with held_match(3, delay=0.04) as (live, mid, base):
+        table = live.table(mid)
+        async with chromium() as page:
+            await page.goto(f"{base}/")
+            await page.wait_for(f"!!document.querySelector('tr[data-match=\"{mid}\"]')")
+            await page.evaluate(f"document.querySelector('tr[data-match=\"{mid}\"] a').click()")
+            dom = await page.wait_for(DOM)
+            # joined mid-hand: the counts on the page are the engine's
+            hand = table.match.hand
+            assert dom["counts"] == [len(h) for h in hand.hands]
+            check_dom(dom, public_now(table, dom["seq"]))
+            seqs = {dom["seq"]}
+            live.gate.open()
+            samples = 0
+            while True:
+                dom = await page.evaluate(DOM)
+                check_dom(dom, public_now(table, dom["seq"]))
+                seqs.add(dom["seq"])
+                samples += 1
+                if dom["phase"] == "over" and "match over" in dom["text"].lower():
+                    break
+                await asyncio.sleep(0.02)
+            # the end: every hand revealed, as the engine has them
+            for seat, cards in enumerate(dom["revealed"]):
+                assert sorted(cards) == sorted(hand.hands[seat])
+                for code in hand.hands[seat]:
+                    assert label(code) in dom["text"].lower()
+            await page.settle()
+            traffic = page.traffic
     assert len(seqs) >= 5, "the page did not update as the hand went on"
     assert samples >= 5
     # every server-sent event the page received
@@ -117,27 +125,20 @@ async def test_a_match_live_in_chromium() -> None:
 
 async def test_the_dom_check_sees_a_planted_card() -> None:
     """Break on purpose: a card the engine has not shown, planted in the DOM, fails the check."""
-    async with live_server(hold_at=2) as live:
-        view = WebView(live.addr, ADMIN)
-        await view.start()
-        try:
-            mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=31)
-            await asyncio.wait_for(live.gate.held.wait(), 20)
-            table = live.table(mid)
-            public = public_now(table)
-            hidden = next(c for h in table.match.hand.hands for c in h if c not in public)
-            async with chromium() as page:
-                await page.goto(f"http://127.0.0.1:{view.port}/#/match/{mid}")
-                dom = await page.wait_for(DOM)
-                check_dom(dom, public_now(table, dom["seq"]))
-                await page.evaluate(
-                    "document.getElementById('log').append(Object.assign("
-                    f"document.createElement('span'), {{textContent: '{label(hidden)}'}}));"
-                    "document.getElementById('log').lastChild.dataset.card = "
-                    f"'{hidden}'"
-                )
-                planted = await page.evaluate(DOM)
-                with pytest.raises(AssertionError, match="hidden card"):
-                    check_dom(planted, public_now(table, planted["seq"]))
-        finally:
-            await view.stop()
+    async with held_match(2) as (live, mid, base):
+        table = live.table(mid)
+        public = public_now(table)
+        hidden = next(c for h in table.match.hand.hands for c in h if c not in public)
+        async with chromium() as page:
+            await page.goto(f"{base}/#/match/{mid}")
+            dom = await page.wait_for(DOM)
+            check_dom(dom, public_now(table, dom["seq"]))
+            await page.evaluate(
+                "document.getElementById('log').append(Object.assign("
+                f"document.createElement('span'), {{textContent: '{label(hidden)}'}}));"
+                "document.getElementById('log').lastChild.dataset.card = "
+                f"'{hidden}'"
+            )
+            planted = await page.evaluate(DOM)
+            with pytest.raises(AssertionError, match="hidden card"):
+                check_dom(planted, public_now(table, planted["seq"]))

@@ -13,23 +13,6 @@ from rich.text import Text
 from uno_server.engine import cards as C
 
 COLOR_WORDS: Final = ("red", "yellow", "green", "blue", "wild")
-RANK_WORDS: Final = (
-    "0",
-    "1",
-    "2",
-    "3",
-    "4",
-    "5",
-    "6",
-    "7",
-    "8",
-    "9",
-    "skip",
-    "reverse",
-    "draw two",
-    "wild",
-    "wild draw four",
-)
 
 # Rich styles of a card face, by engine colour (4 = the black of the Wilds).
 CARD_STYLES: Final = (
@@ -51,11 +34,9 @@ TEXT_STYLES: Final = (
 
 
 def label(code: int) -> str:
-    """``red 7``, ``blue skip``, ``green draw two``, ``wild``, ``wild draw four``."""
-    rank = code & 15
-    if code >= C.WILD:
-        return RANK_WORDS[rank]
-    return f"{COLOR_WORDS[code >> 4]} {RANK_WORDS[rank]}"
+    """``red 7``, ``blue skip``, ``green draw two``, ``wild``, ``wild draw four``: the
+    engine's card name, in words."""
+    return C.name(code).replace("_", " ")
 
 
 def color_word(color: int) -> str:
