@@ -25,6 +25,9 @@ AI_SEED = 5
 RULES = RuleSet(scoring="single_hand", uno_window_ms=5000)
 SCENARIOS = ("play", "draw_then_play", "wild", "uno", "catch", "bluff_caught", "honest")
 SEED = 363  # found by `python -m tests.play.scenario`; the test checks it still covers all
+FORGETFUL = ("late_uno", "let_go")
+"""What the forgetful person (forgets UNO, lets a missed UNO go) shows on FORGETFUL_SEED."""
+FORGETFUL_SEED = 183  # likewise (`python -m tests.play.scenario`)
 
 
 class HumanScript:
@@ -32,12 +35,18 @@ class HumanScript:
     (number cards first, a Wild before a Wild Draw Four), always with the UNO call, catch every
     missed UNO, challenge every Wild Draw Four."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, forgetful: bool = False) -> None:
         self.drew_and_played = False
+        self.forgetful = forgetful
+        """Plays its second-last card without UNO (then calls it late) and lets others go."""
 
     def choose(self, view: SeatView) -> int | None:
         legal = view.legal_actions
         if view.uno_window >= 0:
+            if view.uno_window == view.seat:
+                return A.CALL_UNO
+            if self.forgetful:
+                return A.NO_CATCH if A.NO_CATCH in legal else None
             catch = A.CATCH_BASE + view.uno_window
             return catch if catch in legal else None
         if view.phase == "challenge":
@@ -54,9 +63,8 @@ class HumanScript:
             return A.DRAW
         return self._best(view, plays) if plays else A.DRAW
 
-    @staticmethod
-    def _best(view: SeatView, plays: list[int]) -> int:
-        uno = len(view.hand) == 2
+    def _best(self, view: SeatView, plays: list[int]) -> int:
+        uno = len(view.hand) == 2 and not self.forgetful
 
         def order(a: int) -> tuple[int, int]:
             card = A.decode(a).card
@@ -69,11 +77,15 @@ class HumanScript:
         return A.play_id(card, color, uno)
 
 
-def simulate(seed: int, *, max_actions: int = 2000) -> tuple[set[str], Match]:
-    """Play the scripted hand with the engine; return the scenarios it showed."""
+def simulate(
+    seed: int, *, forgetful: bool = False, max_actions: int = 2000
+) -> tuple[set[str], Match]:
+    """Play the scripted hand with the engine; return the scenarios it showed. In a UNO window
+    only the person acts (the AIs stay silent), so a window the person does not close closes
+    on the server's timer: the system's action 6, whatever the window's length."""
     match = Match(RULES, seed, dealer=0)
     hand = match.hand
-    human = HumanScript()
+    human = HumanScript(forgetful=forgetful)
     ai = {s: Policy(AI_SEED * 16 + s, SCRIPTED) for s in range(1, 4)}
     seen: set[str] = set()
     for _ in range(max_actions):
@@ -99,19 +111,25 @@ def simulate(seed: int, *, max_actions: int = 2000) -> tuple[set[str], Match]:
         for e in events:
             if isinstance(e, E.Caught) and e.catcher == HUMAN:
                 seen.add("catch")
+            if isinstance(e, E.UnoCalled) and e.seat == HUMAN and e.late:
+                seen.add("late_uno")
+            if isinstance(e, E.NoCatch) and e.seat == HUMAN:
+                seen.add("let_go")
             if isinstance(e, E.Challenged) and e.challenger == HUMAN:
                 seen.add("bluff_caught" if e.bluff else "honest")
     return seen, match
 
 
-def find_seed(start: int = 0, stop: int = 200_000) -> int:
+def find_seed(start: int = 0, stop: int = 200_000, *, forgetful: bool = False) -> int:
+    want = set(FORGETFUL if forgetful else SCENARIOS)
     for seed in range(start, stop):
-        seen, match = simulate(seed)
-        if seen >= set(SCENARIOS) and match.hand.over and match.hand.turn < 250:
+        seen, match = simulate(seed, forgetful=forgetful)
+        if seen >= want and match.hand.over and match.hand.turn < 250:
             return seed
     raise SystemExit("no seed found")
 
 
 if __name__ == "__main__":
-    found = find_seed(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
-    print(f"SEED = {found}")
+    start = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    print(f"SEED = {find_seed(start)}")
+    print(f"FORGETFUL_SEED = {find_seed(start, forgetful=True)}")

@@ -25,7 +25,7 @@ from uno_server.play.practice import SCRIPTED
 from uno_server.play.session import PlayOptions
 from uno_server.play.wire import engine_view
 
-from .scenario import AI_SEED, HUMAN, SCENARIOS, SEED, HumanScript, simulate
+from .scenario import AI_SEED, FORGETFUL_SEED, HUMAN, SCENARIOS, SEED, HumanScript, simulate
 from .snap import check_snapshot, screen_text, settle
 
 SIZE = (120, 42)
@@ -164,3 +164,41 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
             assert label(code) in flat, (label(code), flat)
     assert "a bluff, caught" in " ".join(evidence_seen[0].split())
     assert "an honest play" in " ".join(evidence_seen[1].split())
+
+
+@pytest.mark.asyncio
+async def test_late_uno_and_letting_a_missed_uno_go() -> None:
+    """The forgetful person plays a second-last card without UNO and calls it late with u
+    (the window's clock on the screen), and lets an AI's missed UNO go with n; the window then
+    closes on the server's timer (short here)."""
+    opts = options()
+    opts.seed = FORGETFUL_SEED
+    opts.uno_window_ms = 400
+    app = PlayApp(opts)
+    script = HumanScript(forgetful=True)
+    prompts: list[int] = []
+    async with app.run_test(size=SIZE) as pilot:
+        while await next_decision(app, pilot):
+            d = app.decision
+            assert d is not None
+            prompts.append(d.request.prompt)
+            if d.request.prompt == bot_pb2.PROMPT_LATE_UNO:
+                text = screen_text(app)
+                assert "UNO window" in text and "u: call it now" in " ".join(text.split())
+                check_snapshot("play_late_uno", text)
+            choice = script.choose(engine_view(d.request))
+            assert choice is not None
+            sent = len(app.sent)
+            for key in keys_for(app, choice):
+                await pilot.press(key)
+            await pilot.pause()
+            assert app.sent[sent:] == [choice]
+        session = app.session
+        assert session is not None and session.server is not None
+        hand = session.server.arena.tables[app.match_id].match.hand
+        await pilot.press("q")
+    _, offline = simulate(FORGETFUL_SEED, forgetful=True)
+    assert hand.actions == offline.hand.actions
+    assert bot_pb2.PROMPT_LATE_UNO in prompts and bot_pb2.PROMPT_UNO_WINDOW in prompts
+    assert (0, A.CALL_UNO) in hand.actions and (0, A.NO_CATCH) in hand.actions
+    assert (-1, 6) in hand.actions  # the window the person let go closed on its timer

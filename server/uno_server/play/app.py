@@ -197,12 +197,15 @@ class PlayApp(App[None]):
             self._say(f"Cannot start the table: {exc}  (q quits)")
 
     async def action_quit(self) -> None:
+        self._laid_out = False  # what the closing seat reports now is not drawn
         if self.session is not None:
+            self.error = self.error or self.session.failure
             await self.session.close()
             self.session = None
         self.exit()
 
     async def on_unmount(self) -> None:
+        self._laid_out = False
         if self.session is not None:
             await self.session.close()
             self.session = None
@@ -218,7 +221,7 @@ class PlayApp(App[None]):
     # ------------------------------------------------------------------ from the seat (Sink)
 
     def on_match_started(self, started: bot_pb2.MatchStarted) -> None:
-        if started.match_id == self.match_id:
+        if started.match_id == self.match_id or not self._laid_out:
             return
         self.match_id = started.match_id
         names = [player_name(s.player) for s in sorted(started.seats, key=lambda s: s.seat)]
@@ -233,7 +236,7 @@ class PlayApp(App[None]):
         self._changed()
 
     def on_events(self, match_id: str, seat: int, events: list[game_pb2.Event]) -> None:
-        if self.model is None or match_id != self.match_id:
+        if self.model is None or match_id != self.match_id or not self._laid_out:
             return
         log = self.query_one("#log", RichLog)
         width = log.scrollable_content_region.width or None
@@ -245,7 +248,7 @@ class PlayApp(App[None]):
 
     def on_decision(self, decision: Decision) -> None:
         req = decision.request
-        if self.model is None or req.match_id != self.match_id:
+        if self.model is None or req.match_id != self.match_id or not self._laid_out:
             return
         self.decision = decision
         self.model.sync_view(req.view)
@@ -294,8 +297,9 @@ class PlayApp(App[None]):
 
     def _changed(self) -> None:
         self.changed.set()
-        self.refresh_bindings()
-        self._refresh()
+        if self._laid_out:
+            self.refresh_bindings()
+            self._refresh()
 
     # ------------------------------------------------------------------ actions
 
