@@ -64,7 +64,7 @@ async def until(pilot: Any, cond: Callable[[], bool], timeout: float = 20.0) -> 
 
 
 async def test_join_mid_hand_then_follow_live_to_the_reveal() -> None:
-    async with live_server(hold_at=4, delay=0.03) as live:
+    async with live_server(hold_at=4, delay=0.1) as live:
         mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=11)
         await asyncio.wait_for(live.gate.held.wait(), 20)
         table = live.table(mid)

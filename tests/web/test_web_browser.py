@@ -75,7 +75,7 @@ async def held_match(hold_at: int, delay: float = 0.0) -> AsyncIterator[tuple[Li
 
 
 async def test_a_match_live_in_chromium() -> None:
-    async with held_match(3, delay=0.04) as (live, mid, base):
+    async with held_match(3, delay=0.15) as (live, mid, base):
         table = live.table(mid)
         async with chromium() as page:
             await page.goto(f"{base}/")
