@@ -202,3 +202,24 @@ async def test_late_uno_and_letting_a_missed_uno_go() -> None:
     assert bot_pb2.PROMPT_LATE_UNO in prompts and bot_pb2.PROMPT_UNO_WINDOW in prompts
     assert (0, A.CALL_UNO) in hand.actions and (0, A.NO_CATCH) in hand.actions
     assert (-1, 6) in hand.actions  # the window the person let go closed on its timer
+
+
+@pytest.mark.asyncio
+async def test_a_seven_swaps_hands_with_the_seat_chosen() -> None:
+    """Seven-o house rule: the 7's key asks which seat to swap with; its number answers."""
+    opts = options()
+    opts.seed = 1  # the person's first turn offers a 7 (yellow 7, code 23)
+    opts.rules = {"seven_o": True}
+    app = PlayApp(opts)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await next_decision(app, pilot)
+        assert app.model is not None
+        swaps = [a.id for a in app.decision.request.legal_actions if a.id >= A.SWAP_BASE]  # type: ignore[union-attr]
+        assert swaps == [3231, 3232, 3233]
+        await pilot.press(CARD_KEYS[app.model.hand.index(23)])
+        await settle(pilot)
+        assert "swaps hands: with which seat?" in screen_text(app)
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.sent == [3232]
+        await pilot.press("q")

@@ -92,6 +92,36 @@ class ColorScreen(ModalScreen[int | None]):
         self.dismiss(int(event.button.name or 0))
 
 
+class SeatScreen(ModalScreen[int | None]):
+    """Seven-o: choose the seat to swap hands with."""
+
+    DEFAULT_CSS = """
+    SeatScreen { align: center middle; }
+    SeatScreen > Vertical {
+        width: 60; height: auto; border: thick $accent; background: $surface; padding: 1 2;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(str(i), f"pick({i})", f"seat {i}", show=False) for i in range(10)),
+        Binding("escape", "pick(-1)", "cancel"),
+    ]
+
+    def __init__(self, choices: list[tuple[int, str]]) -> None:
+        super().__init__()
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("Your 7 swaps hands: with which seat?", style="bold"))
+            for seat, text in self.choices:
+                yield Static(f"{seat}: {text}")
+            yield Static("Press the seat's number, Esc to play something else.")
+
+    def action_pick(self, seat: int) -> None:
+        if seat < 0 or any(s == seat for s, _ in self.choices):
+            self.dismiss(seat if seat >= 0 else None)
+
+
 CARD_KEYS = "1234567890"
 
 
@@ -381,7 +411,28 @@ class PlayApp(App[None]):
             decision = self.decision
             self.push_screen(screen, lambda c: self._play_wild(decision, code, c))
             return
+        if any(a.HasField("target_seat") for a in plays):  # seven-o: a 7 swaps hands
+            choices = [
+                (
+                    a.target_seat,
+                    f"{model.who(a.target_seat)}, {model.seats[a.target_seat].cards} cards",
+                )
+                for a in plays
+            ]
+            decision = self.decision
+            self.push_screen(SeatScreen(choices), lambda s: self._play_swap(decision, plays, s))
+            return
         self._send(self._with_uno(plays).id)
+
+    def _play_swap(
+        self, decision: Decision | None, plays: list[game_pb2.LegalAction], seat: int | None
+    ) -> None:
+        if seat is None or decision is None or decision is not self.decision:
+            self._refresh()
+            return
+        chosen = [a for a in plays if a.target_seat == seat]
+        if chosen:
+            self._send(chosen[0].id)
 
     def _with_uno(self, plays: list[game_pb2.LegalAction]) -> game_pb2.LegalAction:
         want = [a for a in plays if a.uno == self.uno_armed]
