@@ -189,3 +189,17 @@ async def test_the_check_sees_a_hidden_card() -> None:
         assert check_no_hidden(f"seat 1 played {label(shown)}", public, "public card") == 1
         with pytest.raises(AssertionError, match="hidden card"):
             check_no_hidden(f"seat 2 holds {label(hidden[0])}", public_now(table), "leak")
+
+
+async def test_an_unknown_match_is_said() -> None:
+    async with live_server() as live:
+        app = WatchApp(live.addr, ADMIN, match_id="m999999-nothere")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: bool(app.error))
+            assert "NOT_FOUND" in app.error and "NOT_FOUND" in screen_text(app)
+            await pilot.press("q")
+        bad = WatchApp(live.addr, "wrong-admin-token", match_id="m1")
+        async with bad.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: bool(bad.error))
+            assert "admin token" in bad.error
+            await pilot.press("q")

@@ -249,6 +249,8 @@ class WatchApp(App[None]):
 
     def _followed(self, follower: Follower, line: LogLine | None) -> None:
         self.updates += 1
+        if follower.error and self.match_id:
+            self.error = follower.error  # the command says it again once the screen closes
         self._draw(follower)
 
     # ------------------------------------------------------------------ drawing
