@@ -102,6 +102,8 @@ async def test_a_match_live_in_chromium() -> None:
                 assert sorted(cards) == sorted(hand.hands[seat])
                 for code in hand.hands[seat]:
                     assert label(code) in dom["text"].lower()
+            # the stream's end event reached the page, after the last state
+            await page.wait_for("document.getElementById('conn').textContent === 'match over'")
             await page.settle()
             traffic = page.traffic
     assert len(seqs) >= 5, "the page did not update as the hand went on"
