@@ -29,6 +29,7 @@ from .scenario import AI_SEED, FORGETFUL_SEED, HUMAN, SCENARIOS, SEED, HumanScri
 from .snap import check_snapshot, screen_text, settle
 
 SIZE = (120, 42)
+CARD_HEX = ("#c62828", "#f0c814", "#1e823c", "#195ac8", "#323232")  # cards.CARD_STYLES
 
 
 def options() -> PlayOptions:
@@ -111,6 +112,11 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
             assert choice is not None, "the script answers every request"
             prompt = req.prompt
             if prompt == bot_pb2.PROMPT_TURN:
+                if "play_turn" not in snapped:  # the hand is drawn in its cards' colours
+                    svg = app.export_screenshot().lower()
+                    assert app.model is not None
+                    for code in app.model.hand:
+                        assert CARD_HEX[min(code >> 4, 4)] in svg, label(code)
                 snap("play_turn")
             elif prompt == bot_pb2.PROMPT_DRAWN:
                 snap("play_drawn")
