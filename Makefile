@@ -14,6 +14,8 @@ help:
 	@echo "make test          lint, type-check and run the whole test suite"
 	@echo "make bench-engine  engine hands/s against RLCard's UNO, side by side"
 	@echo "make golden        regenerate the golden transcripts in tests/engine/golden"
+	@echo "make snapshots     rewrite the play and watch screens' text snapshots"
+	@echo "make screenshots   the README's screenshots of the play, watch and web views"
 
 # Editable install; setup.py compiles the engine in place with mypyc when a C compiler is there.
 $(STAMP):
@@ -107,3 +109,13 @@ dashboards: venv
 monitor: venv
 	@command -v prometheus >/dev/null || { echo "make monitor needs Prometheus: sudo apt-get install prometheus" >&2; exit 1; }
 	PYTHON=$(BIN)/python deploy/monitor.sh
+
+# ---------------------------------------------------------------- play and watch
+.PHONY: snapshots screenshots
+# rewrite the text snapshots of the play and watch screens; review the diff before committing
+snapshots: venv
+	UPDATE_SNAPSHOTS=1 $(BIN)/pytest -q tests/play
+
+# the README's screenshots (needs Debian's chromium)
+screenshots: venv
+	$(BIN)/python -m tests.web.make_screenshots deploy/screenshots

@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_match_arguments(mat)
     mat.set_defaults(func=cmd_match)
+    from .play.cli import add_parsers as add_play_parsers
+
+    add_play_parsers(sub)
     from uno_tournament import cli as tournament_cli  # lazy: only when the parser is built
 
     tournament_cli.add_tournament_parser(sub)

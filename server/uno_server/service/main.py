@@ -115,6 +115,11 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, help="gRPC port; 0 picks a free one (default 50051)")
     p.add_argument("--metrics-port", type=int, help="Prometheus /metrics port (default: off)")
     p.add_argument(
+        "--web-port",
+        type=int,
+        help="serve the web view (live matches, spectator rules) on this port; 0 picks one",
+    )
+    p.add_argument(
         "--bot",
         action="append",
         default=[],
@@ -147,18 +152,33 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     return cfg
 
 
-async def serve(cfg: ServerConfig) -> int:
+async def serve(cfg: ServerConfig, web_port: int | None = None) -> int:
     server = ArenaServer(cfg)
     port = await server.start()
     print(f"uno-arena: serving on {cfg.host}:{port}", flush=True)
     if server.metrics_port is not None:
         print(f"uno-arena: metrics on http://{cfg.host}:{server.metrics_port}/metrics", flush=True)
+    web = None
+    if web_port is not None:  # the web view: a spectator of this server over loopback gRPC
+        from uno_server.web import start_web_view
+
+        web = await start_web_view(
+            grpc_host=cfg.host,
+            grpc_port=port,
+            admin_token=cfg.admin_token,
+            web_host=cfg.host,
+            web_port=web_port,
+            tls_cert=cfg.tls_cert,
+        )
+        print(f"uno-arena: web view on http://{cfg.host}:{web.port}/", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     print("uno-arena: stopping: no new matches; finishing hands in play", flush=True)
+    if web is not None:
+        await web.stop()
     await server.stop()
     return 0
 
@@ -167,7 +187,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run the game service until SIGTERM or Ctrl-C."""
     configure_logging(args.log_level, args.log_format == "json")
     cfg = config_from_args(args)
+    web_port = getattr(args, "web_port", None)
+    if web_port is not None and not 0 <= web_port <= 65535:
+        raise ConfigError(f"--web-port: must be 0-65535, got {web_port}")
     try:
-        return asyncio.run(serve(cfg))
+        return asyncio.run(serve(cfg, web_port))
     except OSError as exc:
         raise ConfigError(f"cannot serve on {cfg.host}:{cfg.port}: {exc}") from exc

@@ -1,0 +1,242 @@
+"""``uno-arena play`` and ``uno-arena watch``.
+
+Bad arguments print one plain line and exit 2 before any screen opens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import logging
+import os
+import re
+import sys
+
+import structlog
+
+from .human import NO_DEADLINE_MS
+from .session import PRACTICE_WINDOW_MS, PlayOptions, SetupError, split_addr
+
+PLAY_HELP = """\
+Take a seat at a UNO table in the terminal.
+
+  uno-arena play --practice                      you and three practice AIs, on this machine
+  uno-arena play --seats me mybot ai ai          your own bot at the table (it connects to the
+                                                 address and token the screen shows)
+  uno-arena play --listen 0.0.0.0:50051 --seats me alice bob ai
+                                                 friends at one table: each runs the command the
+                                                 screen shows, from their own terminal
+  uno-arena play --server HOST:PORT --token T --name me
+                                                 a seat on a running server; add --admin-token A
+                                                 --seats me mybot heuristic heuristic to start
+                                                 the match yourself
+
+Seats: me (you), ai (practice AI, embedded table only), heuristic / random (the server's
+built-in bots), or any other name: a bot or a friend that connects with its token.
+"""
+
+WATCH_HELP = """\
+Watch matches live, read-only, as a spectator: public information while a hand runs, every hand
+revealed when it ends.
+
+  uno-arena watch --server HOST:PORT --admin-token A              every table in play
+  uno-arena watch --server HOST:PORT --admin-token A --tournament ID
+  uno-arena watch --server HOST:PORT --admin-token A MATCH_ID [--from-start]
+"""
+
+
+def default_name() -> str:
+    try:
+        name = re.sub(r"[^A-Za-z0-9_.-]", "", getpass.getuser())[:64]
+    except Exception:  # no login name (containers)
+        name = ""
+    return name or "player"
+
+
+def _kv(items: list[str] | None, flag: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SetupError(f"{flag} {item!r}: write it as NAME=VALUE")
+        out[key] = value
+    return out
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    play = sub.add_parser(
+        "play",
+        help="take a seat at a table in the terminal (against AI, your bot, or friends)",
+        description=PLAY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    play.add_argument("--server", help="a running server HOST:PORT (default: start one here)")
+    play.add_argument("--token", help="your seat's bot token on that server")
+    play.add_argument("--name", default=None, help="your name at the table (a bot name)")
+    play.add_argument("--admin-token", help="the server's admin token, to start the match")
+    play.add_argument("--seats", nargs="+", metavar="SEAT", help="who sits where (see above)")
+    play.add_argument(
+        "--bot",
+        action="append",
+        metavar="NAME=TOKEN",
+        help="embedded table: the token a bot named in --seats connects with (default: a new "
+        "one, shown on the screen)",
+    )
+    play.add_argument(
+        "--listen",
+        default="127.0.0.1:0",
+        help="embedded table: where its server listens (default 127.0.0.1, any free port)",
+    )
+    play.add_argument(
+        "--practice",
+        action="store_true",
+        help=f"slow practice: {PRACTICE_WINDOW_MS // 1000} s UNO window, no deadline",
+    )
+    play.add_argument(
+        "--decision-ms",
+        type=int,
+        help=f"time per decision, 1-{NO_DEADLINE_MS} (default 30000; practice: no deadline)",
+    )
+    play.add_argument("--uno-window-ms", type=int, help="UNO catch window (default 2000)")
+    play.add_argument(
+        "--target-score",
+        type=int,
+        help="play hands until someone reaches this score (default: one hand, as WANGO does)",
+    )
+    play.add_argument("--rule", action="append", metavar="NAME=VALUE", help="a house rule")
+    play.add_argument("--seed", type=int, help="seed of the deal (default: random)")
+    play.add_argument("--log-file", help="write the client's and server's logs here")
+    play.set_defaults(func=cmd_play)
+
+    watch = sub.add_parser(
+        "watch",
+        help="watch matches live, read-only (one match, or a tournament's tables)",
+        description=WATCH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    watch.add_argument("match_id", nargs="?", help="one match (default: every table in play)")
+    watch.add_argument("--server", default="127.0.0.1:50051", help="server HOST:PORT")
+    watch.add_argument(
+        "--admin-token",
+        default=os.environ.get("UNO_ARENA_ADMIN_TOKEN"),
+        help="the server's admin token (or env UNO_ARENA_ADMIN_TOKEN)",
+    )
+    watch.add_argument("--tournament", help="only the tables of this tournament id")
+    watch.add_argument("--label", action="append", metavar="NAME=VALUE", help="filter by label")
+    watch.add_argument(
+        "--from-start",
+        action="store_true",
+        help="replay what already happened at a watchable pace (default: jump to now)",
+    )
+    watch.add_argument(
+        "--pace-ms", type=int, default=400, help="pace of --from-start per event (400)"
+    )
+    watch.add_argument("--log-file", help="write logs here")
+    watch.set_defaults(func=cmd_watch)
+
+
+def quiet_logs(path: str | None) -> None:
+    """Logs would draw over the screen: send them to a file, or drop them."""
+    stream = open(path, "a", encoding="utf-8") if path else open(os.devnull, "w")  # noqa: SIM115
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        cache_logger_on_first_use=False,
+    )
+    logging.basicConfig(stream=stream, level=logging.INFO, force=True)
+
+
+def play_options(args: argparse.Namespace) -> PlayOptions:
+    rules: dict[str, object] = {}
+    for key, value in _kv(args.rule, "--rule").items():
+        try:
+            rules[key] = json.loads(value)
+        except json.JSONDecodeError:
+            rules[key] = value
+    opts = PlayOptions(
+        server=args.server,
+        listen=args.listen,
+        name=args.name or default_name(),
+        token=args.token or "",
+        admin_token=args.admin_token or "",
+        seats=list(args.seats or []),
+        bot_tokens=_kv(args.bot, "--bot"),
+        practice=args.practice,
+        decision_ms=args.decision_ms,
+        uno_window_ms=args.uno_window_ms,
+        target_score=args.target_score,
+        rules=rules,
+        seed=args.seed,
+    )
+    if opts.server:
+        split_addr(opts.server)
+        if not opts.token:
+            raise SetupError("--token: your seat's bot token on that server is required")
+    else:
+        split_addr(opts.listen)
+    for name, token in opts.bot_tokens.items():
+        if len(token) < 8:
+            raise SetupError(f"--bot {name}: the token must be at least 8 characters")
+    # every check that needs no server, before the screen opens
+    opts.seat_specs()
+    opts.rule_set()
+    opts.time_control()
+    if opts.uno_window_ms is not None and not 0 <= opts.uno_window_ms <= 60_000:
+        raise SetupError("--uno-window-ms: must be 0-60000")
+    if opts.target_score is not None and not 1 <= opts.target_score <= 100_000:
+        raise SetupError("--target-score: must be 1-100000")
+    return opts
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Take a seat at a table (see uno-arena play --help)."""
+    try:
+        opts = play_options(args)
+    except SetupError as exc:
+        print(f"uno-arena play: {exc}", file=sys.stderr)
+        return 2
+    from .app import PlayApp
+
+    quiet_logs(args.log_file)
+    app = PlayApp(opts)
+    app.run()
+    if app.error:
+        print(f"uno-arena play: {app.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Watch matches live (see uno-arena watch --help)."""
+    try:
+        split_addr(args.server)
+        if not args.admin_token:
+            raise SetupError("--admin-token: the server's admin token is required to watch")
+        labels = _kv(args.label, "--label")
+        if args.tournament:
+            labels["tournament"] = args.tournament
+        if args.pace_ms < 0:
+            raise SetupError("--pace-ms: must be 0 or more")
+    except SetupError as exc:
+        print(f"uno-arena watch: {exc}", file=sys.stderr)
+        return 2
+    from .watch import WatchApp
+
+    quiet_logs(args.log_file)
+    app = WatchApp(
+        args.server,
+        args.admin_token,
+        match_id=args.match_id,
+        labels=labels,
+        pace=args.pace_ms / 1000 if args.from_start else 0.0,
+    )
+    app.run()
+    if app.error:
+        print(f"uno-arena watch: {app.error}", file=sys.stderr)
+        return 1
+    return 0

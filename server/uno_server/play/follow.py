@@ -1,0 +1,173 @@
+"""A spectator's side of the admin API: list matches, follow one through ``WatchMatch``.
+
+Only ``ListMatches``, ``GetMatch`` and ``WatchMatch`` are used: a spectator view can never start,
+change or cancel a match, and sees exactly what the spectator stream carries (public information
+while a hand runs, every hand revealed when it ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+import grpc
+
+from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
+
+from .model import LogLine, TableModel, player_name
+
+# A stream cut for these reasons is resumed from the last event seen.
+_RESUMABLE = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL}
+)
+
+
+class WatchError(Exception):
+    """The server refused (bad token, unknown match) or stayed unreachable."""
+
+
+class Spectator:
+    """The admin calls a spectator needs, over one channel."""
+
+    def __init__(self, channel: grpc.aio.Channel, admin_token: str) -> None:
+        self.stub = admin_pb2_grpc.AdminServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.md = (("authorization", f"Bearer {admin_token}"),)
+
+    async def matches(
+        self, *, running: bool = False, labels: Mapping[str, str] | None = None, limit: int = 500
+    ) -> list[admin_pb2.MatchInfo]:
+        """Matches, newest first."""
+        req = admin_pb2.ListMatchesRequest(page_size=min(limit, 500), labels=dict(labels or {}))
+        if running:
+            req.states.append(admin_pb2.MATCH_STATE_RUNNING)
+        out: list[admin_pb2.MatchInfo] = []
+        try:
+            while len(out) < limit:
+                res = await self.stub.ListMatches(req, metadata=self.md, timeout=10)
+                out.extend(res.matches)
+                if not res.next_page_token:
+                    break
+                req.page_token = res.next_page_token
+        except grpc.aio.AioRpcError as exc:
+            raise WatchError(_explain(exc)) from exc
+        out.sort(key=lambda m: (m.created_at.ToNanoseconds(), m.match_id), reverse=True)
+        return out[:limit]
+
+    async def stream(
+        self, match_id: str, after: int = 0
+    ) -> AsyncIterator[admin_pb2.WatchMatchResponse]:
+        """The WatchMatch stream from ``after``, resumed from the last event seen when the
+        connection drops or the server cuts a slow reader off."""
+        last = after
+        failures = 0
+        while True:
+            call = self.stub.WatchMatch(
+                admin_pb2.WatchMatchRequest(match_id=match_id, after_sequence=last),
+                metadata=self.md,
+            )
+            try:
+                async for msg in call:
+                    failures = 0
+                    if msg.WhichOneof("kind") == "event":
+                        if msg.event.sequence <= last:
+                            continue
+                        last = msg.event.sequence
+                    yield msg
+                return
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() not in _RESUMABLE or failures >= 20:
+                    raise WatchError(_explain(exc)) from exc
+                failures += 1
+                await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+
+def _explain(exc: grpc.aio.AioRpcError) -> str:
+    code = exc.code()
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return "the server refused the admin token (--admin-token)"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return f"cannot reach the server: {exc.details()}"
+    return f"{code.name}: {exc.details()}"
+
+
+def names_of(info: admin_pb2.MatchInfo) -> list[str]:
+    return [player_name(s.player) for s in sorted(info.seats, key=lambda s: s.seat)]
+
+
+def model_for(info: admin_pb2.MatchInfo) -> TableModel:
+    model = TableModel.for_rules(names_of(info), info.rules)
+    model.match_id = info.match_id
+    for s in info.seats:
+        if 0 <= s.seat < model.n:
+            model.seats[s.seat].taken_over = s.taken_over
+    return model
+
+
+Listener = Callable[["Follower", LogLine | None], Awaitable[None] | None]
+
+
+@dataclass
+class Follower:
+    """Follows one match into a :class:`TableModel`.
+
+    The stream always starts at the match's first event, so a spectator who joins in the middle
+    still knows every count; :attr:`caught_up` turns true at the event that was the latest when
+    watching began. ``pace`` (seconds per event) replays the part before that slowly, to follow
+    a match from its start; 0 jumps straight to the present."""
+
+    spectator: Spectator
+    match_id: str
+    pace: float = 0.0
+    model: TableModel | None = None
+    info: admin_pb2.MatchInfo | None = None
+    caught_up: bool = False
+    ended: bool = False
+    error: str = ""
+    lines: list[LogLine] = field(default_factory=list)
+
+    async def run(self, listener: Listener) -> None:
+        try:
+            await self._run(listener)
+        except WatchError as exc:
+            self.error = str(exc)
+            self.ended = True
+            await _call(listener, self, None)
+
+    async def _run(self, listener: Listener) -> None:
+        target = 0
+        async for msg in self.spectator.stream(self.match_id):
+            kind = msg.WhichOneof("kind")
+            if kind == "match":
+                first = self.info is None
+                self.info = msg.match
+                if first:
+                    self.model = model_for(msg.match)
+                    target = msg.match.last_sequence
+                    self.caught_up = target == 0
+                    if self.caught_up:
+                        await _call(listener, self, None)
+                elif msg.match.state != admin_pb2.MATCH_STATE_RUNNING:
+                    self.ended = True
+                continue
+            if kind != "event" or self.model is None:
+                continue
+            line = self.model.apply(msg.event)
+            if line is not None:
+                self.lines.append(line)
+            if not self.caught_up and msg.event.sequence >= target:
+                self.caught_up = True
+            if self.caught_up:
+                await _call(listener, self, line)
+            elif self.pace > 0 and line is not None:
+                await _call(listener, self, line)
+                await asyncio.sleep(self.pace)
+        self.ended = True
+        self.caught_up = True
+        await _call(listener, self, None)
+
+
+async def _call(listener: Listener, follower: Follower, line: LogLine | None) -> None:
+    result = listener(follower, line)
+    if result is not None:
+        await result

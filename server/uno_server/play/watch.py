@@ -1,0 +1,341 @@
+"""``uno-arena watch``: a live, read-only view of one match or of every table of a tournament.
+
+It is a spectator: it reads ``AdminService.WatchMatch`` (public information while a hand runs,
+every hand revealed when it ends) and ``ListMatches``, and nothing else.
+
+* With a match id it shows that table: seats and card counts, top card, colour, direction, the
+  UNO window, what happened in words, and every hand once the hand is over.
+* Without one it shows the tables in play (of one tournament with ``--tournament``), one card
+  per table, following each table from match to match; 1-9 opens a table, Esc goes back.
+
+Joining a match in the middle replays its public events first, so the counts are right at once;
+``--from-start`` replays them at a watchable pace instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import ClassVar
+
+import grpc
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, Horizontal, Vertical
+from textual.widgets import Footer, RichLog, Static
+
+from uno_server.gen.uno.v1 import admin_pb2
+
+from .cards import color_text, face
+from .follow import Follower, Spectator, WatchError
+from .model import LogLine, TableModel
+from .render import line_text, seats_table, table_text
+
+MAX_TABLES = 9
+
+
+def table_key(info: admin_pb2.MatchInfo) -> str:
+    """Matches of one tournament table share a key (labels ``tournament`` and ``table``)."""
+    labels = info.labels
+    if "table" in labels:
+        return f"{labels.get('tournament', '')}/{labels['table']}"
+    return info.match_id
+
+
+def card_title(follower: Follower) -> str:
+    info = follower.info
+    labels = info.labels if info is not None else {}
+    parts = []
+    if "tournament" in labels:
+        parts.append(f"{labels['tournament']}")
+    if "table" in labels:
+        parts.append(f"table {labels['table']}")
+    parts.append(follower.match_id)
+    return " · ".join(parts)
+
+
+def compact(model: TableModel | None, follower: Follower) -> RenderableType:
+    """One table in a few lines, for the tables view."""
+    if follower.error:
+        return Text(follower.error, style="red")
+    if model is None or not follower.caught_up:
+        return Text("joining ...", style="italic")
+    seats = Table(box=None, expand=True, pad_edge=False, show_header=False)
+    seats.add_column(width=1, no_wrap=True)
+    seats.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    seats.add_column(justify="right", width=3)
+    seats.add_column(width=3)
+    for s in model.seats:
+        marker = "▶" if model.in_hand and s.seat == model.current else ""
+        uno = "1!" if model.window == s.seat else ("UNO" if s.uno and s.cards == 1 else "")
+        seats.add_row(marker, f"{s.seat} {model.names[s.seat]}", str(s.cards), uno)
+    body: list[RenderableType] = [seats]
+    top = Text(f"hand {model.hand_number}  top ")
+    top.append_text(face(model.top) if model.top >= 0 else Text("-"))
+    top.append("  colour ")
+    top.append_text(color_text(model.color))
+    if model.phase == "over" and model.winner >= 0:
+        top.append(f"  {model.who(model.winner)} won", style="bold green")
+    body.append(top)
+    recent = list(model.log)[-3:]
+    body.extend(line_text(line) for line in recent)
+    return Group(*body)
+
+
+class TableView(Vertical):
+    """One table, as in the play screen but with no hand and no moves."""
+
+    DEFAULT_CSS = """
+    TableView { height: 1fr; }
+    TableView .upper { height: auto; }
+    TableView .seats, TableView .table {
+        width: 1fr; height: auto; border: round $primary; padding: 0 1;
+    }
+    TableView RichLog { height: 1fr; border: round $primary; padding: 0 1; }
+    """
+
+    def __init__(self, follower: Follower) -> None:
+        super().__init__()
+        self.follower = follower
+        self._shown = 0
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="upper"):
+            yield Static(classes="seats")
+            yield Static(classes="table")
+        yield RichLog(wrap=True, markup=False, max_lines=1000, auto_scroll=True)
+
+    def on_mount(self) -> None:
+        self.query_one(".seats").border_title = "Seats"
+        self.query_one(".table").border_title = "Table"
+        self.query_one(RichLog).border_title = "What happened"
+        self.update()
+
+    def update(self, now: float | None = None) -> None:
+        f = self.follower
+        model = f.model
+        seats = self.query_one(".seats", Static)
+        table = self.query_one(".table", Static)
+        log = self.query_one(RichLog)
+        if f.error:
+            seats.update(Text(f.error, style="red"))
+            return
+        if model is None:
+            seats.update(Text("joining ...", style="italic"))
+            return
+        seats.update(seats_table(model))
+        table.update(table_text(model, now=now))
+        if not log.size.width:  # not laid out yet: lines would wrap at a default width
+            self.call_after_refresh(self.update, now)
+            return
+        lines = f.lines
+        width = log.scrollable_content_region.width
+        for line in lines[self._shown :]:
+            log.write(line_text(line), width=width)
+        self._shown = len(lines)
+
+
+class WatchApp(App[None]):
+    """A spectator's screen. ``match_id`` picks one match; otherwise every table in play."""
+
+    TITLE = "UNO Arena · watch"
+    CSS = """
+    #status { height: 1; background: $boost; padding: 0 1; }
+    #tables { grid-size: 3; grid-gutter: 0 1; height: 1fr; }
+    .card { border: round $primary; padding: 0 1; height: auto; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "open(1)", "open a table", key_display="1-9"),
+        *(Binding(str(i), f"open({i})", f"table {i}", show=False) for i in range(2, 10)),
+        Binding("escape", "back", "all tables"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(
+        self,
+        server: str,
+        admin_token: str,
+        *,
+        match_id: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        pace: float = 0.0,
+        poll_s: float = 1.0,
+        channel: grpc.aio.Channel | None = None,
+    ) -> None:
+        super().__init__()
+        self.server = server
+        self.admin_token = admin_token
+        self.match_id = match_id
+        self.labels = dict(labels or {})
+        self.pace = pace
+        self.poll_s = poll_s
+        self._channel = channel
+        self._own_channel = channel is None
+        self.spectator: Spectator | None = None
+        self.followers: dict[str, Follower] = {}
+        """Followed matches, by table key (or match id)."""
+        self.focus_key: str | None = None
+        self.error = ""
+        self.updates = 0
+        """Number of updates drawn (tests wait on it)."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield Vertical(id="body")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        if self._channel is None:
+            self._channel = grpc.aio.insecure_channel(self.server)
+        self.spectator = Spectator(self._channel, self.admin_token)
+        if self.match_id:
+            follower = Follower(self.spectator, self.match_id, pace=self.pace)
+            self.followers[self.match_id] = follower
+            self.focus_key = self.match_id
+            await self._show()
+            self.run_worker(follower.run(self._followed), name=f"follow-{self.match_id}")
+        else:
+            await self._show()
+            self.run_worker(self._poll(), name="poll")
+        self.set_interval(0.25, self._tick)
+        self._status()
+
+    async def on_unmount(self) -> None:
+        if self._own_channel and self._channel is not None:
+            await self._channel.close()
+
+    # ------------------------------------------------------------------ data
+
+    async def _poll(self) -> None:
+        assert self.spectator is not None
+        while True:
+            try:
+                infos = await self.spectator.matches(labels=self.labels, limit=200)
+                self.error = ""
+            except WatchError as exc:
+                self.error = str(exc)
+                self._status()
+                await asyncio.sleep(self.poll_s)
+                continue
+            chosen: dict[str, admin_pb2.MatchInfo] = {}
+            for info in infos:  # newest first: the first running match of each table wins
+                key = table_key(info)
+                have = chosen.get(key)
+                running = info.state == admin_pb2.MATCH_STATE_RUNNING
+                if have is None or (running and have.state != admin_pb2.MATCH_STATE_RUNNING):
+                    chosen[key] = info
+            keys = sorted(chosen, key=_natural)[:MAX_TABLES]
+            changed = False
+            for key in keys:
+                info = chosen[key]
+                old = self.followers.get(key)
+                if old is None or (old.match_id != info.match_id and old.ended):
+                    follower = Follower(self.spectator, info.match_id, pace=self.pace)
+                    self.followers[key] = follower
+                    self.run_worker(follower.run(self._followed), name=f"follow-{key}")
+                    changed = True
+            for key in list(self.followers):
+                if key not in chosen and self.followers[key].ended and key != self.focus_key:
+                    del self.followers[key]
+                    changed = True
+            if changed:
+                await self._show()
+            self._status()
+            await asyncio.sleep(self.poll_s)
+
+    def _followed(self, follower: Follower, line: LogLine | None) -> None:
+        self.updates += 1
+        if follower.error and self.match_id:
+            self.error = follower.error  # the command says it again once the screen closes
+        self._draw(follower)
+
+    # ------------------------------------------------------------------ drawing
+
+    def _ordered(self) -> list[tuple[str, Follower]]:
+        return sorted(self.followers.items(), key=lambda kv: _natural(kv[0]))
+
+    async def _show(self) -> None:
+        body = self.query_one("#body", Vertical)
+        await body.remove_children()
+        if self.focus_key is not None and self.focus_key in self.followers:
+            await body.mount(TableView(self.followers[self.focus_key]))
+        else:
+            grid = Grid(id="tables")
+            await body.mount(grid)
+            cards = []
+            for i, (key, f) in enumerate(self._ordered(), start=1):
+                card = Static(compact(f.model, f), classes="card", name=key)
+                card.border_title = f"{i}  {card_title(f)}"
+                cards.append(card)
+            if cards:
+                await grid.mount_all(cards)
+            else:
+                await grid.mount(Static(Text("No matches in play yet ...", style="italic")))
+        self._status()
+
+    def _draw(self, follower: Follower) -> None:
+        for view in self.query(TableView):
+            if view.follower is follower:
+                view.update(now=_wall())
+        numbers = {key: i for i, (key, _) in enumerate(self._ordered(), start=1)}
+        for card in self.query(".card").results(Static):
+            f = self.followers.get(card.name or "")
+            if f is follower:
+                card.update(compact(f.model, f))
+                card.border_title = f"{numbers.get(card.name or '', '?')}  {card_title(f)}"
+        self._status()
+
+    def _tick(self) -> None:
+        for view in self.query(TableView):
+            model = view.follower.model
+            if model is not None and model.window >= 0:
+                view.update(now=_wall())
+
+    def _status(self) -> None:
+        parts = ["UNO Arena · watching (read-only)", self.server]
+        if self.focus_key is not None and self.focus_key in self.followers:
+            f = self.followers[self.focus_key]
+            parts.append(card_title(f))
+            if f.model is not None and f.model.hand_number:
+                parts.append(f"hand {f.model.hand_number}")
+            if f.ended:
+                parts.append("ended")
+            elif not f.caught_up:
+                parts.append("replaying from the start" if self.pace else "joining")
+        else:
+            running = sum(1 for f in self.followers.values() if not f.ended)
+            parts.append(f"{len(self.followers)} tables, {running} in play")
+            if self.labels:
+                parts.append(" ".join(f"{k}={v}" for k, v in sorted(self.labels.items())))
+        if self.error:
+            parts.append(self.error)
+        self.query_one("#status", Static).update(Text("  ·  ".join(parts), style="bold"))
+
+    # ------------------------------------------------------------------ keys
+
+    async def action_open(self, number: int) -> None:
+        if self.match_id:
+            return
+        ordered = self._ordered()
+        if 1 <= number <= len(ordered):
+            self.focus_key = ordered[number - 1][0]
+            await self._show()
+
+    async def action_back(self) -> None:
+        if self.match_id or self.focus_key is None:
+            return
+        self.focus_key = None
+        await self._show()
+
+
+def _natural(key: str) -> tuple[str, int, str]:
+    head, _, tail = key.rpartition("/")
+    return (head, int(tail) if tail.isdigit() else 1 << 30, tail)
+
+
+def _wall() -> float:
+    return time.time()

@@ -1,0 +1,293 @@
+"""The web view's HTTP side (aiohttp): pages, a JSON list of matches, and one server-sent-event
+stream per watched table.
+
+==================================  =========================================================
+``GET /``                           the page (lists live matches; ``#/match/ID`` shows one)
+``GET /static/{file}``              its script and style sheet
+``GET /api/matches``                matches, newest first (``?label=KEY=VALUE`` filters)
+``GET /api/matches/{id}/events``    ``text/event-stream``: ``state`` events with the table as
+                                    JSON after every change, ``end`` when the match is over
+==================================  =========================================================
+
+Every table state is built by :class:`~uno_server.play.model.TableModel` from the spectator
+stream alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from importlib import resources
+from typing import Any
+
+import grpc
+from aiohttp import web
+
+from uno_server.gen.uno.v1 import admin_pb2
+from uno_server.play.cards import COLOR_WORDS, label
+from uno_server.play.follow import Follower, Spectator, WatchError, names_of
+from uno_server.play.model import CardRef, ColorRef, LogLine, TableModel
+
+LOG_LINES = 40
+HEARTBEAT_S = 15.0
+_STATES = {
+    admin_pb2.MATCH_STATE_RUNNING: "running",
+    admin_pb2.MATCH_STATE_FINISHED: "finished",
+    admin_pb2.MATCH_STATE_CANCELLED: "cancelled",
+}
+_STATIC = {"app.js": "application/javascript", "style.css": "text/css"}
+
+
+def card_json(code: int) -> dict[str, Any]:
+    return {"code": code, "label": label(code), "color": COLOR_WORDS[min(code >> 4, 4)]}
+
+
+def line_json(line: LogLine) -> dict[str, Any]:
+    parts: list[Any] = []
+    for p in line.parts:
+        if isinstance(p, CardRef):
+            parts.append({"card": card_json(p.code)})
+        elif isinstance(p, ColorRef):
+            parts.append({"color": COLOR_WORDS[p.color]})
+        else:
+            parts.append(p)
+    return {"seq": line.sequence, "hand": line.hand_number, "kind": line.kind, "parts": parts}
+
+
+def state_json(
+    model: TableModel, info: admin_pb2.MatchInfo | None, *, ended: bool
+) -> dict[str, Any]:
+    """One table as a spectator sees it, for the browser."""
+    seats = []
+    for s in model.seats:
+        seats.append(
+            {
+                "seat": s.seat,
+                "name": model.names[s.seat],
+                "cards": s.cards,
+                "uno": s.uno and s.cards == 1,
+                "total": s.total,
+                "connected": s.connected,
+                "taken_over": s.taken_over,
+                "revealed": [card_json(c) for c in s.revealed]
+                if s.revealed is not None and model.phase == "over"
+                else None,
+                "points_held": s.points_held,
+            }
+        )
+    labels = dict(info.labels) if info is not None else {}
+    return {
+        "match_id": model.match_id,
+        "labels": labels,
+        "state": _STATES.get(info.state, "running") if info is not None else "running",
+        "ended": ended,
+        "seq": model.last_sequence,
+        "hand": model.hand_number,
+        "phase": model.phase,
+        "dealer": model.dealer,
+        "direction": model.direction,
+        "current": model.current if model.in_hand else -1,
+        "window": (
+            {"offender": model.window, "closes_at": model.window_closes}
+            if model.window >= 0
+            else None
+        ),
+        "penalty": model.penalty,
+        "top": card_json(model.top) if model.top >= 0 else None,
+        "color": COLOR_WORDS[model.color] if 0 <= model.color < 4 else None,
+        "draw_pile": model.draw_pile,
+        "discard": model.discard,
+        "seats": seats,
+        "winner": model.winner,
+        "match_over": model.match_over,
+        "winners": list(model.winners),
+        "cancelled": model.cancelled,
+        "log": [line_json(line) for line in list(model.log)[-LOG_LINES:]],
+    }
+
+
+def match_json(info: admin_pb2.MatchInfo) -> dict[str, Any]:
+    return {
+        "match_id": info.match_id,
+        "state": _STATES.get(info.state, "unknown"),
+        "seats": names_of(info),
+        "hand": info.hand_number,
+        "totals": list(info.totals),
+        "winners": list(info.winners),
+        "labels": dict(info.labels),
+        "created": info.created_at.ToNanoseconds() / 1e9,
+    }
+
+
+class WebView:
+    """The web view of one server, reached at ``target`` with ``admin_token``."""
+
+    def __init__(
+        self,
+        target: str,
+        admin_token: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        self.target = target
+        self.admin_token = admin_token
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+        self.channel: grpc.aio.Channel | None = None
+        self.spectator: Spectator | None = None
+        self._runner: web.AppRunner | None = None
+        self._streams: set[asyncio.Task[Any]] = set()
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/", self.index)
+        app.router.add_get("/static/{name}", self.static)
+        app.router.add_get("/api/matches", self.matches)
+        app.router.add_get("/api/matches/{match_id}/events", self.events)
+        app.router.add_get("/healthz", self.healthz)
+        return app
+
+    async def start(self) -> int:
+        if self.credentials is not None:
+            self.channel = grpc.aio.secure_channel(self.target, self.credentials)
+        else:
+            self.channel = grpc.aio.insecure_channel(self.target)
+        self.spectator = Spectator(self.channel, self.admin_token)
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        return self.port
+
+    async def stop(self) -> None:
+        for task in list(self._streams):
+            task.cancel()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self.channel is not None:
+            await self.channel.close()
+
+    # ------------------------------------------------------------------ handlers
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        return self._file("index.html", "text/html")
+
+    async def static(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        if name not in _STATIC:
+            raise web.HTTPNotFound(text=f"no such file: {name}")
+        return self._file(name, _STATIC[name])
+
+    @staticmethod
+    def _file(name: str, content_type: str) -> web.Response:
+        body = resources.files(__package__).joinpath("static", name).read_bytes()
+        return web.Response(
+            body=body,
+            content_type=content_type,
+            charset="utf-8",
+            headers={"Cache-Control": "no-cache"},
+        )
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def matches(self, request: web.Request) -> web.Response:
+        assert self.spectator is not None
+        labels = {}
+        for item in request.query.getall("label", []):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise web.HTTPBadRequest(text="label: write it as KEY=VALUE")
+            labels[key] = value
+        try:
+            infos = await self.spectator.matches(labels=labels, limit=200)
+        except WatchError as exc:
+            raise web.HTTPBadGateway(text=str(exc)) from exc
+        infos.sort(key=lambda m: m.state != admin_pb2.MATCH_STATE_RUNNING)
+        return web.json_response({"matches": [match_json(i) for i in infos]})
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        assert self.spectator is not None
+        match_id = request.match_info["match_id"]
+        resp = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await resp.prepare(request)
+        follower = Follower(self.spectator, match_id)
+        lock = asyncio.Lock()
+
+        async def send(event: str, data: Any) -> None:
+            payload = json.dumps(data, separators=(",", ":"))
+            async with lock:
+                await resp.write(f"event: {event}\ndata: {payload}\n\n".encode())
+
+        async def on_change(f: Follower, line: LogLine | None) -> None:
+            if f.error:
+                await send("problem", {"message": f.error})
+                return
+            if f.model is not None:
+                await send("state", state_json(f.model, f.info, ended=f.ended))
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(HEARTBEAT_S)
+                async with lock:
+                    await resp.write(b": keep-alive\n\n")
+
+        task = asyncio.current_task()
+        if task is not None:
+            self._streams.add(task)
+        heart = asyncio.create_task(beat())
+        try:
+            await follower.run(on_change)
+            await send("end", {"match_id": match_id})
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass  # the browser went away, or the server stops
+        finally:
+            heart.cancel()
+            if task is not None:
+                self._streams.discard(task)
+        with contextlib.suppress(ConnectionResetError):
+            await resp.write_eof()
+        return resp
+
+
+def loopback(host: str, port: int) -> str:
+    """The address of a server listening on ``host`` as seen from the same machine."""
+    if host in ("0.0.0.0", "", "::", "[::]"):
+        host = "127.0.0.1"
+    return f"{host}:{port}"
+
+
+async def start_web_view(
+    *,
+    grpc_host: str,
+    grpc_port: int,
+    admin_token: str,
+    web_host: str,
+    web_port: int,
+    tls_cert: str = "",
+) -> WebView:
+    """Start the web view of the server on ``grpc_port`` (``uno-arena serve --web-port``). With
+    TLS it reaches the server as ``localhost``, trusting the server's own certificate."""
+    credentials = None
+    target = loopback(grpc_host, grpc_port)
+    if tls_cert:
+        with open(tls_cert, "rb") as f:
+            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+        target = f"localhost:{grpc_port}"
+    view = WebView(target, admin_token, host=web_host, port=web_port, credentials=credentials)
+    await view.start()
+    return view

@@ -1,0 +1,94 @@
+"""``uno-arena play`` on a running server, a refused token, and bad arguments (one plain line,
+exit 2, before any screen opens)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from uno_server.cli import main
+from uno_server.play.app import PlayApp
+from uno_server.play.human import NO_DEADLINE_MS
+from uno_server.play.session import PRACTICE_WINDOW_MS, PlayOptions
+
+from .live import ADMIN, live_server
+
+ME = "me-token-for-playing"
+
+
+@pytest.mark.asyncio
+async def test_a_seat_on_a_running_server_started_with_the_admin_token() -> None:
+    async with live_server(extra_bots={"me": ME}) as live:
+        app = PlayApp(
+            PlayOptions(
+                server=live.addr,
+                token=ME,
+                name="me",
+                admin_token=ADMIN,
+                seats=["me", "heuristic", "gate", "random"],
+                practice=True,
+                seed=3,
+            )
+        )
+        async with app.run_test(size=(120, 40)) as pilot:
+            end = time.monotonic() + 20
+            while app.decision is None:
+                assert time.monotonic() < end, app.lobby
+                await pilot.pause(0.02)
+            assert app.model is not None
+            assert app.model.names == ["me", "heuristic", "gate", "random"]
+            table = live.table(app.match_id)
+            assert table.time_control.decision_ms == NO_DEADLINE_MS
+            assert table.match.rules.uno_window_ms == PRACTICE_WINDOW_MS
+            assert table.match.rules.scoring == "single_hand"
+            sent = len(app.sent)
+            await pilot.press("d" if app._legal(1) else "1")
+            await pilot.pause()
+            assert len(app.sent) == sent + 1
+            await pilot.press("q")
+
+
+@pytest.mark.asyncio
+async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
+    async with live_server() as live:
+        app = PlayApp(PlayOptions(server=live.addr, token="not-a-token-1", name="me"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            end = time.monotonic() + 20
+            while "failed" not in app.lobby:
+                assert time.monotonic() < end, app.lobby
+                await pilot.pause(0.02)
+            await pilot.press("q")
+        assert "UNAUTHENTICATED" in app.error
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["play", "--server", "127.0.0.1:1", "--token", "t" * 10, "--seats", "me", "ai"],
+            "'ai' seats need the embedded server",
+        ),
+        (["play", "--server", "127.0.0.1:1"], "--token: your seat's bot token"),
+        (["play", "--seats", "me", "me", "ai"], "name your own seat exactly once"),
+        (["play", "--seats", "me", "bad name!"], "is not a bot name"),
+        (["play", "--rule", "stacking"], "--rule 'stacking': write it as NAME=VALUE"),
+        (["play", "--rule", "colour=red"], "--rule colour: unknown rule option"),
+        (["play", "--decision-ms", "700000"], "--decision-ms: must be 1-600000"),
+        (["play", "--listen", "nowhere"], "write the address as HOST:PORT"),
+        (["play", "--bot", "mybot=short"], "--bot mybot: the token must be at least 8"),
+        (["watch", "--server", "h:1"], "--admin-token: the server's admin token is required"),
+        (["watch", "--server", "nohost", "--admin-token", "a" * 8], "HOST:PORT"),
+    ],
+)
+def test_bad_arguments_are_one_line(
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("UNO_ARENA_ADMIN_TOKEN", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert message in err, err

@@ -1,0 +1,231 @@
+"""A person plays a whole hand on the play screen, driven by key presses through Textual's pilot.
+
+The table is the one ``uno-arena play --practice`` hosts: an embedded server, the person's seat
+and three practice AIs, all SDK bots over gRPC on 127.0.0.1. The AIs play their deterministic
+style and the seed is fixed, so the hand is known in advance (tests/play/scenario.py replays it
+with the engine alone). Along the way the person plays a card, draws and plays the drawn card,
+plays a Wild and names its colour, calls UNO with a play, catches an AI that forgot UNO, and
+challenges two Wild Draw Fours: a bluff (caught) and an honest one; each time the evidence is on
+the screen and matches what the engine recorded. Each kind of screen is compared with its text
+snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from uno_server.engine import actions as A
+from uno_server.engine import events as E
+from uno_server.gen.uno.v1 import bot_pb2
+from uno_server.play.app import CARD_KEYS, PlayApp
+from uno_server.play.cards import label
+from uno_server.play.practice import SCRIPTED
+from uno_server.play.session import PlayOptions
+from uno_server.play.wire import engine_view
+
+from .scenario import AI_SEED, FORGETFUL_SEED, HUMAN, SCENARIOS, SEED, HumanScript, simulate
+from .snap import check_snapshot, screen_text, settle
+
+SIZE = (120, 42)
+CARD_HEX = ("#c62828", "#f0c814", "#1e823c", "#195ac8", "#323232")  # cards.CARD_STYLES
+
+
+def options() -> PlayOptions:
+    return PlayOptions(
+        practice=True, seed=SEED, dealer=0, ai_style=SCRIPTED, ai_seed=AI_SEED, name="you"
+    )
+
+
+def test_the_seed_still_shows_every_scenario() -> None:
+    seen, match = simulate(SEED)
+    assert seen >= set(SCENARIOS), "rerun `python -m tests.play.scenario` for a new SEED"
+    assert match.hand.over
+
+
+def keys_for(app: PlayApp, action_id: int) -> list[str]:
+    """The keys a person presses for ``action_id`` on the current decision."""
+    simple = {A.DRAW: "d", A.PASS: "p", A.ACCEPT: "a", A.CHALLENGE: "x", A.CALL_UNO: "u"}
+    if action_id in simple:
+        return [simple[action_id]]
+    if action_id == A.NO_CATCH:
+        return ["n"]
+    act = A.decode(action_id)
+    if act.kind is A.Kind.CATCH:
+        return ["c"]
+    if act.kind is A.Kind.CHOOSE_COLOR:
+        return ["rygb"[act.color]]
+    assert app.model is not None
+    index = app.model.hand.index(act.card)
+    keys = ["u"] if act.uno and not app.uno_armed else []
+    if index < len(CARD_KEYS):
+        keys.append(CARD_KEYS[index])
+    else:
+        keys += ["right"] * ((index - app.cursor) % len(app.model.hand)) + ["enter"]
+    if act.card >= 77:
+        keys.append("rygb"[act.color])
+    return keys
+
+
+async def next_decision(app: PlayApp, pilot: object, timeout: float = 20.0) -> bool:
+    """Wait for an open decision (True) or the end of the match (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if app.result:
+            return False
+        d = app.decision
+        if d is not None and d.open:
+            await settle(pilot)
+            return True
+        await pilot.pause(0.01)  # type: ignore[attr-defined]
+    raise AssertionError(f"no decision within {timeout} s; screen:\n{screen_text(app)}")
+
+
+@pytest.mark.asyncio
+async def test_a_person_plays_a_whole_hand_with_keys() -> None:
+    app = PlayApp(options())
+    script = HumanScript()
+    snapped: set[str] = set()
+    after_challenge: str | None = None
+    evidence_seen: list[str] = []
+
+    def snap(name: str) -> None:
+        if name not in snapped:
+            snapped.add(name)
+            check_snapshot(name, screen_text(app))
+
+    async with app.run_test(size=SIZE) as pilot:
+        while await next_decision(app, pilot):
+            d = app.decision
+            assert d is not None
+            req = d.request
+            if after_challenge is not None:
+                await settle(pilot)
+                text = screen_text(app)
+                assert "Challenge evidence" in text  # the panel is on the screen
+                evidence_seen.append(text)
+                snap(after_challenge)
+                after_challenge = None
+            view = engine_view(req)
+            choice = script.choose(view)
+            assert choice is not None, "the script answers every request"
+            prompt = req.prompt
+            if prompt == bot_pb2.PROMPT_TURN:
+                if "play_turn" not in snapped:  # the hand is drawn in its cards' colours
+                    svg = app.export_screenshot().lower()
+                    assert app.model is not None
+                    for code in app.model.hand:
+                        assert CARD_HEX[min(code >> 4, 4)] in svg, label(code)
+                snap("play_turn")
+            elif prompt == bot_pb2.PROMPT_DRAWN:
+                snap("play_drawn")
+            elif prompt == bot_pb2.PROMPT_UNO_WINDOW:
+                snap("play_catch")
+            elif prompt == bot_pb2.PROMPT_WILD_DRAW_FOUR:
+                snap("play_wild_draw_four")
+            keys = keys_for(app, choice)
+            for key in keys[:-1]:
+                await pilot.press(key)
+                await pilot.pause()
+                if key == "u":
+                    assert app.uno_armed
+                    snap("play_uno_called")
+            if len(keys) > 1 and keys[-1] in "rygb" and A.decode(choice).card == 77:
+                snap("play_wild_colour")  # the colour dialog is open
+            sent = len(app.sent)
+            await pilot.press(keys[-1])
+            await pilot.pause()
+            assert app.sent[sent:] == [choice], (keys, app.sent[sent:], choice)
+            if choice == A.CHALLENGE:
+                after_challenge = f"play_evidence_{len(evidence_seen) + 1}"
+        await settle(pilot)
+        snap("play_hand_over")
+        final = screen_text(app)
+        session = app.session
+        assert session is not None and session.server is not None
+        table = session.server.arena.tables[app.match_id]
+        hand = table.match.hand
+        await pilot.press("q")
+
+    # the hand the screen played is the hand the engine plays offline with the same choices
+    _, offline = simulate(SEED)
+    assert hand.actions == offline.hand.actions
+    assert [a for s, a in hand.actions if s == HUMAN] == app.sent
+    assert "You won the match!" in final
+    # every scenario happened, on the server
+    log = [r.event for r in table.records]
+    played = [e for e in log if isinstance(e, E.Played) and e.seat == HUMAN]
+    assert any(e.card == 77 for e in played) and any(e.uno for e in played)
+    assert any(isinstance(e, E.Caught) and e.catcher == HUMAN for e in log)
+    challenges = [e for e in log if isinstance(e, E.Challenged) and e.challenger == HUMAN]
+    assert {c.bluff for c in challenges} == {True, False}
+    # the evidence on the screen is the offender's hand as the engine recorded it
+    evidence = [e for e in log if isinstance(e, E.ChallengeEvidence) and e.challenger == HUMAN]
+    assert len(evidence) == len(evidence_seen) == 2
+    for ev, text in zip(evidence, evidence_seen, strict=True):
+        panel = text.split("Challenge evidence", 1)[1].split("Your hand", 1)[0]
+        flat = " ".join(panel.split())
+        for code in ev.hand:
+            assert label(code) in flat, (label(code), flat)
+    assert "a bluff, caught" in " ".join(evidence_seen[0].split())
+    assert "an honest play" in " ".join(evidence_seen[1].split())
+
+
+@pytest.mark.asyncio
+async def test_late_uno_and_letting_a_missed_uno_go() -> None:
+    """The forgetful person plays a second-last card without UNO and calls it late with u
+    (the window's clock on the screen), and lets an AI's missed UNO go with n; the window then
+    closes on the server's timer."""
+    opts = options()
+    opts.seed = FORGETFUL_SEED
+    opts.uno_window_ms = 3000  # long enough for the late call on a loaded machine
+    app = PlayApp(opts)
+    script = HumanScript(forgetful=True)
+    prompts: list[int] = []
+    async with app.run_test(size=SIZE) as pilot:
+        while await next_decision(app, pilot):
+            d = app.decision
+            assert d is not None
+            prompts.append(d.request.prompt)
+            if d.request.prompt == bot_pb2.PROMPT_LATE_UNO:
+                text = screen_text(app)
+                assert "UNO window" in text and "u: call it now" in " ".join(text.split())
+                check_snapshot("play_late_uno", text)
+            choice = script.choose(engine_view(d.request))
+            assert choice is not None
+            sent = len(app.sent)
+            for key in keys_for(app, choice):
+                await pilot.press(key)
+            await pilot.pause()
+            assert app.sent[sent:] == [choice]
+        session = app.session
+        assert session is not None and session.server is not None
+        hand = session.server.arena.tables[app.match_id].match.hand
+        await pilot.press("q")
+    _, offline = simulate(FORGETFUL_SEED, forgetful=True)
+    assert hand.actions == offline.hand.actions
+    assert bot_pb2.PROMPT_LATE_UNO in prompts and bot_pb2.PROMPT_UNO_WINDOW in prompts
+    assert (0, A.CALL_UNO) in hand.actions and (0, A.NO_CATCH) in hand.actions
+    assert (-1, 6) in hand.actions  # the window the person let go closed on its timer
+
+
+@pytest.mark.asyncio
+async def test_a_seven_swaps_hands_with_the_seat_chosen() -> None:
+    """Seven-o house rule: the 7's key asks which seat to swap with; its number answers."""
+    opts = options()
+    opts.seed = 1  # the person's first turn offers a 7 (yellow 7, code 23)
+    opts.rules = {"seven_o": True}
+    app = PlayApp(opts)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await next_decision(app, pilot)
+        assert app.model is not None
+        swaps = [a.id for a in app.decision.request.legal_actions if a.id >= A.SWAP_BASE]  # type: ignore[union-attr]
+        assert swaps == [3231, 3232, 3233]
+        await pilot.press(CARD_KEYS[app.model.hand.index(23)])
+        await settle(pilot)
+        assert "swaps hands: with which seat?" in screen_text(app)
+        await pilot.press("2")
+        await pilot.pause()
+        assert app.sent == [3232]
+        await pilot.press("q")
