@@ -368,3 +368,40 @@ async fn https_without_the_tls_feature_is_a_config_error() {
         uno_arena_bot::run_until(config("https://127.0.0.1:1", TOKEN), Recorder::default(), async {}).await;
     assert!(matches!(result, Err(Error::Config(_))), "{result:?}");
 }
+
+/// Issue 14, item 1: a decide that overruns its deadline (2.5 s against 1000 ms) must not hold
+/// up the stream reader: MatchEnded of that seat, MatchStarted of another match and the other
+/// match's requests are handled at once, while the slow seat gets its fallback in time.
+#[tokio::test]
+async fn an_overrunning_decide_does_not_block_the_reader() {
+    let (addr, mut conns) = start_server().await;
+    let bot = Recorder { slow: Duration::from_millis(2500), ..Default::default() };
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
+
+    let mut c = next_conn(&mut conns).await;
+    c.hello().await;
+    c.welcome("s1", false).await;
+    c.send(Kind::MatchStarted(pb::MatchStarted { match_id: "slow".into(), seat: 0, ..Default::default() }))
+        .await;
+    let mut req = request("slow-1", "slow", 0, 1);
+    req.time_left_ms = 1000;
+    let sent = Instant::now();
+    c.send(Kind::DecisionRequest(req)).await;
+    let a = c.action().await;
+    assert_eq!((a.request_id.as_str(), a.action_id), ("slow-1", Some(0)), "the fallback");
+    let waited = sent.elapsed();
+    assert!(waited < Duration::from_millis(1000), "fallback after {waited:?}");
+
+    // The slow decide is still running (about 1.6 s to go). Its match ends, another starts.
+    c.send(Kind::MatchEnded(pb::MatchEnded { match_id: "slow".into(), seat: 0, ..Default::default() })).await;
+    c.send(Kind::MatchStarted(pb::MatchStarted { match_id: "next".into(), seat: 1, ..Default::default() }))
+        .await;
+    let mut req = request("next-1", "next", 1, 1);
+    req.time_left_ms = 1000;
+    let sent = Instant::now();
+    c.send(Kind::DecisionRequest(req)).await;
+    let a = c.action().await;
+    let waited = sent.elapsed();
+    assert_eq!((a.request_id.as_str(), a.action_id), ("next-1", Some(1070)), "the bot's own choice");
+    assert!(waited < Duration::from_millis(300), "the other match waited {waited:?} for the slow seat");
+}
