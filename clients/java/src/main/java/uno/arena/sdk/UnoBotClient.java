@@ -412,8 +412,9 @@ public final class UnoBotClient implements AutoCloseable {
   }
 
   private void onActionResult(ActionResult ar) {
-    String pre = prefix(ar.getMatchId(), ar.getSeat());
     Pending p = pending.get(ar.getRequestId());
+    // an ActionResult for an unknown or closed request may carry no seat: name ours if we know it
+    String pre = p != null ? prefix(p.key.matchId(), p.key.seat()) : prefix(ar.getMatchId(), ar.getSeat());
     if (ar.getAccepted()) {
       pending.remove(ar.getRequestId());
       LOG.fine(pre + "action " + ar.getActionId() + " accepted (" + ar.getResponseMs() + " ms)");
@@ -430,7 +431,7 @@ public final class UnoBotClient implements AutoCloseable {
         pending.remove(ar.getRequestId());
       }
     }
-    MatchContext ctx = contexts.get(new SeatKey(ar.getMatchId(), ar.getSeat()));
+    MatchContext ctx = contexts.get(p != null ? p.key : new SeatKey(ar.getMatchId(), ar.getSeat()));
     if (ctx != null) {
       hook(pre + "onActionResult", () -> bot.onActionResult(ctx, ar));
     }
