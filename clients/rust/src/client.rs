@@ -407,7 +407,7 @@ impl<B: Bot> Session<B> {
                         self.handle(kind, Instant::now(), &mut pending, &mut tasks, &tx).await;
                     }
                     Ok(None) => {
-                        return Outcome::Dropped { welcomed, reason: "the server closed the stream".into() };
+                        return Outcome::Dropped { welcomed, reason: "server closed the stream".into() };
                     }
                     Err(status) if is_fatal(status.code()) => return Outcome::Fatal(status),
                     Err(status) => return Outcome::Dropped { welcomed, reason: stream_ended(&status) },
@@ -646,7 +646,7 @@ fn status_text(status: &Status) -> String {
 }
 
 fn stream_ended(status: &Status) -> String {
-    format!("the server closed the stream: {}", status_text(status))
+    format!("server closed the stream: {}", status_text(status))
 }
 
 /// A failed connect in plain words: "connection refused (127.0.0.1:50051)".

@@ -751,3 +751,20 @@ async fn the_example_binary_takes_both_address_forms_and_exits_cleanly() {
         assert_eq!(status.code(), Some(0), "{form}");
     }
 }
+
+/// How a stream ended, in plain words (not a Debug dump of the status).
+#[tokio::test]
+async fn a_stream_ended_by_the_server_is_reported_in_plain_words() {
+    let (addr, mut conns) = start_server().await;
+    let mut cfg = config(&addr, TOKEN);
+    cfg.max_reconnect_attempts = Some(0);
+    let (_stop, bot) = spawn_bot(cfg, Recorder::default());
+    let c = welcomed(&mut conns).await;
+    c.out.send(Err(Status::unavailable("shutting down"))).await.unwrap();
+    match tokio::time::timeout(STEP, bot).await.unwrap().unwrap() {
+        Err(Error::GaveUp(reason)) => {
+            assert_eq!(reason, "server closed the stream: UNAVAILABLE (shutting down)")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -605,7 +605,7 @@ public final class UnoBotClient implements AutoCloseable {
   }
 
   /**
-   * How a stream ended, in plain words: "connection refused (127.0.0.1:50051)", "the server closed
+   * How a stream ended, in plain words: "connection refused (127.0.0.1:50051)", "server closed
    * the stream: UNAVAILABLE (shutting down)"; never gRPC-java's "io exception".
    */
   String describe(Status st) {
@@ -621,9 +621,9 @@ public final class UnoBotClient implements AutoCloseable {
       }
     }
     if (st.isOk()) {
-      return "the server closed the stream";
+      return "server closed the stream";
     }
-    return "the server closed the stream: " + statusText(st);
+    return "server closed the stream: " + statusText(st);
   }
 
   /** "UNAVAILABLE (shutting down)": the code and what the server or the transport said. */

@@ -576,6 +576,23 @@ class UnoBotClientTest {
     assertTrue(arena.streams.isEmpty());
   }
 
+  @Test
+  void streamEndingsAreDescribedInPlainWords() {
+    UnoBotClient c = UnoBotClient.builder().target("127.0.0.1:50051").botName("b").bot(d -> 0).build();
+    assertEquals(
+        "server closed the stream: UNAVAILABLE (shutting down)",
+        c.describe(Status.UNAVAILABLE.withDescription("shutting down")));
+    assertEquals("server closed the stream", c.describe(Status.OK));
+    assertEquals(
+        "connection refused (127.0.0.1:50051)",
+        c.describe(
+            Status.UNAVAILABLE.withDescription("io exception")
+                .withCause(new java.net.ConnectException("Connection refused: /127.0.0.1:50051"))));
+    assertEquals(
+        "the server refused the bot: UNAUTHENTICATED (INVALID_TOKEN)",
+        "the server refused the bot: " + UnoBotClient.statusText(Status.UNAUTHENTICATED.withDescription("INVALID_TOKEN")));
+  }
+
   private static void waitFor(java.util.function.BooleanSupplier cond) throws InterruptedException {
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (!cond.getAsBoolean()) {
