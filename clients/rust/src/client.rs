@@ -259,10 +259,12 @@ struct Pending {
     task: AbortHandle,
 }
 
-/// What an answer task hands back to the reader loop (`None`: send nothing).
+/// What an answer task hands back to the reader loop (`None`: send nothing), with what to log
+/// once the answer is on its way.
 struct Answer {
     request_id: String,
     action_id: Option<i32>,
+    note: Option<(log::Level, String)>,
 }
 
 /// State kept across reconnects.
@@ -396,6 +398,9 @@ impl<B: Bot> Session<B> {
                         _ => {
                             pending.remove(&answer.request_id);
                         }
+                    }
+                    if let Some((level, text)) = answer.note {
+                        log::log!(level, "{text}");
                     }
                 }
                 msg = inbound.message() => match msg {
@@ -576,40 +581,44 @@ async fn await_answer(
         None => "leaving the optional request unanswered".to_string(),
     };
     let id = &req.request_id;
-    let chosen = match result {
-        Some(Ok(Ok(Some(action_id)))) if is_legal(&req, action_id) => Some(action_id),
+    // Logged by the reader after the answer is sent: every millisecond counts near a deadline.
+    let (chosen, note) = match result {
+        Some(Ok(Ok(Some(action_id)))) if is_legal(&req, action_id) => (Some(action_id), None),
         Some(Ok(Ok(Some(action_id)))) => {
-            warn!("{key}: request {id}: decide returned {action_id}, which is not a legal id; {}", instead());
-            fallback
+            let text = format!(
+                "{key}: request {id}: decide returned {action_id}, which is not a legal id; {}",
+                instead()
+            );
+            (fallback, Some((log::Level::Warn, text)))
         }
-        Some(Ok(Ok(None))) => fallback,
+        Some(Ok(Ok(None))) => (fallback, None),
         Some(Ok(Err(panic))) => {
-            error!("{key}: request {id}: decide panicked ({panic}); {}", instead());
-            fallback
+            let text = format!("{key}: request {id}: decide panicked ({panic}); {}", instead());
+            (fallback, Some((log::Level::Error, text)))
         }
         Some(Err(_)) => {
-            error!("{key}: request {id}: the seat's thread is gone; {}", instead());
-            fallback
+            let text = format!("{key}: request {id}: the seat's thread is gone; {}", instead());
+            (fallback, Some((log::Level::Error, text)))
         }
         None => {
             let budget = deadline.map(|d| d.saturating_duration_since(received)).unwrap_or_default();
-            warn!(
+            let text = format!(
                 "{key}: request {id}: decide took more than its {} ms budget; {}",
                 budget.as_millis(),
                 instead()
             );
-            fallback
+            (fallback, Some((log::Level::Warn, text)))
         }
     };
-    if let Some(action_id) = chosen {
-        let desc = req.legal_actions.iter().find(|a| a.id == action_id).map(|a| a.description.as_str());
-        debug!(
-            "{key}: request {id} -> {action_id} {} ({} ms)",
-            desc.unwrap_or(""),
-            received.elapsed().as_millis()
-        );
-    }
-    Answer { request_id: req.request_id.clone(), action_id: chosen }
+    let note = note.or_else(|| {
+        let action_id = chosen?;
+        let desc =
+            req.legal_actions.iter().find(|a| a.id == action_id).map_or("", |a| a.description.as_str());
+        let text =
+            format!("{key}: request {id} -> {action_id} {desc} ({} ms)", received.elapsed().as_millis());
+        log::log_enabled!(log::Level::Debug).then_some((log::Level::Debug, text))
+    });
+    Answer { request_id: req.request_id.clone(), action_id: chosen, note }
 }
 
 /// The gRPC code as its canonical name (`UNAVAILABLE`), as the server's documentation writes it.

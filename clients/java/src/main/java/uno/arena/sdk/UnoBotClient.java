@@ -516,9 +516,9 @@ public final class UnoBotClient implements AutoCloseable {
     if (!p.finish()) {
       return;
     }
+    sendFallback(p); // first: every millisecond counts here
     p.cancelTask();
     LOG.warning(p.decision + ": decide took more than its " + budget + " ms budget; " + fallbackText(p.decision));
-    sendFallback(p);
   }
 
   private static String fallbackText(Decision d) {
