@@ -27,15 +27,21 @@ impl std::fmt::Display for SeatKey {
 
 /// A bot: decides which legal action to take.
 ///
-/// `decide` runs on a blocking thread (tokio `spawn_blocking`), one call per decision request;
-/// calls for different seats/matches run concurrently, calls for one seat run one after the
-/// other (they share that seat's `State` behind a mutex). It must return within the request's
-/// `time_left_ms` (minus [`crate::Config::deadline_margin`]); otherwise the SDK answers with the
-/// fallback (see [`fallback_action`]) and logs a warning, and the late result is discarded.
+/// Every seat the bot holds (one per match, or several seats of one match) gets its own thread
+/// and its own `State`. That thread runs, in order, [`Bot::match_started`], each [`Bot::decide`]
+/// of the seat and [`Bot::match_ended`]; the stream reader never waits for any of them, so a slow
+/// or hung call delays nothing but that seat. Different seats and matches are decided in parallel.
+///
+/// `decide` has a budget: the request's `time_left_ms` minus a margin (see
+/// [`crate::Config::deadline_margin`]), counted from the request's arrival. When the budget runs
+/// out, the SDK answers the fallback (see [`fallback_action`]) at once and logs a warning; the
+/// late result is dropped when `decide` finally returns. A seat's next call waits until the
+/// late one has returned (they share `State`), so a decide that keeps overrunning makes that
+/// seat answer every request with the fallback.
 pub trait Bot: Send + Sync + 'static {
     /// Per-seat, per-match state: created with `Default` when the seat is first seen
     /// (`MatchStarted` or its first request), passed to every call for that seat, dropped after
-    /// [`Bot::match_ended`]. Use `()` if you need none.
+    /// [`Bot::match_ended`]. Never shared between seats. Use `()` if you need none.
     type State: Default + Send + 'static;
 
     /// Picks the answer to `req`: one of `req.legal_actions[i].id`.
@@ -43,15 +49,16 @@ pub trait Bot: Send + Sync + 'static {
     /// Return `None` to let the SDK decide: for a required request it answers with the
     /// fallback (`default_action_id`, else the first legal id); an optional request (UNO window,
     /// late UNO, jump-in: `req.required == false`) is then left unanswered, which the server
-    /// treats as declining. An id that is not legal is logged and replaced the same way.
+    /// treats as declining. An id that is not legal, or a panic, is logged and handled the same
+    /// way.
     fn decide(&self, state: &mut Self::State, req: &pb::DecisionRequest) -> Option<i32>;
 
-    /// Called when a seat's match starts (also again after a reconnect). Runs on the stream's
-    /// reader task: keep it quick.
+    /// Called when a seat's match starts (also again after a reconnect), on the seat's thread,
+    /// before its first `decide`.
     fn match_started(&self, _state: &mut Self::State, _msg: &pb::MatchStarted) {}
 
-    /// Called when a seat's match ends, just before its state is dropped. Runs on the stream's
-    /// reader task: keep it quick.
+    /// Called when a seat's match ends, on the seat's thread after its last `decide`; the state
+    /// is dropped right after.
     fn match_ended(&self, _state: &mut Self::State, _msg: &pb::MatchEnded) {}
 }
 

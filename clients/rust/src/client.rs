@@ -1,56 +1,67 @@
 //! The connection loop: connect, Hello, answer decision requests, reconnect, shut down.
 //!
-//! Behaviour, in short:
+//! Behaviour, in short (the same in all five UNO Arena SDKs):
 //!
-//! * **Auth**: every call carries `authorization: Bearer <token>`. `http://` connects in
-//!   plaintext; `https://` needs the crate feature `tls`.
-//! * **Concurrency**: each `DecisionRequest` is decided on a blocking thread, so any number of
-//!   matches and seats proceed at once on the one stream; the reader keeps reading meanwhile.
-//! * **Deadlines**: a request with `time_left_ms > 0` gets a budget of `time_left_ms -
-//!   deadline_margin` (at least half of `time_left_ms`), counted from its arrival. If `decide`
-//!   has not returned by then, a required request is answered with [`fallback_action`]
-//!   (`default_action_id`, else the first legal id) and a warning is logged; an optional one is
-//!   left unanswered. Requests without a deadline (jump-in chances) wait for `decide`.
+//! * **Address**: `HOST:PORT`, `http://HOST:PORT` (plaintext) or `https://HOST:PORT` (TLS, system
+//!   roots; crate feature `tls`, on by default), `[v6]:PORT` too. Anything else is refused at
+//!   once with [`Error::Address`], before connecting.
+//! * **Auth**: every call carries `authorization: Bearer <token>`.
+//! * **Never blocking the reader**: each seat has its own thread that runs `match_started`, every
+//!   `decide` and `match_ended` of that seat in order (see [`Bot`]); the stream reader only
+//!   queues work, so a slow, hung or panicking `decide` delays neither `MatchStarted`/`MatchEnded`,
+//!   nor other seats, nor the reading of the stream.
+//! * **Deadlines**: a request with `time_left_ms > 0` gets a budget of `time_left_ms - margin`,
+//!   `margin = min(deadline_margin, time_left_ms / 2)` (100 ms by default), counted from its
+//!   arrival. If `decide` has not answered by then, a required request is answered with
+//!   [`fallback_action`] (`default_action_id`, else the first legal id) and a warning is logged;
+//!   the late result is dropped. An optional request (UNO window, late UNO, jump-in) is answered
+//!   only if `decide` returns an id before the request closes; otherwise nothing is sent
+//!   (silence declines and never costs a strike). An optional request without a deadline has no
+//!   timer: `decide` may take until the server closes the request.
+//! * **Bad answers**: `None`, an id that is not legal, or a panic: logged, and the fallback is
+//!   answered (silence for an optional request).
 //! * **Rejections**: if the server rejects an answer and says the request is still open, the
-//!   SDK answers once more with the fallback (if it differs from the rejected id).
-//! * **State**: one [`Bot::State`] per (match, seat), created on first sight, passed to
-//!   `match_started` / every `decide` / `match_ended`, dropped after `MatchEnded`. It survives
-//!   reconnects.
-//! * **Reconnect**: when the stream or connection drops, the SDK reconnects after
-//!   [`Backoff`] delays (exponential, capped, jittered; reset after each `Welcome`) and sends
-//!   `Hello.resume` with the session id and the last event sequence seen per seat, so the
-//!   server replays missed events and re-sends open requests. Events already seen are filtered
-//!   out of re-sent requests. Not retried (the run ends with [`Error::Fatal`]):
-//!   `UNAUTHENTICATED`, `PERMISSION_DENIED`, `FAILED_PRECONDITION` (bad token, name mismatch,
-//!   unsupported protocol), `ABORTED` (`SESSION_REPLACED`: another process now plays as this bot;
-//!   fighting it would be pointless) and `UNIMPLEMENTED` (not a UNO Arena server).
+//!   SDK answers once more with the fallback: exactly one retry per request.
+//! * **Progress never waits for an `ActionResult`** of an accepted answer: a request is
+//!   forgotten when it closes, when the seat gets its next request or when the match ends.
+//! * **State**: one [`Bot::State`] per (match, seat), created on `MatchStarted` or the seat's
+//!   first request, dropped after `MatchEnded`. It survives reconnects.
+//! * **Reconnect**: every attempt opens a new connection. Delays: [`Backoff`] (100 ms doubling,
+//!   at most 2 s, +-20% jitter), back to 100 ms as soon as a stream is welcomed. The SDK sends
+//!   `Hello.resume` with the session id and the last event sequence seen per seat, so the server
+//!   replays missed events and re-sends open requests; events already seen are filtered out.
+//!   Not retried (the run ends with [`Error::Fatal`]): `UNAUTHENTICATED`, `PERMISSION_DENIED`,
+//!   `FAILED_PRECONDITION`, `INVALID_ARGUMENT`, `UNIMPLEMENTED`, `ABORTED` (`SESSION_REPLACED`:
+//!   another process now plays as this bot). Everything else (UNAVAILABLE, INTERNAL, a clean end
+//!   of stream, connection refused...) is retried.
 //! * **Shutdown**: when the shutdown future completes (Ctrl-C / SIGTERM for [`run`]), the SDK
 //!   stops deciding, half-closes its side of the stream (the server starts the reconnect grace,
 //!   then its takeover bot plays the seats) and waits up to 2 s for the server to end the stream.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use log::{debug, error, info, warn};
-use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{AbortHandle, JoinSet};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 use tonic::{Code, Status};
 
+use crate::address::Address;
 use crate::backoff::Backoff;
 use crate::bot::{Bot, SeatKey, fallback_action, is_legal};
 use crate::pb;
 use crate::pb::bot_service_client::BotServiceClient;
+use crate::seat::{DecideJob, Outcome as DecideOutcome, Seat};
 
 /// Connection settings. Build with [`Config::new`] or [`Config::from_env`], then adjust fields.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Server address with scheme, e.g. `http://127.0.0.1:50051` (a bare `host:port` gets
-    /// `http://`). `https://` needs the crate feature `tls`.
+    /// Server address: `HOST:PORT`, `http://HOST:PORT` or `https://HOST:PORT` (see [`Address`]).
     pub addr: String,
     /// The bot token issued by the server operator.
     pub token: String,
@@ -61,9 +72,9 @@ pub struct Config {
     /// `Hello.max_concurrent_matches` (advisory; 0 = no limit).
     pub max_concurrent_matches: i32,
     /// Safety margin kept between the end of the decide budget and the server deadline, for
-    /// network lag. Default 100 ms.
+    /// network lag; never more than half the time left. Default 100 ms.
     pub deadline_margin: Duration,
-    /// Reconnect delays. Default 250 ms doubling up to 10 s, jittered.
+    /// Reconnect delays. Default 100 ms doubling up to 2 s, +-20% jitter.
     pub backoff: Backoff,
     /// Give up after this many consecutive failed (re)connects; `None` (default) = never.
     pub max_reconnect_attempts: Option<u32>,
@@ -75,52 +86,57 @@ impl Config {
     /// Settings with defaults for everything but address, token and name.
     pub fn new(addr: impl Into<String>, token: impl Into<String>, bot_name: impl Into<String>) -> Self {
         Self {
-            addr: with_scheme(addr.into()),
+            addr: addr.into(),
             token: token.into(),
             bot_name: bot_name.into(),
             bot_version: env!("CARGO_PKG_VERSION").to_string(),
             max_concurrent_matches: 0,
             deadline_margin: Duration::from_millis(100),
-            backoff: Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(10) },
+            backoff: Backoff::default(),
             max_reconnect_attempts: None,
             connect_timeout: Duration::from_secs(5),
         }
     }
 
-    /// Settings from `UNO_ARENA_ADDR` (default `http://127.0.0.1:50051`), `UNO_ARENA_TOKEN`
-    /// (default empty) and `UNO_ARENA_BOT_NAME` (default `default_name`).
+    /// Settings from `UNO_ARENA_ADDR` (default `127.0.0.1:50051`), `UNO_ARENA_TOKEN` (default
+    /// empty) and `UNO_ARENA_BOT_NAME` (default `default_name`).
     pub fn from_env(default_name: &str) -> Self {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Self::new(
-            var("UNO_ARENA_ADDR").unwrap_or_else(|| "http://127.0.0.1:50051".into()),
+            var("UNO_ARENA_ADDR").unwrap_or_else(|| "127.0.0.1:50051".into()),
             var("UNO_ARENA_TOKEN").unwrap_or_default(),
             var("UNO_ARENA_BOT_NAME").unwrap_or_else(|| default_name.into()),
         )
     }
 }
 
-fn with_scheme(addr: String) -> String {
-    if addr.contains("://") { addr } else { format!("http://{addr}") }
-}
-
-/// Why [`run`] / [`run_until`] returned an error.
-#[derive(Debug)]
+/// Why [`run`] / [`run_until`] returned an error. `Debug` prints the same plain line as
+/// `Display`, so `fn main() -> Result<(), Error>` reports it readably.
 pub enum Error {
-    /// The configuration cannot work (bad address, token not valid in a header).
+    /// The address is not `HOST:PORT`, `http://HOST:PORT` or `https://HOST:PORT`.
+    Address(crate::address::AddressError),
+    /// Another setting cannot work (token not valid in a header, https without TLS support).
     Config(String),
     /// The server refused the bot in a way retrying cannot fix (see the module docs).
     Fatal(Status),
-    /// `max_reconnect_attempts` consecutive (re)connects failed; the last error.
+    /// `max_reconnect_attempts` consecutive (re)connects failed; the last reason.
     GaveUp(String),
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Error::Address(e) => write!(f, "{e}"),
             Error::Config(m) => write!(f, "bad configuration: {m}"),
-            Error::Fatal(s) => write!(f, "server refused the bot: {:?}: {}", s.code(), s.message()),
+            Error::Fatal(s) => write!(f, "the server refused the bot: {}", status_text(s)),
             Error::GaveUp(m) => write!(f, "gave up reconnecting: {m}"),
         }
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
 
@@ -137,40 +153,40 @@ where
     B: Bot,
     F: Future<Output = ()> + Send,
 {
-    let mut config = config;
-    config.addr = with_scheme(config.addr);
-    let endpoint = Endpoint::from_shared(config.addr.clone())
-        .map_err(|e| Error::Config(format!("address {:?}: {e}", config.addr)))?
+    let address = Address::parse(&config.addr).map_err(Error::Address)?;
+    let endpoint = Endpoint::from_shared(address.uri())
+        .map_err(|_| Error::Address(crate::address::AddressError(config.addr.clone())))?
         .connect_timeout(config.connect_timeout)
         .http2_keep_alive_interval(Duration::from_secs(20))
         .keep_alive_timeout(Duration::from_secs(10))
         .keep_alive_while_idle(true)
         .tcp_nodelay(true);
     #[cfg(feature = "tls")]
-    let endpoint = if config.addr.starts_with("https://") {
+    let endpoint = if address.tls {
         endpoint
             .tls_config(tonic::transport::ClientTlsConfig::new().with_enabled_roots())
-            .map_err(|e| Error::Config(format!("TLS: {e}")))?
+            .map_err(|e| Error::Config(format!("TLS: {}", error_chain(&e))))?
     } else {
         endpoint
     };
     #[cfg(not(feature = "tls"))]
-    if config.addr.starts_with("https://") {
+    if address.tls {
         return Err(Error::Config(
-            "https:// needs the crate feature `tls` (cargo build --features tls)".into(),
+            "https:// needs the crate feature `tls` (on by default; was it turned off?)".into(),
         ));
     }
     let auth: MetadataValue<_> = format!("Bearer {}", config.token)
         .parse()
-        .map_err(|_| Error::Config("token is not a valid header value".into()))?;
+        .map_err(|_| Error::Config("the token is not a valid header value".into()))?;
 
     let mut session = Session {
         config,
+        address,
         bot: Arc::new(bot),
         auth,
         session_id: None,
         cursors: HashMap::new(),
-        states: HashMap::new(),
+        seats: HashMap::new(),
     };
     tokio::pin!(shutdown);
     let mut failures: u32 = 0;
@@ -181,24 +197,20 @@ where
                 info!("stopped");
                 return Ok(());
             }
-            Outcome::Fatal(status) => {
-                error!("server refused the bot: {:?}: {}", status.code(), status.message());
-                return Err(Error::Fatal(status));
-            }
+            Outcome::Fatal(status) => return Err(Error::Fatal(status)),
             Outcome::Dropped { welcomed, reason } => {
                 if welcomed {
-                    failures = 0;
+                    failures = 0; // the backoff starts again after every welcomed stream
                 }
                 reason
             }
         };
         failures += 1;
         if session.config.max_reconnect_attempts.is_some_and(|max| failures > max) {
-            error!("giving up after {} failed attempts: {reason}", failures - 1);
             return Err(Error::GaveUp(reason));
         }
         let delay = session.config.backoff.delay(failures);
-        warn!("stream lost ({reason}); reconnecting in {} ms (attempt {failures})", delay.as_millis());
+        warn!("{reason}; reconnecting in {} ms (attempt {failures})", delay.as_millis());
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = shutdown.as_mut() => {
@@ -239,28 +251,33 @@ enum Outcome {
     Dropped { welcomed: bool, reason: String },
 }
 
-/// An open request we answered or are deciding: what to retry with if rejected.
+/// An open request: being decided, or answered and perhaps to be retried once if rejected.
 struct Pending {
     key: SeatKey,
     fallback: Option<i32>,
-    answered: Option<i32>,
+    retried: bool,
+    task: AbortHandle,
 }
 
-/// What a decision task hands back to the reader loop.
+/// What an answer task hands back to the reader loop (`None`: send nothing), with what to log
+/// once the answer is on its way.
 struct Answer {
     request_id: String,
     action_id: Option<i32>,
+    note: Option<(log::Level, String)>,
 }
 
 /// State kept across reconnects.
 struct Session<B: Bot> {
     config: Config,
+    address: Address,
     bot: Arc<B>,
     auth: MetadataValue<tonic::metadata::Ascii>,
     session_id: Option<String>,
     /// Last event sequence seen per seat (for Hello.resume and duplicate filtering).
     cursors: HashMap<SeatKey, i64>,
-    states: HashMap<SeatKey, Arc<Mutex<B::State>>>,
+    /// The thread of every seat in play (it owns the seat's state).
+    seats: HashMap<SeatKey, Seat>,
 }
 
 fn is_fatal(code: Code) -> bool {
@@ -269,8 +286,9 @@ fn is_fatal(code: Code) -> bool {
         Code::Unauthenticated
             | Code::PermissionDenied
             | Code::FailedPrecondition
-            | Code::Aborted
+            | Code::InvalidArgument
             | Code::Unimplemented
+            | Code::Aborted
     )
 }
 
@@ -300,8 +318,9 @@ impl<B: Bot> Session<B> {
         }
     }
 
-    fn state_for(&mut self, key: &SeatKey) -> Arc<Mutex<B::State>> {
-        self.states.entry(key.clone()).or_default().clone()
+    fn seat(&mut self, key: &SeatKey) -> &Seat {
+        let bot = &self.bot;
+        self.seats.entry(key.clone()).or_insert_with(|| Seat::spawn(bot.clone(), key.clone()))
     }
 
     /// Drops already-seen events and advances the seat's cursor.
@@ -317,17 +336,16 @@ impl<B: Bot> Session<B> {
         }
     }
 
+    /// One stream: a new connection, Hello, then messages until the stream ends.
     async fn connect_once<F>(&mut self, endpoint: &Endpoint, mut shutdown: std::pin::Pin<&mut F>) -> Outcome
     where
         F: Future<Output = ()>,
     {
-        let channel: Channel = tokio::select! {
+        // A new connection for every attempt (never a reused channel's own reconnect logic).
+        let channel = tokio::select! {
             c = endpoint.connect() => match c {
                 Ok(c) => c,
-                Err(e) => {
-                    let reason = format!("connect {}: {}", self.config.addr, error_chain(&e));
-                    return Outcome::Dropped { welcomed: false, reason };
-                }
+                Err(e) => return Outcome::Dropped { welcomed: false, reason: connect_error(&e, &self.address) },
             },
             _ = shutdown.as_mut() => return Outcome::Shutdown,
         };
@@ -344,13 +362,13 @@ impl<B: Bot> Session<B> {
             r = client.play(request) => match r {
                 Ok(resp) => resp.into_inner(),
                 Err(status) if is_fatal(status.code()) => return Outcome::Fatal(status),
-                Err(status) => return Outcome::Dropped { welcomed: false, reason: describe(&status) },
+                Err(status) => return Outcome::Dropped { welcomed: false, reason: stream_ended(&status) },
             },
             _ = shutdown.as_mut() => return Outcome::Shutdown,
         };
         info!(
             "connected to {} as {:?}{}",
-            self.config.addr,
+            self.address,
             self.config.bot_name,
             if resuming { " (resuming)" } else { "" }
         );
@@ -367,19 +385,22 @@ impl<B: Bot> Session<B> {
                     drop(tx); // half-close: the server sees the bot leaving
                     let drain = async { while let Ok(Some(_)) = inbound.message().await {} };
                     if tokio::time::timeout(Duration::from_secs(2), drain).await.is_err() {
-                        debug!("server did not close the stream within 2 s");
+                        debug!("the server did not close the stream within 2 s");
                     }
                     return Outcome::Shutdown;
                 }
                 Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
-                    let Ok(answer) = joined else { continue }; // aborted or panicked outside decide
-                    let Some(action_id) = answer.action_id else {
-                        pending.remove(&answer.request_id);
-                        continue;
-                    };
-                    if let Some(p) = pending.get_mut(&answer.request_id) {
-                        p.answered = Some(action_id);
-                        let _ = tx.send(action(&answer.request_id, action_id)).await;
+                    let Ok(answer) = joined else { continue }; // aborted: the request closed
+                    match answer.action_id {
+                        Some(id) if pending.contains_key(&answer.request_id) => {
+                            let _ = tx.send(action(&answer.request_id, id)).await;
+                        }
+                        _ => {
+                            pending.remove(&answer.request_id);
+                        }
+                    }
+                    if let Some((level, text)) = answer.note {
+                        log::log!(level, "{text}");
                     }
                 }
                 msg = inbound.message() => match msg {
@@ -388,23 +409,23 @@ impl<B: Bot> Session<B> {
                         if matches!(kind, pb::play_response::Kind::Welcome(_)) {
                             welcomed = true;
                         }
-                        self.handle(kind, &mut pending, &mut tasks, &tx).await;
+                        self.handle(kind, Instant::now(), &mut pending, &mut tasks, &tx).await;
                     }
                     Ok(None) => {
                         return Outcome::Dropped { welcomed, reason: "server closed the stream".into() };
                     }
                     Err(status) if is_fatal(status.code()) => return Outcome::Fatal(status),
-                    Err(status) => {
-                        return Outcome::Dropped { welcomed, reason: describe(&status) };
-                    }
+                    Err(status) => return Outcome::Dropped { welcomed, reason: stream_ended(&status) },
                 },
             }
         }
     }
 
+    /// Handles one server message. Never waits for the bot: work for a seat goes to its thread.
     async fn handle(
         &mut self,
         kind: pb::play_response::Kind,
+        received: Instant,
         pending: &mut HashMap<String, Pending>,
         tasks: &mut JoinSet<Answer>,
         tx: &mpsc::Sender<pb::PlayRequest>,
@@ -437,16 +458,28 @@ impl<B: Bot> Session<B> {
                     req.legal_actions.len(),
                     if req.resent { " (resent)" } else { "" }
                 );
-                pending.insert(
-                    req.request_id.clone(),
-                    Pending { key: key.clone(), fallback: fallback_action(&req), answered: None },
-                );
-                let state = self.state_for(&key);
-                let budget = (req.time_left_ms > 0).then(|| {
-                    let left = Duration::from_millis(req.time_left_ms as u64);
-                    left.saturating_sub(self.config.deadline_margin).max(left / 2)
+                // At most one request is open per seat: an older one of this seat is over.
+                pending.retain(|id, p| {
+                    let over = p.key == key && *id != req.request_id;
+                    if over {
+                        p.task.abort();
+                    }
+                    !over
                 });
-                tasks.spawn(decide(self.bot.clone(), state, key, req, budget));
+                let deadline = (req.time_left_ms > 0).then(|| {
+                    let left = Duration::from_millis(req.time_left_ms as u64);
+                    received + left - self.config.deadline_margin.min(left / 2)
+                });
+                let req = Arc::new(req);
+                let (reply, answer) = oneshot::channel();
+                self.seat(&key).decide(DecideJob { req: req.clone(), reply });
+                let fallback = fallback_action(&req);
+                let request_id = req.request_id.clone();
+                let task = tasks.spawn(await_answer(key.clone(), req, answer, deadline, received));
+                if let Some(old) = pending.insert(request_id, Pending { key, fallback, retried: false, task })
+                {
+                    old.task.abort(); // the same request re-sent: answer the new copy
+                }
             }
             Kind::ActionResult(r) => {
                 let Some(p) = pending.get_mut(&r.request_id) else { return };
@@ -457,16 +490,17 @@ impl<B: Bot> Session<B> {
                     return;
                 }
                 warn!(
-                    "{key}: action {:?} rejected: {} ({}){}",
+                    "{key}: action {:?} of request {} rejected: {} ({}){}",
                     r.action_id,
+                    r.request_id,
                     r.reason().as_str_name(),
                     r.message,
-                    if r.request_open { ", request still open" } else { "" }
+                    if r.request_open { "; the request is still open" } else { "" }
                 );
                 match p.fallback {
-                    Some(fb) if r.request_open && p.answered != Some(fb) => {
-                        info!("{key}: answering request {} with fallback {fb}", r.request_id);
-                        p.answered = Some(fb);
+                    Some(fb) if r.request_open && !p.retried => {
+                        info!("{key}: answering request {} once more, with the fallback {fb}", r.request_id);
+                        p.retried = true;
                         let _ = tx.send(action(&r.request_id, fb)).await;
                     }
                     _ => {
@@ -475,11 +509,13 @@ impl<B: Bot> Session<B> {
                 }
             }
             Kind::RequestClosed(c) => {
-                pending.remove(&c.request_id);
+                if let Some(p) = pending.remove(&c.request_id) {
+                    p.task.abort();
+                }
                 let key = SeatKey::new(c.match_id.clone(), c.seat);
                 if c.reason() == pb::CloseReason::TimedOut {
                     warn!(
-                        "{key}: request {} timed out; server played {:?} (strikes: {})",
+                        "{key}: request {} timed out; the server played {:?} (strikes: {})",
                         c.request_id, c.applied_action_id, c.strikes
                     );
                 } else {
@@ -489,9 +525,7 @@ impl<B: Bot> Session<B> {
             Kind::MatchStarted(m) => {
                 let key = SeatKey::new(m.match_id.clone(), m.seat);
                 info!("{key}: match started, {} seats", m.seats.len());
-                let state = self.state_for(&key);
-                let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
-                self.bot.match_started(&mut guard, &m);
+                self.seat(&key).started(m);
             }
             Kind::MatchEnded(mut m) => {
                 let key = SeatKey::new(m.match_id.clone(), m.seat);
@@ -505,10 +539,14 @@ impl<B: Bot> Session<B> {
                     m.strikes,
                     if m.taken_over { " (taken over)" } else { "" }
                 );
-                pending.retain(|_, p| p.key != key);
-                if let Some(state) = self.states.remove(&key) {
-                    let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
-                    self.bot.match_ended(&mut guard, &m);
+                pending.retain(|_, p| {
+                    if p.key == key {
+                        p.task.abort();
+                    }
+                    p.key != key
+                });
+                if let Some(seat) = self.seats.remove(&key) {
+                    seat.ended(m);
                 }
                 self.cursors.remove(&key);
             }
@@ -518,15 +556,126 @@ impl<B: Bot> Session<B> {
             }
             Kind::Pong(p) => debug!("pong {}", p.nonce),
             Kind::Error(e) => {
-                let text = format!("stream error {}: {} ({})", e.code, e.reason().as_str_name(), e.message);
-                if e.fatal { error!("{text}; the server ends the stream") } else { warn!("{text}") }
+                let text = format!("the server reports {}: {}", e.reason().as_str_name(), e.message);
+                if e.fatal { error!("{text}; it ends the stream") } else { warn!("{text}") }
             }
         }
     }
 }
 
-fn describe(status: &Status) -> String {
-    format!("{:?}: {}", status.code(), status.message())
+/// Waits for the seat's `decide` within the budget and checks its answer.
+async fn await_answer(
+    key: SeatKey,
+    req: Arc<pb::DecisionRequest>,
+    answer: oneshot::Receiver<DecideOutcome>,
+    deadline: Option<Instant>,
+    received: Instant,
+) -> Answer {
+    let result = match deadline {
+        Some(d) => tokio::time::timeout_at(d.into(), answer).await.ok(),
+        None => Some(answer.await), // optional request without a deadline: until it closes
+    };
+    let fallback = fallback_action(&req);
+    let instead = || match fallback {
+        Some(id) => format!("answering the fallback {id}"),
+        None => "leaving the optional request unanswered".to_string(),
+    };
+    let id = &req.request_id;
+    // Logged by the reader after the answer is sent: every millisecond counts near a deadline.
+    let (chosen, note) = match result {
+        Some(Ok(Ok(Some(action_id)))) if is_legal(&req, action_id) => (Some(action_id), None),
+        Some(Ok(Ok(Some(action_id)))) => {
+            let text = format!(
+                "{key}: request {id}: decide returned {action_id}, which is not a legal id; {}",
+                instead()
+            );
+            (fallback, Some((log::Level::Warn, text)))
+        }
+        Some(Ok(Ok(None))) => (fallback, None),
+        Some(Ok(Err(panic))) => {
+            let text = format!("{key}: request {id}: decide panicked ({panic}); {}", instead());
+            (fallback, Some((log::Level::Error, text)))
+        }
+        Some(Err(_)) => {
+            let text = format!("{key}: request {id}: the seat's thread is gone; {}", instead());
+            (fallback, Some((log::Level::Error, text)))
+        }
+        None => {
+            let budget = deadline.map(|d| d.saturating_duration_since(received)).unwrap_or_default();
+            let text = format!(
+                "{key}: request {id}: decide took more than its {} ms budget; {}",
+                budget.as_millis(),
+                instead()
+            );
+            (fallback, Some((log::Level::Warn, text)))
+        }
+    };
+    let note = note.or_else(|| {
+        let action_id = chosen?;
+        let desc =
+            req.legal_actions.iter().find(|a| a.id == action_id).map_or("", |a| a.description.as_str());
+        let text =
+            format!("{key}: request {id} -> {action_id} {desc} ({} ms)", received.elapsed().as_millis());
+        log::log_enabled!(log::Level::Debug).then_some((log::Level::Debug, text))
+    });
+    Answer { request_id: req.request_id.clone(), action_id: chosen, note }
+}
+
+/// The gRPC code as its canonical name (`UNAVAILABLE`), as the server's documentation writes it.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// "UNAVAILABLE (shutting down)": the code's name and the server's message, if any.
+fn status_text(status: &Status) -> String {
+    let message = status.message().trim();
+    if message.is_empty() {
+        code_name(status.code()).to_string()
+    } else {
+        format!("{} ({message})", code_name(status.code()))
+    }
+}
+
+fn stream_ended(status: &Status) -> String {
+    format!("server closed the stream: {}", status_text(status))
+}
+
+/// A failed connect in plain words: "connection refused (127.0.0.1:50051)".
+fn connect_error(e: &(dyn std::error::Error + 'static), address: &Address) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind;
+            let what = match io.kind() {
+                ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                ErrorKind::TimedOut => "connection timed out".to_string(),
+                ErrorKind::ConnectionReset => "connection reset".to_string(),
+                ErrorKind::HostUnreachable | ErrorKind::NetworkUnreachable => "host unreachable".to_string(),
+                _ => io.to_string(),
+            };
+            return format!("{what} ({address})");
+        }
+        source = s.source();
+    }
+    format!("cannot connect to {address}: {}", error_chain(e))
 }
 
 /// "outer: cause: root cause" for errors whose Display hides the cause (tonic's "transport error").
@@ -548,59 +697,4 @@ fn action(request_id: &str, action_id: i32) -> pb::PlayRequest {
             action_id: Some(action_id),
         })),
     }
-}
-
-/// Runs the bot's `decide` on a blocking thread within the budget and checks the answer.
-async fn decide<B: Bot>(
-    bot: Arc<B>,
-    state: Arc<Mutex<B::State>>,
-    key: SeatKey,
-    req: pb::DecisionRequest,
-    budget: Option<Duration>,
-) -> Answer {
-    let started = Instant::now();
-    let req = Arc::new(req);
-    let req2 = req.clone();
-    let handle = tokio::task::spawn_blocking(move || {
-        let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
-        bot.decide(&mut guard, &req2)
-    });
-    let result = match budget {
-        Some(b) => tokio::time::timeout(b, handle).await,
-        None => Ok(handle.await),
-    };
-    let fallback = fallback_action(&req);
-    let chosen = match result {
-        Ok(Ok(Some(id))) if is_legal(&req, id) => Some(id),
-        Ok(Ok(Some(id))) => {
-            warn!(
-                "{key}: decide returned {id}, not a legal id of request {}; using {fallback:?}",
-                req.request_id
-            );
-            fallback
-        }
-        Ok(Ok(None)) => fallback,
-        Ok(Err(e)) => {
-            error!("{key}: decide panicked on request {}: {e}; using {fallback:?}", req.request_id);
-            fallback
-        }
-        Err(_) => {
-            warn!(
-                "{key}: decide took longer than its {} ms budget on request {}; answering {fallback:?}",
-                budget.unwrap_or_default().as_millis(),
-                req.request_id
-            );
-            fallback
-        }
-    };
-    if let Some(id) = chosen {
-        let desc = req.legal_actions.iter().find(|a| a.id == id).map(|a| a.description.as_str());
-        debug!(
-            "{key}: request {} -> {id} {} ({} ms)",
-            req.request_id,
-            desc.unwrap_or(""),
-            started.elapsed().as_millis()
-        );
-    }
-    Answer { request_id: req.request_id.clone(), action_id: chosen }
 }

@@ -12,6 +12,7 @@
 use log::info;
 
 use crate::bot::{Bot, fallback_action};
+use crate::helpers::{card_points, wild_color};
 use crate::pb::{self, ActionKind, Card, Color, DecisionRequest, LegalAction, Rank};
 
 /// The example heuristic bot. Its per-seat state only counts decisions, to show the mechanism.
@@ -58,15 +59,6 @@ pub fn most_held_color(hand: &[Card]) -> Color {
     best
 }
 
-fn points(rank: Rank) -> i32 {
-    match rank {
-        Rank::Skip | Rank::Reverse | Rank::DrawTwo => 20,
-        Rank::Wild | Rank::WildDrawFour => 50,
-        Rank::Unspecified => 0,
-        number => number as i32 - Rank::Zero as i32,
-    }
-}
-
 /// The heuristic's choice for a request (always a legal id, or the fallback).
 pub fn choose(req: &DecisionRequest) -> Option<i32> {
     let legal = &req.legal_actions;
@@ -93,20 +85,19 @@ pub fn choose(req: &DecisionRequest) -> Option<i32> {
     let best_play = legal
         .iter()
         .filter(|a| a.kind() == ActionKind::Play)
-        .filter_map(|a| a.card.as_ref().map(|card| (a, card.rank())))
-        .filter(|(_, rank)| !(*rank == Rank::WildDrawFour && holds_active)) // never bluff
-        .max_by_key(|(a, rank)| {
-            let keep_for_later = match rank {
+        .filter_map(|a| a.card.as_ref().map(|card| (a, card)))
+        .filter(|(_, card)| !(card.rank() == Rank::WildDrawFour && holds_active)) // never bluff
+        .max_by_key(|(a, card)| {
+            let keep_for_later = match card.rank() {
                 Rank::WildDrawFour => 0,
                 Rank::Wild => 1,
                 _ => 2,
             };
-            let is_wild = matches!(rank, Rank::Wild | Rank::WildDrawFour);
             (
                 a.uno,
                 keep_for_later,
-                !is_wild || a.color() == best_color,
-                points(*rank),
+                wild_color(a).is_none_or(|named| named == best_color),
+                card_points(card),
                 a.target_seat.map_or(0, |s| -card_count(s)),
                 -a.id, // deterministic tie-break
             )

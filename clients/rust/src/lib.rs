@@ -5,34 +5,39 @@
 //! the plumbing; you write the [`Bot::decide`] function.
 //!
 //! ```no_run
-//! use uno_arena_bot::{pb, Config};
+//! use uno_arena_bot::pb;
 //!
-//! #[tokio::main]
-//! async fn main() -> Result<(), uno_arena_bot::Error> {
-//!     uno_arena_bot::logger::init();
-//!     let config = Config::new("http://127.0.0.1:50051", "TOKEN", "my-bot");
+//! fn main() -> std::process::ExitCode {
 //!     // Any function of the request returning a legal action id (None = let the SDK fall back).
 //!     let bot = uno_arena_bot::from_fn(|req: &pb::DecisionRequest| {
 //!         let play = req.legal_actions.iter().find(|a| a.kind() == pb::ActionKind::Play);
 //!         play.map(|a| a.id)
 //!     });
-//!     uno_arena_bot::run(config, bot).await // until Ctrl-C / SIGTERM
+//!     // --addr, --token, --name, --log (or UNO_ARENA_ADDR / _TOKEN / _BOT_NAME / _LOG)
+//!     uno_arena_bot::cli::main("my-bot", bot) // until Ctrl-C / SIGTERM
 //! }
 //! ```
 //!
+//! Or, inside your own tokio program, `uno_arena_bot::run(Config::new(addr, token, name),
+//! bot).await`.
+//!
 //! What the SDK does for you (see [`client`] for details): authenticates with
-//! `authorization: Bearer <token>`, sends `Hello`, runs each decision on a blocking thread so
-//! any number of matches and seats are played concurrently on the one stream, keeps a per-seat
-//! state object ([`Bot::State`], dropped on `MatchEnded`), enforces the deadline (falls back to
-//! the request's `default_action_id` if your function is too slow), retries a rejected answer
-//! with the fallback, reconnects with capped exponential backoff and jitter (resuming the
-//! session), and half-closes the stream cleanly on shutdown.
+//! `authorization: Bearer <token>`, sends `Hello`, runs each seat's decisions on that seat's own
+//! thread so any number of matches and seats are played concurrently while the stream keeps
+//! being read, keeps a per-seat state object ([`Bot::State`], dropped on `MatchEnded`), enforces
+//! the deadline (answers the request's `default_action_id` if your function is too slow),
+//! retries a rejected answer once with the fallback, reconnects with a new connection and capped
+//! exponential backoff (resuming the session), and half-closes the stream cleanly on shutdown.
 
+pub mod address;
 pub mod backoff;
 pub mod bot;
+pub mod cli;
 pub mod client;
+pub mod helpers;
 pub mod heuristic;
 pub mod logger;
+mod seat;
 
 /// Messages and gRPC stubs generated from `proto/uno/v1/*.proto` by `build.rs` at every build
 /// (package `uno.v1`): [`pb::DecisionRequest`], [`pb::LegalAction`], the
@@ -43,8 +48,10 @@ pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/uno.v1.rs"));
 }
 
+pub use address::Address;
 pub use bot::{Bot, FnBot, SeatKey, fallback_action, from_fn, is_legal};
 pub use client::{Config, Error, run, run_until};
+pub use helpers::{card_points, is_play_of, last_played_seat, wild_color};
 
 /// Protocol version spoken by this SDK (`Hello.protocol_version`).
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -18,6 +18,8 @@ const STEP: Duration = Duration::from_secs(5);
 /// One Play stream as the server sees it.
 struct Conn {
     auth: Option<String>,
+    /// The bot's end of the TCP connection: a new port means a new connection.
+    peer: Option<std::net::SocketAddr>,
     inbound: Streaming<pb::PlayRequest>,
     out: mpsc::Sender<Result<pb::PlayResponse, Status>>,
 }
@@ -86,8 +88,9 @@ impl BotService for FakeServer {
         if auth.as_deref() != Some(&format!("Bearer {TOKEN}")) {
             return Err(Status::unauthenticated("INVALID_TOKEN"));
         }
+        let peer = request.remote_addr();
         let (out, rx) = mpsc::channel(64);
-        let _ = self.conns.send(Conn { auth, inbound: request.into_inner(), out });
+        let _ = self.conns.send(Conn { auth, peer, inbound: request.into_inner(), out });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
@@ -115,6 +118,45 @@ fn config(addr: &str, token: &str) -> Config {
     c.backoff.initial = Duration::from_millis(20);
     c.backoff.max = Duration::from_millis(100);
     c
+}
+
+/// Waits until the bot has nothing more to say for `quiet` (fails if it sends anything).
+async fn expect_silence(c: &mut Conn, quiet: Duration) {
+    if let Ok(msg) = tokio::time::timeout(quiet, c.inbound.message()).await {
+        panic!("expected silence, the bot sent {msg:?}");
+    }
+}
+
+/// Connects, reads Hello and welcomes the bot.
+async fn welcomed(conns: &mut mpsc::UnboundedReceiver<Conn>) -> Conn {
+    let mut c = next_conn(conns).await;
+    c.hello().await;
+    c.welcome("s1", false).await;
+    c
+}
+
+/// An optional request as the server sends it after the hardening issue: no deadline, no default.
+fn optional(id: &str, match_id: &str, seat: i32, seq: i64) -> pb::DecisionRequest {
+    pb::DecisionRequest {
+        prompt: pb::Prompt::UnoWindow as i32,
+        required: false,
+        time_left_ms: 0,
+        default_action_id: None,
+        legal_actions: vec![legal(5, pb::ActionKind::NoCatch), legal(12, pb::ActionKind::Catch)],
+        ..request(id, match_id, seat, seq)
+    }
+}
+
+fn rejected(request_id: &str, action_id: Option<i32>) -> Kind {
+    Kind::ActionResult(pb::ActionResult {
+        request_id: request_id.into(),
+        action_id,
+        accepted: false,
+        code: 9,
+        reason: pb::ErrorReason::IllegalAction as i32,
+        request_open: true,
+        ..Default::default()
+    })
 }
 
 /// Spawns the bot; dropping/sending on the returned sender stops it.
@@ -148,12 +190,13 @@ fn request(id: &str, match_id: &str, seat: i32, seq: i64) -> pb::DecisionRequest
     }
 }
 
-/// A bot that plays whatever is not a draw, sleeping first for match "slow"; it records, per
-/// seat, how many decisions its state saw and what `match_ended` saw.
+/// A bot that plays whatever is not a draw, sleeping first for match "slow" and for seat
+/// `slow_seat`; it records, per seat, how many decisions its state saw when `match_ended` came.
 #[derive(Clone, Default)]
 struct Recorder {
     ended: Arc<Mutex<Vec<(String, u32)>>>,
     slow: Duration,
+    slow_seat: Option<i32>,
 }
 
 impl Bot for Recorder {
@@ -161,7 +204,7 @@ impl Bot for Recorder {
 
     fn decide(&self, count: &mut u32, req: &pb::DecisionRequest) -> Option<i32> {
         *count += 1;
-        if req.match_id == "slow" {
+        if req.match_id == "slow" || self.slow_seat == Some(req.seat) {
             std::thread::sleep(self.slow);
         }
         if !req.required {
@@ -295,47 +338,86 @@ async fn slow_decisions_fall_back_to_the_default_action() {
     let bot = Recorder { slow: Duration::from_millis(1500), ..Default::default() };
     let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
 
-    let mut c = next_conn(&mut conns).await;
-    c.hello().await;
-    c.welcome("s1", false).await;
-    let mut req = request("r1", "slow", 0, 1);
+    let mut c = welcomed(&mut conns).await;
+    // Budget: 1000 ms - min(100 ms, 500 ms) = 900 ms from arrival; 300 ms: 300 - 100 = 200 ms.
+    for (id, time_left, budget) in [("r1", 1000, 900), ("r2", 300, 200)] {
+        let mut req = request(id, "slow", 0, 1);
+        req.time_left_ms = time_left;
+        req.default_action_id = Some(1070);
+        let sent = Instant::now();
+        c.send(Kind::DecisionRequest(req)).await;
+        let a = c.action().await;
+        let took = sent.elapsed();
+        assert_eq!((a.request_id.as_str(), a.action_id), (id, Some(1070)), "default_action_id");
+        assert!(
+            took >= Duration::from_millis(budget - 20),
+            "{id}: answered after {took:?}, before the budget"
+        );
+        assert!(
+            took < Duration::from_millis(time_left as u64),
+            "{id}: answered after {took:?}, past the deadline"
+        );
+    }
+    // Without a default_action_id the fallback is the first legal id.
+    let mut req = request("r3", "slow", 0, 2);
     req.time_left_ms = 300;
-    let sent = Instant::now();
+    req.default_action_id = None;
     c.send(Kind::DecisionRequest(req)).await;
-    let a = c.action().await;
-    assert_eq!(a.action_id, Some(0), "default_action_id");
-    assert!(sent.elapsed() < Duration::from_millis(1000), "answered after {:?}", sent.elapsed());
+    assert_eq!(c.action().await.action_id, Some(0), "first legal id");
 }
 
 #[tokio::test]
-async fn illegal_or_rejected_answers_are_replaced_by_the_fallback() {
+async fn illegal_or_panicking_answers_are_replaced_by_the_fallback() {
     let (addr, mut conns) = start_server().await;
-    let bot = uno_arena_bot::from_fn(|req: &pb::DecisionRequest| {
-        Some(if req.request_id == "bad" { 4242 } else { 1070 })
+    let bot = uno_arena_bot::from_fn(|req: &pb::DecisionRequest| match req.request_id.as_str() {
+        "bad" | "opt-bad" => Some(4242),
+        "panic" | "opt-panic" => panic!("a bug in the bot"),
+        "none" => None,
+        _ => Some(1070),
     });
     let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
 
-    let mut c = next_conn(&mut conns).await;
-    c.hello().await;
-    c.welcome("s1", false).await;
-    c.send(Kind::DecisionRequest(request("bad", "m1", 0, 1))).await;
-    assert_eq!(c.action().await.action_id, Some(0));
+    let mut c = welcomed(&mut conns).await;
+    for (seq, id) in [(1, "bad"), (2, "panic"), (3, "none")] {
+        let mut req = request(id, "m1", 0, seq);
+        req.default_action_id = Some(0);
+        c.send(Kind::DecisionRequest(req)).await;
+        let a = c.action().await;
+        assert_eq!((a.request_id.as_str(), a.action_id), (id, Some(0)), "{id}: the fallback");
+    }
+    // The fallback of an optional request is silence; the stream goes on.
+    c.send(Kind::DecisionRequest(optional("opt-bad", "m1", 0, 4))).await;
+    c.send(Kind::DecisionRequest(optional("opt-panic", "m1", 0, 5))).await;
+    expect_silence(&mut c, Duration::from_millis(300)).await;
+    c.send(Kind::DecisionRequest(request("after", "m1", 0, 6))).await;
+    let a = c.action().await;
+    assert_eq!((a.request_id.as_str(), a.action_id), ("after", Some(1070)));
+}
 
-    c.send(Kind::DecisionRequest(request("r2", "m1", 0, 2))).await;
+#[tokio::test]
+async fn a_rejected_answer_is_retried_exactly_once_with_the_fallback() {
+    let (addr, mut conns) = start_server().await;
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), uno_arena_bot::from_fn(|_| Some(1070)));
+
+    let mut c = welcomed(&mut conns).await;
+    c.send(Kind::DecisionRequest(request("r1", "m1", 0, 1))).await;
     let a = c.action().await;
     assert_eq!(a.action_id, Some(1070));
-    c.send(Kind::ActionResult(pb::ActionResult {
-        request_id: "r2".into(),
-        action_id: a.action_id,
-        accepted: false,
-        code: 9,
-        reason: pb::ErrorReason::IllegalAction as i32,
-        request_open: true,
-        ..Default::default()
-    }))
-    .await;
+    c.send(rejected("r1", a.action_id)).await;
     let retry = c.action().await;
-    assert_eq!((retry.request_id.as_str(), retry.action_id), ("r2", Some(0)));
+    assert_eq!((retry.request_id.as_str(), retry.action_id), ("r1", Some(0)), "default_action_id");
+    // The retry is rejected too: no third answer, ever.
+    c.send(rejected("r1", retry.action_id)).await;
+    expect_silence(&mut c, Duration::from_millis(300)).await;
+    // A rejection that closes the request gets no retry either.
+    c.send(Kind::DecisionRequest(request("r2", "m1", 0, 2))).await;
+    let a = c.action().await;
+    let mut closed = rejected("r2", a.action_id);
+    if let Kind::ActionResult(r) = &mut closed {
+        r.request_open = false;
+    }
+    c.send(closed).await;
+    expect_silence(&mut c, Duration::from_millis(300)).await;
 }
 
 #[tokio::test]
@@ -356,8 +438,25 @@ async fn gives_up_after_max_reconnect_attempts() {
     cfg.max_reconnect_attempts = Some(2);
     let (_stop, bot) = spawn_bot(cfg, Recorder::default());
     match tokio::time::timeout(STEP, bot).await.unwrap().unwrap() {
-        Err(Error::GaveUp(_)) => {}
+        // Plain words, not a Debug dump of the transport error.
+        Err(e @ Error::GaveUp(_)) => {
+            assert_eq!(e.to_string(), format!("gave up reconnecting: connection refused (127.0.0.1:{port})"))
+        }
         other => panic!("expected GaveUp, got {other:?}"),
+    }
+}
+
+/// With the `tls` feature (default), https:// is accepted: the attempt fails only at connecting.
+#[cfg(feature = "tls")]
+#[tokio::test]
+async fn https_addresses_are_accepted() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cfg = config(&format!("https://127.0.0.1:{port}"), TOKEN);
+    cfg.max_reconnect_attempts = Some(0);
+    let result = uno_arena_bot::run_until(cfg, Recorder::default(), std::future::pending()).await;
+    match result {
+        Err(Error::GaveUp(reason)) => assert_eq!(reason, format!("connection refused (127.0.0.1:{port})")),
+        other => panic!("{other:?}"),
     }
 }
 
@@ -367,4 +466,305 @@ async fn https_without_the_tls_feature_is_a_config_error() {
     let result =
         uno_arena_bot::run_until(config("https://127.0.0.1:1", TOKEN), Recorder::default(), async {}).await;
     assert!(matches!(result, Err(Error::Config(_))), "{result:?}");
+}
+
+/// Issue 14, item 1: a decide that overruns its deadline (2.5 s against 1000 ms) must not hold
+/// up the stream reader: MatchEnded of that seat, MatchStarted of another match and the other
+/// match's requests are handled at once, while the slow seat gets its fallback in time.
+#[tokio::test]
+async fn an_overrunning_decide_does_not_block_the_reader() {
+    let (addr, mut conns) = start_server().await;
+    let bot = Recorder { slow: Duration::from_millis(2500), ..Default::default() };
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
+
+    let mut c = next_conn(&mut conns).await;
+    c.hello().await;
+    c.welcome("s1", false).await;
+    c.send(Kind::MatchStarted(pb::MatchStarted { match_id: "slow".into(), seat: 0, ..Default::default() }))
+        .await;
+    let mut req = request("slow-1", "slow", 0, 1);
+    req.time_left_ms = 1000;
+    let sent = Instant::now();
+    c.send(Kind::DecisionRequest(req)).await;
+    let a = c.action().await;
+    assert_eq!((a.request_id.as_str(), a.action_id), ("slow-1", Some(0)), "the fallback");
+    let waited = sent.elapsed();
+    assert!(waited < Duration::from_millis(1000), "fallback after {waited:?}");
+
+    // The slow decide is still running (about 1.6 s to go). Its match ends, another starts.
+    c.send(Kind::MatchEnded(pb::MatchEnded { match_id: "slow".into(), seat: 0, ..Default::default() })).await;
+    c.send(Kind::MatchStarted(pb::MatchStarted { match_id: "next".into(), seat: 1, ..Default::default() }))
+        .await;
+    let mut req = request("next-1", "next", 1, 1);
+    req.time_left_ms = 1000;
+    let sent = Instant::now();
+    c.send(Kind::DecisionRequest(req)).await;
+    let a = c.action().await;
+    let waited = sent.elapsed();
+    assert_eq!((a.request_id.as_str(), a.action_id), ("next-1", Some(1070)), "the bot's own choice");
+    assert!(waited < Duration::from_millis(300), "the other match waited {waited:?} for the slow seat");
+}
+
+#[tokio::test]
+async fn an_overrunning_decide_does_not_block_the_other_seat_of_its_match() {
+    let (addr, mut conns) = start_server().await;
+    let bot = Recorder { slow: Duration::from_millis(2500), slow_seat: Some(0), ..Default::default() };
+    let ended = bot.ended.clone();
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
+
+    // The bot holds seats 0 and 2 of match "m"; seat 0's decide overruns.
+    let mut c = welcomed(&mut conns).await;
+    let mut slow = request("s0", "m", 0, 1);
+    slow.time_left_ms = 1000;
+    c.send(Kind::DecisionRequest(slow)).await;
+    let sent = Instant::now();
+    c.send(Kind::DecisionRequest(request("f2", "m", 2, 1))).await;
+    let a = c.action().await;
+    assert_eq!((a.request_id.as_str(), a.action_id), ("f2", Some(1070)));
+    assert!(sent.elapsed() < Duration::from_millis(300), "the other seat waited {:?}", sent.elapsed());
+    let a = c.action().await;
+    assert_eq!((a.request_id.as_str(), a.action_id), ("s0", Some(0)), "the fallback");
+    // Seat 2's match_ended runs at once, not after seat 0's late decide.
+    c.send(Kind::MatchEnded(pb::MatchEnded { match_id: "m".into(), seat: 2, ..Default::default() })).await;
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while ended.lock().unwrap().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*ended.lock().unwrap(), vec![("m".to_string(), 1)]);
+}
+
+/// Per-seat state: two seats of one match each get their own state object.
+#[tokio::test]
+async fn two_seats_of_one_match_have_separate_state() {
+    let (addr, mut conns) = start_server().await;
+    let bot = Recorder::default();
+    let ended = bot.ended.clone();
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
+
+    let mut c = welcomed(&mut conns).await;
+    for (id, seat, seq) in [("a1", 0, 1), ("b1", 2, 1), ("a2", 0, 2), ("a3", 0, 3)] {
+        c.send(Kind::DecisionRequest(request(id, "m", seat, seq))).await;
+        assert_eq!(c.action().await.request_id, id);
+    }
+    for seat in [0, 2] {
+        c.send(Kind::MatchEnded(pb::MatchEnded { match_id: "m".into(), seat, ..Default::default() })).await;
+    }
+    let deadline = Instant::now() + STEP;
+    while ended.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut counts = ended.lock().unwrap().clone();
+    counts.sort();
+    assert_eq!(counts, vec![("m".to_string(), 1), ("m".to_string(), 3)]);
+}
+
+/// Optional requests after the hardening issue: no deadline, no default. Answered if decide
+/// returns before the request closes, else never; a RequestClosed silences a late decide.
+#[tokio::test]
+async fn optional_requests_without_a_deadline_are_answered_only_while_open() {
+    let (addr, mut conns) = start_server().await;
+    let bot = uno_arena_bot::from_fn(|req: &pb::DecisionRequest| {
+        if req.request_id.starts_with("slow") {
+            std::thread::sleep(Duration::from_millis(1300));
+        }
+        (!req.required).then_some(12) // catch
+    });
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
+
+    let mut c = welcomed(&mut conns).await;
+    // A decide slower than any default budget (no timer): its answer still goes out.
+    c.send(Kind::DecisionRequest(optional("slow-open", "m1", 0, 1))).await;
+    let t0 = Instant::now();
+    let a = c.action().await;
+    assert_eq!((a.request_id.as_str(), a.action_id), ("slow-open", Some(12)));
+    assert!(t0.elapsed() >= Duration::from_millis(1200), "{:?}", t0.elapsed());
+    // The same, but the window closes first: nothing is sent, ever.
+    c.send(Kind::DecisionRequest(optional("slow-closed", "m1", 1, 1))).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    c.send(Kind::RequestClosed(pb::RequestClosed {
+        request_id: "slow-closed".into(),
+        match_id: "m1".into(),
+        seat: 1,
+        reason: pb::CloseReason::Expired as i32,
+        ..Default::default()
+    }))
+    .await;
+    expect_silence(&mut c, Duration::from_millis(1600)).await;
+}
+
+/// Every reconnect attempt uses a new TCP connection, and the backoff restarts after a Welcome.
+#[tokio::test]
+async fn reconnects_use_a_new_connection_and_the_backoff_resets_after_welcome() {
+    let (addr, mut conns) = start_server().await;
+    let mut cfg = config(&addr, TOKEN);
+    cfg.backoff = uno_arena_bot::backoff::Backoff {
+        initial: Duration::from_millis(50),
+        max: Duration::from_secs(2),
+        jitter: 0.0,
+    };
+    let (_stop, _bot) = spawn_bot(cfg, Recorder::default());
+
+    let mut peers = Vec::new();
+    let mut gaps = Vec::new();
+    // Three streams refused before any Welcome: 50, 100, 200 ms.
+    let mut ended = Instant::now();
+    for i in 0..4 {
+        let mut c = next_conn(&mut conns).await;
+        if i > 0 {
+            gaps.push(ended.elapsed());
+        }
+        peers.push(c.peer.expect("peer address"));
+        c.hello().await;
+        c.out.send(Err(Status::unavailable("try later"))).await.unwrap();
+        ended = Instant::now();
+    }
+    // A welcomed stream that then fails: the next delay is back to 50 ms.
+    let mut c = next_conn(&mut conns).await;
+    gaps.push(ended.elapsed());
+    peers.push(c.peer.expect("peer address"));
+    c.hello().await;
+    c.welcome("s1", false).await;
+    c.out.send(Err(Status::internal("oops"))).await.unwrap();
+    let ended = Instant::now();
+    let c = next_conn(&mut conns).await;
+    let after_welcome = ended.elapsed();
+    peers.push(c.peer.expect("peer address"));
+
+    let ms: Vec<u128> = gaps.iter().map(|g| g.as_millis()).collect();
+    assert!(ms[0] >= 45 && ms[1] >= 95 && ms[2] >= 195 && ms[3] >= 395, "growing delays: {ms:?}");
+    assert!(
+        after_welcome < Duration::from_millis(180),
+        "after a Welcome: {after_welcome:?}, delays before {ms:?}"
+    );
+    let distinct: std::collections::HashSet<_> = peers.iter().collect();
+    assert_eq!(distinct.len(), peers.len(), "a new connection per attempt: {peers:?}");
+}
+
+/// The codes a reconnect cannot fix end the run; every other ending is retried.
+#[tokio::test]
+async fn fatal_codes_stop_and_others_reconnect() {
+    use tonic::Code;
+    for code in [
+        Code::Unauthenticated,
+        Code::PermissionDenied,
+        Code::FailedPrecondition,
+        Code::InvalidArgument,
+        Code::Unimplemented,
+        Code::Aborted,
+    ] {
+        let (addr, mut conns) = start_server().await;
+        let (_stop, bot) = spawn_bot(config(&addr, TOKEN), Recorder::default());
+        let c = welcomed(&mut conns).await;
+        c.out.send(Err(Status::new(code, "SESSION_REPLACED"))).await.unwrap();
+        match tokio::time::timeout(STEP, bot).await.unwrap().unwrap() {
+            Err(e @ Error::Fatal(_)) => {
+                assert!(matches!(&e, Error::Fatal(s) if s.code() == code), "{code:?}: {e}");
+                assert!(!e.to_string().contains("MetadataMap"), "plain words: {e}");
+            }
+            other => panic!("{code:?}: expected a fatal error, got {other:?}"),
+        }
+        assert!(conns.try_recv().is_err(), "{code:?}: no reconnect");
+    }
+    let (addr, mut conns) = start_server().await;
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), Recorder::default());
+    for code in [
+        Some(Code::Unavailable),
+        Some(Code::ResourceExhausted),
+        Some(Code::Internal),
+        Some(Code::Unknown),
+        Some(Code::Cancelled),
+        Some(Code::DeadlineExceeded),
+        None, // a clean end of the stream
+    ] {
+        let c = welcomed(&mut conns).await;
+        match code {
+            Some(code) => c.out.send(Err(Status::new(code, "x"))).await.unwrap(),
+            None => drop(c),
+        }
+    }
+    welcomed(&mut conns).await; // still reconnecting
+}
+
+#[tokio::test]
+async fn a_malformed_address_is_refused_at_once() {
+    for bad in ["foo", "localhost", "grpc://127.0.0.1:1", "http://127.0.0.1:1/uno", "127.0.0.1:99999"] {
+        let t0 = Instant::now();
+        let result =
+            uno_arena_bot::run_until(config(bad, TOKEN), Recorder::default(), std::future::pending()).await;
+        match result {
+            Err(e @ Error::Address(_)) => assert_eq!(
+                e.to_string(),
+                format!("invalid address {bad:?}: use HOST:PORT, http://HOST:PORT or https://HOST:PORT")
+            ),
+            other => panic!("{bad}: {other:?}"),
+        }
+        assert!(t0.elapsed() < Duration::from_millis(100));
+    }
+}
+
+/// The example binary: both address forms work; a bad address exits 2 with one line; SIGTERM
+/// half-closes the stream and exits 0.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_example_binary_takes_both_address_forms_and_exits_cleanly() {
+    use std::process::{Command, Stdio};
+    let exe = env!("CARGO_BIN_EXE_heuristic-bot");
+    let out = Command::new(exe).args(["--addr", "foo", "--token", "T"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        r#"heuristic-bot: invalid address "foo": use HOST:PORT, http://HOST:PORT or https://HOST:PORT"#
+    );
+
+    let (addr, mut conns) = start_server().await;
+    let bare = addr.trim_start_matches("http://").to_string();
+    for form in [addr.clone(), bare] {
+        /// Kills the bot if the test fails half-way.
+        struct Reaper(Option<std::process::Child>);
+        impl Drop for Reaper {
+            fn drop(&mut self) {
+                if let Some(mut child) = self.0.take() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+        }
+        let child = Command::new(exe)
+            .args(["--addr", &form, "--token", TOKEN, "--name", "rust-bin"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut reaper = Reaper(Some(child));
+        let mut c = next_conn(&mut conns).await;
+        assert_eq!(c.hello().await.bot_name, "rust-bin", "{form}");
+        c.welcome("s1", false).await;
+        c.send(Kind::DecisionRequest(request("r1", "m1", 0, 1))).await;
+        let a = c.action().await;
+        assert!(matches!(a.action_id, Some(0 | 1070)), "{form}: {a:?}");
+        let mut child = reaper.0.take().unwrap();
+        Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+        assert!(c.recv().await.is_none(), "{form}: the stream is half-closed");
+        drop(c);
+        let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+        assert_eq!(status.code(), Some(0), "{form}");
+    }
+}
+
+/// How a stream ended, in plain words (not a Debug dump of the status).
+#[tokio::test]
+async fn a_stream_ended_by_the_server_is_reported_in_plain_words() {
+    let (addr, mut conns) = start_server().await;
+    let mut cfg = config(&addr, TOKEN);
+    cfg.max_reconnect_attempts = Some(0);
+    let (_stop, bot) = spawn_bot(cfg, Recorder::default());
+    let c = welcomed(&mut conns).await;
+    c.out.send(Err(Status::unavailable("shutting down"))).await.unwrap();
+    match tokio::time::timeout(STEP, bot).await.unwrap().unwrap() {
+        Err(Error::GaveUp(reason)) => {
+            assert_eq!(reason, "server closed the stream: UNAVAILABLE (shutting down)")
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -1402,7 +1402,8 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"WatchMatch\x12\x19.uno.v1.WatchMatchRequest\x1a\x1a.uno.v1.WatchMatchResponse0\x01\x12F\n" +
 	"\vCancelMatch\x12\x1a.uno.v1.CancelMatchRequest\x1a\x1b.uno.v1.CancelMatchResponse\x12=\n" +
-	"\bListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponseB<Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
+	"\bListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponseBJB\n" +
+	"AdminProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 
 var (
 	file_uno_v1_admin_proto_rawDescOnce sync.Once

@@ -2141,7 +2141,7 @@ const file_uno_v1_bot_proto_rawDesc = "" +
 	"\x17CLOSE_REASON_TAKEN_OVER\x10\x062C\n" +
 	"\n" +
 	"BotService\x125\n" +
-	"\x04Play\x12\x13.uno.v1.PlayRequest\x1a\x14.uno.v1.PlayResponse(\x010\x01B<Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
+	"\x04Play\x12\x13.uno.v1.PlayRequest\x1a\x14.uno.v1.PlayResponse(\x010\x01BHB\bBotProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 
 var (
 	file_uno_v1_bot_proto_rawDescOnce sync.Once

@@ -376,7 +376,8 @@ const file_uno_v1_cards_proto_rawDesc = "" +
 	"\fRANK_REVERSE\x10\f\x12\x11\n" +
 	"\rRANK_DRAW_TWO\x10\r\x12\r\n" +
 	"\tRANK_WILD\x10\x0e\x12\x17\n" +
-	"\x13RANK_WILD_DRAW_FOUR\x10\x0fB<Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
+	"\x13RANK_WILD_DRAW_FOUR\x10\x0fBJB\n" +
+	"CardsProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 
 var (
 	file_uno_v1_cards_proto_rawDescOnce sync.Once

@@ -293,7 +293,7 @@ const file_uno_v1_errors_proto_rawDesc = "" +
 	"!ERROR_REASON_MATCH_ALREADY_EXISTS\x10P\x12\x1e\n" +
 	"\x1aERROR_REASON_SLOW_CONSUMER\x10Z\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10d\x12\x19\n" +
-	"\x15ERROR_REASON_INTERNAL\x10nB<Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
+	"\x15ERROR_REASON_INTERNAL\x10nBKB\vErrorsProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 
 var (
 	file_uno_v1_errors_proto_rawDescOnce sync.Once

@@ -4276,7 +4276,7 @@ const file_uno_v1_game_proto_rawDesc = "" +
 	"\x13END_CAUSE_CANCELLED\x10\x02\x12\x16\n" +
 	"\x12END_CAUSE_SHUTDOWN\x10\x03\x12\x15\n" +
 	"\x11END_CAUSE_STRIKES\x10\x04\x12\x1a\n" +
-	"\x16END_CAUSE_DISCONNECTED\x10\x05B<Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
+	"\x16END_CAUSE_DISCONNECTED\x10\x05BIB\tGameProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 
 var (
 	file_uno_v1_game_proto_rawDescOnce sync.Once

@@ -25,14 +25,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12uno/v1/cards.proto\x12\x06uno.v1\"\\\n\x04\x43\x61rd\x12\x1c\n\x05\x63olor\x18\x01 \x01(\x0e\x32\r.uno.v1.Color\x12\x1a\n\x04rank\x18\x02 \x01(\x0e\x32\x0c.uno.v1.Rank\x12\x0c\n\x04\x63ode\x18\x03 \x01(\x05\x12\x0c\n\x04name\x18\x04 \x01(\t\"\'\n\x08\x43\x61rdList\x12\x1b\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0c.uno.v1.Card*p\n\x05\x43olor\x12\x15\n\x11\x43OLOR_UNSPECIFIED\x10\x00\x12\r\n\tCOLOR_RED\x10\x01\x12\x10\n\x0c\x43OLOR_YELLOW\x10\x02\x12\x0f\n\x0b\x43OLOR_GREEN\x10\x03\x12\x0e\n\nCOLOR_BLUE\x10\x04\x12\x0e\n\nCOLOR_WILD\x10\x05*\x8e\x02\n\x04Rank\x12\x14\n\x10RANK_UNSPECIFIED\x10\x00\x12\r\n\tRANK_ZERO\x10\x01\x12\x0c\n\x08RANK_ONE\x10\x02\x12\x0c\n\x08RANK_TWO\x10\x03\x12\x0e\n\nRANK_THREE\x10\x04\x12\r\n\tRANK_FOUR\x10\x05\x12\r\n\tRANK_FIVE\x10\x06\x12\x0c\n\x08RANK_SIX\x10\x07\x12\x0e\n\nRANK_SEVEN\x10\x08\x12\x0e\n\nRANK_EIGHT\x10\t\x12\r\n\tRANK_NINE\x10\n\x12\r\n\tRANK_SKIP\x10\x0b\x12\x10\n\x0cRANK_REVERSE\x10\x0c\x12\x11\n\rRANK_DRAW_TWO\x10\r\x12\r\n\tRANK_WILD\x10\x0e\x12\x17\n\x13RANK_WILD_DRAW_FOUR\x10\x0f\x42<Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12uno/v1/cards.proto\x12\x06uno.v1\"\\\n\x04\x43\x61rd\x12\x1c\n\x05\x63olor\x18\x01 \x01(\x0e\x32\r.uno.v1.Color\x12\x1a\n\x04rank\x18\x02 \x01(\x0e\x32\x0c.uno.v1.Rank\x12\x0c\n\x04\x63ode\x18\x03 \x01(\x05\x12\x0c\n\x04name\x18\x04 \x01(\t\"\'\n\x08\x43\x61rdList\x12\x1b\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0c.uno.v1.Card*p\n\x05\x43olor\x12\x15\n\x11\x43OLOR_UNSPECIFIED\x10\x00\x12\r\n\tCOLOR_RED\x10\x01\x12\x10\n\x0c\x43OLOR_YELLOW\x10\x02\x12\x0f\n\x0b\x43OLOR_GREEN\x10\x03\x12\x0e\n\nCOLOR_BLUE\x10\x04\x12\x0e\n\nCOLOR_WILD\x10\x05*\x8e\x02\n\x04Rank\x12\x14\n\x10RANK_UNSPECIFIED\x10\x00\x12\r\n\tRANK_ZERO\x10\x01\x12\x0c\n\x08RANK_ONE\x10\x02\x12\x0c\n\x08RANK_TWO\x10\x03\x12\x0e\n\nRANK_THREE\x10\x04\x12\r\n\tRANK_FOUR\x10\x05\x12\r\n\tRANK_FIVE\x10\x06\x12\x0c\n\x08RANK_SIX\x10\x07\x12\x0e\n\nRANK_SEVEN\x10\x08\x12\x0e\n\nRANK_EIGHT\x10\t\x12\r\n\tRANK_NINE\x10\n\x12\r\n\tRANK_SKIP\x10\x0b\x12\x10\n\x0cRANK_REVERSE\x10\x0c\x12\x11\n\rRANK_DRAW_TWO\x10\r\x12\r\n\tRANK_WILD\x10\x0e\x12\x17\n\x13RANK_WILD_DRAW_FOUR\x10\x0f\x42JB\nCardsProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'uno.v1.cards_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
-  _globals['DESCRIPTOR']._serialized_options = b'Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1'
+  _globals['DESCRIPTOR']._serialized_options = b'B\nCardsProtoP\001Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1'
   _globals['_COLOR']._serialized_start=165
   _globals['_COLOR']._serialized_end=277
   _globals['_RANK']._serialized_start=280

@@ -8,13 +8,14 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 import uno.arena.sdk.Bot;
 import uno.arena.sdk.Decision;
-import uno.v1.Bot.Prompt;
-import uno.v1.Cards.Card;
-import uno.v1.Cards.Color;
-import uno.v1.Cards.Rank;
-import uno.v1.Game.ActionKind;
-import uno.v1.Game.LegalAction;
-import uno.v1.Game.SeatView;
+import uno.arena.sdk.Helpers;
+import uno.v1.Prompt;
+import uno.v1.Card;
+import uno.v1.Color;
+import uno.v1.Rank;
+import uno.v1.ActionKind;
+import uno.v1.LegalAction;
+import uno.v1.SeatView;
 
 /**
  * A simple rule-of-thumb player:
@@ -94,7 +95,7 @@ public final class HeuristicBot implements Bot {
     return honest.stream()
         .filter(a -> !canCallUno || a.getUno())
         // a Wild names the colour held most
-        .filter(a -> !isWild(a.getCard()) || a.getColor() == best || !namesAny(honest, a.getCard(), best))
+        .filter(a -> Helpers.wildColor(a).map(named -> named == best).orElse(true) || !namesAny(honest, a.getCard(), best))
         .max(Comparator.comparingInt((LegalAction a) -> score(a, view)));
   }
 
@@ -107,7 +108,7 @@ public final class HeuristicBot implements Bot {
     } else if (c.getRank() == Rank.RANK_WILD) {
       s = -100;
     } else {
-      s = points(c.getRank()) * 10;
+      s = Helpers.cardPoints(c) * 10;
     }
     if (a.hasTargetSeat()) {
       int target = a.getTargetSeat();
@@ -115,24 +116,6 @@ public final class HeuristicBot implements Bot {
       s -= cards; // swap with the seat holding the fewest cards
     }
     return s;
-  }
-
-  private static int points(Rank r) {
-    switch (r) {
-      case RANK_SKIP:
-      case RANK_REVERSE:
-      case RANK_DRAW_TWO:
-        return 20;
-      case RANK_WILD:
-      case RANK_WILD_DRAW_FOUR:
-        return 50;
-      default:
-        return Math.max(0, r.getNumber() - 1); // RANK_ZERO = 1
-    }
-  }
-
-  private static boolean isWild(Card c) {
-    return c.getRank() == Rank.RANK_WILD || c.getRank() == Rank.RANK_WILD_DRAW_FOUR;
   }
 
   private static boolean namesAny(List<LegalAction> plays, Card card, Color colour) {

@@ -7,12 +7,16 @@ import java.util.function.DoubleSupplier;
 /**
  * Exponential reconnect backoff with jitter, capped.
  *
- * <p>Attempt {@code n} (0-based) waits a random time in {@code [base/2, base]} where {@code base =
- * min(max, initial * 2^n)} ("equal jitter"): never zero, never more than {@code max}, and spread so
- * that many bots restarted at once do not reconnect in lock-step. {@link #reset()} after a
- * successful connection (the server's Welcome) starts again from {@code initial}.
+ * <p>Attempt {@code n} (0-based) waits {@code initial * 2^n} times a random factor in [0.8, 1.2],
+ * never more than {@code max}. The defaults (100 ms, 2 s) give about 100, 200, 400, 800, 1600,
+ * 2000, 2000... ms, all below the server's default 5 s reconnect grace, spread so that many bots
+ * restarted at once do not reconnect in lock-step. {@link #reset()} after a welcomed stream starts
+ * again from {@code initial}.
  */
 public final class Backoff {
+  /** Relative jitter: each delay is the base times a factor in [1 - JITTER, 1 + JITTER]. */
+  static final double JITTER = 0.2;
+
   private final long initialMs;
   private final long maxMs;
   private final DoubleSupplier random;
@@ -39,8 +43,8 @@ public final class Backoff {
     }
     base = Math.min(base, maxMs);
     attempt++;
-    long half = base / 2;
-    return Duration.ofMillis(half + (long) (random.getAsDouble() * (base - half)));
+    double factor = 1 - JITTER + 2 * JITTER * random.getAsDouble();
+    return Duration.ofMillis(Math.min(maxMs, Math.round(base * factor)));
   }
 
   /** Forget past failures: the next delay is about {@code initial} again. */

@@ -1,8 +1,8 @@
 package uno.arena.sdk;
 
-import uno.v1.Bot.ActionResult;
-import uno.v1.Bot.MatchEnded;
-import uno.v1.Bot.MatchStarted;
+import uno.v1.ActionResult;
+import uno.v1.MatchEnded;
+import uno.v1.MatchStarted;
 
 /**
  * Your bot: given a decision (view, legal actions, events, per-match context) return the id of one
@@ -10,9 +10,13 @@ import uno.v1.Bot.MatchStarted;
  *
  * <p>Only {@link #decide} is required, so a lambda is a bot: {@code d -> d.legalActions().get(0).getId()}.
  * {@code decide} runs on a worker thread, one call per decision request; calls for different
- * matches (and seats) run concurrently. It must return within the request's time left (see {@link
- * Decision#remainingMillis()}); the SDK otherwise answers for it with {@link
- * Decision#fallbackActionId()} and interrupts the worker.
+ * matches (and seats) run concurrently, and nothing it does can hold up the stream. It should
+ * return within {@link Decision#remainingMillis()}; the SDK otherwise answers for it with {@link
+ * Decision#fallbackActionId()} (silence for an optional request), interrupts the worker and drops
+ * the late result.
+ *
+ * <p>The hooks run on one hook thread, in the order the messages came, never on the stream's own
+ * thread.
  */
 @FunctionalInterface
 public interface Bot {
@@ -28,12 +32,15 @@ public interface Bot {
    */
   int decide(Decision decision) throws Exception;
 
-  /** Called when a match starts for one of the bot's seats. Runs on the stream's thread: keep it short. */
+  /** Called when a match starts for one of the bot's seats (on the hook thread). */
   default void onMatchStarted(MatchContext match, MatchStarted started) {}
 
-  /** Called when a match ends for one of the bot's seats, just before its context is dropped. */
+  /** Called when a match ends for one of the bot's seats, after its context was dropped (on the hook thread). */
   default void onMatchEnded(MatchContext match, MatchEnded ended) {}
 
-  /** Called for every ActionResult (accepted or rejected). Runs on the stream's thread. */
+  /**
+   * Called for every ActionResult the server sends (on the hook thread). Do not count on one per
+   * accepted answer: a future protocol version may confirm only rejections.
+   */
   default void onActionResult(MatchContext match, ActionResult result) {}
 }

@@ -1,5 +1,6 @@
 package uno.arena.sdk;
 
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.Map;
 import java.util.logging.ConsoleHandler;
@@ -10,26 +11,40 @@ import java.util.logging.SimpleFormatter;
 
 /**
  * A ready-made {@code main} for a bot: parses flags and environment variables, sets up logging,
- * stops cleanly on SIGINT / SIGTERM, and exits non-zero on a fatal error.
+ * stops cleanly on SIGINT / SIGTERM, and exits with a status that says what happened.
  *
  * <pre>
- *   --addr HOST:PORT   server address        (env UNO_ARENA_ADDR, default 127.0.0.1:50051)
+ *   --addr ADDR        HOST:PORT, http://HOST:PORT or https://HOST:PORT
+ *                                           (env UNO_ARENA_ADDR, default 127.0.0.1:50051)
  *   --token TOKEN      bot token             (env UNO_ARENA_TOKEN, required)
  *   --name NAME        bot name              (env UNO_ARENA_BOT_NAME, default given by the bot)
  *   --version V        bot version string    (env UNO_ARENA_BOT_VERSION)
- *   --tls              connect with TLS      (env UNO_ARENA_TLS=1)
+ *   --tls              TLS for a HOST:PORT address (env UNO_ARENA_TLS=1; same as https://)
  *   --verbose          log every decision    (env UNO_ARENA_VERBOSE=1)
  * </pre>
  *
- * Usage: {@code public static void main(String[] a) { BotRunner.main(a, new MyBot(), "my-bot"); }}
+ * <p>Exit status: 0 after SIGINT / SIGTERM (the stream is half-closed first); 2 for a bad command
+ * line or address (one line on stderr, nothing is tried); 1 when the server refuses the bot (bad
+ * token, name not allowed, session replaced...), also with one line.
+ *
+ * <p>Usage: {@code public static void main(String[] a) { BotRunner.main(a, new MyBot(), "my-bot"); }}
  */
 public final class BotRunner {
+  /** How the one-line errors on stderr start. */
+  static final String PROGRAM = "uno-bot";
+
   private BotRunner() {}
 
   /** Parsed command line. */
   public record Options(String addr, String token, String name, String version, boolean tls, boolean verbose) {}
 
+  /** Runs the bot with this command line until stopped, then exits the JVM with the status above. */
   public static void main(String[] args, Bot bot, String defaultName) {
+    System.exit(run(args, bot, defaultName));
+  }
+
+  /** Like {@link #main} but returns the exit status instead of exiting. */
+  public static int run(String[] args, Bot bot, String defaultName) {
     // keep log handlers alive while the shutdown hook logs the clean stop (must precede any logging)
     if (System.getProperty("java.util.logging.manager") == null) {
       System.setProperty("java.util.logging.manager", ShutdownFriendlyLogManager.class.getName());
@@ -38,14 +53,12 @@ public final class BotRunner {
     try {
       o = parse(args, System.getenv(), defaultName, "0.1.0");
     } catch (IllegalArgumentException e) {
-      System.err.println("error: " + e.getMessage());
-      System.err.println(usage());
-      System.exit(2);
-      return;
+      System.err.println(PROGRAM + ": " + e.getMessage());
+      return 2;
     }
     if (o == null) {
       System.out.println(usage());
-      return;
+      return 0;
     }
     configureLogging(o.verbose());
     UnoBotClient client =
@@ -72,19 +85,63 @@ public final class BotRunner {
             },
             "uno-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
+    stopOnSignals(client);
     Logger.getLogger(BotRunner.class.getName())
         .info("bot " + o.name() + " " + o.version() + " connecting to " + o.addr() + (o.tls() ? " (TLS)" : ""));
     int code = 0;
     try {
       client.run();
     } catch (UnoBotException e) {
+      System.err.println(PROGRAM + ": " + e.getMessage());
       code = 1;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (code != 0) {
+    try {
       Runtime.getRuntime().removeShutdownHook(hook);
-      System.exit(code);
+    } catch (IllegalStateException e) {
+      // the JVM is already shutting down (a signal we could not handle ourselves)
+    }
+    return code;
+  }
+
+  /**
+   * SIGINT / SIGTERM stop the client (half-close) so that {@link #main} exits 0, where the JVM's
+   * default handling would exit 130 / 143. Uses sun.misc.Signal (module jdk.unsupported) through
+   * reflection, which keeps the build free of "internal proprietary API" warnings; without it the
+   * shutdown hook still stops the client cleanly.
+   */
+  private static void stopOnSignals(UnoBotClient client) {
+    Logger log = Logger.getLogger(BotRunner.class.getName());
+    for (String name : new String[] {"INT", "TERM"}) {
+      try {
+        Class<?> signal = Class.forName("sun.misc.Signal");
+        Class<?> handlerType = Class.forName("sun.misc.SignalHandler");
+        Object handler =
+            Proxy.newProxyInstance(
+                handlerType.getClassLoader(),
+                new Class<?>[] {handlerType},
+                (proxy, method, a) -> {
+                  if (method.getName().equals("handle")) {
+                    log.info("SIG" + name + " received, stopping");
+                    client.stop();
+                    return null;
+                  }
+                  switch (method.getName()) {
+                    case "hashCode":
+                      return System.identityHashCode(proxy);
+                    case "equals":
+                      return proxy == a[0];
+                    default:
+                      return "SIG" + name + " handler";
+                  }
+                });
+        signal
+            .getMethod("handle", signal, handlerType)
+            .invoke(null, signal.getConstructor(String.class).newInstance(name), handler);
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        log.fine("cannot handle SIG" + name + " (" + e + "); the shutdown hook will stop the bot");
+      }
     }
   }
 
@@ -136,12 +193,13 @@ public final class BotRunner {
         case "-h":
           return null;
         default:
-          throw new IllegalArgumentException("unknown argument " + args[i]);
+          throw new IllegalArgumentException("unknown argument " + args[i] + " (--help lists the flags)");
       }
     }
     if (token.isEmpty()) {
       throw new IllegalArgumentException("a bot token is required (--token or UNO_ARENA_TOKEN)");
     }
+    Address.parse(addr); // one line naming a bad address, before anything is tried
     if (name == null || name.isEmpty()) {
       throw new IllegalArgumentException("a bot name is required (--name or UNO_ARENA_BOT_NAME)");
     }
@@ -149,8 +207,10 @@ public final class BotRunner {
   }
 
   public static String usage() {
-    return "usage: java -jar uno-bot.jar --addr HOST:PORT --token TOKEN [--name NAME] [--version V] [--tls] [--verbose]\n"
-        + "       (or env UNO_ARENA_ADDR, UNO_ARENA_TOKEN, UNO_ARENA_BOT_NAME, UNO_ARENA_BOT_VERSION, UNO_ARENA_TLS, UNO_ARENA_VERBOSE)";
+    return "usage: java -jar my-bot.jar [--addr ADDR] --token TOKEN [--name NAME] [--version V] [--tls] [--verbose]\n"
+        + "  ADDR: HOST:PORT, http://HOST:PORT or https://HOST:PORT (default 127.0.0.1:50051)\n"
+        + "  (or env UNO_ARENA_ADDR, UNO_ARENA_TOKEN, UNO_ARENA_BOT_NAME, UNO_ARENA_BOT_VERSION, UNO_ARENA_TLS, UNO_ARENA_VERBOSE)\n"
+        + "  Plays until Ctrl-C / SIGTERM; reconnects by itself when the stream drops.";
   }
 
   /** One line per record on stderr: time, level, message. {@code verbose} shows every decision. */

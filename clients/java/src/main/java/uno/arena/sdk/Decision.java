@@ -4,18 +4,21 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import uno.v1.Bot.DecisionRequest;
-import uno.v1.Bot.Prompt;
-import uno.v1.Game.ActionKind;
-import uno.v1.Game.Event;
-import uno.v1.Game.LegalAction;
-import uno.v1.Game.SeatView;
+import uno.v1.DecisionRequest;
+import uno.v1.Prompt;
+import uno.v1.ActionKind;
+import uno.v1.Event;
+import uno.v1.LegalAction;
+import uno.v1.SeatView;
 
 /**
  * One decision to make: the server's {@link DecisionRequest} plus the seat's {@link MatchContext},
  * the events that are new to this client, and the local deadline.
  */
 public final class Decision {
+  /** The deadline of an optional request that has none (it lasts until the server closes it). */
+  static final long NO_DEADLINE = Long.MAX_VALUE;
+
   private final DecisionRequest request;
   private final MatchContext match;
   private final List<Event> newEvents;
@@ -101,15 +104,24 @@ public final class Decision {
     return newEvents;
   }
 
-  /** Milliseconds left before the SDK answers the fallback for you (already minus a safety margin). */
+  /**
+   * Milliseconds left before the SDK answers the fallback for you (already minus a safety margin,
+   * counted from the request's arrival); {@code Long.MAX_VALUE} for an optional request without a
+   * deadline (it lasts until the server closes it).
+   */
   public long remainingMillis() {
+    if (deadlineNanos == NO_DEADLINE) {
+      return Long.MAX_VALUE;
+    }
     return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
   }
 
   /**
-   * What the SDK answers when {@code decide} is too slow, throws or returns an illegal id: the
-   * request's {@code default_action_id} if set and legal (what the server would play on timeout,
-   * without the strike), else the first legal id (draw / pass / accept / no-catch come first).
+   * What the SDK answers for a required request when {@code decide} is too slow, throws, returns
+   * an illegal id or {@link Bot#NO_ACTION}, and when an answer is rejected with the request still
+   * open: the request's {@code default_action_id} if set and legal (what the server would play on
+   * timeout, without the strike), else the first legal id (draw / pass / accept come first). An
+   * optional request is left unanswered instead.
    */
   public int fallbackActionId() {
     return fallbackActionId(request);

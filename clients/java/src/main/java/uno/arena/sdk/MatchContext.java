@@ -3,7 +3,7 @@ package uno.arena.sdk;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Supplier;
-import uno.v1.Bot.MatchStarted;
+import uno.v1.MatchStarted;
 
 /**
  * Per-seat state of one match the bot plays: created when the match starts (or on the seat's first

@@ -7,6 +7,9 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.TlsChannelCredentials;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.MetadataUtils;
@@ -29,26 +32,25 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import uno.v1.Bot.Action;
-import uno.v1.Bot.ActionResult;
-import uno.v1.Bot.DecisionRequest;
-import uno.v1.Bot.EventCursor;
-import uno.v1.Bot.Hello;
-import uno.v1.Bot.MatchEnded;
-import uno.v1.Bot.MatchStarted;
-import uno.v1.Bot.PlayRequest;
-import uno.v1.Bot.PlayResponse;
-import uno.v1.Bot.RequestClosed;
-import uno.v1.Bot.Resume;
-import uno.v1.Bot.SeatEvents;
-import uno.v1.Bot.StreamError;
-import uno.v1.Bot.Welcome;
+import uno.v1.Action;
+import uno.v1.ActionResult;
 import uno.v1.BotServiceGrpc;
-import uno.v1.Errors.ErrorReason;
-import uno.v1.Game.Event;
-import uno.v1.Game.LegalAction;
+import uno.v1.DecisionRequest;
+import uno.v1.Event;
+import uno.v1.EventCursor;
+import uno.v1.Hello;
+import uno.v1.MatchEnded;
+import uno.v1.MatchStarted;
+import uno.v1.PlayRequest;
+import uno.v1.PlayResponse;
+import uno.v1.RequestClosed;
+import uno.v1.Resume;
+import uno.v1.SeatEvents;
+import uno.v1.StreamError;
+import uno.v1.Welcome;
 
 /**
  * Connects a {@link Bot} to an UNO Arena server over the one {@code BotService.Play} stream.
@@ -61,20 +63,34 @@ import uno.v1.Game.LegalAction;
  * client.run();   // blocks until stop() (e.g. from a shutdown hook) or a fatal error
  * }</pre>
  *
- * <p>What it does for you: sends the token as {@code authorization: Bearer <token>} metadata and
- * {@code Hello} first; calls {@link Bot#decide} on a worker thread for every decision request (any
- * number of matches and seats at once) and answers with the id; keeps a {@link MatchContext} per
- * (match, seat), dropped on {@code MatchEnded}; answers {@link Decision#fallbackActionId()} if
- * decide overruns the request's time left (minus a safety margin), throws or returns an illegal
- * id (optional requests are then left unanswered, which the server takes as "no"); retries once
- * with the fallback if the server rejects an answer and the request stays open; reconnects with
- * exponential backoff and jitter and resumes the session (event cursors) when the stream drops;
- * on {@link #stop()} half-closes the stream and shuts down.
+ * <p>What it does for you (the same in all five UNO Arena SDKs):
  *
- * <p>Fatal stream ends, which make {@link #run()} throw {@link UnoBotException} instead of
- * reconnecting: UNAUTHENTICATED (bad token), PERMISSION_DENIED (bot name not bound to the token),
- * FAILED_PRECONDITION (protocol version not supported / no Hello), ABORTED with SESSION_REPLACED
- * (another process of the same bot took over).
+ * <ul>
+ *   <li>sends the token as {@code authorization: Bearer <token>} metadata and {@code Hello} first;
+ *   <li>calls {@link Bot#decide} on a worker thread for every decision request (any number of
+ *       matches and seats at once); the stream is read on gRPC's thread, which never waits for the
+ *       bot: decisions, and the {@code onMatchStarted}/{@code onMatchEnded}/{@code onActionResult}
+ *       hooks (on one hook thread, in order), all run elsewhere;
+ *   <li>budget: {@code time_left_ms - min(100 ms, time_left_ms / 2)} from the request's arrival.
+ *       When it runs out, a required request is answered with {@link Decision#fallbackActionId()}
+ *       at once and the worker is interrupted; a late result is dropped. An optional request (UNO
+ *       window, late UNO, jump-in) is answered only if {@code decide} returns an id before the
+ *       request closes, else never (silence declines and costs no strike); without a deadline it
+ *       has no timer;
+ *   <li>a {@code decide} that throws or returns an id that is not legal: logged, and the fallback
+ *       answered (silence for an optional request);
+ *   <li>a rejected answer with {@code request_open}: answered once more with the fallback, exactly
+ *       one retry per request;
+ *   <li>one {@link MatchContext} per (match, seat), dropped on {@code MatchEnded};
+ *   <li>progress never waits for the {@code ActionResult} of an accepted answer;
+ *   <li>reconnect: a NEW channel for every attempt (the old one is shut down), after 100 ms
+ *       doubling to at most 2 s (+-20% jitter), back to 100 ms once a stream is welcomed; {@code
+ *       Hello.resume} carries the session id and each seat's last event sequence;
+ *   <li>fatal (no reconnect, {@link #run()} throws {@link UnoBotException}): UNAUTHENTICATED,
+ *       PERMISSION_DENIED, FAILED_PRECONDITION, INVALID_ARGUMENT, UNIMPLEMENTED, ABORTED
+ *       (SESSION_REPLACED). Every other ending is retried;
+ *   <li>{@link #stop()} half-closes the stream and shuts down.
+ * </ul>
  */
 public final class UnoBotClient implements AutoCloseable {
   /** The protocol version this SDK speaks (Hello.protocol_version). */
@@ -83,9 +99,10 @@ public final class UnoBotClient implements AutoCloseable {
   static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
   private static final Logger LOG = Logger.getLogger(UnoBotClient.class.getName());
+  private static final long NO_DEADLINE = -1;
 
-  private final ManagedChannel channel;
-  private final boolean ownsChannel;
+  private final Supplier<ManagedChannel> channels;
+  private final String serverName;
   private final String token;
   private final String botName;
   private final String botVersion;
@@ -93,10 +110,10 @@ public final class UnoBotClient implements AutoCloseable {
   private final Bot bot;
   private final Backoff backoff;
   private final long safetyMarginMs;
-  private final long noDeadlineBudgetMs;
   private final Duration stopGrace;
 
   private final ExecutorService workers;
+  private final ExecutorService hooks;
   private final ScheduledExecutorService timer;
   private final ConcurrentMap<SeatKey, MatchContext> contexts = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Pending> pending = new ConcurrentHashMap<>();
@@ -108,9 +125,9 @@ public final class UnoBotClient implements AutoCloseable {
   private volatile Session current;
   private volatile String sessionId = "";
 
-  private UnoBotClient(Builder b, ManagedChannel channel, boolean ownsChannel) {
-    this.channel = channel;
-    this.ownsChannel = ownsChannel;
+  private UnoBotClient(Builder b, Supplier<ManagedChannel> channels, String serverName) {
+    this.channels = channels;
+    this.serverName = serverName;
     this.token = b.token;
     this.botName = b.botName;
     this.botVersion = b.botVersion;
@@ -118,9 +135,9 @@ public final class UnoBotClient implements AutoCloseable {
     this.bot = b.bot;
     this.backoff = new Backoff(b.initialBackoff, b.maxBackoff);
     this.safetyMarginMs = b.safetyMargin.toMillis();
-    this.noDeadlineBudgetMs = b.noDeadlineBudget.toMillis();
     this.stopGrace = b.stopGrace;
     this.workers = Executors.newCachedThreadPool(daemonThreads("uno-decide"));
+    this.hooks = Executors.newSingleThreadExecutor(daemonThreads("uno-hooks"));
     this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("uno-timer"));
   }
 
@@ -138,31 +155,40 @@ public final class UnoBotClient implements AutoCloseable {
     }
     Metadata headers = new Metadata();
     headers.put(AUTHORIZATION, "Bearer " + token);
-    BotServiceGrpc.BotServiceStub stub =
-        BotServiceGrpc.newStub(channel)
-            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
     try {
       while (!stopping) {
+        // A new channel for every attempt: a reused channel's own reconnect backoff (without
+        // wait-for-ready) makes calls fail fast long after the server is back.
+        ManagedChannel channel = channels.get();
         Session s = new Session(streamsOpened.incrementAndGet());
-        current = s;
-        stub.play(s);
-        s.send(PlayRequest.newBuilder().setHello(hello()).build());
-        if (stopping) {
-          s.halfClose(); // stop() raced with the connect: leave at once
+        Status status;
+        try {
+          current = s;
+          BotServiceGrpc.newStub(channel)
+              .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+              .play(s);
+          s.send(PlayRequest.newBuilder().setHello(hello()).build());
+          if (stopping) {
+            s.halfClose(); // stop() raced with the connect: leave at once
+          }
+          status = awaitEnd(s);
+        } finally {
+          current = null;
+          abandon(s);
+          channel.shutdownNow();
         }
-        Status status = awaitEnd(s);
-        current = null;
-        abandon(s);
         if (stopping) {
           break;
         }
-        String why = describe(status, s.fatalError);
-        if (isFatal(status, s.fatalError)) {
-          LOG.severe("stream ended: " + why + "; not reconnecting");
-          throw new UnoBotException(status, "stream ended: " + why);
+        if (isFatal(status)) {
+          throw new UnoBotException(status, "the server refused the bot: " + statusText(status));
+        }
+        String why = describe(status);
+        if (s.welcomed) {
+          backoff.reset(); // whatever way a welcomed stream ends, start again from 100 ms
         }
         Duration delay = backoff.next();
-        LOG.warning("stream ended: " + why + "; reconnecting in " + delay.toMillis() + " ms");
+        LOG.warning(why + "; reconnecting in " + delay.toMillis() + " ms");
         synchronized (sleepLock) {
           long until = System.nanoTime() + delay.toNanos();
           while (!stopping && System.nanoTime() < until) {
@@ -173,13 +199,8 @@ public final class UnoBotClient implements AutoCloseable {
     } finally {
       stopping = true;
       workers.shutdownNow();
+      hooks.shutdown();
       timer.shutdownNow();
-      if (ownsChannel) {
-        channel.shutdown();
-        if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
-          channel.shutdownNow();
-        }
-      }
       LOG.info("stopped");
       terminated.countDown();
     }
@@ -230,7 +251,7 @@ public final class UnoBotClient implements AutoCloseable {
     return sessionId;
   }
 
-  /** How many Play streams have been opened (1 + reconnects). */
+  /** How many Play streams have been opened (1 + reconnect attempts), each on its own channel. */
   public int streamsOpened() {
     return streamsOpened.get();
   }
@@ -274,13 +295,14 @@ public final class UnoBotClient implements AutoCloseable {
     }
   }
 
-  private void handle(Session s, PlayResponse r) {
+  /** Handles one server message on gRPC's thread: it never waits for the bot. */
+  private void handle(Session s, PlayResponse r, long receivedNanos) {
     switch (r.getKindCase()) {
       case WELCOME:
         onWelcome(s, r.getWelcome());
         break;
       case DECISION_REQUEST:
-        onDecisionRequest(s, r.getDecisionRequest());
+        onDecisionRequest(s, r.getDecisionRequest(), receivedNanos);
         break;
       case ACTION_RESULT:
         onActionResult(r.getActionResult());
@@ -305,11 +327,8 @@ public final class UnoBotClient implements AutoCloseable {
         StreamError e = r.getError();
         LOG.log(
             e.getFatal() ? Level.SEVERE : Level.WARNING,
-            "server error: code " + e.getCode() + " " + e.getReason() + ": " + e.getMessage()
-                + (e.getFatal() ? " (fatal)" : ""));
-        if (e.getFatal()) {
-          s.fatalError = e;
-        }
+            "the server reports " + e.getReason() + ": " + e.getMessage()
+                + (e.getFatal() ? "; it ends the stream" : ""));
         break;
       default:
         LOG.fine("ignoring unknown message kind " + r.getKindCase());
@@ -317,26 +336,23 @@ public final class UnoBotClient implements AutoCloseable {
   }
 
   private void onWelcome(Session s, Welcome w) {
+    s.welcomed = true;
     sessionId = w.getSessionId();
-    backoff.reset();
     for (var seat : w.getSeatsList()) {
       context(seat.getMatchId(), seat.getSeat());
     }
     LOG.info(
-        "connected as " + w.getBotName() + " (session " + w.getSessionId() + ", server "
-            + w.getServerVersion() + (w.getResumed() ? ", resumed" : "") + ", "
+        "connected to " + serverName + " as " + w.getBotName() + " (session " + w.getSessionId()
+            + ", server " + w.getServerVersion() + (w.getResumed() ? ", resumed" : "") + ", "
             + w.getSeatsCount() + " seats in play), stream #" + s.number);
   }
 
   private void onMatchStarted(MatchStarted m) {
     MatchContext ctx = context(m.getMatchId(), m.getSeat());
     ctx.setStarted(m);
-    LOG.info(prefix(m.getMatchId(), m.getSeat()) + "match started, " + m.getSeatsCount() + " seats");
-    try {
-      bot.onMatchStarted(ctx, m);
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, prefix(m.getMatchId(), m.getSeat()) + "onMatchStarted threw", e);
-    }
+    String pre = prefix(m.getMatchId(), m.getSeat());
+    LOG.info(pre + "match started, " + m.getSeatsCount() + " seats");
+    hook(pre + "onMatchStarted", () -> bot.onMatchStarted(ctx, m));
   }
 
   private void onMatchEnded(MatchEnded m) {
@@ -347,35 +363,44 @@ public final class UnoBotClient implements AutoCloseable {
       if (!p.key.equals(key)) {
         return false;
       }
-      if (p.finish()) {
-        p.cancelTask();
-      }
+      p.close();
       return true;
     });
+    contexts.remove(key);
+    String pre = prefix(m.getMatchId(), m.getSeat());
     LOG.info(
-        prefix(m.getMatchId(), m.getSeat()) + "match ended (" + m.getCause() + "): "
-            + (m.getWon() ? "won" : "lost") + ", winners " + m.getWinnersList() + ", totals "
-            + m.getTotalsList() + ", strikes " + m.getStrikes()
+        pre + "match ended (" + m.getCause() + "): " + (m.getWon() ? "won" : "lost") + ", winners "
+            + m.getWinnersList() + ", totals " + m.getTotalsList() + ", strikes " + m.getStrikes()
             + (m.getTakenOver() ? ", taken over" : ""));
+    hook(pre + "onMatchEnded", () -> bot.onMatchEnded(ctx, m));
+  }
+
+  /** Runs a bot hook off the stream's thread, in order with the other hooks. */
+  private void hook(String what, Runnable r) {
     try {
-      bot.onMatchEnded(ctx, m);
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, prefix(m.getMatchId(), m.getSeat()) + "onMatchEnded threw", e);
-    } finally {
-      contexts.remove(key);
+      hooks.execute(
+          () -> {
+            try {
+              r.run();
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, what + " threw", e);
+            }
+          });
+    } catch (RuntimeException e) { // stopping
+      LOG.fine(what + " not run: stopping");
     }
   }
 
   private void onRequestClosed(RequestClosed c) {
     Pending p = pending.remove(c.getRequestId());
     if (p != null) {
-      p.finish();
+      p.close(); // a decide still running will not answer a closed request
     }
     String pre = prefix(c.getMatchId(), c.getSeat());
     switch (c.getReason()) {
       case CLOSE_REASON_TIMED_OUT:
         LOG.warning(
-            pre + "request " + c.getRequestId() + " timed out: server played "
+            pre + "request " + c.getRequestId() + " timed out: the server played "
                 + c.getAppliedActionId() + ", strikes " + c.getStrikes());
         break;
       case CLOSE_REASON_TAKEN_OVER:
@@ -387,53 +412,63 @@ public final class UnoBotClient implements AutoCloseable {
   }
 
   private void onActionResult(ActionResult ar) {
-    String pre = prefix(ar.getMatchId(), ar.getSeat());
     Pending p = pending.get(ar.getRequestId());
+    // an ActionResult for an unknown or closed request may carry no seat: name ours if we know it
+    String pre = p != null ? prefix(p.key.matchId(), p.key.seat()) : prefix(ar.getMatchId(), ar.getSeat());
     if (ar.getAccepted()) {
       pending.remove(ar.getRequestId());
       LOG.fine(pre + "action " + ar.getActionId() + " accepted (" + ar.getResponseMs() + " ms)");
     } else {
       LOG.warning(
-          pre + "action " + ar.getActionId() + " for request " + ar.getRequestId()
-              + " rejected: " + ar.getReason() + " (code " + ar.getCode() + ")"
-              + (ar.getMessage().isEmpty() ? "" : " " + ar.getMessage())
-              + (ar.getRequestOpen() ? "; request still open" : ""));
+          pre + "action " + ar.getActionId() + " of request " + ar.getRequestId() + " rejected: "
+              + ar.getReason() + (ar.getMessage().isEmpty() ? "" : " (" + ar.getMessage() + ")")
+              + (ar.getRequestOpen() ? "; the request is still open" : ""));
       if (ar.getRequestOpen() && p != null && p.decision.required() && p.retried.compareAndSet(false, true)) {
-        int retry = retryId(p.decision.request(), ar.getActionId());
-        if (retry >= 0) {
-          LOG.warning(pre + "retrying with action " + retry);
-          send(p, retry);
-        }
+        int fallback = p.decision.fallbackActionId();
+        LOG.info(pre + "answering request " + ar.getRequestId() + " once more, with the fallback " + fallback);
+        send(p, fallback);
       } else {
         pending.remove(ar.getRequestId());
       }
     }
-    MatchContext ctx = contexts.get(new SeatKey(ar.getMatchId(), ar.getSeat()));
+    MatchContext ctx = contexts.get(p != null ? p.key : new SeatKey(ar.getMatchId(), ar.getSeat()));
     if (ctx != null) {
-      try {
-        bot.onActionResult(ctx, ar);
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, pre + "onActionResult threw", e);
-      }
+      hook(pre + "onActionResult", () -> bot.onActionResult(ctx, ar));
     }
   }
 
-  private void onDecisionRequest(Session s, DecisionRequest req) {
+  private void onDecisionRequest(Session s, DecisionRequest req, long receivedNanos) {
     MatchContext ctx = context(req.getMatchId(), req.getSeat());
     List<Event> events = fresh(ctx, req.getEventsList());
+    SeatKey key = new SeatKey(req.getMatchId(), req.getSeat());
+    // At most one request is open per seat: an older one of this seat is over (its ActionResult
+    // may never come once accepted answers are implicit).
+    pending.entrySet().removeIf(e -> {
+      Pending old = e.getValue();
+      if (!old.key.equals(key) || e.getKey().equals(req.getRequestId())) {
+        return false;
+      }
+      old.close();
+      return true;
+    });
     long budget = budgetMs(req);
-    Decision d = new Decision(req, ctx, events, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budget));
+    long deadline = budget == NO_DEADLINE ? Decision.NO_DEADLINE : receivedNanos + TimeUnit.MILLISECONDS.toNanos(budget);
+    Decision d = new Decision(req, ctx, events, deadline);
     Pending p = new Pending(s, d);
     Pending old = pending.put(req.getRequestId(), p);
-    if (old != null && old.finish()) {
-      old.cancelTask();
+    if (old != null) {
+      old.close(); // the same request re-sent: answer the new copy
     }
     LOG.fine(
         d + (req.getRequired() ? "" : " (optional)") + ", " + req.getLegalActionsCount()
-            + " legal actions, budget " + budget + " ms" + (req.getResent() ? ", resent" : ""));
+            + " legal actions, budget " + (budget == NO_DEADLINE ? "none" : budget + " ms")
+            + (req.getResent() ? ", resent" : ""));
     try {
       p.task = workers.submit(() -> runDecide(p));
-      p.timeout = timer.schedule(() -> onTimeout(p, budget), budget, TimeUnit.MILLISECONDS);
+      if (budget != NO_DEADLINE) {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        p.timeout = timer.schedule(() -> onTimeout(p, budget), Math.max(0, left), TimeUnit.MILLISECONDS);
+      }
     } catch (RuntimeException e) { // executors shut down: we are stopping
       p.finish();
     }
@@ -442,6 +477,7 @@ public final class UnoBotClient implements AutoCloseable {
   private void runDecide(Pending p) {
     int id;
     Throwable error = null;
+    long t0 = System.nanoTime();
     try {
       id = bot.decide(p.decision);
     } catch (Throwable t) { // the user's code: any failure falls back
@@ -449,7 +485,10 @@ public final class UnoBotClient implements AutoCloseable {
       error = t;
     }
     if (!p.finish()) {
-      LOG.fine(p.decision + ": late answer " + id + " dropped");
+      LOG.info(
+          p.decision + ": decide returned after "
+              + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)
+              + " ms, too late; its result is dropped");
       return;
     }
     ScheduledFuture<?> t = p.timeout;
@@ -460,9 +499,11 @@ public final class UnoBotClient implements AutoCloseable {
     if (error != null) {
       LOG.log(Level.WARNING, d + ": decide threw; " + fallbackText(d), error);
       sendFallback(p);
-    } else if (id == Bot.NO_ACTION && !d.required()) {
-      pending.remove(d.request().getRequestId());
-      LOG.fine(d + ": optional request left unanswered");
+    } else if (id == Bot.NO_ACTION) {
+      if (d.required()) {
+        LOG.fine(d + ": decide left it to the SDK; " + fallbackText(d));
+      }
+      sendFallback(p);
     } else if (!d.isLegal(id)) {
       LOG.warning(d + ": decide returned " + id + ", which is not a legal id; " + fallbackText(d));
       sendFallback(p);
@@ -475,14 +516,14 @@ public final class UnoBotClient implements AutoCloseable {
     if (!p.finish()) {
       return;
     }
+    sendFallback(p); // first: every millisecond counts here
     p.cancelTask();
-    LOG.warning(p.decision + ": decide took more than " + budget + " ms; " + fallbackText(p.decision));
-    sendFallback(p);
+    LOG.warning(p.decision + ": decide took more than its " + budget + " ms budget; " + fallbackText(p.decision));
   }
 
   private static String fallbackText(Decision d) {
     return d.required()
-        ? "answering fallback " + d.fallbackActionId()
+        ? "answering the fallback " + d.fallbackActionId()
         : "leaving the optional request unanswered";
   }
 
@@ -490,7 +531,7 @@ public final class UnoBotClient implements AutoCloseable {
     if (p.decision.required()) {
       send(p, p.decision.fallbackActionId());
     } else {
-      pending.remove(p.decision.request().getRequestId());
+      pending.remove(p.decision.request().getRequestId(), p);
     }
   }
 
@@ -510,20 +551,25 @@ public final class UnoBotClient implements AutoCloseable {
   /** On session end: nothing pending there can be answered any more (the server re-sends). */
   private void abandon(Session s) {
     pending.values().removeIf(p -> {
-      if (p.session == s && p.finish()) {
-        p.cancelTask();
+      if (p.session != s) {
+        return false;
       }
-      return p.session == s;
+      p.close();
+      return true;
     });
   }
 
-  private long budgetMs(DecisionRequest req) {
+  /**
+   * The decide budget in ms: time_left_ms minus min(safety margin, time_left_ms / 2); {@link
+   * #NO_DEADLINE} for an optional request without a deadline.
+   */
+  long budgetMs(DecisionRequest req) {
     long left = req.getTimeLeftMs();
     if (left <= 0) {
       if (!req.getRequired()) {
-        return noDeadlineBudgetMs;
+        return NO_DEADLINE;
       }
-      left = req.getDecisionMs() > 0 ? req.getDecisionMs() : 1000;
+      left = req.getDecisionMs() > 0 ? req.getDecisionMs() : 1000; // never sent so; be safe
     }
     return left - Math.min(safetyMarginMs, left / 2);
   }
@@ -543,42 +589,54 @@ public final class UnoBotClient implements AutoCloseable {
     return out;
   }
 
-  static int retryId(DecisionRequest req, int rejected) {
-    if (req.hasDefaultActionId() && req.getDefaultActionId() != rejected) {
-      for (LegalAction a : req.getLegalActionsList()) {
-        if (a.getId() == req.getDefaultActionId()) {
-          return a.getId();
-        }
-      }
-    }
-    for (LegalAction a : req.getLegalActionsList()) {
-      if (a.getId() != rejected) {
-        return a.getId();
-      }
-    }
-    return -1;
-  }
-
-  static boolean isFatal(Status status, StreamError fatalError) {
+  /** The status codes a reconnect cannot fix. */
+  static boolean isFatal(Status status) {
     switch (status.getCode()) {
       case UNAUTHENTICATED:
       case PERMISSION_DENIED:
       case FAILED_PRECONDITION:
-        return true;
+      case INVALID_ARGUMENT:
+      case UNIMPLEMENTED:
       case ABORTED:
-        return (fatalError != null && fatalError.getReason() == ErrorReason.ERROR_REASON_SESSION_REPLACED)
-            || String.valueOf(status.getDescription()).contains("SESSION_REPLACED");
+        return true;
       default:
         return false;
     }
   }
 
-  private static String describe(Status st, StreamError e) {
-    String s = st.getCode() + (st.getDescription() != null ? " (" + st.getDescription() + ")" : "");
-    if (st.getCause() != null && st.getDescription() == null) {
-      s += " (" + st.getCause() + ")";
+  /**
+   * How a stream ended, in plain words: "connection refused (127.0.0.1:50051)", "server closed
+   * the stream: UNAVAILABLE (shutting down)"; never gRPC-java's "io exception".
+   */
+  String describe(Status st) {
+    for (Throwable t = st.getCause(); t != null; t = t.getCause()) {
+      if (t instanceof ConnectException) {
+        return "connection refused (" + serverName + ")";
+      }
+      if (t instanceof NoRouteToHostException) {
+        return "host unreachable (" + serverName + ")";
+      }
+      if (t instanceof UnknownHostException) {
+        return "unknown host (" + serverName + ")";
+      }
     }
-    return e != null ? s + " after " + e.getReason() : s;
+    if (st.isOk()) {
+      return "server closed the stream";
+    }
+    return "server closed the stream: " + statusText(st);
+  }
+
+  /** "UNAVAILABLE (shutting down)": the code and what the server or the transport said. */
+  static String statusText(Status st) {
+    String desc = st.getDescription();
+    if (desc == null || desc.isBlank() || desc.equals("io exception")) {
+      Throwable root = st.getCause();
+      while (root != null && root.getCause() != null) {
+        root = root.getCause();
+      }
+      desc = root == null ? null : root.getMessage();
+    }
+    return st.getCode() + (desc == null || desc.isBlank() ? "" : " (" + desc + ")");
   }
 
   private static String prefix(String matchId, int seat) {
@@ -618,6 +676,13 @@ public final class UnoBotClient implements AutoCloseable {
       return done.compareAndSet(false, true);
     }
 
+    /** The request is over: no answer is sent for it any more. */
+    void close() {
+      if (finish()) {
+        cancelTask();
+      }
+    }
+
     void cancelTask() {
       Future<?> t = task;
       if (t != null) {
@@ -634,7 +699,7 @@ public final class UnoBotClient implements AutoCloseable {
   private final class Session implements ClientResponseObserver<PlayRequest, PlayResponse> {
     final int number;
     final CompletableFuture<Status> done = new CompletableFuture<>();
-    volatile StreamError fatalError;
+    volatile boolean welcomed;
     private ClientCallStreamObserver<PlayRequest> out;
     private boolean halfClosed;
 
@@ -679,8 +744,9 @@ public final class UnoBotClient implements AutoCloseable {
 
     @Override
     public void onNext(PlayResponse value) {
+      long received = System.nanoTime();
       try {
-        handle(this, value);
+        handle(this, value, received);
       } catch (RuntimeException e) {
         LOG.log(Level.SEVERE, "error handling " + value.getKindCase(), e);
       }
@@ -699,37 +765,46 @@ public final class UnoBotClient implements AutoCloseable {
 
   // ------------------------------------------------------------------ builder
 
-  /** Configures an {@link UnoBotClient}. {@code target} (or {@code channel}), {@code botName} and {@code bot} are required. */
+  /**
+   * Configures an {@link UnoBotClient}. {@code target} (or {@code channelFactory}), {@code botName}
+   * and {@code bot} are required.
+   */
   public static final class Builder {
     private String target;
-    private ManagedChannel channel;
+    private Supplier<ManagedChannel> channelFactory;
     private boolean tls;
     private String token = "";
     private String botName;
     private String botVersion = "0.1.0";
     private int maxConcurrentMatches;
     private Bot bot;
-    private Duration initialBackoff = Duration.ofMillis(250);
-    private Duration maxBackoff = Duration.ofSeconds(30);
+    private Duration initialBackoff = Duration.ofMillis(100);
+    private Duration maxBackoff = Duration.ofSeconds(2);
     private Duration safetyMargin = Duration.ofMillis(100);
-    private Duration noDeadlineBudget = Duration.ofSeconds(10);
     private Duration stopGrace = Duration.ofSeconds(2);
 
     private Builder() {}
 
-    /** Server address, e.g. {@code 127.0.0.1:50051} or any gRPC target ({@code dns:///host:port}). */
+    /**
+     * Server address: {@code HOST:PORT}, {@code http://HOST:PORT} or {@code https://HOST:PORT}
+     * ({@code [v6]:PORT} too). Anything else makes {@link #build()} throw {@link
+     * IllegalArgumentException} with one line.
+     */
     public Builder target(String target) {
       this.target = target;
       return this;
     }
 
-    /** Use this channel instead of building one from {@link #target} (the caller shuts it down). */
-    public Builder channel(ManagedChannel channel) {
-      this.channel = channel;
+    /**
+     * Makes the channel of each connection attempt (instead of one built from {@link #target});
+     * called once per attempt, and the client shuts each channel down when its stream ends.
+     */
+    public Builder channelFactory(Supplier<ManagedChannel> channelFactory) {
+      this.channelFactory = channelFactory;
       return this;
     }
 
-    /** Connect with TLS (system trust store) instead of plaintext. */
+    /** Connect with TLS (system trust store) even to a {@code HOST:PORT} address. */
     public Builder tls(boolean tls) {
       this.tls = tls;
       return this;
@@ -763,7 +838,7 @@ public final class UnoBotClient implements AutoCloseable {
       return this;
     }
 
-    /** Reconnect backoff: first delay about {@code initial}, doubling up to {@code max} (250 ms, 30 s). */
+    /** Reconnect backoff: first delay about {@code initial}, doubling up to {@code max} (100 ms, 2 s). */
     public Builder backoff(Duration initial, Duration max) {
       this.initialBackoff = initial;
       this.maxBackoff = max;
@@ -779,18 +854,17 @@ public final class UnoBotClient implements AutoCloseable {
       return this;
     }
 
-    /** Thinking time allowed for optional requests without a deadline (jump-in), default 10 s. */
-    public Builder noDeadlineBudget(Duration budget) {
-      this.noDeadlineBudget = budget;
-      return this;
-    }
-
     /** How long {@link UnoBotClient#stop()} waits for the server to end the stream before cancelling it (2 s). */
     public Builder stopGrace(Duration grace) {
       this.stopGrace = grace;
       return this;
     }
 
+    /**
+     * Builds the client.
+     *
+     * @throws IllegalArgumentException if the target is not a valid address (one line naming it)
+     */
     public UnoBotClient build() {
       if (bot == null) {
         throw new IllegalStateException("bot is required");
@@ -798,15 +872,18 @@ public final class UnoBotClient implements AutoCloseable {
       if (botName == null || botName.isEmpty()) {
         throw new IllegalStateException("botName is required");
       }
-      if (channel != null) {
-        return new UnoBotClient(this, channel, false);
+      if (channelFactory != null) {
+        return new UnoBotClient(this, channelFactory, target != null ? target : "the server");
       }
       if (target == null || target.isEmpty()) {
-        throw new IllegalStateException("target (server address) or channel is required");
+        throw new IllegalStateException("target (server address) or channelFactory is required");
       }
+      Address address = Address.parse(target);
       ChannelCredentials creds =
-          tls ? TlsChannelCredentials.create() : InsecureChannelCredentials.create();
-      return new UnoBotClient(this, Grpc.newChannelBuilder(target, creds).build(), true);
+          tls || address.tls() ? TlsChannelCredentials.create() : InsecureChannelCredentials.create();
+      Supplier<ManagedChannel> factory =
+          () -> Grpc.newChannelBuilderForAddress(address.host(), address.port(), creds).build();
+      return new UnoBotClient(this, factory, address.toString());
     }
   }
 }

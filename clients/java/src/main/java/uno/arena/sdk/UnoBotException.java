@@ -8,7 +8,7 @@ public final class UnoBotException extends Exception {
   private final transient Status status;
 
   UnoBotException(Status status, String message) {
-    super(message, status.asRuntimeException());
+    super(message);
     this.status = status;
   }
 

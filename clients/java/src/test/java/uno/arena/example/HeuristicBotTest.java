@@ -6,15 +6,15 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import uno.arena.sdk.Bot;
 import uno.arena.sdk.Decision;
-import uno.v1.Bot.DecisionRequest;
-import uno.v1.Bot.Prompt;
-import uno.v1.Cards.Card;
-import uno.v1.Cards.Color;
-import uno.v1.Cards.Rank;
-import uno.v1.Game.ActionKind;
-import uno.v1.Game.LegalAction;
-import uno.v1.Game.SeatState;
-import uno.v1.Game.SeatView;
+import uno.v1.DecisionRequest;
+import uno.v1.Prompt;
+import uno.v1.Card;
+import uno.v1.Color;
+import uno.v1.Rank;
+import uno.v1.ActionKind;
+import uno.v1.LegalAction;
+import uno.v1.SeatState;
+import uno.v1.SeatView;
 
 class HeuristicBotTest {
   private final HeuristicBot bot = new HeuristicBot();
@@ -172,5 +172,24 @@ class HeuristicBotTest {
   @Test
   void ignoresAJumpInItCannotUse() throws Exception {
     assertEquals(Bot.NO_ACTION, decide(request(Prompt.PROMPT_JUMP_IN, Color.COLOR_RED, List.of(), List.of(simple(5, ActionKind.ACTION_KIND_NO_CATCH)))));
+  }
+
+  @Test
+  void theOverrunWrapperSleepsOnEveryNthDecision() throws Exception {
+    Bot bot = HeuristicBotMain.overrun(d -> 0, 2, 150);
+    Decision d =
+        Decision.of(
+            DecisionRequest.newBuilder()
+                .setRequired(true)
+                .addLegalActions(LegalAction.newBuilder().setId(0).setKind(ActionKind.ACTION_KIND_DRAW))
+                .build());
+    List<Boolean> slow = new java.util.ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      long t0 = System.nanoTime();
+      assertEquals(0, bot.decide(d));
+      slow.add(System.nanoTime() - t0 >= 150_000_000L);
+    }
+    assertEquals(List.of(false, true, false, true), slow);
+    assertEquals(d.getClass(), Decision.class);
   }
 }

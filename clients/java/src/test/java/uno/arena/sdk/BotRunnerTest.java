@@ -30,4 +30,36 @@ class BotRunnerTest {
     assertThrows(IllegalArgumentException.class, () -> BotRunner.parse(new String[] {"--token"}, Map.of(), "n", "1"));
     assertNull(BotRunner.parse(new String[] {"--help"}, Map.of(), "n", "1"));
   }
+
+  @Test
+  void addressesAreCheckedBeforeAnythingIsTried() {
+    for (String ok : new String[] {"127.0.0.1:5", "http://h:5", "https://h:5", "[::1]:5"}) {
+      assertEquals(ok, BotRunner.parse(new String[] {"--addr", ok, "--token", "t"}, Map.of(), "n", "1").addr());
+    }
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> BotRunner.parse(new String[] {"--addr", "foo", "--token", "t"}, Map.of(), "n", "1"));
+    assertEquals("invalid address \"foo\": use HOST:PORT, http://HOST:PORT or https://HOST:PORT", e.getMessage());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> BotRunner.parse(new String[] {"--token", "t"}, Map.of("UNO_ARENA_ADDR", "grpc://h:1"), "n", "1"));
+  }
+
+  @Test
+  void aBadAddressExits2WithOneLine() {
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = BotRunner.run(new String[] {"--addr", "foo", "--token", "t"}, d -> 0, "n");
+    } finally {
+      System.setErr(err);
+    }
+    assertEquals(2, code);
+    assertEquals(
+        "uno-bot: invalid address \"foo\": use HOST:PORT, http://HOST:PORT or https://HOST:PORT\n",
+        buf.toString(java.nio.charset.StandardCharsets.UTF_8).replace(System.lineSeparator(), "\n"));
+  }
 }

@@ -17,22 +17,25 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import uno.v1.Bot.DecisionRequest;
-import uno.v1.Bot.PlayRequest;
-import uno.v1.Bot.PlayResponse;
-import uno.v1.Bot.Prompt;
+import uno.v1.DecisionRequest;
+import uno.v1.PlayRequest;
+import uno.v1.PlayResponse;
+import uno.v1.Prompt;
 import uno.v1.BotServiceGrpc;
-import uno.v1.Cards.Card;
-import uno.v1.Cards.Color;
-import uno.v1.Cards.Rank;
-import uno.v1.Game.ActionKind;
-import uno.v1.Game.Event;
-import uno.v1.Game.LegalAction;
-import uno.v1.Game.PassedEvent;
+import uno.v1.Card;
+import uno.v1.Color;
+import uno.v1.Rank;
+import uno.v1.ActionKind;
+import uno.v1.Event;
+import uno.v1.LegalAction;
+import uno.v1.PassedEvent;
 
 /** An in-process fake of the server side of BotService.Play, scripted by each test. */
 final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoCloseable {
@@ -40,8 +43,9 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
 
   final String name = InProcessServerBuilder.generateName();
   final BlockingQueue<FakeStream> streams = new LinkedBlockingQueue<>();
+  /** Every channel the client made, in order (one per connection attempt). */
+  final List<ManagedChannel> channels = new CopyOnWriteArrayList<>();
   private final Server server;
-  private final ManagedChannel channel;
 
   FakeArena() throws IOException {
     ServerInterceptor captureAuth =
@@ -58,11 +62,15 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
             .addService(ServerInterceptors.intercept(this, captureAuth))
             .build()
             .start();
-    channel = InProcessChannelBuilder.forName(name).build();
   }
 
-  ManagedChannel channel() {
-    return channel;
+  /** Makes a new in-process channel for each connection attempt, and remembers it. */
+  Supplier<ManagedChannel> channelFactory() {
+    return () -> {
+      ManagedChannel c = InProcessChannelBuilder.forName(name).build();
+      channels.add(c);
+      return c;
+    };
   }
 
   @Override
@@ -81,7 +89,7 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
 
   @Override
   public void close() throws InterruptedException {
-    channel.shutdownNow();
+    channels.forEach(ManagedChannel::shutdownNow);
     server.shutdownNow();
     server.awaitTermination(5, TimeUnit.SECONDS);
   }
@@ -120,7 +128,7 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
       return received.poll(ms, TimeUnit.MILLISECONDS);
     }
 
-    uno.v1.Bot.Action nextAction() throws InterruptedException {
+    uno.v1.Action nextAction() throws InterruptedException {
       PlayRequest r = next();
       assertTrue(r.hasAction(), "expected an action, got " + r);
       return r.getAction();

@@ -10,7 +10,6 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -23,20 +22,20 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import uno.arena.sdk.FakeArena.FakeStream;
-import uno.v1.Bot.Action;
-import uno.v1.Bot.ActionResult;
-import uno.v1.Bot.DecisionRequest;
-import uno.v1.Bot.EventCursor;
-import uno.v1.Bot.Hello;
-import uno.v1.Bot.MatchEnded;
-import uno.v1.Bot.MatchStarted;
-import uno.v1.Bot.PlayRequest;
-import uno.v1.Bot.PlayResponse;
-import uno.v1.Bot.Prompt;
-import uno.v1.Bot.Welcome;
-import uno.v1.Errors.ErrorReason;
-import uno.v1.Game.ActionKind;
-import uno.v1.Game.LegalAction;
+import uno.v1.Action;
+import uno.v1.ActionResult;
+import uno.v1.DecisionRequest;
+import uno.v1.EventCursor;
+import uno.v1.Hello;
+import uno.v1.MatchEnded;
+import uno.v1.MatchStarted;
+import uno.v1.PlayRequest;
+import uno.v1.PlayResponse;
+import uno.v1.Prompt;
+import uno.v1.Welcome;
+import uno.v1.ErrorReason;
+import uno.v1.ActionKind;
+import uno.v1.LegalAction;
 
 @Timeout(30)
 class UnoBotClientTest {
@@ -59,14 +58,17 @@ class UnoBotClientTest {
   }
 
   private void start(Bot bot) {
+    start(bot, Duration.ofMillis(10), Duration.ofMillis(50));
+  }
+
+  private void start(Bot bot, Duration initialBackoff, Duration maxBackoff) {
     client =
         UnoBotClient.builder()
-            .channel(arena.channel())
+            .channelFactory(arena.channelFactory())
             .token("secret-token")
             .botName("java-test")
             .botVersion("9.9")
-            .backoff(Duration.ofMillis(10), Duration.ofMillis(50))
-            .safetyMargin(Duration.ofMillis(50))
+            .backoff(initialBackoff, maxBackoff)
             .stopGrace(Duration.ofMillis(500))
             .bot(bot)
             .build();
@@ -180,7 +182,7 @@ class UnoBotClientTest {
     assertEquals(2, client.activeMatches().size());
 
     s.send(PlayResponse.newBuilder().setMatchEnded(MatchEnded.newBuilder().setMatchId("m1").setSeat(0).setWon(true)).build());
-    waitFor(() -> client.activeMatches().size() == 1);
+    waitFor(() -> client.activeMatches().size() == 1 && !endedWithCount.isEmpty());
     assertEquals(Map.of("m1", 2), endedWithCount);
     assertEquals("m2", client.activeMatches().iterator().next().matchId());
   }
@@ -215,6 +217,10 @@ class UnoBotClientTest {
     assertEquals("r2", s2.nextAction().getRequestId());
     assertEquals(List.of(6L, 7L, 8L), seenEvents);
     assertEquals(2, client.streamsOpened());
+    // a new channel for the new attempt; the old one is shut down
+    assertEquals(2, arena.channels.size());
+    assertTrue(arena.channels.get(0).isShutdown());
+    assertFalse(arena.channels.get(1).isShutdown());
   }
 
   @Test
@@ -227,12 +233,142 @@ class UnoBotClientTest {
     FakeStream s = arena.nextStream();
     s.next();
     s.send(welcome("s-1", false));
+    // budget: 1000 ms - min(100 ms, 500 ms) = 900 ms; 300 ms: 300 - 100 = 200 ms
+    long[][] cases = {{1000, 900}, {300, 200}};
+    int n = 0;
+    for (long[] c : cases) {
+      long t0 = System.nanoTime();
+      s.send(FakeArena.wrap(FakeArena.turn("r" + ++n, "m1", 0, (int) c[0])));
+      Action a = s.nextAction();
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertEquals(0, a.getActionId(), "default_action_id");
+      assertTrue(ms >= c[1] - 20 && ms < c[0], "answered after " + ms + " ms, budget " + c[1] + " ms");
+    }
+    s.send(FakeArena.wrap(FakeArena.turn("r3", "m1", 0, 300).setDefaultActionId(1510)));
+    assertEquals(1510, s.nextAction().getActionId(), "default_action_id");
+    s.send(FakeArena.wrap(FakeArena.turn("r4", "m1", 0, 300).clearDefaultActionId()));
+    assertEquals(0, s.nextAction().getActionId(), "first legal id");
+  }
+
+  /** Issue 14, item 1 for Java: nothing a slow decide does holds up the stream or other seats. */
+  @Test
+  void anOverrunningDecideBlocksNeitherTheStreamNorOtherSeats() throws Exception {
+    List<String> hooks = new CopyOnWriteArrayList<>();
+    Bot bot =
+        new Bot() {
+          @Override
+          public int decide(Decision d) throws Exception {
+            if (d.seat() == 0) {
+              long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2500);
+              while (System.nanoTime() < until) { // ignores interrupts, like a busy computation
+                Thread.onSpinWait();
+              }
+            }
+            return 1070;
+          }
+
+          @Override
+          public void onMatchEnded(MatchContext match, MatchEnded ended) {
+            hooks.add("ended " + match.matchId() + "/" + match.seat());
+          }
+        };
+    start(bot);
+    FakeStream s = arena.nextStream();
+    s.next();
+    s.send(welcome("s-1", false));
+    long t0 = System.nanoTime();
+    s.send(FakeArena.wrap(FakeArena.turn("slow", "m1", 0, 1000)));
+    s.send(FakeArena.wrap(FakeArena.turn("other-seat", "m1", 2, 1000)));
+    Action a = s.nextAction();
+    assertEquals("other-seat", a.getRequestId());
+    assertEquals(1070, a.getActionId());
+    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 300);
+    a = s.nextAction();
+    assertEquals("slow", a.getRequestId());
+    assertEquals(0, a.getActionId(), "the fallback");
+    // The slow seat's match ends and another starts while its decide still runs.
+    s.send(PlayResponse.newBuilder().setMatchEnded(MatchEnded.newBuilder().setMatchId("m1").setSeat(0)).build());
+    s.send(PlayResponse.newBuilder().setMatchStarted(MatchStarted.newBuilder().setMatchId("m2").setSeat(1)).build());
+    long t1 = System.nanoTime();
+    s.send(FakeArena.wrap(FakeArena.turn("next", "m2", 1, 1000)));
+    a = s.nextAction();
+    assertEquals("next", a.getRequestId());
+    assertEquals(1070, a.getActionId(), "the bot's own choice");
+    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t1) < 300);
+    waitFor(() -> hooks.contains("ended m1/0"));
+    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 2000, "onMatchEnded did not wait for decide");
+  }
+
+  @Test
+  void aSlowHookDoesNotHoldUpTheStream() throws Exception {
+    Bot bot =
+        new Bot() {
+          @Override
+          public int decide(Decision d) {
+            return 1070;
+          }
+
+          @Override
+          public void onMatchStarted(MatchContext match, MatchStarted started) {
+            try {
+              Thread.sleep(2000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
+    start(bot);
+    FakeStream s = arena.nextStream();
+    s.next();
+    s.send(welcome("s-1", false));
+    s.send(PlayResponse.newBuilder().setMatchStarted(MatchStarted.newBuilder().setMatchId("m1").setSeat(0)).build());
     long t0 = System.nanoTime();
     s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 1000)));
+    assertEquals(1070, s.nextAction().getActionId());
+    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 300);
+  }
+
+  /** Optional requests after the hardening issue: no deadline and no default_action_id. */
+  private static DecisionRequest.Builder window(String requestId, int seat) {
+    return DecisionRequest.newBuilder()
+        .setRequestId(requestId)
+        .setMatchId("m1")
+        .setSeat(seat)
+        .setPrompt(Prompt.PROMPT_UNO_WINDOW)
+        .setRequired(false)
+        .addLegalActions(LegalAction.newBuilder().setId(5).setKind(ActionKind.ACTION_KIND_NO_CATCH))
+        .addLegalActions(LegalAction.newBuilder().setId(11).setKind(ActionKind.ACTION_KIND_CATCH).setTargetSeat(1));
+  }
+
+  @Test
+  void optionalRequestsWithoutADeadlineAreAnsweredOnlyWhileOpen() throws Exception {
+    start(
+        d -> {
+          Thread.sleep(1300); // longer than any default budget
+          return 11;
+        });
+    FakeStream s = arena.nextStream();
+    s.next();
+    s.send(welcome("s-1", false));
+    long t0 = System.nanoTime();
+    s.send(FakeArena.wrap(window("open", 0)));
     Action a = s.nextAction();
-    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-    assertEquals(0, a.getActionId(), "default_action_id");
-    assertTrue(ms >= 800 && ms < 1000, "answered after " + ms + " ms, deadline 1000 ms");
+    assertEquals("open", a.getRequestId());
+    assertEquals(11, a.getActionId());
+    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) >= 1200);
+    // the window closes before decide returns: nothing is sent, ever
+    s.send(FakeArena.wrap(window("closed", 1)));
+    Thread.sleep(200);
+    s.send(
+        PlayResponse.newBuilder()
+            .setRequestClosed(
+                uno.v1.RequestClosed.newBuilder()
+                    .setRequestId("closed")
+                    .setMatchId("m1")
+                    .setSeat(1)
+                    .setReason(uno.v1.CloseReason.CLOSE_REASON_EXPIRED))
+            .build());
+    assertNull(s.poll(1600), "a closed optional request stays unanswered");
   }
 
   @Test
@@ -272,8 +408,21 @@ class UnoBotClientTest {
     assertEquals(0, a.getActionId(), "first legal id");
   }
 
+  private static PlayResponse rejected(String requestId, int actionId, boolean open) {
+    return PlayResponse.newBuilder()
+        .setActionResult(
+            ActionResult.newBuilder()
+                .setRequestId(requestId)
+                .setMatchId("m1")
+                .setActionId(actionId)
+                .setCode(9)
+                .setReason(ErrorReason.ERROR_REASON_ILLEGAL_ACTION)
+                .setRequestOpen(open))
+        .build();
+  }
+
   @Test
-  void rejectedAnswerIsRetriedOnceWithTheFallback() throws Exception {
+  void rejectedAnswerIsRetriedExactlyOnceWithTheFallback() throws Exception {
     start(d -> 1070);
     FakeStream s = arena.nextStream();
     s.next();
@@ -281,20 +430,135 @@ class UnoBotClientTest {
     s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 2000)));
     Action a = s.nextAction();
     assertEquals(1070, a.getActionId());
-    s.send(
-        PlayResponse.newBuilder()
-            .setActionResult(
-                ActionResult.newBuilder()
-                    .setRequestId("r1")
-                    .setMatchId("m1")
-                    .setActionId(1070)
-                    .setCode(9)
-                    .setReason(ErrorReason.ERROR_REASON_ILLEGAL_ACTION)
-                    .setRequestOpen(true))
-            .build());
+    s.send(rejected("r1", 1070, true));
     Action retry = s.nextAction();
     assertEquals("r1", retry.getRequestId());
-    assertEquals(0, retry.getActionId());
+    assertEquals(0, retry.getActionId(), "default_action_id");
+    s.send(rejected("r1", 0, true));
+    assertNull(s.poll(300), "exactly one retry");
+    // a rejection that closes the request gets no retry either
+    s.send(FakeArena.wrap(FakeArena.turn("r2", "m1", 0, 2000)));
+    assertEquals(1070, s.nextAction().getActionId());
+    s.send(rejected("r2", 1070, false));
+    assertNull(s.poll(300), "no retry for a closed request");
+  }
+
+  @Test
+  void backoffStartsAgainAfterAWelcomeAndEveryAttemptHasANewChannel() throws Exception {
+    start(d -> 0, Duration.ofMillis(50), Duration.ofSeconds(2));
+    List<Long> gaps = new CopyOnWriteArrayList<>();
+    long ended = 0;
+    for (int i = 0; i < 4; i++) { // refused before any Welcome: about 50, 100, 200, 400 ms
+      FakeStream s = arena.nextStream();
+      if (i > 0) {
+        gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
+      }
+      s.next();
+      s.fail(Status.UNAVAILABLE.withDescription("try later"));
+      ended = System.nanoTime();
+    }
+    FakeStream s = arena.nextStream();
+    gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
+    s.next();
+    s.send(welcome("s-1", false));
+    s.fail(Status.INTERNAL.withDescription("oops")); // a welcomed stream that fails
+    ended = System.nanoTime();
+    arena.nextStream();
+    long afterWelcome = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended);
+    assertTrue(gaps.get(0) >= 35 && gaps.get(1) >= 75 && gaps.get(2) >= 155 && gaps.get(3) >= 315, "growing: " + gaps);
+    assertTrue(afterWelcome < 150, "after a Welcome: " + afterWelcome + " ms, before " + gaps);
+    assertEquals(6, arena.channels.size(), "a new channel per attempt");
+    for (int i = 0; i < 5; i++) {
+      assertTrue(arena.channels.get(i).isShutdown(), "channel " + i + " shut down");
+    }
+  }
+
+  @Test
+  void fatalCodesStopAndOthersReconnect() throws Exception {
+    for (Status.Code c :
+        List.of(
+            Status.Code.UNAUTHENTICATED,
+            Status.Code.PERMISSION_DENIED,
+            Status.Code.FAILED_PRECONDITION,
+            Status.Code.INVALID_ARGUMENT,
+            Status.Code.UNIMPLEMENTED,
+            Status.Code.ABORTED)) {
+      assertTrue(UnoBotClient.isFatal(Status.fromCode(c)), c.toString());
+    }
+    start(d -> 0);
+    for (Status.Code c :
+        List.of(
+            Status.Code.UNAVAILABLE,
+            Status.Code.RESOURCE_EXHAUSTED,
+            Status.Code.INTERNAL,
+            Status.Code.UNKNOWN,
+            Status.Code.CANCELLED,
+            Status.Code.DEADLINE_EXCEEDED,
+            Status.Code.OK)) {
+      assertFalse(UnoBotClient.isFatal(Status.fromCode(c)), c.toString());
+      FakeStream s = arena.nextStream();
+      s.next();
+      s.send(welcome("s-1", false));
+      if (c == Status.Code.OK) {
+        s.complete(); // a clean end of the stream
+      } else {
+        s.fail(Status.fromCode(c).withDescription("x"));
+      }
+    }
+    // still reconnecting; a fatal ending stops it, with one plain line
+    FakeStream s = arena.nextStream();
+    s.next();
+    s.fail(Status.ABORTED.withDescription("SESSION_REPLACED"));
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, () -> running.get(5, TimeUnit.SECONDS));
+    UnoBotException fatal = (UnoBotException) e.getCause().getCause();
+    assertEquals("the server refused the bot: ABORTED (SESSION_REPLACED)", fatal.getMessage());
+  }
+
+  @Test
+  void aRefusedConnectionIsReportedInPlainWords() throws Exception {
+    int port;
+    try (java.net.ServerSocket ss = new java.net.ServerSocket(0)) {
+      port = ss.getLocalPort(); // closed again: nothing listens there
+    }
+    List<String> lines = new CopyOnWriteArrayList<>();
+    java.util.logging.Handler capture =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord r) {
+            lines.add(r.getMessage());
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    java.util.logging.Logger log = java.util.logging.Logger.getLogger(UnoBotClient.class.getName());
+    log.addHandler(capture);
+    try {
+      client =
+          UnoBotClient.builder()
+              .target("http://127.0.0.1:" + port)
+              .token("t")
+              .botName("java-test")
+              .backoff(Duration.ofMillis(10), Duration.ofMillis(20))
+              .bot(d -> 0)
+              .build();
+      running = CompletableFuture.runAsync(() -> {
+        try {
+          client.run();
+        } catch (Exception e) {
+          throw new RuntimeException(e);
+        }
+      });
+      waitFor(() -> lines.stream().anyMatch(l -> l.startsWith("connection refused")));
+      String line = lines.stream().filter(l -> l.startsWith("connection refused")).findFirst().orElseThrow();
+      assertTrue(line.startsWith("connection refused (127.0.0.1:" + port + "); reconnecting in "), line);
+      assertTrue(client.streamsOpened() >= 1);
+    } finally {
+      log.removeHandler(capture);
+    }
   }
 
   @Test
@@ -305,21 +569,28 @@ class UnoBotClientTest {
     s.fail(Status.UNAUTHENTICATED.withDescription("INVALID_TOKEN"));
     ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, () -> running.get(5, TimeUnit.SECONDS));
     assertInstanceOf(UnoBotException.class, e.getCause().getCause());
-    assertEquals(Status.Code.UNAUTHENTICATED, ((UnoBotException) e.getCause().getCause()).status().getCode());
+    UnoBotException fatal = (UnoBotException) e.getCause().getCause();
+    assertEquals(Status.Code.UNAUTHENTICATED, fatal.status().getCode());
+    assertEquals("the server refused the bot: UNAUTHENTICATED (INVALID_TOKEN)", fatal.getMessage());
     assertEquals(1, client.streamsOpened());
     assertTrue(arena.streams.isEmpty());
   }
 
   @Test
-  void fatalCodesAreTheOnesAReconnectCannotFix() {
-    for (Status.Code c : Set.of(Status.Code.UNAUTHENTICATED, Status.Code.PERMISSION_DENIED, Status.Code.FAILED_PRECONDITION)) {
-      assertTrue(UnoBotClient.isFatal(Status.fromCode(c), null), c.toString());
-    }
-    for (Status.Code c : Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED, Status.Code.CANCELLED, Status.Code.OK, Status.Code.INTERNAL)) {
-      assertFalse(UnoBotClient.isFatal(Status.fromCode(c), null), c.toString());
-    }
-    assertTrue(UnoBotClient.isFatal(Status.ABORTED.withDescription("SESSION_REPLACED"), null));
-    assertFalse(UnoBotClient.isFatal(Status.ABORTED, null));
+  void streamEndingsAreDescribedInPlainWords() {
+    UnoBotClient c = UnoBotClient.builder().target("127.0.0.1:50051").botName("b").bot(d -> 0).build();
+    assertEquals(
+        "server closed the stream: UNAVAILABLE (shutting down)",
+        c.describe(Status.UNAVAILABLE.withDescription("shutting down")));
+    assertEquals("server closed the stream", c.describe(Status.OK));
+    assertEquals(
+        "connection refused (127.0.0.1:50051)",
+        c.describe(
+            Status.UNAVAILABLE.withDescription("io exception")
+                .withCause(new java.net.ConnectException("Connection refused: /127.0.0.1:50051"))));
+    assertEquals(
+        "the server refused the bot: UNAUTHENTICATED (INVALID_TOKEN)",
+        "the server refused the bot: " + UnoBotClient.statusText(Status.UNAUTHENTICATED.withDescription("INVALID_TOKEN")));
   }
 
   private static void waitFor(java.util.function.BooleanSupplier cond) throws InterruptedException {
