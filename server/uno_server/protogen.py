@@ -43,7 +43,7 @@ def generate(out: Path) -> list[Path]:
     if protoc.main(args) != 0:
         raise SystemExit("protogen: protoc failed (see the messages above)")
     written = []
-    for path in sorted((out / "uno" / "v1").glob("*.py*")):
+    for path in sorted((out / "uno" / "v1").glob("*_pb2*.py*")):  # not __init__.py
         text = _IMPORT.sub("from uno_server.gen.uno.v1 import", path.read_text())
         path.write_text(_HEADER + text if path.suffix == ".py" else text)
         written.append(path)
