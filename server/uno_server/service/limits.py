@@ -283,10 +283,8 @@ def _required(desc: Any) -> list[tuple[str, bool, str, int]]:
 
 
 def _walk(msg: Message, w: _Walker) -> Violation | None:
-    for name, has_presence, text, reason in _required(msg.DESCRIPTOR):
-        present = msg.HasField(name) if has_presence else bool(getattr(msg, name))
-        if not present:
-            return w.fail(name, reason, text)
+    # the fields that are set first (a value over its limit is never echoed back, even when a
+    # required field is missing too), then the fields that must be set
     for fd, value in msg.ListFields():
         p = _plan(fd)
         kind = p.kind
@@ -333,6 +331,10 @@ def _walk(msg: Message, w: _Walker) -> Violation | None:
                         bad = _check_scalar(item_lim, fd, item)
                         if bad is not None:
                             return w.fail(f"{p.name}[{i}]", bad[0], bad[1])
+    for name, has_presence, text, reason in _required(msg.DESCRIPTOR):
+        present = msg.HasField(name) if has_presence else bool(getattr(msg, name))
+        if not present:
+            return w.fail(name, reason, text)
     return None
 
 

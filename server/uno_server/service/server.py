@@ -48,6 +48,8 @@ from .table import Seat, Table, TimeControl, make_builtin
 log = structlog.get_logger("uno.server")
 PROTOCOL_VERSION: Final = 1
 HELLO_TIMEOUT_S: Final = 10.0
+MAX_WAITING_HELLO: Final = 8  # Play streams of one bot that may wait for their Hello at once
+STREAM_BYTES_PER_S: Final = 1024 * 1024  # each Play stream is read at most this fast
 WELCOME_SEATS: Final = 1000  # Welcome.seats and BotInfo.seats list at most this many
 _BUILTINS: Final = (game_pb2.BUILTIN_BOT_RANDOM, game_pb2.BUILTIN_BOT_HEURISTIC)
 PAGE_BYTES: Final = 1024 * 1024  # a ListMatches page stops before passing this
@@ -204,6 +206,7 @@ class ServerConfig:
     deal_timeout_s: float = 10.0  # a deal that takes longer is a failure (INTERNAL)
     stall_seconds: float = 30.0  # a stream whose reader takes nothing this long is cut
     stream_messages_per_s: float = 1000.0  # each Play stream is read at most this fast
+    session_interval_s: float = 0.1  # one bot's sessions start at most this often
 
 
 @dataclass
@@ -256,6 +259,9 @@ class Arena:
         self.rejected: collections.Counter[str] = collections.Counter()
         self.stream_errors: collections.Counter[str] = collections.Counter()
         self.watchers: set[Watcher] = set()
+        self.waiting_hello: collections.Counter[str] = collections.Counter()
+        self.session_locks: dict[str, asyncio.Lock] = {}
+        self.last_session: dict[str, float] = {}
         self.draining = False
         self._counter = 0
         self._page_key = secrets.token_bytes(16)
@@ -802,10 +808,25 @@ class BotServicer:
                 ),
                 arena.metrics,
             )
+        if arena.waiting_hello[name] >= MAX_WAITING_HELLO:
+            await self._fatal(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                errors_pb2.ERROR_REASON_TOO_MANY_STREAMS,
+                f"{MAX_WAITING_HELLO} streams of bot {name} are already waiting for their Hello",
+                bot=name,
+            )
         it = request_iterator.__aiter__()
+        arena.waiting_hello[name] += 1
         try:
             raw = await asyncio.wait_for(it.__anext__(), HELLO_TIMEOUT_S)
         except (StopAsyncIteration, TimeoutError):
+            raw = None
+        finally:
+            arena.waiting_hello[name] -= 1
+            if not arena.waiting_hello[name]:
+                del arena.waiting_hello[name]
+        if raw is None:
             await self._fatal(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -877,6 +898,17 @@ class BotServicer:
                 "the server is shutting down",
                 bot=name,
             )
+        # a reconnect storm costs the server a MatchStarted and a request per seat each time:
+        # one bot's sessions start at most every session_interval_s, the others wait their turn
+        lock = arena.session_locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            loop = asyncio.get_running_loop()
+            wait = (
+                arena.last_session.get(name, -1e9) + arena.config.session_interval_s - loop.time()
+            )
+            if wait > 0:
+                await asyncio.sleep(wait)
+            arena.last_session[name] = loop.time()
         session = BotSession(
             name, hello, context.peer(), arena.config.send_queue, arena.metrics, arena.unregister
         )
@@ -940,18 +972,27 @@ class BotServicer:
         arena = self.arena
         loop = asyncio.get_running_loop()
         rate = arena.config.stream_messages_per_s
-        tokens = rate
+        tokens = rate  # token buckets: messages, and bytes (STREAM_BYTES_PER_S)
+        byte_tokens = float(STREAM_BYTES_PER_S)
         last = loop.time()
         try:
             async for raw in it:
                 now = loop.time()
                 tokens = min(rate, tokens + (now - last) * rate)
+                byte_tokens = min(
+                    STREAM_BYTES_PER_S, byte_tokens + (now - last) * STREAM_BYTES_PER_S
+                )
                 last = now
-                if tokens < 1:  # a flood: read this stream more slowly (flow control)
-                    await asyncio.sleep((1 - tokens) / rate)
-                    tokens = 1.0
+                size = len(raw)
+                if tokens < 1 or byte_tokens < size:  # a flood: read this stream more slowly
+                    await asyncio.sleep(
+                        max((1 - tokens) / rate, (size - byte_tokens) / STREAM_BYTES_PER_S)
+                    )
+                    tokens = max(tokens, 1.0)
+                    byte_tokens = max(byte_tokens, float(size))
                     last = loop.time()
                 tokens -= 1
+                byte_tokens -= size
                 if len(raw) > limits.MAX_REQUEST_BYTES:
                     session.stream_error(
                         grpc.StatusCode.INVALID_ARGUMENT,

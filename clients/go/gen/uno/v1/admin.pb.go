@@ -712,7 +712,8 @@ type ListMatchesRequest struct {
 	// Only matches in which this bot holds a seat; empty for all. 0-64 characters.
 	BotName string `protobuf:"bytes,4,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
 	// Only matches carrying all of these labels with these values; empty for all. The same limits
-	// as CreateMatchRequest.labels.
+	// as CreateMatchRequest.labels: at most 16 entries, keys of 1-64 characters of
+	// [A-Za-z0-9_.-/], values of 0-256 printable characters.
 	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -47,9 +47,11 @@ const (
 // the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
 // PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
 // max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
-// fields are ignored and never stored or echoed. The server reads each stream at up to
-// 1,000 messages per second (burst 1,000); a bot that sends faster is slowed down by flow
-// control, never cut off for it.
+// fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+// messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+// down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+// Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+// most 10 times a second (a reconnect storm waits its turn).
 type BotServiceClient interface {
 	// The bot's one stream. Keep it open for the life of the bot process; the server multiplexes
 	// on it every decision of every seat the bot holds in any number of concurrent matches.
@@ -108,9 +110,11 @@ type BotService_PlayClient = grpc.BidiStreamingClient[PlayRequest, PlayResponse]
 // the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
 // PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
 // max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
-// fields are ignored and never stored or echoed. The server reads each stream at up to
-// 1,000 messages per second (burst 1,000); a bot that sends faster is slowed down by flow
-// control, never cut off for it.
+// fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+// messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+// down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+// Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+// most 10 times a second (a reconnect storm waits its turn).
 type BotServiceServer interface {
 	// The bot's one stream. Keep it open for the life of the bot process; the server multiplexes
 	// on it every decision of every seat the bot holds in any number of concurrent matches.

@@ -159,6 +159,9 @@ const (
 	// RESOURCE_EXHAUSTED: CreateMatch while the server already runs as many matches as it allows
 	// (`uno-arena serve` setting max_matches, 10000 by default); retry when some have ended.
 	ErrorReason_ERROR_REASON_TOO_MANY_MATCHES ErrorReason = 91
+	// RESOURCE_EXHAUSTED (ends the stream): 8 Play streams of the same bot are already waiting for
+	// their Hello; send Hello right after opening a stream.
+	ErrorReason_ERROR_REASON_TOO_MANY_STREAMS ErrorReason = 92
 	// UNAVAILABLE (ends the stream / fails the call): the server is shutting down. Reconnect to
 	// another instance or later, with Hello.resume.
 	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 100
@@ -206,6 +209,7 @@ var (
 		80:  "ERROR_REASON_MATCH_ALREADY_EXISTS",
 		90:  "ERROR_REASON_SLOW_CONSUMER",
 		91:  "ERROR_REASON_TOO_MANY_MATCHES",
+		92:  "ERROR_REASON_TOO_MANY_STREAMS",
 		100: "ERROR_REASON_SHUTTING_DOWN",
 		110: "ERROR_REASON_INTERNAL",
 	}
@@ -247,6 +251,7 @@ var (
 		"ERROR_REASON_MATCH_ALREADY_EXISTS":         80,
 		"ERROR_REASON_SLOW_CONSUMER":                90,
 		"ERROR_REASON_TOO_MANY_MATCHES":             91,
+		"ERROR_REASON_TOO_MANY_STREAMS":             92,
 		"ERROR_REASON_SHUTTING_DOWN":                100,
 		"ERROR_REASON_INTERNAL":                     110,
 	}
@@ -283,7 +288,7 @@ var File_uno_v1_errors_proto protoreflect.FileDescriptor
 
 const file_uno_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xb3\n" +
+	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xd6\n" +
 	"\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
@@ -322,7 +327,8 @@ const file_uno_v1_errors_proto_rawDesc = "" +
 	"\x1bERROR_REASON_EVENTS_EXPIRED\x10H\x12%\n" +
 	"!ERROR_REASON_MATCH_ALREADY_EXISTS\x10P\x12\x1e\n" +
 	"\x1aERROR_REASON_SLOW_CONSUMER\x10Z\x12!\n" +
-	"\x1dERROR_REASON_TOO_MANY_MATCHES\x10[\x12\x1e\n" +
+	"\x1dERROR_REASON_TOO_MANY_MATCHES\x10[\x12!\n" +
+	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\\\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10d\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10nb\x06proto3"
 

@@ -37,9 +37,11 @@ class BotServiceStub:
     the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
     PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
     max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
-    fields are ignored and never stored or echoed. The server reads each stream at up to
-    1,000 messages per second (burst 1,000); a bot that sends faster is slowed down by flow
-    control, never cut off for it.
+    fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+    messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+    down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+    Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+    most 10 times a second (a reconnect storm waits its turn).
     """
 
     def __init__(self, channel):
@@ -66,9 +68,11 @@ class BotServiceServicer:
     the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
     PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
     max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
-    fields are ignored and never stored or echoed. The server reads each stream at up to
-    1,000 messages per second (burst 1,000); a bot that sends faster is slowed down by flow
-    control, never cut off for it.
+    fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+    messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+    down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+    Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+    most 10 times a second (a reconnect storm waits its turn).
     """
 
     def Play(self, request_iterator, context):
@@ -123,9 +127,11 @@ class BotService:
     the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
     PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
     max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
-    fields are ignored and never stored or echoed. The server reads each stream at up to
-    1,000 messages per second (burst 1,000); a bot that sends faster is slowed down by flow
-    control, never cut off for it.
+    fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+    messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+    down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+    Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+    most 10 times a second (a reconnect storm waits its turn).
     """
 
     @staticmethod

@@ -43,6 +43,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_MATCH_ALREADY_EXISTS: _ClassVar[ErrorReason]
     ERROR_REASON_SLOW_CONSUMER: _ClassVar[ErrorReason]
     ERROR_REASON_TOO_MANY_MATCHES: _ClassVar[ErrorReason]
+    ERROR_REASON_TOO_MANY_STREAMS: _ClassVar[ErrorReason]
     ERROR_REASON_SHUTTING_DOWN: _ClassVar[ErrorReason]
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
@@ -82,5 +83,6 @@ ERROR_REASON_EVENTS_EXPIRED: ErrorReason
 ERROR_REASON_MATCH_ALREADY_EXISTS: ErrorReason
 ERROR_REASON_SLOW_CONSUMER: ErrorReason
 ERROR_REASON_TOO_MANY_MATCHES: ErrorReason
+ERROR_REASON_TOO_MANY_STREAMS: ErrorReason
 ERROR_REASON_SHUTTING_DOWN: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason

@@ -277,7 +277,8 @@ export interface ListMatchesRequest {
   botName: string;
   /**
    * Only matches carrying all of these labels with these values; empty for all. The same limits
-   * as CreateMatchRequest.labels.
+   * as CreateMatchRequest.labels: at most 16 entries, keys of 1-64 characters of
+   * [A-Za-z0-9_.-/], values of 0-256 printable characters.
    */
   labels: { [key: string]: string };
 }

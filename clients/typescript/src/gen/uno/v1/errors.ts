@@ -142,6 +142,11 @@ export enum ErrorReason {
    */
   TOO_MANY_MATCHES = 91,
   /**
+   * TOO_MANY_STREAMS - RESOURCE_EXHAUSTED (ends the stream): 8 Play streams of the same bot are already waiting for
+   * their Hello; send Hello right after opening a stream.
+   */
+  TOO_MANY_STREAMS = 92,
+  /**
    * SHUTTING_DOWN - UNAVAILABLE (ends the stream / fails the call): the server is shutting down. Reconnect to
    * another instance or later, with Hello.resume.
    */
@@ -264,6 +269,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 91:
     case "ERROR_REASON_TOO_MANY_MATCHES":
       return ErrorReason.TOO_MANY_MATCHES;
+    case 92:
+    case "ERROR_REASON_TOO_MANY_STREAMS":
+      return ErrorReason.TOO_MANY_STREAMS;
     case 100:
     case "ERROR_REASON_SHUTTING_DOWN":
       return ErrorReason.SHUTTING_DOWN;
@@ -353,6 +361,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_SLOW_CONSUMER";
     case ErrorReason.TOO_MANY_MATCHES:
       return "ERROR_REASON_TOO_MANY_MATCHES";
+    case ErrorReason.TOO_MANY_STREAMS:
+      return "ERROR_REASON_TOO_MANY_STREAMS";
     case ErrorReason.SHUTTING_DOWN:
       return "ERROR_REASON_SHUTTING_DOWN";
     case ErrorReason.INTERNAL:
