@@ -375,16 +375,23 @@ def run_admin(served: Served, case: Any) -> None:
     raw = junk if junk is not None else bytes(req.SerializeToString())
     res_cls = getattr(admin_pb2, f"{method}Response")
     try:
-        if method == "WatchMatch":
+        if method == "WatchMatch":  # live until the match ends: read a little, then leave
             call = served.channel.unary_stream(
                 f"/uno.v1.AdminService/{method}",
                 request_serializer=_identity,
                 response_deserializer=res_cls.FromString,
-            )(raw, metadata=md, timeout=20)
-            for n, _ in enumerate(call, 1):
-                if n >= 50:
-                    call.cancel()
-                    break
+            )(raw, metadata=md, timeout=3)
+            got = 0
+            try:
+                for got, _ in enumerate(call, 1):
+                    if got >= 50:
+                        call.cancel()
+                        break
+            except grpc.RpcError as err:
+                code, _ = _status(err)
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED and got:
+                    return  # the snapshot came, then nothing new to watch: fine
+                raise
             return
         res = served.channel.unary_unary(
             f"/uno.v1.AdminService/{method}",

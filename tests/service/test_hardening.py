@@ -931,3 +931,69 @@ async def test_contract_ping_echoes_only_what_it_documents(live: Live) -> None:
     assert pongs[0].client_sent_at.seconds == 1_700_000_000
     errs = out.errors()
     assert [(e.code, e.field) for e in errs] == [(3, "ping.sent_at")]
+
+
+async def test_contract_a_window_that_times_out_expires_its_chances(live: Live) -> None:
+    def forgetful(dr: bot_pb2.DecisionRequest) -> int | None:
+        if not dr.required:  # ignore every chance: the window can only close on its timer
+            assert dr.view.uno_window.HasField("opened_at")
+            assert dr.view.uno_window.HasField("closes_at")
+            return None
+        plays = [a.id for a in dr.legal_actions if a.kind == game_pb2.ACTION_KIND_PLAY]
+        plays = [i for i in plays if i < 3000 and not i % 2] or plays  # never call UNO
+        return plays[0] if plays else dr.legal_actions[0].id
+
+    bots = [await connected(live, f"b{i}", policy=forgetful) for i in range(2)]
+    rules = game_pb2.RuleSet(
+        seats=2, scoring=game_pb2.SCORING_SINGLE_HAND, hand_size=3, uno_window_ms=100
+    )
+    for seed in range(3):
+        info = await live.create(["b0", "b1"], seed=seed, rules=rules)
+        await asyncio.wait_for(live.watch(info.match_id), 30)
+        final = await live.info(info.match_id)
+        assert [s.strikes for s in final.seats] == [0, 0]
+    closed = [
+        m.request_closed.reason
+        for b in bots
+        for m in b.received
+        if m.WhichOneof("kind") == "request_closed"
+    ]
+    assert bot_pb2.CLOSE_REASON_EXPIRED in closed, closed
+    assert bot_pb2.CLOSE_REASON_TIMED_OUT not in closed
+    for b in bots:
+        await b.stop()
+
+
+async def test_contract_an_answer_for_a_taken_over_seat_says_so(live: Live) -> None:
+    bot = await connected(live, "b0", policy=None)
+    info = await live.create(
+        ["b0", HEUR, HEUR, HEUR],
+        rules=game_pb2.RuleSet(target_score=100_000),
+        tc=game_pb2.TimeControl(decision_ms=50, strikes_before_takeover=1),
+    )
+    dr = await _required(bot)
+    for _ in range(300):
+        if any(m.WhichOneof("kind") == "request_closed" for m in bot.received):
+            break
+        await asyncio.sleep(0.01)
+    bot.answer(dr.request_id, dr.legal_actions[0].id)
+    r = await _result(bot, 0)
+    assert (r.code, r.reason) == (9, E.ERROR_REASON_SEAT_TAKEN_OVER), r
+    await live.admin.CancelMatch(
+        admin_pb2.CancelMatchRequest(match_id=info.match_id), metadata=live.md
+    )
+    await bot.stop()
+
+
+async def test_contract_a_message_over_the_grpc_limit_is_counted(live: Live) -> None:
+    huge = frame(
+        bot_pb2.PlayRequest(action=bot_pb2.Action(request_id="r" * (5 << 20), action_id=0))
+    )
+    out = await raw_play(live.port, BOTS["b0"], [HELLO, huge])
+    assert out.code == grpc.StatusCode.RESOURCE_EXHAUSTED  # gRPC's own limit, 4 MiB
+    reg = live.server.arena.metrics.registry
+    for _ in range(100):
+        if reg.get_sample_value("uno_stream_errors_total", {"bot": "b0", "reason": "transport"}):
+            break
+        await asyncio.sleep(0.02)
+    assert reg.get_sample_value("uno_stream_errors_total", {"bot": "b0", "reason": "transport"})

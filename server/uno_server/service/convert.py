@@ -258,6 +258,7 @@ def seat_view(
     totals: list[int],
     taken_over: list[bool],
     window_closes_at: Timestamp | None,
+    window_opened_at: Timestamp | None = None,
 ) -> game_pb2.SeatView:
     """The protocol view of ``seat`` when every match seat plays the hand (hand seats and match
     seats are the same numbers); :func:`seat_view_mapped` is the general case."""
@@ -299,6 +300,8 @@ def seat_view(
         w.offender = hand.window
         if window_closes_at is not None:
             w.closes_at.CopyFrom(window_closes_at)
+        if window_opened_at is not None:
+            w.opened_at.CopyFrom(window_opened_at)
         w.awaiting.extend(hand.window_awaiting())
     owed = hand.penalty_owed
     if owed:
@@ -322,6 +325,7 @@ def seat_view_mapped(
     taken_over: list[bool],
     window_closes_at: Timestamp | None,
     h2m: list[int],
+    window_opened_at: Timestamp | None = None,
 ) -> game_pb2.SeatView:
     """The protocol view of hand seat ``seat`` in a hand that only match seats ``h2m`` play
     (Challenge UNO): every seat number is a match seat, eliminated seats are listed as such."""
@@ -365,6 +369,8 @@ def seat_view_mapped(
         w.offender = h2m[hand.window]
         if window_closes_at is not None:
             w.closes_at.CopyFrom(window_closes_at)
+        if window_opened_at is not None:
+            w.opened_at.CopyFrom(window_opened_at)
         w.awaiting.extend(h2m[s] for s in hand.window_awaiting())
     owed = hand.penalty_owed
     if owed:

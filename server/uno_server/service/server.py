@@ -292,16 +292,21 @@ class Arena:
         for mid in sorted(self.pending_ended.pop(s.bot_name, ())):
             f = self.finished.get(mid)
             if f is not None:
-                self._tell_ended(f, s)
+                self._tell_ended(f, s, cursors)
 
-    def _tell_ended(self, f: Finished, s: BotSession) -> None:
-        """MatchEnded for seats of ``s`` that were away when the match ended."""
+    def _tell_ended(self, f: Finished, s: BotSession, cursors: dict[tuple[str, int], int]) -> None:
+        """MatchEnded for seats of ``s`` that were away when the match ended (with the events
+        they missed, from their cursors, while the log is kept)."""
         for seat in f.pending.pop(s.bot_name, []):
             if f.table is not None:
-                f.table.send_match_ended(f.table.seats[seat], s)
+                st = f.table.seats[seat]
+                last = cursors.get((f.match_id, seat))
+                if last is not None:
+                    st.cursor = min(st.cursor, last)
+                f.table.send_match_ended(st, s)
                 continue
             info = admin_pb2.MatchInfo.FromString(f.info)
-            st = info.seats[seat]
+            ms = info.seats[seat]
             me = bot_pb2.MatchEnded(
                 match_id=f.match_id,
                 seat=seat,
@@ -309,9 +314,9 @@ class Arena:
                 winners=info.winners,
                 totals=info.totals,
                 won=seat in info.winners,
-                strikes=st.strikes,
-                rejected_actions=st.rejected_actions,
-                taken_over=st.taken_over,
+                strikes=ms.strikes,
+                rejected_actions=ms.rejected_actions,
+                taken_over=ms.taken_over,
             )
             s.send(bot_pb2.PlayResponse(match_ended=me))
 
@@ -963,9 +968,12 @@ class BotServicer:
                 s.writing_since = loop.time()
                 await context.write(msg)
                 s.writing_since = None
-        except asyncio.CancelledError:  # cut by the janitor (the stream stalled) or the end
-            return
+        except asyncio.CancelledError:
+            if s.end_status is not None:
+                return  # cut by the janitor: the stream stalled; Play sends the status
+            raise  # the call itself was cancelled (it reaches us through Play's await)
         except Exception as exc:  # the call is over (the peer went away)
+            s.metrics.count_stream_error(s.bot_name, "transport")
             log.info("bot stream write ended", bot=s.bot_name, error=repr(exc)[:200])
 
     async def _read(self, it: AsyncIterator[bytes], session: BotSession) -> None:

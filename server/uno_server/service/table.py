@@ -217,7 +217,8 @@ class Table:
         self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
         self._next_request = 0
         self._window_deadline: float | None = None
-        self._window_wall: float = 0.0
+        self._window_wall: float = 0.0  # when the open UNO window closes (wall clock)
+        self._window_opened: float = 0.0
         self._rules_proto = convert.rules_to_proto(self.match.rules)
         self._tc_proto = self.time_control.to_proto()
         self._log = log.bind(match_id=self.match_id)
@@ -427,7 +428,12 @@ class Table:
             loop = asyncio.get_running_loop()
             ms = self.match.rules.uno_window_ms
             self._window_deadline = loop.time() + ms / 1000
-            self._window_wall = time.time() + ms / 1000
+            opened = time.time()
+            for rec in self.records[-len(events) :]:  # the time UnoWindowOpened was recorded
+                if type(rec.event) is E.UnoWindowOpened:
+                    opened = rec.wall
+            self._window_opened = opened
+            self._window_wall = opened + ms / 1000
         elif hand.window < 0:
             self._window_deadline = None
         if hand.phase == OVER:
@@ -442,6 +448,8 @@ class Table:
             # (The acting seat's own request is settled by the caller.)
             m2h = self._m2h
             acting = self._h2m[seat] if seat >= 0 else -1
+            # the server closing a UNO window on its timer: the chances it held have expired
+            why = bot_pb2.CLOSE_REASON_EXPIRED if seat < 0 else bot_pb2.CLOSE_REASON_SUPERSEDED
             for st in self.seats:
                 req = st.open
                 if (
@@ -449,7 +457,7 @@ class Table:
                     and req.seat != acting
                     and hand.legal_actions(m2h[req.seat]) != req.legal
                 ):
-                    self._close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
+                    self._close(st, why, None)
         if self._push:
             self._push_events()
         self._wake()
@@ -572,6 +580,15 @@ class Table:
                 )
         else:
             st = self._first_seat(sender)
+        if st is not None and st.taken_over and st.ai is not None:
+            return self._reject(
+                res,
+                st,
+                sender,
+                FAILED_PRECONDITION,
+                errors_pb2.ERROR_REASON_SEAT_TAKEN_OVER,
+                f"seat {st.seat} is played by the takeover bot for the rest of this match",
+            )
         reason, message = _CLOSE_REASONS[kind]
         return self._reject(res, st, sender, ABORTED, reason, message)
 
@@ -670,13 +687,16 @@ class Table:
             if default is not None:
                 dr.default_action_id = default if self._ident else self._to_wire(default)
         closes = convert.timestamp(self._window_wall) if window else None
+        opened = convert.timestamp(self._window_opened) if window else None
         taken = [s.taken_over for s in self.seats]
         if self._ident:
-            dr.view.CopyFrom(convert.seat_view(hand, h, self.match.totals, taken, closes))
+            dr.view.CopyFrom(convert.seat_view(hand, h, self.match.totals, taken, closes, opened))
             dr.legal_actions.extend(convert.legal_action(a) for a in req.legal)
         else:
             dr.view.CopyFrom(
-                convert.seat_view_mapped(hand, h, self.match.totals, taken, closes, self._h2m)
+                convert.seat_view_mapped(
+                    hand, h, self.match.totals, taken, closes, self._h2m, opened
+                )
             )
             dr.legal_actions.extend(
                 convert.legal_action(convert.id_to_wire(a, self._h2m)) for a in req.legal
@@ -846,7 +866,7 @@ class Table:
                 he.actions.add(seat=s, action_id=a)
         elif t is E.UnoWindowOpened:
             ms = self.match.rules.uno_window_ms
-            msg.uno_window_opened.closes_at.FromNanoseconds(int((rec.wall + ms / 1000) * 1e9))
+            msg.uno_window_opened.closes_at.CopyFrom(convert.timestamp(rec.wall + ms / 1000))
         elif t is E.MatchEnded:
             msg.match_ended.seed = self.match.seed
         return msg
