@@ -997,3 +997,43 @@ async def test_contract_a_message_over_the_grpc_limit_is_counted(live: Live) -> 
             break
         await asyncio.sleep(0.02)
     assert reg.get_sample_value("uno_stream_errors_total", {"bot": "b0", "reason": "transport"})
+
+
+async def test_contract_replays_are_budgeted_per_bot(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resume.cursors make the server send events again; a bot that reconnects in a loop with
+    cursor 0 must not turn that into unbounded work for the server."""
+    import uno_server.service.server as server_mod
+
+    bot = await connected(live, "b0", policy=None)
+    info = await live.create(
+        ["b0", HEUR, HEUR, HEUR],
+        rules=SINGLE,
+        tc=game_pb2.TimeControl(decision_ms=60_000, reconnect_grace_ms=60_000),
+    )
+    first = await _required(bot)
+    await bot.stop()
+    n = first.events[-1].sequence
+    monkeypatch.setattr(server_mod, "REPLAY_EVENTS_PER_MIN", int(2.5 * n))
+    hello = bot_pb2.Hello(
+        protocol_version=1,
+        resume=bot_pb2.Resume(
+            cursors=[bot_pb2.EventCursor(match_id=info.match_id, seat=0, last_sequence=0)]
+        ),
+    )
+    replayed = []
+    for _ in range(3):
+        again = await connected(live, "b0", policy=None, hello=hello)
+        await asyncio.wait_for(again.requests.get(), 5)
+        replayed.append(
+            sum(
+                len(m.seat_events.events)
+                for m in again.received
+                if m.WhichOneof("kind") == "seat_events"
+            )
+        )
+        await again.stop()
+    # the first two replay the whole match (plus the reconnects' own events); the third only
+    # brings the events it had never been sent: the budget for sending again is spent
+    assert replayed[0] >= n and replayed[1] >= n and replayed[2] < 4, (replayed, n)

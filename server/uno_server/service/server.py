@@ -43,13 +43,14 @@ from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 from . import convert, limits
 from .auth import TokenRegistry, bearer
 from .metrics import ServiceMetrics
-from .table import Seat, Table, TimeControl, make_builtin
+from .table import ReplayBudget, Seat, Table, TimeControl, make_builtin
 
 log = structlog.get_logger("uno.server")
 PROTOCOL_VERSION: Final = 1
 HELLO_TIMEOUT_S: Final = 10.0
 MAX_WAITING_HELLO: Final = 8  # Play streams of one bot that may wait for their Hello at once
 STREAM_BYTES_PER_S: Final = 1024 * 1024  # each Play stream is read at most this fast
+REPLAY_EVENTS_PER_MIN: Final = 100_000  # events one bot may have sent again by Resume.cursors
 WELCOME_SEATS: Final = 1000  # Welcome.seats and BotInfo.seats list at most this many
 _BUILTINS: Final = (game_pb2.BUILTIN_BOT_RANDOM, game_pb2.BUILTIN_BOT_HEURISTIC)
 PAGE_BYTES: Final = 1024 * 1024  # a ListMatches page stops before passing this
@@ -262,6 +263,7 @@ class Arena:
         self.waiting_hello: collections.Counter[str] = collections.Counter()
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.last_session: dict[str, float] = {}
+        self.replays: dict[str, tuple[float, float]] = {}  # bot -> (budget left, at loop time)
         self.draining = False
         self._counter = 0
         self._page_key = secrets.token_bytes(16)
@@ -287,22 +289,33 @@ class Arena:
                 "a newer stream of the same bot replaced this one",
             )
         self.metrics.connected_bots.set(len(self.sessions))
+        # replaying events costs the server; a bot may have REPLAY_EVENTS_PER_MIN sent again
+        now = asyncio.get_running_loop().time()
+        left, at = self.replays.get(s.bot_name, (REPLAY_EVENTS_PER_MIN, now))
+        budget = ReplayBudget(
+            min(REPLAY_EVENTS_PER_MIN, left + (now - at) * REPLAY_EVENTS_PER_MIN / 60)
+        )
         for mid in list(self.bot_tables.get(s.bot_name, ())):
-            self.running[mid].bot_connected(s, cursors)
+            self.running[mid].bot_connected(s, cursors, budget)
         for mid in sorted(self.pending_ended.pop(s.bot_name, ())):
             f = self.finished.get(mid)
             if f is not None:
-                self._tell_ended(f, s, cursors)
+                self._tell_ended(f, s, cursors, budget)
+        self.replays[s.bot_name] = (budget.left, now)
 
-    def _tell_ended(self, f: Finished, s: BotSession, cursors: dict[tuple[str, int], int]) -> None:
+    def _tell_ended(
+        self,
+        f: Finished,
+        s: BotSession,
+        cursors: dict[tuple[str, int], int],
+        budget: ReplayBudget,
+    ) -> None:
         """MatchEnded for seats of ``s`` that were away when the match ended (with the events
         they missed, from their cursors, while the log is kept)."""
         for seat in f.pending.pop(s.bot_name, []):
             if f.table is not None:
                 st = f.table.seats[seat]
-                last = cursors.get((f.match_id, seat))
-                if last is not None:
-                    st.cursor = min(st.cursor, last)
+                f.table.rewind(st, cursors.get((f.match_id, seat)), budget)
                 f.table.send_match_ended(st, s)
                 continue
             info = admin_pb2.MatchInfo.FromString(f.info)
@@ -1383,6 +1396,7 @@ class ArenaServer:
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
             ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.max_concurrent_streams", 1000),
         ]
         self.server = grpc.aio.server(options=opts)
         bots = BotServicer(self.arena)

@@ -171,6 +171,13 @@ class Seat:
 
 
 @dataclass(slots=True)
+class ReplayBudget:
+    """Events a reconnecting bot may have sent again (Resume.cursors) in this session."""
+
+    left: float
+
+
+@dataclass(slots=True)
 class Record:
     """One event of the match with its sequence number (1-based) and wall-clock time."""
 
@@ -739,7 +746,22 @@ class Table:
 
     # ------------------------------------------------------------------ connections
 
-    def bot_connected(self, outbox: Outbox, cursors: dict[tuple[str, int], int]) -> None:
+    def rewind(self, st: Seat, last: int | None, budget: ReplayBudget) -> None:
+        """Send the seat's events after sequence ``last`` again, within the bot's budget."""
+        if last is None or last >= st.cursor:
+            return
+        again = st.cursor - max(0, last)
+        if again > budget.left:
+            self._log.warning(
+                "replay refused: over the bot's replay budget", seat=st.seat, events=again
+            )
+            return
+        budget.left -= again
+        st.cursor = max(0, last)
+
+    def bot_connected(
+        self, outbox: Outbox, cursors: dict[tuple[str, int], int], budget: ReplayBudget
+    ) -> None:
         """The bot (re)connected on ``outbox``: MatchStarted for each of its seats, the events
         it asked to have again (``cursors``: (match id, seat) -> last sequence it processed) and
         any it has not had, then its open requests again."""
@@ -750,9 +772,7 @@ class Table:
             if st.bot_name != bot_name:
                 continue
             st.push = outbox.push_events
-            last = cursors.get((self.match_id, st.seat))
-            if last is not None:
-                st.cursor = min(st.cursor, last)
+            self.rewind(st, cursors.get((self.match_id, st.seat)), budget)
             if st.ai is not None:
                 continue
             if st.disconnected_since is not None:

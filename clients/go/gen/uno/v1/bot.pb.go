@@ -406,7 +406,9 @@ type Resume struct {
 	// sent before the connection dropped. A cursor beyond what was sent changes nothing, and
 	// cursors of matches or seats the bot does not hold are ignored. Seats not listed continue
 	// where the server's sending stopped (no replay of what it had sent); their next
-	// DecisionRequest still carries the full SeatView.
+	// DecisionRequest still carries the full SeatView. Re-sending costs the server: one bot may
+	// have at most 100,000 events sent again per minute; a cursor that would go past that is
+	// treated as if its seat were not listed.
 	Cursors       []*EventCursor `protobuf:"bytes,2,rep,name=cursors,proto3" json:"cursors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
