@@ -159,7 +159,8 @@ class Seat:
     stale: int = 0
     decisions: int = 0
     response_ms_total: float = 0.0
-    response_ms: list[int] = field(default_factory=list)
+    response_ms: list[float] = field(default_factory=list)  # MatchSeat.response_ms, unrounded
+    last_response_ms: int = 0  # the latest accepted answer's response time (previous_response_ms)
     taken_over: bool = False
     takeover_cause: int = 0
     cursor: int = 0  # records delivered to the seat's bot (= the last sequence it was sent)
@@ -471,20 +472,16 @@ class Table:
 
     def submit(
         self, outbox: Outbox, request_id: str, number: int, action_id: int | None
-    ) -> bot_pb2.ActionResult:
+    ) -> bot_pb2.ActionResult | None:
         """A bot's answer. ``number`` is the request id's numeric suffix (-1 if it has none).
-        Returns the ActionResult to send back on its stream."""
-        received = time.time()
-        res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
-        res.received_at.FromNanoseconds(int(received * 1e9))
-        if action_id is not None:
-            res.action_id = action_id
+        Returns None if the action was applied (accepted actions get no reply), else the
+        ActionResult of the rejection to send back on the bot's stream."""
         req = self._requests.get(request_id)
         if req is None:
-            return self._reject_closed(res, outbox.bot_name, number)
+            return self._reject_closed(self._result(request_id, action_id), outbox.bot_name, number)
         st = self.seats[req.seat]
-        res.seat = req.seat
         if st.bot_name != outbox.bot_name:
+            res = self._result(request_id, action_id, req.seat)
             return self._reject(
                 res,
                 self._first_seat(outbox.bot_name),
@@ -495,7 +492,7 @@ class Table:
             )
         if action_id is None:  # the stream's limits check lets no such Action through
             return self._reject(
-                res,
+                self._result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 INVALID_ARGUMENT,
@@ -508,7 +505,7 @@ class Table:
             engine_id = convert.id_from_wire(action_id, self._m2h)
             if engine_id is None:
                 return self._reject(
-                    res,
+                    self._result(request_id, action_id, req.seat),
                     st,
                     st.bot_name,
                     FAILED_PRECONDITION,
@@ -519,7 +516,7 @@ class Table:
             self._apply(self._m2h[req.seat], engine_id, "bot")
         except MalformedActionError as exc:
             return self._reject(
-                res,
+                self._result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 INVALID_ARGUMENT,
@@ -533,10 +530,17 @@ class Table:
                 if reason == errors_pb2.ERROR_REASON_STALE_REQUEST
                 else (FAILED_PRECONDITION)
             )
-            return self._reject(res, st, st.bot_name, code, reason, str(exc))
+            return self._reject(
+                self._result(request_id, action_id, req.seat),
+                st,
+                st.bot_name,
+                code,
+                reason,
+                str(exc),
+            )
         except EngineError as exc:  # pragma: no cover - every engine error is one of the above
             return self._reject(
-                res,
+                self._result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 FAILED_PRECONDITION,
@@ -548,15 +552,25 @@ class Table:
             st.bank_ms = max(0, st.bank_ms - int(elapsed_ms - self.time_control.decision_ms))
         st.decisions += 1
         st.response_ms_total += elapsed_ms
+        st.last_response_ms = int(elapsed_ms)
         if len(st.response_ms) < RESPONSE_MS_CAP:
-            st.response_ms.append(int(elapsed_ms))
+            st.response_ms.append(elapsed_ms)
         self.metrics.decision_latency.labels(st.bot_name).observe(elapsed_ms / 1000)
         if st.open is req:
             st.open = None
         self._forget(req, _ANSWERED)
-        res.accepted = True
-        res.response_ms = int(elapsed_ms)
-        res.time_bank_ms = st.bank_ms
+        return None
+
+    def _result(
+        self, request_id: str, action_id: int | None, seat: int | None = None
+    ) -> bot_pb2.ActionResult:
+        """The ActionResult of a rejection (only rejections get one)."""
+        res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
+        res.received_at.FromNanoseconds(time.time_ns())
+        if action_id is not None:
+            res.action_id = action_id
+        if seat is not None:
+            res.seat = seat
         return res
 
     def _reject_closed(
@@ -615,7 +629,6 @@ class Table:
         message: str,
         field: str = "",
     ) -> bot_pb2.ActionResult:
-        res.accepted = False
         res.code = code
         res.reason = reason
         res.message = message
@@ -712,6 +725,7 @@ class Table:
         dr.rules.CopyFrom(self._rules_proto)
         dr.sent_at.FromNanoseconds(time.time_ns())
         dr.resent = resent
+        dr.previous_response_ms = st.last_response_ms
         outbox.send(msg)
 
     def _to_wire(self, action_id: int) -> int:
@@ -1069,7 +1083,7 @@ class Table:
                 mean_response_ms=int(st.response_ms_total / st.decisions) if st.decisions else 0,
             )
             ms.player.CopyFrom(self.player_proto(st))
-            ms.response_ms.extend(st.response_ms)
+            ms.response_ms.extend([int(x) for x in st.response_ms])
         return mi
 
 
