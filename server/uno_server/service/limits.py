@@ -342,3 +342,19 @@ def check(msg: Message, prefix: str = "") -> Violation | None:
     """The first field of ``msg`` over its limit, or None. ``prefix`` starts the field path
     (``"action"`` for the Action of a PlayRequest, say)."""
     return _walk(msg, _Walker([prefix] if prefix else []))
+
+
+_REQUEST_ID: Final = LIMITS["uno.v1.Action.request_id"]
+assert _REQUEST_ID.max_len is not None and _REQUEST_ID.pattern is ASCII_PRINTABLE_RE
+
+
+def action_ok(act: Message) -> bool:
+    """The common case of the per-move path, without walking the message: True if this Action
+    is certainly within its limits (else :func:`check` says what is wrong with it)."""
+    rid: str = act.request_id  # type: ignore[attr-defined]
+    return (
+        0 < len(rid) <= _REQUEST_ID.max_len  # type: ignore[operator]
+        and rid.isascii()
+        and rid.isprintable()
+        and act.HasField("action_id")
+    )

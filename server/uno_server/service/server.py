@@ -427,16 +427,17 @@ class Arena:
                     f"seats[{i}]: an empty Player; set bot_name or builtin",
                     field=f"seats[{i}]",
                 )
-        fingerprint = _fingerprint(
-            players,
-            convert.rules_to_proto(rules),
-            tc.to_proto(),
-            req.seed if req.HasField("seed") else None,
-            dealer,
-            dict(req.labels),
-        )
         key = req.idempotency_key
+        fingerprint = b""  # only an idempotent call is ever compared
         if key:
+            fingerprint = _fingerprint(
+                players,
+                convert.rules_to_proto(rules),
+                tc.to_proto(),
+                req.seed if req.HasField("seed") else None,
+                dealer,
+                dict(req.labels),
+            )
             known = self.by_key.get(key)
             if isinstance(known, asyncio.Future):
                 waiting = known
@@ -1031,10 +1032,12 @@ class BotServicer:
                     )
                     return
                 kind = req.WhichOneof("kind")
-                bad = limits.check(req)
                 if kind == "action":
-                    self._action(session, req.action, bad)
-                elif bad is not None:
+                    act = req.action
+                    self._action(session, act, None if limits.action_ok(act) else limits.check(req))
+                    continue
+                bad = limits.check(req)
+                if bad is not None:
                     session.stream_error(
                         grpc.StatusCode.INVALID_ARGUMENT, bad.reason, bad.message, bad.field
                     )
