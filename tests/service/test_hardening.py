@@ -1,15 +1,20 @@
 """Issue 9, "hostile bots can hurt other bots": one test (or more) per item, over the wire.
 
-| item | what | tests |
-| --- | --- | --- |
-| 1 | every client input is bounded; nothing reaches another client unbounded | test_limit_* |
-| 2 | only obliged decisions can time out or strike; optional ones have no default | test_duty_* |
-| 3 | finished matches are kept by count and age, logs only briefly | test_retention_* |
-| 4 | spectators lose nothing, catch up, and a stalled one is cut | test_watch_* |
-| 5 | a deal that does not finish freezes nothing | test_deal_* |
-| 6 | the contract and the server agree | test_contract_* |
+- item 1, every client input is bounded and nothing reaches another client unbounded:
+  test_limit_*, test_contract_ping_*, test_contract_a_message_over_*, and test_limits.py
+- item 2, only obliged decisions time out or strike; optional ones have no default:
+  test_duty_*, test_contract_a_window_that_times_out_*
+- item 3, finished matches are kept by count and age, logs only briefly:
+  test_retention_*, and test_soak.py
+- item 4, spectators lose nothing, catch up, and a stalled one is cut: test_watch_*
+- item 5, a deal that does not finish freezes nothing: test_deal_*
+- item 6, the contract and the server agree (challenge_uno, cursors, push_events, reasons,
+  codes, admin calls, deal amounts, counting): test_contract_*
+- beyond the list, a bot that reconnects in a loop or stops reading hurts nobody:
+  test_contract_replays_*, test_contract_a_bot_that_stops_reading_*
 
-Every one of them fails on main as it was when the issue was filed (7c04bbf).
+Every one of them fails on main as it was when the issue was filed (7c04bbf): each was run
+against that tree's service code (with this tree's generated protocol code).
 """
 
 from __future__ import annotations
@@ -1095,3 +1100,12 @@ async def test_contract_a_bot_that_stops_reading_is_cut_and_hurts_nobody() -> No
             assert final.seats[0].takeover_cause == game_pb2.END_CAUSE_DISCONNECTED
             assert (final.seats[1].strikes, final.seats[1].taken_over) == (0, False)
         await reader.stop()
+
+
+async def test_contract_one_player_is_not_a_table(live: Live) -> None:
+    got = await refused(
+        live.admin.CreateMatch(
+            admin_pb2.CreateMatchRequest(seats=[game_pb2.Player(builtin=HEUR)]), metadata=live.md
+        )
+    )
+    assert got == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_SEATS", "seats")

@@ -370,6 +370,13 @@ class Arena:
                 "the server is shutting down and takes no new matches",
             )
         seats_given = len(req.seats)
+        if seats_given < 2:  # (none at all is refused by the limits already)
+            raise _RejectError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                errors_pb2.ERROR_REASON_INVALID_SEATS,
+                f"seats: {seats_given} player given; a table has 2-10 seats, one Player each",
+                field="seats",
+            )
         try:
             rules = convert.rules_from_proto(req.rules, default_seats=seats_given)
         except InvalidRulesError as exc:
