@@ -13,6 +13,7 @@ help:
 	@echo "make tournament    run a local tournament among the example bots (coming with the tournament runner)"
 	@echo "make test          lint, type-check and run the whole test suite"
 	@echo "make bench-engine  engine hands/s against RLCard's UNO, side by side"
+	@echo "make bench-load    1,000 concurrent tables: errors, memory growth, p99"
 	@echo "make golden        regenerate the golden transcripts in tests/engine/golden"
 	@echo "make snapshots     rewrite the play and watch screens' text snapshots"
 	@echo "make screenshots   the README's screenshots of the play, watch and web views"
@@ -90,9 +91,14 @@ clients-test: venv
 buf-lint: $(BUF)
 	cd proto && ../$(BUF) lint && ../$(BUF) format -d --exit-code && ../$(BUF) build
 
-.PHONY: bench-server
+.PHONY: bench-server bench-load
 bench-server: venv
 	$(BIN)/python -m uno_server.benchmarks.server
+
+# 1,000 concurrent tables of connected bots in 4 processes, then 1,000 more matches: errors,
+# the server's RSS growth and the p99 round trip (a reduced run is in tests/service/test_soak.py)
+bench-load: venv
+	$(BIN)/python -m uno_server.benchmarks.load
 
 .PHONY: tournament bench-tournament
 tournament: venv clients

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import pytest_asyncio
@@ -59,9 +61,10 @@ class Live:
         return out
 
 
-@pytest_asyncio.fixture
-async def live() -> AsyncIterator[Live]:
-    server = ArenaServer(ServerConfig(port=0, admin_token=ADMIN, bots=dict(BOTS)))
+@contextlib.asynccontextmanager
+async def serving(**config: Any) -> AsyncIterator[Live]:
+    """A server on port 0 with ServerConfig overrides, and an admin stub on it."""
+    server = ArenaServer(ServerConfig(port=0, admin_token=ADMIN, bots=dict(BOTS), **config))
     port = await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
@@ -69,3 +72,9 @@ async def live() -> AsyncIterator[Live]:
     finally:
         await channel.close()
         await server.stop(drain_timeout_s=0.5)
+
+
+@pytest_asyncio.fixture
+async def live() -> AsyncIterator[Live]:
+    async with serving() as lv:
+        yield lv

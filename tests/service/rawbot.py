@@ -33,6 +33,7 @@ class RawBot:
     ended: list[bot_pb2.MatchEnded] = field(default_factory=list)
     send_hello: bool = True
     hello_name: str | None = None
+    hello: bot_pb2.Hello | None = None  # sent as is instead of the default Hello
 
     def __post_init__(self) -> None:
         self.outbox: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
@@ -42,7 +43,9 @@ class RawBot:
         self.welcomed = asyncio.Event()
 
     async def _gen(self) -> AsyncIterator[bot_pb2.PlayRequest]:
-        if self.send_hello:
+        if self.hello is not None:
+            yield bot_pb2.PlayRequest(hello=self.hello)
+        elif self.send_hello:
             yield bot_pb2.PlayRequest(
                 hello=bot_pb2.Hello(
                     bot_name=self.hello_name if self.hello_name is not None else self.name,
@@ -104,3 +107,78 @@ class RawBot:
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(_w(), timeout)
+
+
+def _identity(raw: bytes) -> bytes:
+    return raw
+
+
+@dataclass
+class RawOutcome:
+    """What a stream of raw frames got back: every response, then the final status."""
+
+    responses: list[bot_pb2.PlayResponse]
+    code: grpc.StatusCode
+    details: str
+    reason: str  # ErrorInfo.reason of the final status, "" if none
+
+    def errors(self) -> list[bot_pb2.StreamError]:
+        return [r.error for r in self.responses if r.WhichOneof("kind") == "error"]
+
+    def kinds(self) -> list[str]:
+        return [str(r.WhichOneof("kind")) for r in self.responses]
+
+
+def status_reason(trailing: object) -> str:
+    """ErrorInfo.reason of the status in a call's trailing metadata, "" if none."""
+    from google.rpc import error_details_pb2, status_pb2
+
+    for key, value in trailing or ():  # type: ignore[attr-defined]
+        if key == "grpc-status-details-bin":
+            st = status_pb2.Status.FromString(value)
+            for d in st.details:
+                info = error_details_pb2.ErrorInfo()
+                if d.Unpack(info):
+                    return str(info.reason)
+    return ""
+
+
+async def raw_play(
+    port: int,
+    token: str,
+    frames: list[bytes],
+    *,
+    half_close: bool = True,
+    timeout: float = 10.0,
+    until: Callable[[list[bot_pb2.PlayResponse]], bool] | None = None,
+) -> RawOutcome:
+    """Open BotService.Play, send ``frames`` as raw serialised messages (they need not decode),
+    and read until the server ends the stream (or ``until`` says enough: the client then
+    cancels)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        method = ch.stream_stream(
+            "/uno.v1.BotService/Play",
+            request_serializer=_identity,
+            response_deserializer=bot_pb2.PlayResponse.FromString,
+        )
+        md = [("authorization", f"Bearer {token}")] if token else []
+        call = method(metadata=md)
+        got: list[bot_pb2.PlayResponse] = []
+
+        async def run() -> None:
+            for f in frames:
+                await call.write(f)
+            if half_close:
+                await call.done_writing()
+            async for msg in call:
+                got.append(msg)
+                if until is not None and until(got):
+                    call.cancel()
+                    return
+
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
+            await asyncio.wait_for(run(), timeout)
+        code = await call.code()
+        details = await call.details()
+        reason = status_reason(await call.trailing_metadata())
+        return RawOutcome(got, code, details or "", reason)

@@ -76,7 +76,7 @@ async def test_admin_needs_the_admin_token(live: Live) -> None:
         await live.admin.ListMatches(
             admin_pb2.ListMatchesRequest(), metadata=(("authorization", f"Bearer {BOTS['b0']}"),)
         )
-    assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert exc.value.code() == grpc.StatusCode.PERMISSION_DENIED
     assert reason_of(exc.value) == "ADMIN_REQUIRED"
 
 
@@ -172,33 +172,30 @@ async def test_bad_actions_get_their_codes_and_the_table_goes_on(live: Live) -> 
     r = await asyncio.wait_for(result(), 5)
     assert (r.accepted, r.code) == (False, 3)
 
-    bot.answer("nomatch-1", 0)  # unknown match
+    bot.answer("nomatch-1", 0)  # a request id this server never issued
     r = await asyncio.wait_for(result(), 5)
-    assert (r.accepted, r.code, r.reason) == (False, 5, errors_pb2.ERROR_REASON_MATCH_NOT_FOUND)
+    assert (r.accepted, r.code, r.reason) == (False, 5, errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND)
 
     bot.answer(dr.request_id, dr.legal_actions[0].id)  # finally a legal answer
     r = await asyncio.wait_for(result(), 5)
     assert r.accepted
 
-    bot.answer(dr.request_id, dr.legal_actions[0].id)  # the same request again: stale
+    bot.answer(dr.request_id, dr.legal_actions[0].id)  # the same request again
     r = await asyncio.wait_for(result(), 5)
-    assert (r.accepted, r.code, r.reason) == (False, 10, errors_pb2.ERROR_REASON_STALE_REQUEST)
+    assert (r.accepted, r.code, r.reason) == (False, 10, errors_pb2.ERROR_REASON_ALREADY_ANSWERED)
 
     # the table goes on: answer everything from now on and the match ends normally
-    bot.policy = lambda d: d.legal_actions[-1].id if d.required else None
-    while True:
-        try:
-            d = await asyncio.wait_for(bot.requests.get(), 0.2)
-        except TimeoutError:
-            if bot.ended:
-                break
-            continue
-        if d.required:
+    while not bot.requests.empty():  # requests that arrived meanwhile
+        d = bot.requests.get_nowait()
+        if d.required and d.request_id != dr.request_id:
             bot.answer(d.request_id, d.legal_actions[-1].id)
+    bot.policy = lambda d: d.legal_actions[-1].id if d.required else None
+    await bot.wait_ended(1, timeout=60)
     assert bot.ended[0].cause == game_pb2.END_CAUSE_COMPLETED
     final = await live.info(info.match_id)
     assert final.state == admin_pb2.MATCH_STATE_FINISHED
-    assert final.seats[0].rejected_actions == 3  # stale and unknown ids are not the seat's
+    # every rejection of an answer to the seat's requests counts; the unknown id named no match
+    assert (final.seats[0].rejected_actions, final.seats[0].stale_actions) == (4, 1)
     await bot.stop()
 
 
@@ -244,7 +241,7 @@ async def test_a_silent_bot_gets_defaults_and_strikes_then_the_ai_takes_over(liv
     info = await live.create(
         ["b0", HEUR, HEUR, HEUR],
         rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
-        tc=game_pb2.TimeControl(decision_ms=40, strikes_before_takeover=3),
+        tc=game_pb2.TimeControl(decision_ms=50, strikes_before_takeover=3),
     )
     events = await asyncio.wait_for(live.watch(info.match_id), 30)
     final = await live.info(info.match_id)
@@ -471,7 +468,8 @@ async def test_a_late_answer_to_a_window_someone_closed_is_stale_not_illegal(liv
     assert stale, "no late answer raced a catch; the test exercised nothing"
     for info in infos:
         final = await live.info(info.match_id)
-        assert [s.rejected_actions for s in final.seats] == [0, 0, 0, 0], [
+        # the late answers count as rejected, but only as stale: no seat made a real fault
+        assert [s.rejected_actions - s.stale_actions for s in final.seats] == [0, 0, 0, 0], [
             (i, r.reason, r.message)
             for i, b in enumerate(bots)
             for r in b.results

@@ -209,12 +209,11 @@ async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
                 time_control=game_pb2.TimeControl(decision_ms=10_000),
             )
             created = await admin.CreateMatch(req, metadata=md)
-            table_ = arena.tables[created.match.match_id]
+            table_ = arena.running[created.match.match_id]
             assert table_.task is not None
             await table_.task
             hands += 1
-            errors += sum(s.rejected + s.strikes for s in table_.seats)
-            del arena.tables[created.match.match_id]
+            errors += sum(s.rejected - s.stale + s.strikes for s in table_.seats)
 
     moves0 = reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0
     cpu0 = time.process_time()

@@ -41,7 +41,7 @@ def bearer(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
     """The token of an ``authorization: Bearer <token>`` metadata entry, if any."""
     for key, value in metadata or ():
         if key.lower() == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
             scheme, _, token = text.partition(" ")
             if scheme.lower() == "bearer" and token.strip():
                 return token.strip()

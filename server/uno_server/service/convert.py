@@ -135,14 +135,11 @@ def rules_from_proto(msg: game_pb2.RuleSet, *, default_seats: int = 4) -> RuleSe
 
 
 def event_to_proto(
-    event: E.Event | ServiceEvent,
-    sequence: int,
-    hand_number: int,
-    at: Timestamp,
-    hand: Hand | None = None,
+    event: E.Event | ServiceEvent, sequence: int, hand_number: int, at: Timestamp
 ) -> game_pb2.Event:
-    """One already-redacted event. ``hand`` fills the seed, dealer and actions of HandEnded and
-    the seed of MatchEnded, which the engine's events do not carry."""
+    """One already-redacted event (seats already in match numbering). The seed, dealer and
+    actions of HandEnded, the seeds of MatchEnded and the seats of HandStarted are not in the
+    engine's events: the table adds them."""
     msg = game_pb2.Event(sequence=sequence, hand_number=hand_number)
     msg.time.CopyFrom(at)
     t = type(event)
@@ -218,11 +215,6 @@ def event_to_proto(
         he.points_held.extend(event.points_held)
         for h in event.hands:
             he.hands.add().cards.extend(CARDS[c] for c in sorted(h))
-        if hand is not None:
-            he.seed = hand.seed
-            he.dealer = hand.dealer
-            for s, a in hand.actions:
-                he.actions.add(seat=s, action_id=a)
     elif isinstance(event, E.HandScored):
         msg.hand_scored.hand_number = event.hand_number
         msg.hand_scored.gained.extend(event.gained)
@@ -266,9 +258,10 @@ def seat_view(
     totals: list[int],
     taken_over: list[bool],
     window_closes_at: Timestamp | None,
+    window_opened_at: Timestamp | None = None,
 ) -> game_pb2.SeatView:
-    """The protocol view of ``seat``. (The service does not run the Challenge UNO house rule,
-    so hand seats and match seats are the same numbers.)"""
+    """The protocol view of ``seat`` when every match seat plays the hand (hand seats and match
+    seats are the same numbers); :func:`seat_view_mapped` is the general case."""
     v = game_pb2.SeatView(
         seat=seat,
         draw_pile_size=len(hand.draw_pile),
@@ -307,6 +300,8 @@ def seat_view(
         w.offender = hand.window
         if window_closes_at is not None:
             w.closes_at.CopyFrom(window_closes_at)
+        if window_opened_at is not None:
+            w.opened_at.CopyFrom(window_opened_at)
         w.awaiting.extend(hand.window_awaiting())
     owed = hand.penalty_owed
     if owed:
@@ -321,3 +316,146 @@ def seat_view(
     if hand.over:
         v.winner = hand.winner
     return v
+
+
+def seat_view_mapped(
+    hand: Hand,
+    seat: int,
+    totals: list[int],
+    taken_over: list[bool],
+    window_closes_at: Timestamp | None,
+    h2m: list[int],
+    window_opened_at: Timestamp | None = None,
+) -> game_pb2.SeatView:
+    """The protocol view of hand seat ``seat`` in a hand that only match seats ``h2m`` play
+    (Challenge UNO): every seat number is a match seat, eliminated seats are listed as such."""
+    v = game_pb2.SeatView(
+        seat=h2m[seat],
+        draw_pile_size=len(hand.draw_pile),
+        discard_pile_size=len(hand.discard),
+        dealer=h2m[hand.dealer],
+        phase=_PHASES[PHASE_NAMES[hand.phase]],
+        hand_number=hand.hand_number,
+        turn=hand.turn,
+        direction=direction(hand.direction),
+    )
+    v.hand.extend(CARDS[c] for c in sorted(hand.hands[seat]))
+    if hand.discard:
+        v.top_card.CopyFrom(CARDS[hand.discard[-1]])
+    if hand.color >= 0:
+        v.active_color = hand.color + 1
+    if not hand.over:
+        v.current_seat = h2m[hand.current]
+    n = hand.n
+    d = hand.direction
+    v.play_order.extend(h2m[(hand.current + d * k) % n] for k in range(n))
+    m2h = {m: h for h, m in enumerate(h2m)}
+    for i in range(len(totals)):
+        h = m2h.get(i)
+        if h is None:
+            v.seats.add(seat=i, score=totals[i], eliminated=True, taken_over=taken_over[i])
+        else:
+            v.seats.add(
+                seat=i,
+                card_count=len(hand.hands[h]),
+                score=totals[i],
+                uno_called=hand.uno_called[h],
+                taken_over=taken_over[i],
+            )
+    if hand.drawn >= 0 and hand.current == seat:
+        v.drawn_card.CopyFrom(CARDS[hand.drawn])
+    if hand.window >= 0:
+        w = v.uno_window
+        w.offender = h2m[hand.window]
+        if window_closes_at is not None:
+            w.closes_at.CopyFrom(window_closes_at)
+        if window_opened_at is not None:
+            w.opened_at.CopyFrom(window_opened_at)
+        w.awaiting.extend(h2m[s] for s in hand.window_awaiting())
+    owed = hand.penalty_owed
+    if owed:
+        pp = v.pending_penalty
+        pp.cards = owed
+        off = hand.wd4_offender
+        if off >= 0:
+            pp.kind = game_pb2.PENALTY_KIND_WILD_DRAW_FOUR
+            pp.offender = h2m[off]
+        else:
+            pp.kind = game_pb2.PENALTY_KIND_DRAW_TWO_STACK
+    if hand.over:
+        v.winner = h2m[hand.winner]
+    return v
+
+
+# ---------------------------------------------------------------- hand seats -> match seats
+
+
+def id_to_wire(action_id: int, h2m: list[int]) -> int:
+    """An engine action id of a hand with seats ``h2m`` as the protocol writes it: the seat
+    inside a catch or a seven-o swap becomes a match seat."""
+    if A.CATCH_BASE <= action_id < A.CATCH_BASE + 10:
+        return A.CATCH_BASE + h2m[action_id - A.CATCH_BASE]
+    if action_id >= A.SWAP_BASE:
+        code, target = divmod(action_id - A.SWAP_BASE, 10)
+        return A.SWAP_BASE + code * 10 + h2m[target]
+    return action_id
+
+
+def id_from_wire(action_id: int, m2h: dict[int, int]) -> int | None:
+    """The engine id of a protocol action id, or None if it names a seat not in the hand."""
+    if A.CATCH_BASE <= action_id < A.CATCH_BASE + 10:
+        h = m2h.get(action_id - A.CATCH_BASE)
+        return None if h is None else A.CATCH_BASE + h
+    if A.SWAP_BASE <= action_id < A.SWAP_BASE + 800:
+        code, target = divmod(action_id - A.SWAP_BASE, 10)
+        h = m2h.get(target)
+        return None if h is None else A.SWAP_BASE + code * 10 + h
+    return action_id
+
+
+def remap_event(event: E.Event, h2m: list[int], seats: int) -> E.Event:
+    """A hand event with hand seats replaced by the match seats ``h2m`` (``seats`` of them).
+    Match-level events (scoring, eliminations, the dealer draw) already use match seats."""
+    t = type(event)
+    ev: Any = event
+    if t in _SEAT_EVENTS:
+        return ev._replace(seat=h2m[ev.seat])  # type: ignore[no-any-return]
+    if t is E.Challenged or t is E.ChallengeEvidence:
+        return ev._replace(  # type: ignore[no-any-return]
+            challenger=h2m[ev.challenger], offender=h2m[ev.offender]
+        )
+    if t is E.Caught:
+        assert isinstance(event, E.Caught)
+        return event._replace(catcher=h2m[event.catcher], offender=h2m[event.offender])
+    if t is E.HandsSwapped:
+        assert isinstance(event, E.HandsSwapped)
+        return event._replace(seat=h2m[event.seat], target=h2m[event.target])
+    if t is E.HandStarted:
+        assert isinstance(event, E.HandStarted)
+        return event._replace(dealer=h2m[event.dealer])
+    if t is E.HandEnded:
+        assert isinstance(event, E.HandEnded)
+        points = [0] * seats
+        hands: list[tuple[int, ...]] = [()] * seats
+        for h, m in enumerate(h2m):
+            points[m] = event.points_held[h]
+            hands[m] = event.hands[h]
+        return E.HandEnded(h2m[event.winner], tuple(points), tuple(hands))
+    return event
+
+
+_SEAT_EVENTS: Final = frozenset(
+    {
+        E.Dealt,
+        E.Played,
+        E.ColorChosen,
+        E.Drew,
+        E.Passed,
+        E.Skipped,
+        E.Accepted,
+        E.UnoCalled,
+        E.UnoWindowOpened,
+        E.UnoWindowClosed,
+        E.NoCatch,
+    }
+)

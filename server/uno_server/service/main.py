@@ -15,6 +15,7 @@ from typing import Any
 import structlog
 
 from .auth import parse_bot_specs
+from .limits import NAME_RE
 from .server import ArenaServer, ServerConfig
 
 
@@ -33,6 +34,30 @@ _FIELDS: dict[str, type] = {
     "send_queue": int,
     "drain_timeout_s": float,
     "max_matches": int,
+    "retain_matches": int,
+    "retain_seconds": float,
+    "log_linger_seconds": float,
+    "log_linger_matches": int,
+    "deal_timeout_s": float,
+    "stall_seconds": float,
+    "stream_messages_per_s": float,
+    "session_interval_s": float,
+}
+
+# setting -> (lowest, highest) allowed
+_RANGES: dict[str, tuple[float, float]] = {
+    "max_message_bytes": (2 * 1024 * 1024, 1024 * 1024 * 1024),
+    "send_queue": (16, 1_000_000),
+    "drain_timeout_s": (0, 3600),
+    "max_matches": (1, 1_000_000),
+    "retain_matches": (0, 1_000_000),
+    "retain_seconds": (0, 30 * 86400),
+    "log_linger_seconds": (0, 86400),
+    "log_linger_matches": (0, 100_000),
+    "deal_timeout_s": (0.1, 600),
+    "stall_seconds": (1, 3600),
+    "stream_messages_per_s": (10, 1_000_000),
+    "session_interval_s": (0, 60),
 }
 
 
@@ -42,14 +67,18 @@ def load_config(path: str | None) -> ServerConfig:
     if path is None:
         return cfg
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    for key in data:
+    for key, value in data.items():
         if key not in ("server", "bots"):
             raise ConfigError(f"{path}: unknown table [{key}] (expected [server] and [bots])")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {key}: must be a table, [{key}]")
     for key, value in data.get("server", {}).items():
         want = _FIELDS.get(key)
         if want is None:
@@ -62,10 +91,18 @@ def load_config(path: str | None) -> ServerConfig:
             raise ConfigError(f"{path}: server.{key}: must be {want.__name__}, got {value!r}")
         setattr(cfg, key, value)
     for name, token in data.get("bots", {}).items():
+        check_bot_name(name, f"{path}: bots")
         if not isinstance(token, str) or len(token) < 8:
             raise ConfigError(f"{path}: bots.{name}: the token must be a string of 8+ characters")
         cfg.bots[name] = token
     return cfg
+
+
+def check_bot_name(name: str, where: str) -> None:
+    """Bot names are what Hello.bot_name and CreateMatch seats may carry (limits.BOT_NAME)."""
+    if not (1 <= len(name) <= 64 and NAME_RE.fullmatch(name)):
+        shown = name[:64] if name.isprintable() else repr(name[:64])
+        raise ConfigError(f"{where}.{shown}: a bot name is 1-64 characters of [A-Za-z0-9_.-]")
 
 
 def validate(cfg: ServerConfig) -> None:
@@ -79,10 +116,10 @@ def validate(cfg: ServerConfig) -> None:
         p = getattr(cfg, f)
         if p and not Path(p).is_file():
             raise ConfigError(f"server.{f}: {p} is not a readable file")
-    if cfg.max_message_bytes < 64 * 1024:
-        raise ConfigError("server.max_message_bytes: must be at least 65536")
-    if cfg.send_queue < 16:
-        raise ConfigError("server.send_queue: must be at least 16")
+    for name, (lo, hi) in _RANGES.items():
+        v = getattr(cfg, name)
+        if not lo <= v <= hi:
+            raise ConfigError(f"server.{name}: must be {lo:g}-{hi:g}, got {v!r}")
     if not cfg.admin_token:
         raise ConfigError("server.admin_token: required (or set UNO_ARENA_ADMIN_TOKEN)")
     if len(cfg.admin_token) < 8:
@@ -129,13 +166,45 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--admin-token", help="admin token (or env UNO_ARENA_ADMIN_TOKEN)")
     p.add_argument("--tls-cert", help="PEM certificate chain; with --tls-key enables TLS")
     p.add_argument("--tls-key", help="PEM private key")
+    p.add_argument(
+        "--retain-matches",
+        type=int,
+        help="finished matches kept as summaries for GetMatch/ListMatches (default 1000)",
+    )
+    p.add_argument(
+        "--retain-seconds",
+        type=float,
+        help="... and for at most this long after their end (default 3600)",
+    )
+    p.add_argument(
+        "--log-linger-seconds",
+        type=float,
+        help="how long a finished match's full event log stays for WatchMatch and reconnecting "
+        "bots (default 120)",
+    )
+    p.add_argument(
+        "--log-linger-matches",
+        type=int,
+        help="... for at most this many recently finished matches (default 128)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", default="json", choices=["json", "console"])
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     cfg = load_config(args.config)
-    for name in ("host", "port", "metrics_port", "admin_token", "tls_cert", "tls_key"):
+    for name in (
+        "host",
+        "port",
+        "metrics_port",
+        "admin_token",
+        "tls_cert",
+        "tls_key",
+        "retain_matches",
+        "retain_seconds",
+        "log_linger_seconds",
+        "log_linger_matches",
+    ):
         v = getattr(args, name)
         if v is not None:
             setattr(cfg, name, v)
@@ -146,6 +215,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     for name, token in cfg.bots.items():
+        check_bot_name(name, "bots")
         if len(token) < 8:
             raise ConfigError(f"bots.{name}: the token must be at least 8 characters")
     validate(cfg)

@@ -7,7 +7,11 @@ hand id.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from uno_server.gen.uno.v1 import errors_pb2
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
@@ -37,10 +41,28 @@ class ServiceMetrics:
         )
         self.illegal = Counter(
             "uno_illegal_actions_total",
-            "Actions rejected as malformed or not legal, per bot and reason.",
+            "Actions rejected, per bot and reason: every kind (malformed, over a limit, not "
+            "legal, another bot's seat, a closed or unknown request).",
             ["bot", "reason"],
             registry=r,
         )
+        self.stream_errors = Counter(
+            "uno_stream_errors_total",
+            "Faults on a bot's Play stream not tied to one action, per bot and reason "
+            "(StreamErrors, fatal ones included; 'transport': the stream ended without a "
+            "status from the server, e.g. the peer vanished or sent a message over "
+            "max_message_bytes).",
+            ["bot", "reason"],
+            registry=r,
+        )
+        self.retained_matches = Gauge(
+            "uno_retained_matches", "Finished matches kept as summaries.", registry=r
+        )
+        self.match_logs = Gauge(
+            "uno_match_logs", "Finished matches whose full event log is still kept.", registry=r
+        )
+        self.watchers = Gauge("uno_watchers", "WatchMatch calls in progress.", registry=r)
+        self.on_stream_error: Callable[[str], None] | None = None
         self.disconnects = Counter(
             "uno_disconnects_total", "Bot streams that ended, per bot.", ["bot"], registry=r
         )
@@ -60,3 +82,12 @@ class ServiceMetrics:
             ["code"],
             registry=r,
         )
+
+    def count_stream_error(self, bot: str, reason: int | str) -> None:
+        """One fault on a bot's stream (``reason``: an ErrorReason number or a name)."""
+        name = (
+            errors_pb2.ErrorReason.Name(reason)[13:].lower() if isinstance(reason, int) else reason
+        )
+        self.stream_errors.labels(bot, name).inc()
+        if self.on_stream_error is not None:
+            self.on_stream_error(bot)

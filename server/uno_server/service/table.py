@@ -2,17 +2,29 @@
 
 The table is the only writer of its match. Everything runs on the event loop, so an answer from a
 bot (:meth:`Table.submit`) and the table's own timers never interleave inside an engine call.
+Dealing (the only engine call whose length does not depend on one action) runs in a worker
+thread with a time limit, so a deal that does not finish cannot freeze the other tables.
 
 Per seat, at most one decision request is open. A request stays open while the seat's legal
 actions stay the same (a UNO window answered by others does not disturb it); any other change
 closes it (``SUPERSEDED``) and the next request carries the new view.
+
+Duty: only a decision the rules oblige a seat to make (the current seat outside a UNO window) is
+*required*: it has a deadline and a legal default, and a timeout costs a strike. Every other
+chance (catch or no catch, a late UNO call, a jump-in) is *optional*: no deadline, no default,
+never a strike. The UNO window itself closes on its own timer.
+
+Seats: the engine numbers the seats of a hand 0..n-1. Under the Challenge UNO house rule
+eliminated seats sit out later hands, so hand seat ``i`` is match seat ``_h2m[i]``; the protocol
+speaks match seats only, so events, views and the seats inside action ids are translated at the
+edge. Without eliminations the two numberings are the same and nothing is translated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -27,11 +39,11 @@ from uno_server.engine.errors import (
     MalformedActionError,
     WrongSeatError,
 )
-from uno_server.engine.hand import CHALLENGE, CHOOSE_COLOR, DRAWN, OVER, STACK, SYSTEM
+from uno_server.engine.hand import CHALLENGE, CHOOSE_COLOR, DRAWN, OVER, STACK, SYSTEM, Hand
 from uno_server.engine.match import Match
 from uno_server.engine.views import SPECTATOR, redact
 from uno_server.engine.views import seat_view as engine_view
-from uno_server.gen.uno.v1 import bot_pb2, errors_pb2, game_pb2
+from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
 from . import convert
 from .convert import Connection, MatchCancelled, ServiceEvent, TakenOver, TimedOut
@@ -49,17 +61,46 @@ _REASONS: Final = {
     "MALFORMED_ACTION": errors_pb2.ERROR_REASON_MALFORMED_ACTION,
     "NOT_YOUR_TURN": errors_pb2.ERROR_REASON_NOT_YOUR_TURN,
     "ALREADY_ANSWERED": errors_pb2.ERROR_REASON_ALREADY_ANSWERED,
+    "ILLEGAL_ACTION": errors_pb2.ERROR_REASON_ILLEGAL_ACTION,
+    "NO_MATCH": errors_pb2.ERROR_REASON_NO_MATCH,
     "CARD_NOT_HELD": errors_pb2.ERROR_REASON_CARD_NOT_HELD,
     "ONLY_DRAWN_CARD": errors_pb2.ERROR_REASON_ONLY_DRAWN_CARD,
     "ONLY_STACK": errors_pb2.ERROR_REASON_ONLY_STACK,
     "UNO_NOT_ALLOWED": errors_pb2.ERROR_REASON_UNO_NOT_ALLOWED,
     "NOT_CATCHABLE": errors_pb2.ERROR_REASON_NOT_CATCHABLE,
-    "HAND_OVER": errors_pb2.ERROR_REASON_MATCH_ALREADY_ENDED,
+    "HAND_OVER": errors_pb2.ERROR_REASON_STALE_REQUEST,
 }
 INVALID_ARGUMENT: Final = 3
 NOT_FOUND: Final = 5
 FAILED_PRECONDITION: Final = 9
 ABORTED: Final = 10
+
+MAX_HAND_ACTIONS: Final = 20_000
+"""A hand still going after this many actions is stopped (the match is cancelled), so that no
+bots, however they play, can grow a hand's record (HandEndedEvent.actions) without bound."""
+EVENTS_INLINE: Final = 64
+"""At most this many events ride inside a DecisionRequest or MatchEnded; a longer backlog goes
+ahead of it in SeatEvents messages of at most CHUNK_BYTES each."""
+CHUNK_BYTES: Final = 256 * 1024
+RESPONSE_MS_CAP: Final = 10_000
+CLOSED_MEMORY: Final = 4096
+"""Closed requests remembered per match, to tell ALREADY_ANSWERED and DEADLINE_PASSED apart
+from STALE_REQUEST; an older closed request is just stale."""
+
+_ANSWERED: Final = 0
+_TIMED_OUT: Final = 1
+_CLOSED: Final = 2
+_CLOSE_REASONS: Final = {
+    _ANSWERED: (errors_pb2.ERROR_REASON_ALREADY_ANSWERED, "that request was already answered"),
+    _TIMED_OUT: (
+        errors_pb2.ERROR_REASON_DEADLINE_PASSED,
+        "the deadline of that request passed; the server played its default (a strike)",
+    ),
+    _CLOSED: (
+        errors_pb2.ERROR_REASON_STALE_REQUEST,
+        "that request is closed (superseded, its chance ended, or the hand moved on)",
+    ),
+}
 
 
 def make_builtin(kind: int, seed: int) -> Bot:
@@ -70,6 +111,7 @@ class Outbox(Protocol):
     """Where a table sends a bot's messages: its live stream session."""
 
     bot_name: str
+    push_events: bool
 
     def send(self, msg: bot_pb2.PlayResponse) -> None: ...
 
@@ -97,11 +139,12 @@ class TimeControl:
 @dataclass(slots=True)
 class OpenRequest:
     request_id: str
-    seat: int
-    legal: list[int]
+    number: int  # the request's number within the match (the id's suffix)
+    seat: int  # match seat
+    legal: list[int]  # engine action ids (hand seat numbering)
     required: bool
     sent_at: float
-    deadline: float  # loop time, seconds; inf for requests without a deadline
+    deadline: float  # loop time, seconds; inf for optional requests
 
 
 @dataclass(slots=True)
@@ -113,15 +156,25 @@ class Seat:
     bank_ms: int
     strikes: int = 0
     rejected: int = 0
+    stale: int = 0
     decisions: int = 0
     response_ms_total: float = 0.0
     response_ms: list[int] = field(default_factory=list)
     taken_over: bool = False
     takeover_cause: int = 0
-    cursor: int = 0
+    cursor: int = 0  # records delivered to the seat's bot (= the last sequence it was sent)
     open: OpenRequest | None = None
     disconnected_since: float | None = None
     bot_version: str = ""
+    push: bool = False  # the seat's bot asked for pushed SeatEvents
+    ended_sent: bool = False  # MatchEnded reached the bot
+
+
+@dataclass(slots=True)
+class ReplayBudget:
+    """Events a reconnecting bot may have sent again (Resume.cursors) in this session."""
+
+    left: float
 
 
 @dataclass(slots=True)
@@ -131,9 +184,13 @@ class Record:
     sequence: int
     hand_number: int
     wall: float
-    event: E.Event | ServiceEvent
-    hand_index: int  # which entry of Table.hands this event belongs to (-1: match level)
-    public: game_pb2.Event | None = None  # the message every seat but the owner sees, cached
+    event: E.Event | ServiceEvent  # in match seat numbering
+    extra: Any = None  # HandStarted: the hand's match seats; HandEnded: (seed, dealer, actions)
+    public: game_pb2.Event | None = None  # what every seat but the owner sees, cached
+
+
+async def _deal_inline(fn: Callable[[], Any]) -> Any:
+    return fn()
 
 
 @dataclass
@@ -146,6 +203,8 @@ class Table:
     lookup_session: Callable[[str], Outbox | None]
     labels: dict[str, str] = field(default_factory=dict)
     idempotency_key: str = ""
+    on_finish: Callable[[Table], None] | None = None
+    run_deal: Callable[[Callable[[], Any]], Awaitable[Any]] = _deal_inline
     created_at: float = field(default_factory=time.time)
     started_at: float = 0.0
     ended_at: float = 0.0
@@ -154,22 +213,34 @@ class Table:
     end_message: str = ""
     records: list[Record] = field(default_factory=list)
     draining: bool = False
+    cancelling: bool = False  # CancelMatch was called
+    fingerprint: bytes = b""  # CreateMatch's parameters, for idempotent calls
     task: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         self._waiter: asyncio.Future[bool] | None = None
+        self._changed: asyncio.Future[None] | None = None
         self._requests: dict[str, OpenRequest] = {}
-        self._closed_ids: dict[str, int] = {}
+        self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
         self._next_request = 0
         self._window_deadline: float | None = None
-        self._window_wall: float = 0.0
-        self._spectators: list[asyncio.Queue[game_pb2.Event | None]] = []
+        self._window_wall: float = 0.0  # when the open UNO window closes (wall clock)
+        self._window_opened: float = 0.0
         self._rules_proto = convert.rules_to_proto(self.match.rules)
         self._tc_proto = self.time_control.to_proto()
-        self._hands = [self.match.hand]
         self._log = log.bind(match_id=self.match_id)
-        self._record_all(self.match.log)
+        self._push = any(st.push for st in self.seats)
         self._cancel_reason: tuple[int, str] | None = None
+        self._begin_hand()
+        self._record_all(self.match.log)
+        self.match.log.clear()
+
+    def _begin_hand(self) -> None:
+        """Take the seat numbering of the hand just dealt."""
+        active = list(self.match.active)
+        self._h2m = active
+        self._m2h = {m: h for h, m in enumerate(active)}
+        self._ident = len(active) == len(self.seats)
 
     # ------------------------------------------------------------------ running
 
@@ -192,16 +263,20 @@ class Table:
                     cause = game_pb2.END_CAUSE_SHUTDOWN
                     self._cancel_reason = (cause, "the server is shutting down")
                     break
-                hand = self.match.next_hand()
-                self._hands.append(hand)
+                if self._cancel_reason is not None:  # a hand that ran too long
+                    cause = self._cancel_reason[0]
+                    break
+                hand = await self.run_deal(self.match.next_hand)
+                self.match.log.clear()  # the records hold every event; the engine's copy can go
+                self._begin_hand()
                 self._record_all(hand.log)
         except asyncio.CancelledError:
             cause = self._cancel_reason[0] if self._cancel_reason else game_pb2.END_CAUSE_CANCELLED
             self._finish(cause)
             raise
-        except Exception:
+        except Exception as exc:
             self._log.exception("table failed")
-            self._cancel_reason = (game_pb2.END_CAUSE_CANCELLED, "internal error")
+            self._cancel_reason = (game_pb2.END_CAUSE_CANCELLED, f"internal error: {exc}"[:256])
             self._finish(game_pb2.END_CAUSE_CANCELLED)
             raise
         self._finish(cause)
@@ -214,13 +289,23 @@ class Table:
     async def _play_hand(self) -> None:
         hand = self.match.hand
         loop = asyncio.get_running_loop()
+        seats = self.seats
         while hand.phase != OVER:
+            if hand.turn > MAX_HAND_ACTIONS:
+                self._cancel_reason = (
+                    game_pb2.END_CAUSE_CANCELLED,
+                    f"hand {hand.hand_number} did not end after {MAX_HAND_ACTIONS} actions",
+                )
+                for st in seats:
+                    self._close(st, bot_pb2.CLOSE_REASON_MATCH_ENDED, None)
+                return
             now = loop.time()
             self._check_disconnects(now)
             pending = hand.pending_seats()
+            h2m = self._h2m
             acted = False
             for s in pending:
-                st = self.seats[s]
+                st = seats[h2m[s]]
                 if st.ai is not None:
                     legal = hand.legal_actions(s)
                     if legal:
@@ -231,19 +316,20 @@ class Table:
                 await asyncio.sleep(0)  # let other tables and the RPCs run between AI moves
                 continue
             wake = float("inf")
+            current = hand.current if hand.window < 0 else -1
             for s in pending:
-                st = self.seats[s]
+                st = seats[h2m[s]]
                 legal = hand.legal_actions(s)
                 if not legal:
                     continue
                 req = st.open
                 if req is None or req.legal != legal:
-                    req = self._open_request(st, legal, now)
+                    req = self._open_request(st, s, legal, s == current, now)
                 if req.required:
                     wake = min(wake, req.deadline)
             if self._window_deadline is not None:
                 wake = min(wake, self._window_deadline)
-            for st in self.seats:
+            for st in seats:
                 if st.disconnected_since is not None and st.ai is None:
                     wake = min(
                         wake, st.disconnected_since + self.time_control.reconnect_grace_ms / 1000
@@ -284,24 +370,25 @@ class Table:
 
     def _timeout(self, st: Seat, req: OpenRequest) -> None:
         hand = self.match.hand
-        seat = st.seat
-        default = hand.default_action(seat)
+        h = self._m2h[st.seat]
+        default = hand.default_action(h)  # a required request always has one
         st.strikes += 1
         st.bank_ms = 0
         self.metrics.timeouts.labels(st.bot_name).inc()
         self._log.warning(
             "decision timed out",
-            seat=seat,
+            seat=st.seat,
             bot=st.bot_name,
             strikes=st.strikes,
             hand=hand.hand_number,
         )
-        self._close(st, bot_pb2.CLOSE_REASON_TIMED_OUT, default)
+        wire = None if default is None else self._to_wire(default)
+        self._close(st, bot_pb2.CLOSE_REASON_TIMED_OUT, wire, kind=_TIMED_OUT)
         if default is not None:
-            self._apply(seat, default, "timeout")
-            if default == A.DRAW and hand.phase == DRAWN and hand.current == seat:
-                self._apply(seat, A.PASS, "timeout")  # the default is "draw, then pass"
-        self._record(TimedOut(seat, -1 if default is None else default, st.strikes))
+            self._apply(h, default, "timeout")
+            if default == A.DRAW and hand.phase == DRAWN and hand.current == h:
+                self._apply(h, A.PASS, "timeout")  # the default is "draw, then pass"
+        self._record(TimedOut(st.seat, -1 if wire is None else wire, st.strikes))
         if st.strikes >= self.time_control.strikes_before_takeover:
             self._take_over(st, game_pb2.END_CAUSE_STRIKES)
 
@@ -338,6 +425,7 @@ class Table:
     # ------------------------------------------------------------------ applying
 
     def _apply(self, seat: int, action_id: int, source: str) -> None:
+        """Apply an engine action of hand seat ``seat`` (engine numbering)."""
         hand = self.match.hand
         had_window = hand.window >= 0
         events = self.match.apply(seat, action_id)
@@ -347,7 +435,12 @@ class Table:
             loop = asyncio.get_running_loop()
             ms = self.match.rules.uno_window_ms
             self._window_deadline = loop.time() + ms / 1000
-            self._window_wall = time.time() + ms / 1000
+            opened = time.time()
+            for rec in self.records[-len(events) :]:  # the time UnoWindowOpened was recorded
+                if type(rec.event) is E.UnoWindowOpened:
+                    opened = rec.wall
+            self._window_opened = opened
+            self._window_wall = opened + ms / 1000
         elif hand.window < 0:
             self._window_deadline = None
         if hand.phase == OVER:
@@ -360,190 +453,276 @@ class Table:
             # the window for everyone), so a bot's late answer to it is stale (ABORTED), not an
             # illegal action held against its seat.
             # (The acting seat's own request is settled by the caller.)
+            m2h = self._m2h
+            acting = self._h2m[seat] if seat >= 0 else -1
+            # the server closing a UNO window on its timer: the chances it held have expired
+            why = bot_pb2.CLOSE_REASON_EXPIRED if seat < 0 else bot_pb2.CLOSE_REASON_SUPERSEDED
             for st in self.seats:
                 req = st.open
-                if req is not None and st.seat != seat and hand.legal_actions(st.seat) != req.legal:
-                    self._close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
+                if (
+                    req is not None
+                    and req.seat != acting
+                    and hand.legal_actions(m2h[req.seat]) != req.legal
+                ):
+                    self._close(st, why, None)
+        if self._push:
+            self._push_events()
         self._wake()
 
     def submit(
-        self, outbox: Outbox, request_id: str, action_id: int | None
+        self, outbox: Outbox, request_id: str, number: int, action_id: int | None
     ) -> bot_pb2.ActionResult:
-        """A bot's answer. Returns the ActionResult to send back on its stream."""
+        """A bot's answer. ``number`` is the request id's numeric suffix (-1 if it has none).
+        Returns the ActionResult to send back on its stream."""
         received = time.time()
         res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
         res.received_at.FromNanoseconds(int(received * 1e9))
+        if action_id is not None:
+            res.action_id = action_id
         req = self._requests.get(request_id)
         if req is None:
-            if request_id in self._closed_ids:
-                return self._reject(
-                    res,
-                    None,
-                    ABORTED,
-                    errors_pb2.ERROR_REASON_STALE_REQUEST,
-                    "that request is closed (answered, timed out or superseded)",
-                )
-            return self._reject(
-                res,
-                None,
-                NOT_FOUND,
-                errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
-                f"no open request {request_id!r} in match {self.match_id}",
-            )
+            return self._reject_closed(res, outbox.bot_name, number)
         st = self.seats[req.seat]
         res.seat = req.seat
         if st.bot_name != outbox.bot_name:
             return self._reject(
                 res,
-                None,
+                self._first_seat(outbox.bot_name),
+                outbox.bot_name,
                 FAILED_PRECONDITION,
                 errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
                 f"seat {req.seat} belongs to another bot",
             )
-        if action_id is None:
+        if action_id is None:  # the stream's limits check lets no such Action through
             return self._reject(
                 res,
                 st,
+                st.bot_name,
                 INVALID_ARGUMENT,
-                errors_pb2.ERROR_REASON_MALFORMED_ACTION,
+                errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
                 "action_id is missing (0 means draw and must be set explicitly)",
+                field="action.action_id",
             )
-        res.action_id = action_id
+        engine_id: int | None = action_id
+        if not self._ident:
+            engine_id = convert.id_from_wire(action_id, self._m2h)
+            if engine_id is None:
+                return self._reject(
+                    res,
+                    st,
+                    st.bot_name,
+                    FAILED_PRECONDITION,
+                    errors_pb2.ERROR_REASON_ILLEGAL_ACTION,
+                    f"action {action_id} names a seat that sits this hand out",
+                )
         try:
-            self._apply(req.seat, action_id, "bot")
+            self._apply(self._m2h[req.seat], engine_id, "bot")
         except MalformedActionError as exc:
             return self._reject(
-                res, st, INVALID_ARGUMENT, errors_pb2.ERROR_REASON_MALFORMED_ACTION, str(exc)
+                res,
+                st,
+                st.bot_name,
+                INVALID_ARGUMENT,
+                errors_pb2.ERROR_REASON_MALFORMED_ACTION,
+                str(exc),
             )
         except (WrongSeatError, IllegalActionError) as exc:
+            reason = _REASONS.get(exc.reason, errors_pb2.ERROR_REASON_ILLEGAL_ACTION)
+            code = (
+                ABORTED
+                if reason == errors_pb2.ERROR_REASON_STALE_REQUEST
+                else (FAILED_PRECONDITION)
+            )
+            return self._reject(res, st, st.bot_name, code, reason, str(exc))
+        except EngineError as exc:  # pragma: no cover - every engine error is one of the above
             return self._reject(
                 res,
                 st,
+                st.bot_name,
                 FAILED_PRECONDITION,
-                _REASONS.get(exc.reason, errors_pb2.ERROR_REASON_ILLEGAL_ACTION),
+                errors_pb2.ERROR_REASON_ILLEGAL_ACTION,
                 str(exc),
-            )
-        except EngineError as exc:  # pragma: no cover - every engine error is one of the above
-            return self._reject(
-                res, st, FAILED_PRECONDITION, errors_pb2.ERROR_REASON_ILLEGAL_ACTION, str(exc)
             )
         elapsed_ms = (asyncio.get_running_loop().time() - req.sent_at) * 1000
         if req.required and elapsed_ms > self.time_control.decision_ms:
             st.bank_ms = max(0, st.bank_ms - int(elapsed_ms - self.time_control.decision_ms))
         st.decisions += 1
         st.response_ms_total += elapsed_ms
-        if len(st.response_ms) < 10_000:
+        if len(st.response_ms) < RESPONSE_MS_CAP:
             st.response_ms.append(int(elapsed_ms))
         self.metrics.decision_latency.labels(st.bot_name).observe(elapsed_ms / 1000)
         if st.open is req:
             st.open = None
-        self._forget(req)
+        self._forget(req, _ANSWERED)
         res.accepted = True
         res.response_ms = int(elapsed_ms)
         res.time_bank_ms = st.bank_ms
         return res
 
+    def _reject_closed(
+        self, res: bot_pb2.ActionResult, sender: str, number: int
+    ) -> bot_pb2.ActionResult:
+        """An answer naming no open request of this match."""
+        if not 1 <= number <= self._next_request:
+            return self._reject(
+                res,
+                self._first_seat(sender),
+                sender,
+                NOT_FOUND,
+                errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
+                f"match {self.match_id} never issued that request id",
+            )
+        seat, kind = self._closed.get(number, (-1, _CLOSED))
+        if seat >= 0:
+            res.seat = seat
+            st = self.seats[seat]
+            if st.bot_name != sender:
+                return self._reject(
+                    res,
+                    self._first_seat(sender),
+                    sender,
+                    FAILED_PRECONDITION,
+                    errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
+                    f"that request was for seat {seat}, which belongs to another bot",
+                )
+        else:
+            st = self._first_seat(sender)
+        if st is not None and st.taken_over and st.ai is not None:
+            return self._reject(
+                res,
+                st,
+                sender,
+                FAILED_PRECONDITION,
+                errors_pb2.ERROR_REASON_SEAT_TAKEN_OVER,
+                f"seat {st.seat} is played by the takeover bot for the rest of this match",
+            )
+        reason, message = _CLOSE_REASONS[kind]
+        return self._reject(res, st, sender, ABORTED, reason, message)
+
+    def _first_seat(self, bot_name: str) -> Seat | None:
+        for st in self.seats:
+            if st.bot_name == bot_name:
+                return st
+        return None
+
     def _reject(
-        self, res: bot_pb2.ActionResult, st: Seat | None, code: int, reason: int, message: str
+        self,
+        res: bot_pb2.ActionResult,
+        st: Seat | None,
+        sender: str,
+        code: int,
+        reason: int,
+        message: str,
+        field: str = "",
     ) -> bot_pb2.ActionResult:
         res.accepted = False
         res.code = code
         res.reason = reason
         res.message = message
+        res.field = field
+        self.metrics.illegal.labels(sender, errors_pb2.ErrorReason.Name(reason)[13:].lower()).inc()
+        count = 1
         if st is not None:
             st.rejected += 1
+            count = st.rejected
+            if code == ABORTED:
+                st.stale += 1
             res.request_open = st.open is not None and st.open.request_id == res.request_id
             res.time_bank_ms = st.bank_ms
-            self.metrics.illegal.labels(
-                st.bot_name, errors_pb2.ErrorReason.Name(reason)[13:].lower()
-            ).inc()
+        if count <= 20 or count % 100 == 0:  # a flood of bad actions must not flood the log
             self._log.info(
                 "action rejected",
-                seat=st.seat,
-                bot=st.bot_name,
+                seat=st.seat if st is not None else None,
+                bot=sender,
                 reason=errors_pb2.ErrorReason.Name(reason),
                 detail=message,
+                rejected=count,
             )
         return res
 
     # ------------------------------------------------------------------ requests
 
-    def _open_request(self, st: Seat, legal: list[int], now: float) -> OpenRequest:
-        hand = self.match.hand
+    def _open_request(
+        self, st: Seat, hseat: int, legal: list[int], required: bool, now: float
+    ) -> OpenRequest:
         if st.open is not None:
             self._close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
         self._next_request += 1
-        seat = st.seat
-        window = hand.window >= 0
-        required = not window
-        tc = self.time_control
         if required:
-            deadline = now + (tc.decision_ms + st.bank_ms) / 1000
-            wall_deadline = time.time() + (tc.decision_ms + st.bank_ms) / 1000
+            deadline = now + (self.time_control.decision_ms + st.bank_ms) / 1000
         else:
-            deadline = self._window_deadline or now
-            wall_deadline = self._window_wall
-        req = OpenRequest(
-            f"{self.match_id}-{self._next_request}", seat, legal, required, now, deadline
-        )
+            deadline = float("inf")
+        number = self._next_request
+        rid = f"{self.match_id}-{number}"
+        req = OpenRequest(rid, number, st.seat, legal, required, now, deadline)
         st.open = req
         self._requests[req.request_id] = req
-        self._send_request(st, req, wall_deadline, now, resent=False)
+        self._send_request(st, req, now, resent=False)
         return req
 
-    def _send_request(
-        self, st: Seat, req: OpenRequest, wall_deadline: float, now: float, resent: bool
-    ) -> None:
+    def _send_request(self, st: Seat, req: OpenRequest, now: float, resent: bool) -> None:
         outbox = self.lookup_session(st.bot_name)
         if outbox is None:
             return  # sent again when the bot reconnects
         hand = self.match.hand
-        seat = st.seat
+        h = self._m2h[st.seat]
         window = hand.window >= 0
         if window:
-            prompt = bot_pb2.PROMPT_LATE_UNO if seat == hand.window else bot_pb2.PROMPT_UNO_WINDOW
-        elif seat != hand.current:
+            prompt = bot_pb2.PROMPT_LATE_UNO if h == hand.window else bot_pb2.PROMPT_UNO_WINDOW
+        elif h != hand.current:
             prompt = bot_pb2.PROMPT_JUMP_IN
         else:
             prompt = _PROMPTS.get(hand.phase, bot_pb2.PROMPT_TURN)
+        events = self._events_for(st, outbox)
         msg = bot_pb2.PlayResponse()
         dr = msg.decision_request
         dr.request_id = req.request_id
         dr.match_id = self.match_id
-        dr.seat = seat
+        dr.seat = st.seat
         dr.hand_number = hand.hand_number
         dr.turn = hand.turn
         dr.prompt = prompt
-        dr.required = req.required
-        dr.deadline.FromNanoseconds(int(wall_deadline * 1e9))
-        dr.time_left_ms = (
-            max(0, int((req.deadline - now) * 1000)) if req.deadline != float("inf") else 0
-        )
         dr.decision_ms = self.time_control.decision_ms
         dr.time_bank_ms = st.bank_ms
         dr.strikes = st.strikes
-        default = hand.default_action(seat)
-        if default is not None:
-            dr.default_action_id = default
+        if req.required:
+            dr.required = True
+            left = max(0.0, req.deadline - now)
+            dr.deadline.FromNanoseconds(int((time.time() + left) * 1e9))
+            dr.time_left_ms = int(left * 1000)
+            default = hand.default_action(h)
+            if default is not None:
+                dr.default_action_id = default if self._ident else self._to_wire(default)
         closes = convert.timestamp(self._window_wall) if window else None
-        dr.view.CopyFrom(
-            convert.seat_view(
-                hand, seat, self.match.totals, [s.taken_over for s in self.seats], closes
+        opened = convert.timestamp(self._window_opened) if window else None
+        taken = [s.taken_over for s in self.seats]
+        if self._ident:
+            dr.view.CopyFrom(convert.seat_view(hand, h, self.match.totals, taken, closes, opened))
+            dr.legal_actions.extend(convert.legal_action(a) for a in req.legal)
+        else:
+            dr.view.CopyFrom(
+                convert.seat_view_mapped(
+                    hand, h, self.match.totals, taken, closes, self._h2m, opened
+                )
             )
-        )
-        dr.legal_actions.extend(convert.legal_action(a) for a in req.legal)
-        dr.events.extend(self._events_for(st))
+            dr.legal_actions.extend(
+                convert.legal_action(convert.id_to_wire(a, self._h2m)) for a in req.legal
+            )
+        dr.events.extend(events)
         dr.rules.CopyFrom(self._rules_proto)
         dr.sent_at.FromNanoseconds(time.time_ns())
         dr.resent = resent
         outbox.send(msg)
 
-    def _close(self, st: Seat, reason: int, applied: int | None) -> None:
+    def _to_wire(self, action_id: int) -> int:
+        return action_id if self._ident else convert.id_to_wire(action_id, self._h2m)
+
+    def _close(self, st: Seat, reason: int, applied: int | None, kind: int = _CLOSED) -> None:
         req = st.open
         if req is None:
             return
         st.open = None
-        self._forget(req)
+        self._forget(req, kind)
         outbox = self.lookup_session(st.bot_name) if st.bot_name else None
         if outbox is not None:
             msg = bot_pb2.PlayResponse()
@@ -557,31 +736,53 @@ class Table:
                 rc.applied_action_id = applied
             outbox.send(msg)
 
-    def _forget(self, req: OpenRequest) -> None:
+    def _forget(self, req: OpenRequest, kind: int) -> None:
         self._requests.pop(req.request_id, None)
-        self._closed_ids[req.request_id] = req.seat
-        if len(self._closed_ids) > 4096:
-            for key in list(self._closed_ids)[:2048]:
-                del self._closed_ids[key]
+        closed = self._closed
+        closed[req.number] = (req.seat, kind)
+        if len(closed) > CLOSED_MEMORY:
+            for key in list(closed)[: CLOSED_MEMORY // 2]:
+                del closed[key]
 
     # ------------------------------------------------------------------ connections
 
-    def bot_connected(self, bot_name: str) -> None:
-        """The bot (re)connected: resend its open requests."""
+    def rewind(self, st: Seat, last: int | None, budget: ReplayBudget) -> None:
+        """Send the seat's events after sequence ``last`` again, within the bot's budget."""
+        if last is None or last >= st.cursor:
+            return
+        again = st.cursor - max(0, last)
+        if again > budget.left:
+            self._log.warning(
+                "replay refused: over the bot's replay budget", seat=st.seat, events=again
+            )
+            return
+        budget.left -= again
+        st.cursor = max(0, last)
+
+    def bot_connected(
+        self, outbox: Outbox, cursors: dict[tuple[str, int], int], budget: ReplayBudget
+    ) -> None:
+        """The bot (re)connected on ``outbox``: MatchStarted for each of its seats, the events
+        it asked to have again (``cursors``: (match id, seat) -> last sequence it processed) and
+        any it has not had, then its open requests again."""
         loop = asyncio.get_running_loop()
         now = loop.time()
+        bot_name = outbox.bot_name
         for st in self.seats:
-            if st.bot_name != bot_name or st.ai is not None:
+            if st.bot_name != bot_name:
+                continue
+            st.push = outbox.push_events
+            self.rewind(st, cursors.get((self.match_id, st.seat)), budget)
+            if st.ai is not None:
                 continue
             if st.disconnected_since is not None:
                 st.disconnected_since = None
                 self._record(Connection(st.seat, True))
-            outbox = self.lookup_session(bot_name)
-            if outbox is not None:
-                outbox.send(bot_pb2.PlayResponse(match_started=self._match_started(st)))
+            outbox.send(bot_pb2.PlayResponse(match_started=self._match_started(st)))
+            self._flush(st, outbox, keep=0)
             if st.open is not None:
-                wall = time.time() + (st.open.deadline - now)
-                self._send_request(st, st.open, wall, now, resent=True)
+                self._send_request(st, st.open, now, resent=True)
+        self._push = any(st.push for st in self.seats)
 
     def bot_disconnected(self, bot_name: str) -> None:
         now = asyncio.get_running_loop().time()
@@ -595,27 +796,62 @@ class Table:
     def uses_bot(self, bot_name: str) -> bool:
         return any(st.bot_name == bot_name for st in self.seats)
 
+    def bot_names(self) -> frozenset[str]:
+        return frozenset(st.bot_name for st in self.seats if st.bot_name)
+
     # ------------------------------------------------------------------ events
 
-    def _record(self, event: E.Event | ServiceEvent) -> None:
-        rec = Record(
-            len(self.records) + 1, self.match.hand_number, time.time(), event, len(self._hands) - 1
+    def _record(self, event: E.Event | ServiceEvent, extra: Any = None) -> None:
+        self.records.append(
+            Record(len(self.records) + 1, self.match.hand_number, time.time(), event, extra)
         )
-        self.records.append(rec)
-        if self._spectators:
-            msg = self._to_proto(rec, SPECTATOR)
-            if msg is not None:
-                for q in self._spectators:
-                    _offer(q, msg)
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            if not changed.done():
+                changed.set_result(None)
 
     def _record_all(self, events: list[E.Event]) -> None:
+        """Record the events one engine call caused (they share one timestamp)."""
+        records = self.records
+        hand_number = self.match.hand_number
+        now = time.time()
+        remap = None if self._ident else self._h2m
+        n = len(self.seats)
         for e in events:
-            self._record(e)
+            extra = self._hand_extra(e) if type(e) in _HAND_MARKS else None
+            if remap is not None:
+                e = convert.remap_event(e, remap, n)
+            records.append(Record(len(records) + 1, hand_number, now, e, extra))
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            if not changed.done():
+                changed.set_result(None)
+
+    def _hand_extra(self, e: E.Event) -> Any:
+        if type(e) is E.HandStarted:
+            return tuple(self._h2m)
+        hand = self.match.hand
+        h2m = self._h2m
+        actions = tuple(
+            (s if s < 0 else h2m[s], a if self._ident else convert.id_to_wire(a, h2m))
+            for s, a in hand.actions
+        )
+        return (hand.seed, h2m[hand.dealer], actions)
+
+    def changed(self) -> asyncio.Future[None]:
+        """A future resolved when the next event is recorded or the match ends."""
+        fut = self._changed
+        if fut is None:
+            fut = self._changed = asyncio.get_running_loop().create_future()
+        return fut
 
     def _to_proto(self, rec: Record, viewer: int) -> game_pb2.Event | None:
-        """The event as ``viewer`` sees it (views.redact decides what). Only the owner of a
-        Drew or Dealt event and the challenger of ChallengeEvidence see more than everyone
-        else, so every other view of an event is converted once and cached."""
+        """The event as ``viewer`` (a match seat, or SPECTATOR) sees it (views.redact decides
+        what). Only the owner of a Drew or Dealt event and the challenger of ChallengeEvidence
+        see more than everyone else, so every other view of an event is converted once and
+        cached."""
         ev = rec.event
         if isinstance(ev, _PRIVATE):
             owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat
@@ -630,40 +866,85 @@ class Table:
             rec.public = self._convert(rec, ev)
         return rec.public
 
+    def spectator_event(self, rec: Record) -> game_pb2.Event | None:
+        return self._to_proto(rec, SPECTATOR)
+
     def _convert(self, rec: Record, ev: E.Event | ServiceEvent) -> game_pb2.Event:
-        hand = self._hands[rec.hand_index] if rec.hand_index >= 0 else None
-        msg = convert.event_to_proto(
-            ev, rec.sequence, rec.hand_number, convert.timestamp(rec.wall), hand
-        )
-        if isinstance(ev, E.MatchEnded):
+        msg = convert.event_to_proto(ev, rec.sequence, rec.hand_number, convert.timestamp(rec.wall))
+        t = type(ev)
+        if t is E.Dealt:
+            orig = rec.event
+            assert isinstance(orig, E.Dealt)
+            msg.dealt.amount = len(orig.cards)  # the count is public; the cards are not
+        elif t is E.HandStarted:
+            msg.hand_started.seats.extend(rec.extra)
+        elif t is E.HandEnded:
+            seed, dealer, actions = rec.extra
+            he = msg.hand_ended
+            he.seed = seed
+            he.dealer = dealer
+            for s, a in actions:
+                he.actions.add(seat=s, action_id=a)
+        elif t is E.UnoWindowOpened:
+            ms = self.match.rules.uno_window_ms
+            msg.uno_window_opened.closes_at.CopyFrom(convert.timestamp(rec.wall + ms / 1000))
+        elif t is E.MatchEnded:
             msg.match_ended.seed = self.match.seed
         return msg
 
-    def _events_for(self, st: Seat) -> list[game_pb2.Event]:
+    def _events_for(self, st: Seat, outbox: Outbox | None) -> list[game_pb2.Event]:
+        """The seat's undelivered events, at most EVENTS_INLINE of them: an older backlog goes
+        to ``outbox`` first, in SeatEvents messages."""
+        start = st.cursor
+        records = self.records
+        if len(records) - start > EVENTS_INLINE and outbox is not None:
+            self._flush(st, outbox, keep=EVENTS_INLINE)
+            start = st.cursor
         out = []
-        for rec in self.records[st.cursor :]:
-            m = self._to_proto(rec, st.seat)
+        seat = st.seat
+        for rec in records[start:]:
+            m = self._to_proto(rec, seat)
             if m is not None:
                 out.append(m)
-        st.cursor = len(self.records)
+        st.cursor = len(records)
         return out
 
-    def spectate(self, after: int) -> asyncio.Queue[game_pb2.Event | None]:
-        """A queue of public events after sequence ``after``; ``None`` marks the end."""
-        q: asyncio.Queue[game_pb2.Event | None] = asyncio.Queue(maxsize=10_000)
-        for rec in self.records[max(0, after) :]:
-            m = self._to_proto(rec, SPECTATOR)
-            if m is not None:
-                _offer(q, m)
-        if self.state == 1:
-            self._spectators.append(q)
-        else:
-            _offer(q, None)
-        return q
+    def _flush(self, st: Seat, outbox: Outbox, keep: int) -> None:
+        """Send the seat's undelivered events, all but the last ``keep``, as SeatEvents
+        messages of at most CHUNK_BYTES each."""
+        records = self.records
+        stop = max(st.cursor, len(records) - keep)
+        chunk: list[game_pb2.Event] = []
+        size = 0
+        for rec in records[st.cursor : stop]:
+            m = self._to_proto(rec, st.seat)
+            if m is None:
+                continue
+            n = m.ByteSize() + 4
+            if chunk and size + n > CHUNK_BYTES:
+                self._send_events(st, outbox, chunk)
+                chunk, size = [], 0
+            chunk.append(m)
+            size += n
+        if chunk:
+            self._send_events(st, outbox, chunk)
+        st.cursor = stop
 
-    def unspectate(self, q: asyncio.Queue[game_pb2.Event | None]) -> None:
-        if q in self._spectators:
-            self._spectators.remove(q)
+    def _send_events(self, st: Seat, outbox: Outbox, events: list[game_pb2.Event]) -> None:
+        msg = bot_pb2.PlayResponse()
+        se = msg.seat_events
+        se.match_id = self.match_id
+        se.seat = st.seat
+        se.events.extend(events)
+        outbox.send(msg)
+
+    def _push_events(self) -> None:
+        """Hello.push_events: every seat whose bot asked gets its new events now."""
+        for st in self.seats:
+            if st.push and st.cursor < len(self.records) and st.ai is None:
+                outbox = self.lookup_session(st.bot_name)
+                if outbox is not None:
+                    self._flush(st, outbox, keep=0)
 
     # ------------------------------------------------------------------ start and end
 
@@ -697,55 +978,66 @@ class Table:
             self._record(MatchCancelled(cause, msg))
         self.metrics.active_matches.dec()
         self.metrics.matches.labels(game_pb2.EndCause.Name(cause)[10:].lower()).inc()
-        winners = set(self.match.winners)
         for st in self.seats:
             if st.open is not None:
                 self._close(st, bot_pb2.CLOSE_REASON_MATCH_ENDED, None)
             if not st.bot_name:
                 continue
             outbox = self.lookup_session(st.bot_name)
-            if outbox is None:
-                continue
-            me = bot_pb2.MatchEnded(
-                match_id=self.match_id,
-                seat=st.seat,
-                cause=cause,
-                winners=sorted(winners),
-                totals=self.match.totals,
-                won=st.seat in winners,
-                strikes=st.strikes,
-                rejected_actions=st.rejected,
-                taken_over=st.taken_over,
-            )
-            me.events.extend(self._events_for(st))
-            outbox.send(bot_pb2.PlayResponse(match_ended=me))
-        for q in self._spectators:
-            _offer(q, None)
-        self._spectators.clear()
+            if outbox is not None:
+                self.send_match_ended(st, outbox)
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            if not changed.done():
+                changed.set_result(None)
         self._log.info(
             "match ended",
             cause=game_pb2.EndCause.Name(cause),
-            winners=sorted(winners),
+            winners=sorted(self.match.winners),
             totals=self.match.totals,
             hands=self.match.hand_number,
         )
+        if self.on_finish is not None:
+            self.on_finish(self)
+
+    def match_ended(self, st: Seat, events: list[game_pb2.Event]) -> bot_pb2.MatchEnded:
+        winners = set(self.match.winners) if self.state == 2 else set()
+        me = bot_pb2.MatchEnded(
+            match_id=self.match_id,
+            seat=st.seat,
+            cause=self.end_cause,
+            winners=sorted(winners),
+            totals=self.match.totals,
+            won=st.seat in winners,
+            strikes=st.strikes,
+            rejected_actions=st.rejected,
+            taken_over=st.taken_over,
+        )
+        me.events.extend(events)
+        return me
+
+    def send_match_ended(self, st: Seat, outbox: Outbox) -> None:
+        """MatchEnded for the seat, with the events it has not had (a long backlog first, in
+        SeatEvents)."""
+        me = self.match_ended(st, self._events_for(st, outbox))
+        st.ended_sent = True
+        outbox.send(bot_pb2.PlayResponse(match_ended=me))
 
     def _send_to(self, st: Seat, msg: bot_pb2.PlayResponse) -> None:
         outbox = self.lookup_session(st.bot_name)
         if outbox is not None:
             outbox.send(msg)
 
-    def info(self) -> Any:
+    def info(self) -> admin_pb2.MatchInfo:
         """MatchInfo message for the admin service."""
-        from uno_server.gen.uno.v1 import admin_pb2
-
         mi = admin_pb2.MatchInfo(
             match_id=self.match_id,
             state=self.state,
             seed=self.match.seed,
             hand_number=self.match.hand_number,
             totals=self.match.totals,
-            winners=list(self.match.winners),
+            winners=sorted(self.match.winners) if self.state != 3 else [],
             idempotency_key=self.idempotency_key,
             end_cause=self.end_cause,
             end_message=self.end_message,
@@ -766,11 +1058,11 @@ class Table:
             ms = mi.seats.add(
                 seat=st.seat,
                 bot_version=st.bot_version,
-                connected=bool(st.bot_name)
-                and st.disconnected_since is None
-                and self.lookup_session(st.bot_name) is not None,
+                connected=not st.bot_name
+                or (st.disconnected_since is None and self.lookup_session(st.bot_name) is not None),
                 strikes=st.strikes,
                 rejected_actions=st.rejected,
+                stale_actions=st.stale,
                 taken_over=st.taken_over,
                 takeover_cause=st.takeover_cause,
                 time_bank_ms=st.bank_ms,
@@ -783,6 +1075,7 @@ class Table:
 
 
 _PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
+_HAND_MARKS: Final = frozenset({E.HandStarted, E.HandEnded})  # events the table adds to
 
 _PROMPTS: Final = {
     DRAWN: bot_pb2.PROMPT_DRAWN,
@@ -797,8 +1090,4 @@ def _resolve(fut: asyncio.Future[bool], value: bool) -> None:
         fut.set_result(value)
 
 
-def _offer(q: asyncio.Queue[game_pb2.Event | None], msg: game_pb2.Event | None) -> None:
-    try:
-        q.put_nowait(msg)
-    except asyncio.QueueFull:  # a spectator that does not read is dropped, never waited for
-        pass
+__all__ = ["Hand", "Outbox", "Record", "Seat", "Table", "TimeControl", "make_builtin"]

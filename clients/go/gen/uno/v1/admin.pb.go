@@ -88,13 +88,17 @@ type MatchSeat struct {
 	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
 	// Who plays it.
 	Player *Player `protobuf:"bytes,2,opt,name=player,proto3" json:"player,omitempty"`
-	// The bot's Hello.bot_version when the match started; empty for built-in bots.
+	// The bot's Hello.bot_version when the match started (at most 64 characters); empty for
+	// built-in bots.
 	BotVersion string `protobuf:"bytes,3,opt,name=bot_version,json=botVersion,proto3" json:"bot_version,omitempty"`
 	// True if the seat's bot has a live Play stream (always true for built-in bots).
 	Connected bool `protobuf:"varint,4,opt,name=connected,proto3" json:"connected,omitempty"`
 	// Strikes (timeouts of required decisions) so far.
 	Strikes int32 `protobuf:"varint,5,opt,name=strikes,proto3" json:"strikes,omitempty"`
-	// Actions the bot sent that were rejected.
+	// Actions of the seat's bot that were rejected, every reason counted: answers to this seat's
+	// requests, and actions that named no request of the bot's own (another seat's request, an
+	// unknown request id of this match) when this is the bot's first seat in the match. Includes
+	// stale_actions. Never a strike.
 	RejectedActions int32 `protobuf:"varint,6,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
 	// True if the takeover bot plays the seat for the rest of the match.
 	TakenOver bool `protobuf:"varint,7,opt,name=taken_over,json=takenOver,proto3" json:"taken_over,omitempty"`
@@ -109,8 +113,12 @@ type MatchSeat struct {
 	MeanResponseMs int32 `protobuf:"varint,11,opt,name=mean_response_ms,json=meanResponseMs,proto3" json:"mean_response_ms,omitempty"`
 	// Every accepted decision's response time in this match, in order, in milliseconds (the same
 	// measure as mean_response_ms), so harnesses can compute exact percentiles across matches.
-	// Capped at the last 10,000 decisions of the match.
-	ResponseMs    []int32 `protobuf:"varint,12,rep,packed,name=response_ms,json=responseMs,proto3" json:"response_ms,omitempty"`
+	// Capped at the first 10,000 decisions of the match.
+	ResponseMs []int32 `protobuf:"varint,12,rep,packed,name=response_ms,json=responseMs,proto3" json:"response_ms,omitempty"`
+	// Of rejected_actions, the answers that came too late (ABORTED: STALE_REQUEST,
+	// ALREADY_ANSWERED, DEADLINE_PASSED), which can happen to a correct bot when another seat's
+	// action closes its request first.
+	StaleActions  int32 `protobuf:"varint,13,opt,name=stale_actions,json=staleActions,proto3" json:"stale_actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -229,6 +237,13 @@ func (x *MatchSeat) GetResponseMs() []int32 {
 	return nil
 }
 
+func (x *MatchSeat) GetStaleActions() int32 {
+	if x != nil {
+		return x.StaleActions
+	}
+	return 0
+}
+
 // A match: its setup, progress and result.
 type MatchInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -256,13 +271,13 @@ type MatchInfo struct {
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// Server time the match finished or was cancelled; unset while running.
 	EndedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
-	// Labels given at creation.
+	// Labels given at creation (at most 16, keys up to 64 and values up to 256 characters).
 	Labels map[string]string `protobuf:"bytes,13,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// The idempotency key given at creation; empty if none.
+	// The idempotency key given at creation (up to 128 characters); empty if none.
 	IdempotencyKey string `protobuf:"bytes,14,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// How it ended; END_CAUSE_UNSPECIFIED while running.
 	EndCause EndCause `protobuf:"varint,15,opt,name=end_cause,json=endCause,proto3,enum=uno.v1.EndCause" json:"end_cause,omitempty"`
-	// Free text about the end (the CancelMatch reason, for instance).
+	// Free text about the end (the CancelMatch reason, for instance), up to 256 characters.
 	EndMessage string `protobuf:"bytes,16,opt,name=end_message,json=endMessage,proto3" json:"end_message,omitempty"`
 	// Sequence number of the match's latest event; WatchMatch from here follows only new events.
 	LastSequence  int64 `protobuf:"varint,17,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
@@ -422,8 +437,11 @@ func (x *MatchInfo) GetLastSequence() int64 {
 // Input of CreateMatch.
 type CreateMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Who plays each seat, indexed by seat; as many entries as RuleSet.seats (if rules.seats is
-	// unset, it is taken from the number of entries). A bot may hold several seats.
+	// Who plays each seat, indexed by seat: 2-10 entries, as many as RuleSet.seats (if
+	// rules.seats is unset, it is taken from the number of entries). Each entry must set bot_name
+	// (1-64 characters of [A-Za-z0-9_.-], a bot registered with the server) or builtin. No
+	// entries, an empty Player or a count that does not match fail with INVALID_ARGUMENT /
+	// INVALID_SEATS (field "seats" or "seats[i]"). A bot may hold several seats.
 	Seats []*Player `protobuf:"bytes,1,rep,name=seats,proto3" json:"seats,omitempty"`
 	// The rule set; unset fields take the engine defaults (see RuleSet).
 	Rules *RuleSet `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
@@ -435,12 +453,16 @@ type CreateMatchRequest struct {
 	// The first dealer, 0-based; unset: chosen by draw as the rules say (DealerDrawEvent).
 	Dealer *int32 `protobuf:"varint,5,opt,name=dealer,proto3,oneof" json:"dealer,omitempty"`
 	// Free-form labels stored with the match and shown to its bots (MatchStarted.labels), e.g.
-	// {"tournament": "spring", "round": "12"}. Up to 16 entries of 64 + 256 characters.
+	// {"tournament": "spring", "round": "12"}. At most 16 entries; keys of 1-64 characters of
+	// [A-Za-z0-9_.-/], values of 0-256 printable characters (Unicode letters, marks, numbers,
+	// punctuation, symbols and the space). Field "labels" (too many) or "labels[KEY]".
 	Labels map[string]string `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Optional client-chosen key, up to 128 characters, that makes creation idempotent: a second
-	// CreateMatch with the same key returns the existing match (created = false) instead of
-	// starting another, so an interrupted tournament can be resumed without repeating games. The
-	// same key with different parameters fails with ALREADY_EXISTS / MATCH_ALREADY_EXISTS.
+	// Optional client-chosen key, 0-128 printable characters, that makes creation idempotent: a
+	// second CreateMatch with the same key, while the server keeps the match (see Retention),
+	// returns it (created = false) instead of starting another, even if its bots have disconnected
+	// since, so an interrupted tournament can be resumed without repeating games. The same key
+	// with different parameters (seats, rules, seed, time control, dealer or labels, after
+	// defaults are applied) fails with ALREADY_EXISTS / MATCH_ALREADY_EXISTS.
 	IdempotencyKey string `protobuf:"bytes,7,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -583,7 +605,7 @@ func (x *CreateMatchResponse) GetCreated() bool {
 // Input of GetMatch.
 type GetMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match.
+	// The match, 1-64 printable ASCII characters.
 	MatchId       string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -675,16 +697,23 @@ func (x *GetMatchResponse) GetMatch() *MatchInfo {
 // Input of ListMatches.
 type ListMatchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Matches per page, 1-500; 0 means 50.
+	// Matches per page, 0-500; 0 means 50. Negative or over 500: INVALID_ARGUMENT /
+	// LIMIT_EXCEEDED. A page also stops early, before it would pass 1 MiB serialised; follow
+	// next_page_token for the rest.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// ListMatchesResponse.next_page_token of the previous page; empty for the first page.
-	// A token this server did not issue fails with INVALID_ARGUMENT / INVALID_PAGE_TOKEN.
+	// ListMatchesResponse.next_page_token of the previous page, unchanged; empty for the first
+	// page. At most 128 characters. A token this server did not issue fails with
+	// INVALID_ARGUMENT / INVALID_PAGE_TOKEN. Pages continue after the last match listed, so
+	// matches created meanwhile do not shift them.
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	// Only matches in one of these states; empty for all.
+	// Only matches in one of these states; empty for all. At most 3 entries, each
+	// MATCH_STATE_RUNNING, _FINISHED or _CANCELLED (INVALID_ARGUMENT / LIMIT_EXCEEDED otherwise).
 	States []MatchState `protobuf:"varint,3,rep,packed,name=states,proto3,enum=uno.v1.MatchState" json:"states,omitempty"`
-	// Only matches in which this bot holds a seat; empty for all.
+	// Only matches in which this bot holds a seat; empty for all. 0-64 characters.
 	BotName string `protobuf:"bytes,4,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
-	// Only matches carrying all of these labels with these values; empty for all.
+	// Only matches carrying all of these labels with these values; empty for all. The same limits
+	// as CreateMatchRequest.labels: at most 16 entries, keys of 1-64 characters of
+	// [A-Za-z0-9_.-/], values of 0-256 printable characters.
 	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -758,7 +787,7 @@ func (x *ListMatchesRequest) GetLabels() map[string]string {
 // Output of ListMatches.
 type ListMatchesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// One page of matches, newest first.
+	// One page of matches, newest (most recently created) first.
 	Matches []*MatchInfo `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
 	// Token of the next page; empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -813,10 +842,10 @@ func (x *ListMatchesResponse) GetNextPageToken() string {
 // Input of WatchMatch.
 type WatchMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match.
+	// The match, 1-64 printable ASCII characters.
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// Send events with a sequence greater than this; 0 replays the whole match from its first
-	// event, MatchInfo.last_sequence follows only new events.
+	// Send events with a sequence greater than this, >= 0; 0 replays the whole match from its
+	// first event, MatchInfo.last_sequence follows only new events.
 	AfterSequence int64 `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3" json:"after_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -868,9 +897,13 @@ func (x *WatchMatchRequest) GetAfterSequence() int64 {
 
 // One message of a WatchMatch stream. The first message is a MatchInfo snapshot; then events
 // follow in sequence order, redacted for a spectator (other than the HandEndedEvent reveal, no
-// card of any hand; no challenge evidence). The stream ends with OK after the match's last event
-// (MatchEndedEvent or MatchCancelledEvent); a spectator that reads too slowly is cut off with
-// RESOURCE_EXHAUSTED / SLOW_CONSUMER and may resume with after_sequence.
+// card of any hand; no challenge evidence); after the match's last event (MatchEndedEvent or
+// MatchCancelledEvent) a final MatchInfo snapshot follows and the stream ends with OK.
+//
+// Each watcher reads the match's event log at its own pace with its own cursor: nothing is
+// dropped, and a watcher that falls behind catches up. A watcher that reads nothing at all for
+// 30 s while events wait for it is cut off with RESOURCE_EXHAUSTED / SLOW_CONSUMER; resume it
+// with WatchMatchRequest.after_sequence = the last Event.sequence received.
 type WatchMatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Exactly one is set.
@@ -960,9 +993,10 @@ func (*WatchMatchResponse_Event) isWatchMatchResponse_Kind() {}
 // Input of CancelMatch.
 type CancelMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match.
+	// The match, 1-64 printable ASCII characters.
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// Why, free text; shown in MatchCancelledEvent.message and MatchInfo.end_message.
+	// Why, 0-256 printable characters; shown in MatchCancelledEvent.message and
+	// MatchInfo.end_message.
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1100,7 +1134,7 @@ type BotInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Hello.bot_name.
 	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
-	// Hello.bot_version.
+	// Hello.bot_version (at most 64 characters).
 	BotVersion string `protobuf:"bytes,2,opt,name=bot_version,json=botVersion,proto3" json:"bot_version,omitempty"`
 	// Welcome.session_id.
 	SessionId string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1114,12 +1148,21 @@ type BotInfo struct {
 	DisconnectedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=disconnected_at,json=disconnectedAt,proto3" json:"disconnected_at,omitempty"`
 	// The peer address of the stream as gRPC reports it, e.g. "ipv4:10.0.0.7:53122".
 	Peer string `protobuf:"bytes,8,opt,name=peer,proto3" json:"peer,omitempty"`
-	// Seats the bot holds in running matches.
+	// Seats the bot holds in running matches, at most the first 1000 by match creation
+	// (running_seats has the count).
 	Seats []*SeatRef `protobuf:"bytes,9,rep,name=seats,proto3" json:"seats,omitempty"`
 	// Hello.max_concurrent_matches (advisory; 0 = no limit).
 	MaxConcurrentMatches int32 `protobuf:"varint,10,opt,name=max_concurrent_matches,json=maxConcurrentMatches,proto3" json:"max_concurrent_matches,omitempty"`
 	// Decision requests currently open for this bot.
-	OpenRequests  int32 `protobuf:"varint,11,opt,name=open_requests,json=openRequests,proto3" json:"open_requests,omitempty"`
+	OpenRequests int32 `protobuf:"varint,11,opt,name=open_requests,json=openRequests,proto3" json:"open_requests,omitempty"`
+	// Actions of this bot rejected since the server started, every reason counted (the same
+	// rejections as MatchSeat.rejected_actions, plus those that named no match at all).
+	RejectedActions int64 `protobuf:"varint,12,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
+	// StreamErrors sent to this bot since the server started (empty or undecodable messages, a
+	// second Hello, a bad Ping, and fatal ones).
+	StreamErrors int64 `protobuf:"varint,13,opt,name=stream_errors,json=streamErrors,proto3" json:"stream_errors,omitempty"`
+	// Seats the bot holds in running matches (seats lists at most 1000 of them).
+	RunningSeats  int32 `protobuf:"varint,14,opt,name=running_seats,json=runningSeats,proto3" json:"running_seats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1231,6 +1274,27 @@ func (x *BotInfo) GetOpenRequests() int32 {
 	return 0
 }
 
+func (x *BotInfo) GetRejectedActions() int64 {
+	if x != nil {
+		return x.RejectedActions
+	}
+	return 0
+}
+
+func (x *BotInfo) GetStreamErrors() int64 {
+	if x != nil {
+		return x.StreamErrors
+	}
+	return 0
+}
+
+func (x *BotInfo) GetRunningSeats() int32 {
+	if x != nil {
+		return x.RunningSeats
+	}
+	return 0
+}
+
 // Output of ListBots.
 type ListBotsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1281,7 +1345,7 @@ var File_uno_v1_admin_proto protoreflect.FileDescriptor
 
 const file_uno_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12uno/v1/admin.proto\x12\x06uno.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x10uno/v1/bot.proto\x1a\x11uno/v1/game.proto\"\xae\x03\n" +
+	"\x12uno/v1/admin.proto\x12\x06uno.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x10uno/v1/bot.proto\x1a\x11uno/v1/game.proto\"\xd3\x03\n" +
 	"\tMatchSeat\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12&\n" +
 	"\x06player\x18\x02 \x01(\v2\x0e.uno.v1.PlayerR\x06player\x12\x1f\n" +
@@ -1299,7 +1363,8 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	" \x01(\x05R\tdecisions\x12(\n" +
 	"\x10mean_response_ms\x18\v \x01(\x05R\x0emeanResponseMs\x12\x1f\n" +
 	"\vresponse_ms\x18\f \x03(\x05R\n" +
-	"responseMs\"\xfc\x05\n" +
+	"responseMs\x12#\n" +
+	"\rstale_actions\x18\r \x01(\x05R\fstaleActions\"\xfc\x05\n" +
 	"\tMatchInfo\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12(\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x12.uno.v1.MatchStateR\x05state\x12'\n" +
@@ -1371,7 +1436,7 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\">\n" +
 	"\x13CancelMatchResponse\x12'\n" +
 	"\x05match\x18\x01 \x01(\v2\x11.uno.v1.MatchInfoR\x05match\"\x11\n" +
-	"\x0fListBotsRequest\"\xc7\x03\n" +
+	"\x0fListBotsRequest\"\xbc\x04\n" +
 	"\aBotInfo\x12\x19\n" +
 	"\bbot_name\x18\x01 \x01(\tR\abotName\x12\x1f\n" +
 	"\vbot_version\x18\x02 \x01(\tR\n" +
@@ -1386,7 +1451,10 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x05seats\x18\t \x03(\v2\x0f.uno.v1.SeatRefR\x05seats\x124\n" +
 	"\x16max_concurrent_matches\x18\n" +
 	" \x01(\x05R\x14maxConcurrentMatches\x12#\n" +
-	"\ropen_requests\x18\v \x01(\x05R\fopenRequests\"7\n" +
+	"\ropen_requests\x18\v \x01(\x05R\fopenRequests\x12)\n" +
+	"\x10rejected_actions\x18\f \x01(\x03R\x0frejectedActions\x12#\n" +
+	"\rstream_errors\x18\r \x01(\x03R\fstreamErrors\x12#\n" +
+	"\rrunning_seats\x18\x0e \x01(\x05R\frunningSeats\"7\n" +
 	"\x10ListBotsResponse\x12#\n" +
 	"\x04bots\x18\x01 \x03(\v2\x0f.uno.v1.BotInfoR\x04bots*w\n" +
 	"\n" +

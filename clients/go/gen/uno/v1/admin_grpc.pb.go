@@ -34,25 +34,48 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // Match administration, used by the tournament runner and operators. Every call needs gRPC
-// metadata "authorization: Bearer <admin token>": a missing or unknown token fails with
-// UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN), a bot token with PERMISSION_DENIED
-// (ADMIN_REQUIRED). Errors carry google.rpc.ErrorInfo as described in errors.proto.
+// metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
+// MISSING_TOKEN, a token the server does not know with UNAUTHENTICATED / INVALID_TOKEN, a bot
+// token with PERMISSION_DENIED / ADMIN_REQUIRED. Errors carry google.rpc.ErrorInfo as described
+// in errors.proto.
+//
+// Input limits: every field has its limit written next to it. A field over its limit fails the
+// call with INVALID_ARGUMENT (LIMIT_EXCEEDED, or the reason named at the field) and ErrorInfo
+// metadata "field" naming it. A request may be at most 512 KiB serialised; bytes that do not
+// decode (invalid UTF-8 in a string, for instance) fail with INVALID_ARGUMENT /
+// MALFORMED_MESSAGE. Unknown fields are ignored and never stored.
+//
+// Retention: a running match is always kept. A finished or cancelled match is kept as a compact
+// summary (its MatchInfo) for the server's retention (by default the 1000 most recently ended,
+// none older than 1 hour; `uno-arena serve --retain-matches/--retain-seconds`); after that
+// GetMatch, CancelMatch and WatchMatch answer NOT_FOUND / MATCH_NOT_FOUND and its idempotency key
+// is free again. Its full event log is kept only a short while after the end (by default 120 s,
+// and only for the 128 most recently ended matches; `--log-linger-seconds/--log-linger-matches`),
+// and for as long as a WatchMatch call is still reading it.
 type AdminServiceClient interface {
 	// Create a match and start it at once. Every bot named in the seats must be connected
 	// (FAILED_PRECONDITION / BOT_NOT_CONNECTED otherwise). Invalid rules fail with
-	// INVALID_ARGUMENT / INVALID_RULES, a bad seat list with INVALID_SEATS, a bad time control with
-	// INVALID_TIME_CONTROL. Idempotent per idempotency_key.
+	// INVALID_ARGUMENT / INVALID_RULES, a bad seat list (none, an empty Player, the wrong count,
+	// an unknown bot name) with INVALID_SEATS, a bad time control with INVALID_TIME_CONTROL, each
+	// with ErrorInfo metadata "field". Idempotent per idempotency_key. The first hand is dealt off
+	// the server's event loop; a deal that does not finish within 10 s fails the call with
+	// INTERNAL and leaves no match behind.
 	CreateMatch(ctx context.Context, in *CreateMatchRequest, opts ...grpc.CallOption) (*CreateMatchResponse, error)
-	// One match by id. Unknown id: NOT_FOUND / MATCH_NOT_FOUND.
+	// One match by id: running, or finished within the retention. Unknown or no longer retained:
+	// NOT_FOUND / MATCH_NOT_FOUND.
 	GetMatch(ctx context.Context, in *GetMatchRequest, opts ...grpc.CallOption) (*GetMatchResponse, error)
-	// Matches, newest first, one page at a time.
+	// Matches the server keeps (running, and finished within the retention), newest (most
+	// recently created) first, one page at a time.
 	ListMatches(ctx context.Context, in *ListMatchesRequest, opts ...grpc.CallOption) (*ListMatchesResponse, error)
 	// Follow a match as a spectator: its public events (no hidden cards; every hand is revealed
-	// once it ends), from any point of its log, live until it ends. Unknown id: NOT_FOUND /
-	// MATCH_NOT_FOUND.
+	// once it ends), from any point of its log, live until it ends. Unknown or no longer retained
+	// id: NOT_FOUND / MATCH_NOT_FOUND. A finished match whose event log was already freed (see
+	// Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
+	// answers for it.
 	WatchMatch(ctx context.Context, in *WatchMatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchMatchResponse], error)
 	// Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
-	// NOT_FOUND; already ended: FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
+	// NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
+	// FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
 	CancelMatch(ctx context.Context, in *CancelMatchRequest, opts ...grpc.CallOption) (*CancelMatchResponse, error)
 	// Bots with a Play session (connected, or disconnected and within their reconnect grace).
 	ListBots(ctx context.Context, in *ListBotsRequest, opts ...grpc.CallOption) (*ListBotsResponse, error)
@@ -140,25 +163,48 @@ func (c *adminServiceClient) ListBots(ctx context.Context, in *ListBotsRequest, 
 // for forward compatibility.
 //
 // Match administration, used by the tournament runner and operators. Every call needs gRPC
-// metadata "authorization: Bearer <admin token>": a missing or unknown token fails with
-// UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN), a bot token with PERMISSION_DENIED
-// (ADMIN_REQUIRED). Errors carry google.rpc.ErrorInfo as described in errors.proto.
+// metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
+// MISSING_TOKEN, a token the server does not know with UNAUTHENTICATED / INVALID_TOKEN, a bot
+// token with PERMISSION_DENIED / ADMIN_REQUIRED. Errors carry google.rpc.ErrorInfo as described
+// in errors.proto.
+//
+// Input limits: every field has its limit written next to it. A field over its limit fails the
+// call with INVALID_ARGUMENT (LIMIT_EXCEEDED, or the reason named at the field) and ErrorInfo
+// metadata "field" naming it. A request may be at most 512 KiB serialised; bytes that do not
+// decode (invalid UTF-8 in a string, for instance) fail with INVALID_ARGUMENT /
+// MALFORMED_MESSAGE. Unknown fields are ignored and never stored.
+//
+// Retention: a running match is always kept. A finished or cancelled match is kept as a compact
+// summary (its MatchInfo) for the server's retention (by default the 1000 most recently ended,
+// none older than 1 hour; `uno-arena serve --retain-matches/--retain-seconds`); after that
+// GetMatch, CancelMatch and WatchMatch answer NOT_FOUND / MATCH_NOT_FOUND and its idempotency key
+// is free again. Its full event log is kept only a short while after the end (by default 120 s,
+// and only for the 128 most recently ended matches; `--log-linger-seconds/--log-linger-matches`),
+// and for as long as a WatchMatch call is still reading it.
 type AdminServiceServer interface {
 	// Create a match and start it at once. Every bot named in the seats must be connected
 	// (FAILED_PRECONDITION / BOT_NOT_CONNECTED otherwise). Invalid rules fail with
-	// INVALID_ARGUMENT / INVALID_RULES, a bad seat list with INVALID_SEATS, a bad time control with
-	// INVALID_TIME_CONTROL. Idempotent per idempotency_key.
+	// INVALID_ARGUMENT / INVALID_RULES, a bad seat list (none, an empty Player, the wrong count,
+	// an unknown bot name) with INVALID_SEATS, a bad time control with INVALID_TIME_CONTROL, each
+	// with ErrorInfo metadata "field". Idempotent per idempotency_key. The first hand is dealt off
+	// the server's event loop; a deal that does not finish within 10 s fails the call with
+	// INTERNAL and leaves no match behind.
 	CreateMatch(context.Context, *CreateMatchRequest) (*CreateMatchResponse, error)
-	// One match by id. Unknown id: NOT_FOUND / MATCH_NOT_FOUND.
+	// One match by id: running, or finished within the retention. Unknown or no longer retained:
+	// NOT_FOUND / MATCH_NOT_FOUND.
 	GetMatch(context.Context, *GetMatchRequest) (*GetMatchResponse, error)
-	// Matches, newest first, one page at a time.
+	// Matches the server keeps (running, and finished within the retention), newest (most
+	// recently created) first, one page at a time.
 	ListMatches(context.Context, *ListMatchesRequest) (*ListMatchesResponse, error)
 	// Follow a match as a spectator: its public events (no hidden cards; every hand is revealed
-	// once it ends), from any point of its log, live until it ends. Unknown id: NOT_FOUND /
-	// MATCH_NOT_FOUND.
+	// once it ends), from any point of its log, live until it ends. Unknown or no longer retained
+	// id: NOT_FOUND / MATCH_NOT_FOUND. A finished match whose event log was already freed (see
+	// Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
+	// answers for it.
 	WatchMatch(*WatchMatchRequest, grpc.ServerStreamingServer[WatchMatchResponse]) error
 	// Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
-	// NOT_FOUND; already ended: FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
+	// NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
+	// FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
 	CancelMatch(context.Context, *CancelMatchRequest) (*CancelMatchResponse, error)
 	// Bots with a Play session (connected, or disconnected and within their reconnect grace).
 	ListBots(context.Context, *ListBotsRequest) (*ListBotsResponse, error)

@@ -50,14 +50,15 @@ const (
 	Prompt_PROMPT_STACK Prompt = 4
 	// A Wild was flipped first (PHASE_CHOOSE_COLOR): CHOOSE_COLOR. Required.
 	Prompt_PROMPT_CHOOSE_COLOR Prompt = 5
-	// Another seat went down to one card without calling UNO: CATCH it or NO_CATCH. Optional:
-	// silence counts as no catch when the window closes; answering NO_CATCH closes it sooner.
+	// Another seat went down to one card without calling UNO: CATCH it or NO_CATCH. Optional (no
+	// deadline, no default, no strike): silence counts as no catch when the window closes at
+	// view.uno_window.closes_at; answering NO_CATCH closes it sooner.
 	Prompt_PROMPT_UNO_WINDOW Prompt = 6
 	// You went down to one card without calling UNO and others may catch you: CALL_UNO late.
-	// Optional.
+	// Optional (no deadline, no default, no strike).
 	Prompt_PROMPT_LATE_UNO Prompt = 7
-	// Jump-in house rule: you hold the exact top card and may play it out of turn. Optional; the
-	// chance lasts until someone else acts.
+	// Jump-in house rule: you hold the exact top card and may play it out of turn. Optional (no
+	// deadline, no default, no strike); the chance lasts until someone acts.
 	Prompt_PROMPT_JUMP_IN Prompt = 8
 )
 
@@ -190,7 +191,8 @@ func (CloseReason) EnumDescriptor() ([]byte, []int) {
 type PlayRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Exactly one must be set; an empty message is answered with StreamError INVALID_ARGUMENT /
-	// MALFORMED_MESSAGE (the stream stays open).
+	// MALFORMED_MESSAGE (the stream stays open). At most 512 KiB serialised; a bigger message is
+	// answered the same way with field "" and not read further.
 	//
 	// Types that are valid to be assigned to Kind:
 	//
@@ -294,24 +296,28 @@ func (*PlayRequest_Ping) isPlayRequest_Kind() {}
 // Introduces the bot. The token (metadata) authenticates it; the name identifies it in matches.
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The bot's name, 1-64 characters of [A-Za-z0-9_.-], e.g. "alice". AdminService.CreateMatch
-	// assigns seats by this name. If the server binds the token to a name, a different name ends
-	// the stream with PERMISSION_DENIED / BOT_NAME_MISMATCH; an empty name then means that name.
+	// The bot's name, 0-64 characters of [A-Za-z0-9_.-], e.g. "alice". AdminService.CreateMatch
+	// assigns seats by this name. The server binds each token to a name: a different name ends
+	// the stream with PERMISSION_DENIED / BOT_NAME_MISMATCH; an empty name means that name. Other
+	// characters end the stream with INVALID_ARGUMENT / MALFORMED_MESSAGE.
 	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
-	// The bot's own version string, free text up to 64 characters, e.g. "1.4.2"; shown in
-	// ListBots and match records.
+	// The bot's own version string, e.g. "1.4.2": 0-64 printable characters (Unicode letters,
+	// marks, numbers, punctuation, symbols and the space; no control characters). Shown to other
+	// bots (MatchStarted) and in ListBots and match records. Over the limit: the stream ends with
+	// INVALID_ARGUMENT / LIMIT_EXCEEDED (field "hello.bot_version").
 	BotVersion string `protobuf:"bytes,2,opt,name=bot_version,json=botVersion,proto3" json:"bot_version,omitempty"`
-	// Protocol version the bot speaks. This file is version 1. Unsupported versions end the stream
-	// with FAILED_PRECONDITION / UNSUPPORTED_PROTOCOL_VERSION.
+	// Protocol version the bot speaks. This file is version 1; 0 (unset) is read as 1. Other
+	// versions end the stream with FAILED_PRECONDITION / UNSUPPORTED_PROTOCOL_VERSION.
 	ProtocolVersion uint32 `protobuf:"varint,3,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// Set when reconnecting, to continue the previous session; unset for a fresh start. An unknown
 	// or expired session is not an error: Welcome.resumed is then false.
 	Resume *Resume `protobuf:"bytes,4,opt,name=resume,proto3" json:"resume,omitempty"`
-	// Advisory: how many matches the bot is willing to play at once; 0 = no limit. Shown in
-	// ListBots for schedulers; the server does not enforce it.
+	// Advisory: how many matches the bot is willing to play at once, 0-100000; 0 = no limit.
+	// Shown in ListBots for schedulers; the server does not enforce it.
 	MaxConcurrentMatches int32 `protobuf:"varint,5,opt,name=max_concurrent_matches,json=maxConcurrentMatches,proto3" json:"max_concurrent_matches,omitempty"`
-	// If true, the server also pushes SeatEvents as events happen, not only inside the next
-	// DecisionRequest. Either way every event reaches each seat exactly once.
+	// If true, the server also pushes SeatEvents as events happen (after every action at any of
+	// the bot's tables), not only inside the next DecisionRequest. Either way every event reaches
+	// each seat exactly once per connection.
 	PushEvents    bool `protobuf:"varint,6,opt,name=push_events,json=pushEvents,proto3" json:"push_events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -392,11 +398,17 @@ func (x *Hello) GetPushEvents() bool {
 // Resume information of a reconnecting bot.
 type Resume struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Welcome.session_id of the session to continue.
+	// Welcome.session_id of the session to continue, 0-64 printable ASCII characters.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// For each seat, the last event sequence the bot has processed. The server re-sends later
-	// events of that seat (in the next DecisionRequest, SeatEvents or MatchEnded). Seats not
-	// listed get no replay; their next DecisionRequest still carries the full SeatView.
+	// For each seat, the last event sequence the bot has processed; at most 4096 entries. After
+	// the Welcome and the seat's MatchStarted, the server re-sends every later event of that seat
+	// (in SeatEvents messages, then the next DecisionRequest or MatchEnded), also events it had
+	// sent before the connection dropped. A cursor beyond what was sent changes nothing, and
+	// cursors of matches or seats the bot does not hold are ignored. Seats not listed continue
+	// where the server's sending stopped (no replay of what it had sent); their next
+	// DecisionRequest still carries the full SeatView. Re-sending costs the server: one bot may
+	// have at most 100,000 events sent again per minute; a cursor that would go past that is
+	// treated as if its seat were not listed.
 	Cursors       []*EventCursor `protobuf:"bytes,2,rep,name=cursors,proto3" json:"cursors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -449,11 +461,12 @@ func (x *Resume) GetCursors() []*EventCursor {
 // How far a bot has read the events of one seat.
 type EventCursor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match.
+	// The match, 1-64 printable ASCII characters.
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// The seat, 0-based.
+	// The seat, 0-9.
 	Seat int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
-	// Event.sequence of the last event processed for this seat; 0 = none.
+	// Event.sequence of the last event processed for this seat, >= 0; 0 = none (replay the whole
+	// match for this seat).
 	LastSequence  int64 `protobuf:"varint,3,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -513,7 +526,9 @@ func (x *EventCursor) GetLastSequence() int64 {
 // The bot's answer to a DecisionRequest.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// DecisionRequest.request_id being answered. Required.
+	// DecisionRequest.request_id being answered. Required: 1-128 printable ASCII characters
+	// (INVALID_ARGUMENT / MALFORMED_MESSAGE if empty, LIMIT_EXCEEDED if longer; the ActionResult
+	// then echoes no request_id).
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// One of the request's LegalAction.id values. Required (0 = DRAW is a real action, so the
 	// field has explicit presence; a missing id is rejected with INVALID_ARGUMENT /
@@ -573,7 +588,8 @@ type Ping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Any value; echoed in Pong.
 	Nonce uint64 `protobuf:"varint,1,opt,name=nonce,proto3" json:"nonce,omitempty"`
-	// The bot's clock when sending, optional; echoed in Pong.
+	// The bot's clock when sending, optional; echoed in Pong. Must be a valid Timestamp (years
+	// 1-9999, nanos 0-999999999), else StreamError INVALID_ARGUMENT / LIMIT_EXCEEDED and no Pong.
 	SentAt        *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -797,7 +813,8 @@ type PlayResponse_MatchEnded struct {
 }
 
 type PlayResponse_SeatEvents struct {
-	// Events of a seat, pushed as they happen (only if Hello.push_events).
+	// Events of a seat: pushed as they happen (Hello.push_events), or a long backlog sent
+	// ahead of a DecisionRequest or MatchEnded.
 	SeatEvents *SeatEvents `protobuf:"bytes,7,opt,name=seat_events,json=seatEvents,proto3,oneof"`
 }
 
@@ -847,8 +864,9 @@ type Welcome struct {
 	// Server clock when sending; compare with your clock to estimate the offset. Deadlines are in
 	// server time; DecisionRequest.time_left_ms avoids the need for synchronised clocks.
 	ServerTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
-	// Seats this bot holds in matches already running (after a reconnect). Open decision requests
-	// for them follow right after the Welcome.
+	// Seats this bot holds in matches already running (after a reconnect), at most the first
+	// 1000 by match creation. For every seat (listed or not) a MatchStarted follows right after
+	// the Welcome, then any replayed events and the seat's open decision request.
 	Seats         []*SeatRef `protobuf:"bytes,8,rep,name=seats,proto3" json:"seats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1013,16 +1031,19 @@ type DecisionRequest struct {
 	Turn int32 `protobuf:"varint,5,opt,name=turn,proto3" json:"turn,omitempty"`
 	// Why the seat is asked.
 	Prompt Prompt `protobuf:"varint,6,opt,name=prompt,proto3,enum=uno.v1.Prompt" json:"prompt,omitempty"`
-	// True if the seat must answer (its turn or a penalty to answer): on timeout the server plays
-	// default_action_id and records a strike. False for optional chances (UNO window, late UNO,
-	// jump-in): no default, no strike; the request just closes.
+	// True only for a decision the rules oblige the seat to make now: its turn, playing or keeping
+	// a drawn card, answering a Wild Draw Four or a Draw Two stack, naming the first colour. Such
+	// a request has a deadline and a legal default_action_id; on timeout the server plays the
+	// default and records a strike. False for every optional chance (catch or no catch in a UNO
+	// window, a late UNO call, a jump-in, any chance a house rule adds): no deadline, no default,
+	// never a strike; the request closes (RequestClosed) when the chance ends.
 	Required bool `protobuf:"varint,7,opt,name=required,proto3" json:"required,omitempty"`
-	// Server time by which the answer must arrive. For required decisions: sent_at + decision_ms +
-	// the seat's remaining time bank. For a UNO window: when the window closes. Unset for a jump-in
-	// chance (it lasts until someone acts).
+	// Required requests only: the server time by which the answer must arrive (sent_at +
+	// decision_ms + the seat's remaining time bank). Unset for optional requests; a UNO window
+	// still closes on its own timer, at view.uno_window.closes_at.
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=deadline,proto3" json:"deadline,omitempty"`
-	// Milliseconds from sent_at to deadline, for bots that do not trust their clock; 0 if no
-	// deadline.
+	// Milliseconds from sent_at to deadline, for bots that do not trust their clock; 0 for
+	// optional requests (no deadline).
 	TimeLeftMs int32 `protobuf:"varint,9,opt,name=time_left_ms,json=timeLeftMs,proto3" json:"time_left_ms,omitempty"`
 	// The match's per-decision allowance, in milliseconds (TimeControl.decision_ms).
 	DecisionMs int32 `protobuf:"varint,10,opt,name=decision_ms,json=decisionMs,proto3" json:"decision_ms,omitempty"`
@@ -1032,9 +1053,9 @@ type DecisionRequest struct {
 	// Strikes the seat has so far in this match; at TimeControl.strikes_before_takeover the
 	// takeover bot plays the seat for the rest of the match.
 	Strikes int32 `protobuf:"varint,12,opt,name=strikes,proto3" json:"strikes,omitempty"`
-	// The action the server plays if a required decision times out (engine default_action: draw
-	// then pass, accept a penalty, decline a catch, name the colour held most); unset for optional
-	// requests.
+	// The action the server plays if this required decision times out (engine default_action:
+	// draw then pass, accept a penalty, name the colour held most). Set on every required request
+	// and always one of legal_actions; unset on every optional request.
 	DefaultActionId *int32 `protobuf:"varint,13,opt,name=default_action_id,json=defaultActionId,proto3,oneof" json:"default_action_id,omitempty"`
 	// The seat's full view of the table.
 	View *SeatView `protobuf:"bytes,14,opt,name=view,proto3" json:"view,omitempty"`
@@ -1042,7 +1063,9 @@ type DecisionRequest struct {
 	LegalActions []*LegalAction `protobuf:"bytes,15,rep,name=legal_actions,json=legalActions,proto3" json:"legal_actions,omitempty"`
 	// Events not yet delivered to this seat, oldest first, redacted for it: everything since its
 	// previous DecisionRequest or SeatEvents (so the first request of a hand also carries the end
-	// and scoring of the previous hand). Each event reaches each seat exactly once.
+	// and scoring of the previous hand). Each event reaches each seat exactly once. At most 64
+	// events ride here; a longer backlog (after a takeover ends, a reconnect with an old cursor)
+	// arrives first in SeatEvents messages of at most 256 KiB each.
 	Events []*Event `protobuf:"bytes,16,rep,name=events,proto3" json:"events,omitempty"`
 	// The match's rule set (every field set).
 	Rules *RuleSet `protobuf:"bytes,17,opt,name=rules,proto3" json:"rules,omitempty"`
@@ -1221,7 +1244,7 @@ func (x *DecisionRequest) GetResent() bool {
 // The outcome of one Action. Every Action gets exactly one ActionResult.
 type ActionResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Action.request_id as received.
+	// Action.request_id as received; empty if it was over its limit.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The request's match, if the request id is known.
 	MatchId string `protobuf:"bytes,2,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
@@ -1234,6 +1257,10 @@ type ActionResult struct {
 	Accepted bool `protobuf:"varint,5,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	// gRPC status code of the rejection as its number (google.rpc.Code): 0 OK when accepted,
 	// 3 INVALID_ARGUMENT, 5 NOT_FOUND, 9 FAILED_PRECONDITION, 10 ABORTED. See errors.proto.
+	// Every rejection, whatever its reason, counts in the seat's MatchSeat.rejected_actions (for
+	// an action that names another bot's or an unknown request: the sender's first seat in that
+	// match, if any) and in the sender's BotInfo.rejected_actions; ABORTED ones (answers that came
+	// too late) also in MatchSeat.stale_actions. No rejection is ever a strike.
 	Code int32 `protobuf:"varint,6,opt,name=code,proto3" json:"code,omitempty"`
 	// Machine-readable reason of a rejection; ERROR_REASON_UNSPECIFIED when accepted.
 	Reason ErrorReason `protobuf:"varint,7,opt,name=reason,proto3,enum=uno.v1.ErrorReason" json:"reason,omitempty"`
@@ -1249,7 +1276,9 @@ type ActionResult struct {
 	// lag as the server measured it.
 	ResponseMs int32 `protobuf:"varint,11,opt,name=response_ms,json=responseMs,proto3" json:"response_ms,omitempty"`
 	// The seat's time bank left after this answer, in milliseconds.
-	TimeBankMs    int32 `protobuf:"varint,12,opt,name=time_bank_ms,json=timeBankMs,proto3" json:"time_bank_ms,omitempty"`
+	TimeBankMs int32 `protobuf:"varint,12,opt,name=time_bank_ms,json=timeBankMs,proto3" json:"time_bank_ms,omitempty"`
+	// For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id"; empty otherwise.
+	Field         string `protobuf:"bytes,13,opt,name=field,proto3" json:"field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1368,8 +1397,16 @@ func (x *ActionResult) GetTimeBankMs() int32 {
 	return 0
 }
 
-// A decision request closed without an accepted answer. Answers to it are rejected with ABORTED
-// (STALE_REQUEST or DEADLINE_PASSED).
+func (x *ActionResult) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+// A decision request closed without an accepted answer. Answers to it are rejected with ABORTED:
+// DEADLINE_PASSED after a timeout, ALREADY_ANSWERED after an accepted answer, STALE_REQUEST
+// otherwise.
 type RequestClosed struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The request that closed.
@@ -1540,7 +1577,8 @@ type MatchStarted struct {
 	TimeControl *TimeControl `protobuf:"bytes,5,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
 	// Server time the match started.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	// Labels given by the match's creator (e.g. tournament round), free-form.
+	// Labels given by the match's creator (e.g. tournament round): at most 16 entries, keys of
+	// 1-64 characters, values of 0-256 characters (CreateMatchRequest.labels).
 	Labels        map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1642,11 +1680,13 @@ type MatchEnded struct {
 	// True if this seat is among the winners (for partners, if its team won).
 	Won bool `protobuf:"varint,6,opt,name=won,proto3" json:"won,omitempty"`
 	// The last events of the match not yet delivered to this seat (the final hand's end and
-	// scoring, the match end), redacted for this seat.
+	// scoring, the match end), redacted for this seat; at most 64, a longer backlog comes first in
+	// SeatEvents. Empty if the bot reconnects after the match's event log was freed (see
+	// MatchInfo).
 	Events []*Event `protobuf:"bytes,7,rep,name=events,proto3" json:"events,omitempty"`
 	// Strikes (timeouts) this seat received.
 	Strikes int32 `protobuf:"varint,8,opt,name=strikes,proto3" json:"strikes,omitempty"`
-	// Rejected actions this seat sent.
+	// Rejected actions counted on this seat (MatchSeat.rejected_actions).
 	RejectedActions int32 `protobuf:"varint,9,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
 	// True if the takeover bot finished the match for this seat.
 	TakenOver     bool `protobuf:"varint,10,opt,name=taken_over,json=takenOver,proto3" json:"taken_over,omitempty"`
@@ -1754,7 +1794,10 @@ func (x *MatchEnded) GetTakenOver() bool {
 	return false
 }
 
-// Events of one seat pushed as they happen (Hello.push_events only).
+// Events of one seat. Sent as events happen when Hello.push_events is set; also sent, whatever
+// push_events says, to deliver a backlog of more than 64 events ahead of a DecisionRequest or
+// MatchEnded (at most 256 KiB per message), and to replay events after a reconnect
+// (Resume.cursors).
 type SeatEvents struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The match.
@@ -1882,8 +1925,8 @@ func (x *Pong) GetServerTime() *timestamppb.Timestamp {
 	return nil
 }
 
-// A fault not tied to one Action (e.g. an empty PlayRequest, a second Hello), or a notice that
-// the server is about to end the stream.
+// A fault not tied to one Action (e.g. an empty PlayRequest, a second Hello, a bad Ping), or a
+// notice that the server is about to end the stream.
 type StreamError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// gRPC status code as its number (google.rpc.Code), e.g. 3 INVALID_ARGUMENT, 14 UNAVAILABLE.
@@ -1893,7 +1936,10 @@ type StreamError struct {
 	// Human-readable explanation.
 	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	// True if the server ends the stream right after this message with the same status.
-	Fatal         bool `protobuf:"varint,4,opt,name=fatal,proto3" json:"fatal,omitempty"`
+	Fatal bool `protobuf:"varint,4,opt,name=fatal,proto3" json:"fatal,omitempty"`
+	// For INVALID_ARGUMENT: the PlayRequest field at fault, e.g. "hello.bot_version" or
+	// "ping.sent_at"; empty if the whole message is at fault.
+	Field         string `protobuf:"bytes,5,opt,name=field,proto3" json:"field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1954,6 +2000,13 @@ func (x *StreamError) GetFatal() bool {
 		return x.Fatal
 	}
 	return false
+}
+
+func (x *StreamError) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
 }
 
 var File_uno_v1_bot_proto protoreflect.FileDescriptor
@@ -2045,7 +2098,7 @@ const file_uno_v1_bot_proto_rawDesc = "" +
 	"\x05rules\x18\x11 \x01(\v2\x0f.uno.v1.RuleSetR\x05rules\x123\n" +
 	"\asent_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12\x16\n" +
 	"\x06resent\x18\x13 \x01(\bR\x06resentB\x14\n" +
-	"\x12_default_action_id\"\xa6\x03\n" +
+	"\x12_default_action_id\"\xbc\x03\n" +
 	"\fActionResult\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
@@ -2063,7 +2116,8 @@ const file_uno_v1_bot_proto_rawDesc = "" +
 	"\vresponse_ms\x18\v \x01(\x05R\n" +
 	"responseMs\x12 \n" +
 	"\ftime_bank_ms\x18\f \x01(\x05R\n" +
-	"timeBankMsB\f\n" +
+	"timeBankMs\x12\x14\n" +
+	"\x05field\x18\r \x01(\tR\x05fieldB\f\n" +
 	"\n" +
 	"_action_id\"\xeb\x01\n" +
 	"\rRequestClosed\x12\x1d\n" +
@@ -2115,12 +2169,13 @@ const file_uno_v1_bot_proto_rawDesc = "" +
 	"\x05nonce\x18\x01 \x01(\x04R\x05nonce\x12@\n" +
 	"\x0eclient_sent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\fclientSentAt\x12;\n" +
 	"\vserver_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"serverTime\"~\n" +
+	"serverTime\"\x94\x01\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12+\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x13.uno.v1.ErrorReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x14\n" +
-	"\x05fatal\x18\x04 \x01(\bR\x05fatal*\xc9\x01\n" +
+	"\x05fatal\x18\x04 \x01(\bR\x05fatal\x12\x14\n" +
+	"\x05field\x18\x05 \x01(\tR\x05field*\xc9\x01\n" +
 	"\x06Prompt\x12\x16\n" +
 	"\x12PROMPT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vPROMPT_TURN\x10\x01\x12\x10\n" +

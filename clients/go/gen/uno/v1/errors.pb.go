@@ -9,8 +9,9 @@
 // Clients that cannot read status details can rely on the status code and the message alone.
 //
 // Status codes, by kind of fault:
-//   INVALID_ARGUMENT     the message is malformed: a required field is missing, an action id
-//                        names no action at all, a rule set or time control is out of range.
+//   INVALID_ARGUMENT     the message is malformed: it does not decode, a required field is
+//                        missing, a field is over its documented limit, an action id names no
+//                        action at all, a rule set or time control is out of range.
 //   FAILED_PRECONDITION  well-formed but not allowed now: an illegal action, a seat that is not
 //                        yours, a stream message before Hello, a bot that is not connected.
 //   ABORTED              too late: the decision request was already closed (the turn moved on,
@@ -18,11 +19,16 @@
 //                        this session was replaced by a newer connection of the same bot.
 //   UNAUTHENTICATED      missing or unknown bearer token.
 //   PERMISSION_DENIED    the token is valid but may not do this (bot token on AdminService).
-//   NOT_FOUND            unknown match id or request id.
+//   NOT_FOUND            unknown (or no longer retained) match id or request id, or a finished
+//                        match's event log that was already freed.
 //   ALREADY_EXISTS       a match with this idempotency key exists with different parameters.
-//   RESOURCE_EXHAUSTED   the bot reads too slowly and its outbound queue overflowed.
+//   RESOURCE_EXHAUSTED   the bot or spectator reads too slowly: its outbound queue overflowed or
+//                        its stream stalled; or the server runs as many matches as it allows.
+//                        gRPC itself also answers RESOURCE_EXHAUSTED (without ErrorInfo) to a
+//                        message over the server's max_message_bytes.
 //   UNAVAILABLE          the server is shutting down; reconnect (with resume) and retry.
-//   INTERNAL             a server bug; please report it with the match id.
+//   INTERNAL             a server bug (for instance a deal that did not finish); please report
+//                        it with the match id or the rules and seed.
 //
 // On the BotService.Play stream a bad action does NOT end the stream: it is answered with an
 // ActionResult (accepted = false) carrying the same code, reason and message. Only the faults
@@ -59,8 +65,10 @@ type ErrorReason int32
 const (
 	// No reason (success, or a reason this client version does not know).
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
-	// INVALID_ARGUMENT: a stream message or request is missing a required field or has an empty
-	// oneof (e.g. Action without request_id or action_id).
+	// INVALID_ARGUMENT: a stream message or request does not decode (bad bytes, invalid UTF-8 in a
+	// string: this ends a Play stream), is too large, is missing a required field or has an empty
+	// oneof (e.g. Action without request_id or action_id), or a field has the wrong form (e.g. a
+	// bot name with a space); metadata "field" names the field where there is one.
 	ErrorReason_ERROR_REASON_MALFORMED_MESSAGE ErrorReason = 1
 	// INVALID_ARGUMENT: the action id names no action at all (engine MalformedActionError).
 	ErrorReason_ERROR_REASON_MALFORMED_ACTION ErrorReason = 2
@@ -74,6 +82,10 @@ const (
 	ErrorReason_ERROR_REASON_INVALID_TIME_CONTROL ErrorReason = 5
 	// INVALID_ARGUMENT: a list page token that this server did not issue.
 	ErrorReason_ERROR_REASON_INVALID_PAGE_TOKEN ErrorReason = 6
+	// INVALID_ARGUMENT: a field is over its documented limit: a string too long, too many entries
+	// in a repeated or map field, a number out of its range. Metadata "field" names it (e.g.
+	// "hello.bot_version", "labels", "page_size").
+	ErrorReason_ERROR_REASON_LIMIT_EXCEEDED ErrorReason = 7
 	// FAILED_PRECONDITION (ends the stream): the first message on a Play stream was not Hello.
 	ErrorReason_ERROR_REASON_HELLO_REQUIRED ErrorReason = 20
 	// FAILED_PRECONDITION: a second Hello on the same stream (ignored; the stream stays open).
@@ -131,17 +143,29 @@ const (
 	ErrorReason_ERROR_REASON_BOT_NAME_MISMATCH ErrorReason = 61
 	// NOT_FOUND: no match has this id.
 	ErrorReason_ERROR_REASON_MATCH_NOT_FOUND ErrorReason = 70
-	// NOT_FOUND: the server never issued a decision request with this id.
+	// NOT_FOUND: the server never issued a decision request with this id (or its match is no
+	// longer kept).
 	ErrorReason_ERROR_REASON_REQUEST_NOT_FOUND ErrorReason = 71
+	// NOT_FOUND: WatchMatch on a finished match whose event log the server has already freed
+	// (GetMatch still has its summary).
+	ErrorReason_ERROR_REASON_EVENTS_EXPIRED ErrorReason = 72
 	// ALREADY_EXISTS: CreateMatch with an idempotency key already used for different parameters.
 	ErrorReason_ERROR_REASON_MATCH_ALREADY_EXISTS ErrorReason = 80
 	// RESOURCE_EXHAUSTED (ends the stream): the bot did not read its stream fast enough and the
-	// bounded outbound queue overflowed. Its seats enter the reconnect grace period.
+	// bounded outbound queue overflowed, or it read nothing for 30 s while messages waited. Its
+	// seats enter the reconnect grace period. On WatchMatch: the spectator read nothing for 30 s;
+	// resume with after_sequence.
 	ErrorReason_ERROR_REASON_SLOW_CONSUMER ErrorReason = 90
+	// RESOURCE_EXHAUSTED: CreateMatch while the server already runs as many matches as it allows
+	// (`uno-arena serve` setting max_matches, 10000 by default); retry when some have ended.
+	ErrorReason_ERROR_REASON_TOO_MANY_MATCHES ErrorReason = 91
+	// RESOURCE_EXHAUSTED (ends the stream): 8 Play streams of the same bot are already waiting for
+	// their Hello; send Hello right after opening a stream.
+	ErrorReason_ERROR_REASON_TOO_MANY_STREAMS ErrorReason = 92
 	// UNAVAILABLE (ends the stream / fails the call): the server is shutting down. Reconnect to
 	// another instance or later, with Hello.resume.
 	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 100
-	// INTERNAL: a server bug.
+	// INTERNAL: a server bug, e.g. a deal that did not finish.
 	ErrorReason_ERROR_REASON_INTERNAL ErrorReason = 110
 )
 
@@ -155,6 +179,7 @@ var (
 		4:   "ERROR_REASON_INVALID_SEATS",
 		5:   "ERROR_REASON_INVALID_TIME_CONTROL",
 		6:   "ERROR_REASON_INVALID_PAGE_TOKEN",
+		7:   "ERROR_REASON_LIMIT_EXCEEDED",
 		20:  "ERROR_REASON_HELLO_REQUIRED",
 		21:  "ERROR_REASON_DUPLICATE_HELLO",
 		22:  "ERROR_REASON_UNSUPPORTED_PROTOCOL_VERSION",
@@ -180,8 +205,11 @@ var (
 		61:  "ERROR_REASON_BOT_NAME_MISMATCH",
 		70:  "ERROR_REASON_MATCH_NOT_FOUND",
 		71:  "ERROR_REASON_REQUEST_NOT_FOUND",
+		72:  "ERROR_REASON_EVENTS_EXPIRED",
 		80:  "ERROR_REASON_MATCH_ALREADY_EXISTS",
 		90:  "ERROR_REASON_SLOW_CONSUMER",
+		91:  "ERROR_REASON_TOO_MANY_MATCHES",
+		92:  "ERROR_REASON_TOO_MANY_STREAMS",
 		100: "ERROR_REASON_SHUTTING_DOWN",
 		110: "ERROR_REASON_INTERNAL",
 	}
@@ -193,6 +221,7 @@ var (
 		"ERROR_REASON_INVALID_SEATS":                4,
 		"ERROR_REASON_INVALID_TIME_CONTROL":         5,
 		"ERROR_REASON_INVALID_PAGE_TOKEN":           6,
+		"ERROR_REASON_LIMIT_EXCEEDED":               7,
 		"ERROR_REASON_HELLO_REQUIRED":               20,
 		"ERROR_REASON_DUPLICATE_HELLO":              21,
 		"ERROR_REASON_UNSUPPORTED_PROTOCOL_VERSION": 22,
@@ -218,8 +247,11 @@ var (
 		"ERROR_REASON_BOT_NAME_MISMATCH":            61,
 		"ERROR_REASON_MATCH_NOT_FOUND":              70,
 		"ERROR_REASON_REQUEST_NOT_FOUND":            71,
+		"ERROR_REASON_EVENTS_EXPIRED":               72,
 		"ERROR_REASON_MATCH_ALREADY_EXISTS":         80,
 		"ERROR_REASON_SLOW_CONSUMER":                90,
+		"ERROR_REASON_TOO_MANY_MATCHES":             91,
+		"ERROR_REASON_TOO_MANY_STREAMS":             92,
 		"ERROR_REASON_SHUTTING_DOWN":                100,
 		"ERROR_REASON_INTERNAL":                     110,
 	}
@@ -256,7 +288,8 @@ var File_uno_v1_errors_proto protoreflect.FileDescriptor
 
 const file_uno_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xce\t\n" +
+	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xd6\n" +
+	"\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eERROR_REASON_MALFORMED_MESSAGE\x10\x01\x12!\n" +
@@ -265,6 +298,7 @@ const file_uno_v1_errors_proto_rawDesc = "" +
 	"\x1aERROR_REASON_INVALID_SEATS\x10\x04\x12%\n" +
 	"!ERROR_REASON_INVALID_TIME_CONTROL\x10\x05\x12#\n" +
 	"\x1fERROR_REASON_INVALID_PAGE_TOKEN\x10\x06\x12\x1f\n" +
+	"\x1bERROR_REASON_LIMIT_EXCEEDED\x10\a\x12\x1f\n" +
 	"\x1bERROR_REASON_HELLO_REQUIRED\x10\x14\x12 \n" +
 	"\x1cERROR_REASON_DUPLICATE_HELLO\x10\x15\x12-\n" +
 	")ERROR_REASON_UNSUPPORTED_PROTOCOL_VERSION\x10\x16\x12\x1e\n" +
@@ -289,9 +323,12 @@ const file_uno_v1_errors_proto_rawDesc = "" +
 	"\x1bERROR_REASON_ADMIN_REQUIRED\x10<\x12\"\n" +
 	"\x1eERROR_REASON_BOT_NAME_MISMATCH\x10=\x12 \n" +
 	"\x1cERROR_REASON_MATCH_NOT_FOUND\x10F\x12\"\n" +
-	"\x1eERROR_REASON_REQUEST_NOT_FOUND\x10G\x12%\n" +
+	"\x1eERROR_REASON_REQUEST_NOT_FOUND\x10G\x12\x1f\n" +
+	"\x1bERROR_REASON_EVENTS_EXPIRED\x10H\x12%\n" +
 	"!ERROR_REASON_MATCH_ALREADY_EXISTS\x10P\x12\x1e\n" +
-	"\x1aERROR_REASON_SLOW_CONSUMER\x10Z\x12\x1e\n" +
+	"\x1aERROR_REASON_SLOW_CONSUMER\x10Z\x12!\n" +
+	"\x1dERROR_REASON_TOO_MANY_MATCHES\x10[\x12!\n" +
+	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\\\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10d\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10nBKB\vErrorsProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 

@@ -641,7 +641,8 @@ type RuleSet struct {
 	// score together [false].
 	Partners *bool `protobuf:"varint,15,opt,name=partners,proto3,oneof" json:"partners,omitempty"`
 	// House rule, needs scoring lowest: a seat whose total reaches target_score is out of the
-	// match [false].
+	// match and sits out every later hand (SeatEliminatedEvent, SeatState.eliminated); the last
+	// seat left wins [false].
 	ChallengeUno  *bool `protobuf:"varint,16,opt,name=challenge_uno,json=challengeUno,proto3,oneof" json:"challenge_uno,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -792,7 +793,8 @@ func (x *RuleSet) GetChallengeUno() bool {
 // Who plays a seat.
 type Player struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Either a connected bot or a built-in bot.
+	// Either a connected bot or a built-in bot; exactly one must be set (an empty Player fails
+	// CreateMatch with INVALID_ARGUMENT / INVALID_SEATS).
 	//
 	// Types that are valid to be assigned to Kind:
 	//
@@ -863,13 +865,14 @@ type isPlayer_Kind interface {
 }
 
 type Player_BotName struct {
-	// Name of a bot connected over BotService.Play (Hello.bot_name), e.g. "alice". The same bot
-	// may hold several seats of one match; each seat gets its own decision requests.
+	// Name of a bot connected over BotService.Play (Hello.bot_name), e.g. "alice": 1-64
+	// characters of [A-Za-z0-9_.-]. The same bot may hold several seats of one match; each seat
+	// gets its own decision requests.
 	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3,oneof"`
 }
 
 type Player_Builtin struct {
-	// A built-in bot run inside the server.
+	// A built-in bot run inside the server: BUILTIN_BOT_RANDOM or BUILTIN_BOT_HEURISTIC.
 	Builtin BuiltinBot `protobuf:"varint,2,opt,name=builtin,proto3,enum=uno.v1.BuiltinBot,oneof"`
 }
 
@@ -2134,7 +2137,11 @@ type HandStartedEvent struct {
 	// The dealing seat; the seat to its left plays first (unless the first card says otherwise).
 	Dealer int32 `protobuf:"varint,2,opt,name=dealer,proto3" json:"dealer,omitempty"`
 	// Seats dealt into this hand (fewer than RuleSet.seats once challenge_uno eliminated some).
-	SeatCount     int32 `protobuf:"varint,3,opt,name=seat_count,json=seatCount,proto3" json:"seat_count,omitempty"`
+	SeatCount int32 `protobuf:"varint,3,opt,name=seat_count,json=seatCount,proto3" json:"seat_count,omitempty"`
+	// The match seats dealt into this hand, in ascending order (seat_count entries). The engine
+	// numbers them 0..seat_count-1 in this order inside the hand: to replay a hand that
+	// eliminated seats sat out, map seat seats[i] to engine seat i (also inside action ids).
+	Seats         []int32 `protobuf:"varint,4,rep,packed,name=seats,proto3" json:"seats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2190,12 +2197,20 @@ func (x *HandStartedEvent) GetSeatCount() int32 {
 	return 0
 }
 
+func (x *HandStartedEvent) GetSeats() []int32 {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
 // A seat received its starting cards (engine Dealt).
 type DealtEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat dealt to.
 	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
-	// Cards dealt, in cards.
+	// Cards dealt, in cards; every seat and spectator sees it, so card counts can be followed
+	// from events alone.
 	Amount int32 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	// The cards, in deal order: only in the receiving seat's own stream; empty for everyone else.
 	Cards         []*Card `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
@@ -3266,9 +3281,10 @@ type HandEndedEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat that went out.
 	Winner int32 `protobuf:"varint,1,opt,name=winner,proto3" json:"winner,omitempty"`
-	// Value of the cards each seat still holds, indexed by seat, in points.
+	// Value of the cards each seat still holds, indexed by seat, in points (0 for a seat that sat
+	// the hand out, eliminated under challenge_uno).
 	PointsHeld []int32 `protobuf:"varint,2,rep,packed,name=points_held,json=pointsHeld,proto3" json:"points_held,omitempty"`
-	// Every seat's remaining cards, indexed by seat.
+	// Every seat's remaining cards, indexed by seat (empty for a seat that sat the hand out).
 	Hands []*CardList `protobuf:"bytes,3,rep,name=hands,proto3" json:"hands,omitempty"`
 	// The hand's seed, published now so the hand can be replayed locally with the engine
 	// (Hand.replay(rules, seed, dealer, actions)).
@@ -3277,7 +3293,8 @@ type HandEndedEvent struct {
 	// event alone is enough to replay the hand.
 	Dealer int32 `protobuf:"varint,5,opt,name=dealer,proto3" json:"dealer,omitempty"`
 	// Every action applied in this hand, in order, including the defaults the server played on
-	// timeouts and the system's closing of UNO windows (seat -1, action id 6).
+	// timeouts and the system's closing of UNO windows (seat -1, action id 6). Seats (also inside
+	// action ids) are match seats; see HandStartedEvent.seats for hands with eliminated seats.
 	Actions       []*SeatAction `protobuf:"bytes,6,rep,name=actions,proto3" json:"actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3696,7 +3713,8 @@ func (x *MatchEndedEvent) GetSeed() uint64 {
 }
 
 // Service: a seat missed the deadline of a required decision; the server played its default
-// action (draw then pass, accept a penalty, decline a catch, name the colour held most).
+// action (draw then pass, accept a penalty, name the colour held most). Optional chances never
+// time out.
 type TimedOutEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat that timed out.
@@ -3884,7 +3902,8 @@ type MatchCancelledEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// END_CAUSE_CANCELLED or END_CAUSE_SHUTDOWN.
 	Cause EndCause `protobuf:"varint,1,opt,name=cause,proto3,enum=uno.v1.EndCause" json:"cause,omitempty"`
-	// Free text given by the admin or the server.
+	// Free text given by the admin (CancelMatchRequest.reason, at most 256 characters) or the
+	// server.
 	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4102,13 +4121,14 @@ const file_uno_v1_game_proto_rawDesc = "" +
 	"connection\x184 \x01(\v2\x17.uno.v1.ConnectionEventH\x00R\n" +
 	"connection\x12F\n" +
 	"\x0fmatch_cancelled\x185 \x01(\v2\x1b.uno.v1.MatchCancelledEventH\x00R\x0ematchCancelledB\x06\n" +
-	"\x04kind\"j\n" +
+	"\x04kind\"\x80\x01\n" +
 	"\x10HandStartedEvent\x12\x1f\n" +
 	"\vhand_number\x18\x01 \x01(\x05R\n" +
 	"handNumber\x12\x16\n" +
 	"\x06dealer\x18\x02 \x01(\x05R\x06dealer\x12\x1d\n" +
 	"\n" +
-	"seat_count\x18\x03 \x01(\x05R\tseatCount\"\\\n" +
+	"seat_count\x18\x03 \x01(\x05R\tseatCount\x12\x14\n" +
+	"\x05seats\x18\x04 \x03(\x05R\x05seats\"\\\n" +
 	"\n" +
 	"DealtEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12\x16\n" +

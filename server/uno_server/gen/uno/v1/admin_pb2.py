@@ -28,7 +28,7 @@ from uno_server.gen.uno.v1 import bot_pb2 as uno_dot_v1_dot_bot__pb2
 from uno_server.gen.uno.v1 import game_pb2 as uno_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12uno/v1/admin.proto\x12\x06uno.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x10uno/v1/bot.proto\x1a\x11uno/v1/game.proto\"\xa2\x02\n\tMatchSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1e\n\x06player\x18\x02 \x01(\x0b\x32\x0e.uno.v1.Player\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x11\n\tconnected\x18\x04 \x01(\x08\x12\x0f\n\x07strikes\x18\x05 \x01(\x05\x12\x18\n\x10rejected_actions\x18\x06 \x01(\x05\x12\x12\n\ntaken_over\x18\x07 \x01(\x08\x12(\n\x0etakeover_cause\x18\x08 \x01(\x0e\x32\x10.uno.v1.EndCause\x12\x14\n\x0ctime_bank_ms\x18\t \x01(\x05\x12\x11\n\tdecisions\x18\n \x01(\x05\x12\x18\n\x10mean_response_ms\x18\x0b \x01(\x05\x12\x13\n\x0bresponse_ms\x18\x0c \x03(\x05\"\xc7\x04\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.uno.v1.MatchState\x12 \n\x05seats\x18\x03 \x03(\x0b\x32\x11.uno.v1.MatchSeat\x12\x1e\n\x05rules\x18\x04 \x01(\x0b\x32\x0f.uno.v1.RuleSet\x12)\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x13.uno.v1.TimeControl\x12\x0c\n\x04seed\x18\x06 \x01(\x04\x12\x13\n\x0bhand_number\x18\x07 \x01(\x05\x12\x0e\n\x06totals\x18\x08 \x03(\x05\x12\x0f\n\x07winners\x18\t \x03(\x05\x12.\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nstarted_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nded_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12-\n\x06labels\x18\r \x03(\x0b\x32\x1d.uno.v1.MatchInfo.LabelsEntry\x12\x17\n\x0fidempotency_key\x18\x0e \x01(\t\x12#\n\tend_cause\x18\x0f \x01(\x0e\x32\x10.uno.v1.EndCause\x12\x13\n\x0b\x65nd_message\x18\x10 \x01(\t\x12\x15\n\rlast_sequence\x18\x11 \x01(\x03\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xba\x02\n\x12\x43reateMatchRequest\x12\x1d\n\x05seats\x18\x01 \x03(\x0b\x32\x0e.uno.v1.Player\x12\x1e\n\x05rules\x18\x02 \x01(\x0b\x32\x0f.uno.v1.RuleSet\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12)\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x13.uno.v1.TimeControl\x12\x13\n\x06\x64\x65\x61ler\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12\x36\n\x06labels\x18\x06 \x03(\x0b\x32&.uno.v1.CreateMatchRequest.LabelsEntry\x12\x17\n\x0fidempotency_key\x18\x07 \x01(\t\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x07\n\x05_seedB\t\n\x07_dealer\"H\n\x13\x43reateMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfo\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x10GetMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfo\"\xd8\x01\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\"\n\x06states\x18\x03 \x03(\x0e\x32\x12.uno.v1.MatchState\x12\x10\n\x08\x62ot_name\x18\x04 \x01(\t\x12\x36\n\x06labels\x18\x05 \x03(\x0b\x32&.uno.v1.ListMatchesRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"R\n\x13ListMatchesResponse\x12\"\n\x07matches\x18\x01 \x03(\x0b\x32\x11.uno.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"=\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"`\n\x12WatchMatchResponse\x12\"\n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfoH\x00\x12\x1e\n\x05\x65vent\x18\x02 \x01(\x0b\x32\r.uno.v1.EventH\x00\x42\x06\n\x04kind\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"7\n\x13\x43\x61ncelMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfo\"\x11\n\x0fListBotsRequest\"\xbd\x02\n\x07\x42otInfo\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x18\n\x10protocol_version\x18\x04 \x01(\r\x12\x11\n\tconnected\x18\x05 \x01(\x08\x12\x30\n\x0c\x63onnected_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x0f\x64isconnected_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04peer\x18\x08 \x01(\t\x12\x1e\n\x05seats\x18\t \x03(\x0b\x32\x0f.uno.v1.SeatRef\x12\x1e\n\x16max_concurrent_matches\x18\n \x01(\x05\x12\x15\n\ropen_requests\x18\x0b \x01(\x05\"1\n\x10ListBotsResponse\x12\x1d\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x0f.uno.v1.BotInfo*w\n\nMatchState\x12\x1b\n\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_STATE_RUNNING\x10\x01\x12\x18\n\x14MATCH_STATE_FINISHED\x10\x02\x12\x19\n\x15MATCH_STATE_CANCELLED\x10\x03\x32\xab\x03\n\x0c\x41\x64minService\x12\x46\n\x0b\x43reateMatch\x12\x1a.uno.v1.CreateMatchRequest\x1a\x1b.uno.v1.CreateMatchResponse\x12=\n\x08GetMatch\x12\x17.uno.v1.GetMatchRequest\x1a\x18.uno.v1.GetMatchResponse\x12\x46\n\x0bListMatches\x12\x1a.uno.v1.ListMatchesRequest\x1a\x1b.uno.v1.ListMatchesResponse\x12\x45\n\nWatchMatch\x12\x19.uno.v1.WatchMatchRequest\x1a\x1a.uno.v1.WatchMatchResponse0\x01\x12\x46\n\x0b\x43\x61ncelMatch\x12\x1a.uno.v1.CancelMatchRequest\x1a\x1b.uno.v1.CancelMatchResponse\x12=\n\x08ListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponseBJB\nAdminProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12uno/v1/admin.proto\x12\x06uno.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x10uno/v1/bot.proto\x1a\x11uno/v1/game.proto\"\xb9\x02\n\tMatchSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1e\n\x06player\x18\x02 \x01(\x0b\x32\x0e.uno.v1.Player\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x11\n\tconnected\x18\x04 \x01(\x08\x12\x0f\n\x07strikes\x18\x05 \x01(\x05\x12\x18\n\x10rejected_actions\x18\x06 \x01(\x05\x12\x12\n\ntaken_over\x18\x07 \x01(\x08\x12(\n\x0etakeover_cause\x18\x08 \x01(\x0e\x32\x10.uno.v1.EndCause\x12\x14\n\x0ctime_bank_ms\x18\t \x01(\x05\x12\x11\n\tdecisions\x18\n \x01(\x05\x12\x18\n\x10mean_response_ms\x18\x0b \x01(\x05\x12\x13\n\x0bresponse_ms\x18\x0c \x03(\x05\x12\x15\n\rstale_actions\x18\r \x01(\x05\"\xc7\x04\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12!\n\x05state\x18\x02 \x01(\x0e\x32\x12.uno.v1.MatchState\x12 \n\x05seats\x18\x03 \x03(\x0b\x32\x11.uno.v1.MatchSeat\x12\x1e\n\x05rules\x18\x04 \x01(\x0b\x32\x0f.uno.v1.RuleSet\x12)\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x13.uno.v1.TimeControl\x12\x0c\n\x04seed\x18\x06 \x01(\x04\x12\x13\n\x0bhand_number\x18\x07 \x01(\x05\x12\x0e\n\x06totals\x18\x08 \x03(\x05\x12\x0f\n\x07winners\x18\t \x03(\x05\x12.\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nstarted_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nded_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12-\n\x06labels\x18\r \x03(\x0b\x32\x1d.uno.v1.MatchInfo.LabelsEntry\x12\x17\n\x0fidempotency_key\x18\x0e \x01(\t\x12#\n\tend_cause\x18\x0f \x01(\x0e\x32\x10.uno.v1.EndCause\x12\x13\n\x0b\x65nd_message\x18\x10 \x01(\t\x12\x15\n\rlast_sequence\x18\x11 \x01(\x03\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xba\x02\n\x12\x43reateMatchRequest\x12\x1d\n\x05seats\x18\x01 \x03(\x0b\x32\x0e.uno.v1.Player\x12\x1e\n\x05rules\x18\x02 \x01(\x0b\x32\x0f.uno.v1.RuleSet\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12)\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x13.uno.v1.TimeControl\x12\x13\n\x06\x64\x65\x61ler\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12\x36\n\x06labels\x18\x06 \x03(\x0b\x32&.uno.v1.CreateMatchRequest.LabelsEntry\x12\x17\n\x0fidempotency_key\x18\x07 \x01(\t\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x07\n\x05_seedB\t\n\x07_dealer\"H\n\x13\x43reateMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfo\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x10GetMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfo\"\xd8\x01\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\"\n\x06states\x18\x03 \x03(\x0e\x32\x12.uno.v1.MatchState\x12\x10\n\x08\x62ot_name\x18\x04 \x01(\t\x12\x36\n\x06labels\x18\x05 \x03(\x0b\x32&.uno.v1.ListMatchesRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"R\n\x13ListMatchesResponse\x12\"\n\x07matches\x18\x01 \x03(\x0b\x32\x11.uno.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"=\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"`\n\x12WatchMatchResponse\x12\"\n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfoH\x00\x12\x1e\n\x05\x65vent\x18\x02 \x01(\x0b\x32\r.uno.v1.EventH\x00\x42\x06\n\x04kind\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"7\n\x13\x43\x61ncelMatchResponse\x12 \n\x05match\x18\x01 \x01(\x0b\x32\x11.uno.v1.MatchInfo\"\x11\n\x0fListBotsRequest\"\x85\x03\n\x07\x42otInfo\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x18\n\x10protocol_version\x18\x04 \x01(\r\x12\x11\n\tconnected\x18\x05 \x01(\x08\x12\x30\n\x0c\x63onnected_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x0f\x64isconnected_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04peer\x18\x08 \x01(\t\x12\x1e\n\x05seats\x18\t \x03(\x0b\x32\x0f.uno.v1.SeatRef\x12\x1e\n\x16max_concurrent_matches\x18\n \x01(\x05\x12\x15\n\ropen_requests\x18\x0b \x01(\x05\x12\x18\n\x10rejected_actions\x18\x0c \x01(\x03\x12\x15\n\rstream_errors\x18\r \x01(\x03\x12\x15\n\rrunning_seats\x18\x0e \x01(\x05\"1\n\x10ListBotsResponse\x12\x1d\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x0f.uno.v1.BotInfo*w\n\nMatchState\x12\x1b\n\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_STATE_RUNNING\x10\x01\x12\x18\n\x14MATCH_STATE_FINISHED\x10\x02\x12\x19\n\x15MATCH_STATE_CANCELLED\x10\x03\x32\xab\x03\n\x0c\x41\x64minService\x12\x46\n\x0b\x43reateMatch\x12\x1a.uno.v1.CreateMatchRequest\x1a\x1b.uno.v1.CreateMatchResponse\x12=\n\x08GetMatch\x12\x17.uno.v1.GetMatchRequest\x1a\x18.uno.v1.GetMatchResponse\x12\x46\n\x0bListMatches\x12\x1a.uno.v1.ListMatchesRequest\x1a\x1b.uno.v1.ListMatchesResponse\x12\x45\n\nWatchMatch\x12\x19.uno.v1.WatchMatchRequest\x1a\x1a.uno.v1.WatchMatchResponse0\x01\x12\x46\n\x0b\x43\x61ncelMatch\x12\x1a.uno.v1.CancelMatchRequest\x1a\x1b.uno.v1.CancelMatchResponse\x12=\n\x08ListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponseBJB\nAdminProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,44 +42,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATEMATCHREQUEST_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_LISTMATCHESREQUEST_LABELSENTRY']._loaded_options = None
   _globals['_LISTMATCHESREQUEST_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_MATCHSTATE']._serialized_start=2428
-  _globals['_MATCHSTATE']._serialized_end=2547
+  _globals['_MATCHSTATE']._serialized_start=2523
+  _globals['_MATCHSTATE']._serialized_end=2642
   _globals['_MATCHSEAT']._serialized_start=101
-  _globals['_MATCHSEAT']._serialized_end=391
-  _globals['_MATCHINFO']._serialized_start=394
-  _globals['_MATCHINFO']._serialized_end=977
-  _globals['_MATCHINFO_LABELSENTRY']._serialized_start=932
-  _globals['_MATCHINFO_LABELSENTRY']._serialized_end=977
-  _globals['_CREATEMATCHREQUEST']._serialized_start=980
-  _globals['_CREATEMATCHREQUEST']._serialized_end=1294
-  _globals['_CREATEMATCHREQUEST_LABELSENTRY']._serialized_start=932
-  _globals['_CREATEMATCHREQUEST_LABELSENTRY']._serialized_end=977
-  _globals['_CREATEMATCHRESPONSE']._serialized_start=1296
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=1368
-  _globals['_GETMATCHREQUEST']._serialized_start=1370
-  _globals['_GETMATCHREQUEST']._serialized_end=1405
-  _globals['_GETMATCHRESPONSE']._serialized_start=1407
-  _globals['_GETMATCHRESPONSE']._serialized_end=1459
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1462
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1678
-  _globals['_LISTMATCHESREQUEST_LABELSENTRY']._serialized_start=932
-  _globals['_LISTMATCHESREQUEST_LABELSENTRY']._serialized_end=977
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1680
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1762
-  _globals['_WATCHMATCHREQUEST']._serialized_start=1764
-  _globals['_WATCHMATCHREQUEST']._serialized_end=1825
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=1827
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=1923
-  _globals['_CANCELMATCHREQUEST']._serialized_start=1925
-  _globals['_CANCELMATCHREQUEST']._serialized_end=1979
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=1981
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=2036
-  _globals['_LISTBOTSREQUEST']._serialized_start=2038
-  _globals['_LISTBOTSREQUEST']._serialized_end=2055
-  _globals['_BOTINFO']._serialized_start=2058
-  _globals['_BOTINFO']._serialized_end=2375
-  _globals['_LISTBOTSRESPONSE']._serialized_start=2377
-  _globals['_LISTBOTSRESPONSE']._serialized_end=2426
-  _globals['_ADMINSERVICE']._serialized_start=2550
-  _globals['_ADMINSERVICE']._serialized_end=2977
+  _globals['_MATCHSEAT']._serialized_end=414
+  _globals['_MATCHINFO']._serialized_start=417
+  _globals['_MATCHINFO']._serialized_end=1000
+  _globals['_MATCHINFO_LABELSENTRY']._serialized_start=955
+  _globals['_MATCHINFO_LABELSENTRY']._serialized_end=1000
+  _globals['_CREATEMATCHREQUEST']._serialized_start=1003
+  _globals['_CREATEMATCHREQUEST']._serialized_end=1317
+  _globals['_CREATEMATCHREQUEST_LABELSENTRY']._serialized_start=955
+  _globals['_CREATEMATCHREQUEST_LABELSENTRY']._serialized_end=1000
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=1319
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=1391
+  _globals['_GETMATCHREQUEST']._serialized_start=1393
+  _globals['_GETMATCHREQUEST']._serialized_end=1428
+  _globals['_GETMATCHRESPONSE']._serialized_start=1430
+  _globals['_GETMATCHRESPONSE']._serialized_end=1482
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1485
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1701
+  _globals['_LISTMATCHESREQUEST_LABELSENTRY']._serialized_start=955
+  _globals['_LISTMATCHESREQUEST_LABELSENTRY']._serialized_end=1000
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1703
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1785
+  _globals['_WATCHMATCHREQUEST']._serialized_start=1787
+  _globals['_WATCHMATCHREQUEST']._serialized_end=1848
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=1850
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=1946
+  _globals['_CANCELMATCHREQUEST']._serialized_start=1948
+  _globals['_CANCELMATCHREQUEST']._serialized_end=2002
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=2004
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=2059
+  _globals['_LISTBOTSREQUEST']._serialized_start=2061
+  _globals['_LISTBOTSREQUEST']._serialized_end=2078
+  _globals['_BOTINFO']._serialized_start=2081
+  _globals['_BOTINFO']._serialized_end=2470
+  _globals['_LISTBOTSRESPONSE']._serialized_start=2472
+  _globals['_LISTBOTSRESPONSE']._serialized_end=2521
+  _globals['_ADMINSERVICE']._serialized_start=2645
+  _globals['_ADMINSERVICE']._serialized_end=3072
 # @@protoc_insertion_point(module_scope)

@@ -28,9 +28,24 @@ if _version_not_supported:
 
 class AdminServiceStub:
     """Match administration, used by the tournament runner and operators. Every call needs gRPC
-    metadata "authorization: Bearer <admin token>": a missing or unknown token fails with
-    UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN), a bot token with PERMISSION_DENIED
-    (ADMIN_REQUIRED). Errors carry google.rpc.ErrorInfo as described in errors.proto.
+    metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
+    MISSING_TOKEN, a token the server does not know with UNAUTHENTICATED / INVALID_TOKEN, a bot
+    token with PERMISSION_DENIED / ADMIN_REQUIRED. Errors carry google.rpc.ErrorInfo as described
+    in errors.proto.
+
+    Input limits: every field has its limit written next to it. A field over its limit fails the
+    call with INVALID_ARGUMENT (LIMIT_EXCEEDED, or the reason named at the field) and ErrorInfo
+    metadata "field" naming it. A request may be at most 512 KiB serialised; bytes that do not
+    decode (invalid UTF-8 in a string, for instance) fail with INVALID_ARGUMENT /
+    MALFORMED_MESSAGE. Unknown fields are ignored and never stored.
+
+    Retention: a running match is always kept. A finished or cancelled match is kept as a compact
+    summary (its MatchInfo) for the server's retention (by default the 1000 most recently ended,
+    none older than 1 hour; `uno-arena serve --retain-matches/--retain-seconds`); after that
+    GetMatch, CancelMatch and WatchMatch answer NOT_FOUND / MATCH_NOT_FOUND and its idempotency key
+    is free again. Its full event log is kept only a short while after the end (by default 120 s,
+    and only for the 128 most recently ended matches; `--log-linger-seconds/--log-linger-matches`),
+    and for as long as a WatchMatch call is still reading it.
     """
 
     def __init__(self, channel):
@@ -73,30 +88,50 @@ class AdminServiceStub:
 
 class AdminServiceServicer:
     """Match administration, used by the tournament runner and operators. Every call needs gRPC
-    metadata "authorization: Bearer <admin token>": a missing or unknown token fails with
-    UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN), a bot token with PERMISSION_DENIED
-    (ADMIN_REQUIRED). Errors carry google.rpc.ErrorInfo as described in errors.proto.
+    metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
+    MISSING_TOKEN, a token the server does not know with UNAUTHENTICATED / INVALID_TOKEN, a bot
+    token with PERMISSION_DENIED / ADMIN_REQUIRED. Errors carry google.rpc.ErrorInfo as described
+    in errors.proto.
+
+    Input limits: every field has its limit written next to it. A field over its limit fails the
+    call with INVALID_ARGUMENT (LIMIT_EXCEEDED, or the reason named at the field) and ErrorInfo
+    metadata "field" naming it. A request may be at most 512 KiB serialised; bytes that do not
+    decode (invalid UTF-8 in a string, for instance) fail with INVALID_ARGUMENT /
+    MALFORMED_MESSAGE. Unknown fields are ignored and never stored.
+
+    Retention: a running match is always kept. A finished or cancelled match is kept as a compact
+    summary (its MatchInfo) for the server's retention (by default the 1000 most recently ended,
+    none older than 1 hour; `uno-arena serve --retain-matches/--retain-seconds`); after that
+    GetMatch, CancelMatch and WatchMatch answer NOT_FOUND / MATCH_NOT_FOUND and its idempotency key
+    is free again. Its full event log is kept only a short while after the end (by default 120 s,
+    and only for the 128 most recently ended matches; `--log-linger-seconds/--log-linger-matches`),
+    and for as long as a WatchMatch call is still reading it.
     """
 
     def CreateMatch(self, request, context):
         """Create a match and start it at once. Every bot named in the seats must be connected
         (FAILED_PRECONDITION / BOT_NOT_CONNECTED otherwise). Invalid rules fail with
-        INVALID_ARGUMENT / INVALID_RULES, a bad seat list with INVALID_SEATS, a bad time control with
-        INVALID_TIME_CONTROL. Idempotent per idempotency_key.
+        INVALID_ARGUMENT / INVALID_RULES, a bad seat list (none, an empty Player, the wrong count,
+        an unknown bot name) with INVALID_SEATS, a bad time control with INVALID_TIME_CONTROL, each
+        with ErrorInfo metadata "field". Idempotent per idempotency_key. The first hand is dealt off
+        the server's event loop; a deal that does not finish within 10 s fails the call with
+        INTERNAL and leaves no match behind.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMatch(self, request, context):
-        """One match by id. Unknown id: NOT_FOUND / MATCH_NOT_FOUND.
+        """One match by id: running, or finished within the retention. Unknown or no longer retained:
+        NOT_FOUND / MATCH_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Matches, newest first, one page at a time.
+        """Matches the server keeps (running, and finished within the retention), newest (most
+        recently created) first, one page at a time.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -104,8 +139,10 @@ class AdminServiceServicer:
 
     def WatchMatch(self, request, context):
         """Follow a match as a spectator: its public events (no hidden cards; every hand is revealed
-        once it ends), from any point of its log, live until it ends. Unknown id: NOT_FOUND /
-        MATCH_NOT_FOUND.
+        once it ends), from any point of its log, live until it ends. Unknown or no longer retained
+        id: NOT_FOUND / MATCH_NOT_FOUND. A finished match whose event log was already freed (see
+        Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
+        answers for it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -113,7 +150,8 @@ class AdminServiceServicer:
 
     def CancelMatch(self, request, context):
         """Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
-        NOT_FOUND; already ended: FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
+        NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
+        FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -169,9 +207,24 @@ def add_AdminServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class AdminService:
     """Match administration, used by the tournament runner and operators. Every call needs gRPC
-    metadata "authorization: Bearer <admin token>": a missing or unknown token fails with
-    UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN), a bot token with PERMISSION_DENIED
-    (ADMIN_REQUIRED). Errors carry google.rpc.ErrorInfo as described in errors.proto.
+    metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
+    MISSING_TOKEN, a token the server does not know with UNAUTHENTICATED / INVALID_TOKEN, a bot
+    token with PERMISSION_DENIED / ADMIN_REQUIRED. Errors carry google.rpc.ErrorInfo as described
+    in errors.proto.
+
+    Input limits: every field has its limit written next to it. A field over its limit fails the
+    call with INVALID_ARGUMENT (LIMIT_EXCEEDED, or the reason named at the field) and ErrorInfo
+    metadata "field" naming it. A request may be at most 512 KiB serialised; bytes that do not
+    decode (invalid UTF-8 in a string, for instance) fail with INVALID_ARGUMENT /
+    MALFORMED_MESSAGE. Unknown fields are ignored and never stored.
+
+    Retention: a running match is always kept. A finished or cancelled match is kept as a compact
+    summary (its MatchInfo) for the server's retention (by default the 1000 most recently ended,
+    none older than 1 hour; `uno-arena serve --retain-matches/--retain-seconds`); after that
+    GetMatch, CancelMatch and WatchMatch answer NOT_FOUND / MATCH_NOT_FOUND and its idempotency key
+    is free again. Its full event log is kept only a short while after the end (by default 120 s,
+    and only for the 128 most recently ended matches; `--log-linger-seconds/--log-linger-matches`),
+    and for as long as a WatchMatch call is still reading it.
     """
 
     @staticmethod

@@ -203,7 +203,7 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., hand_number: _Optional[int] = ..., turn: _Optional[int] = ..., prompt: _Optional[_Union[Prompt, str]] = ..., required: _Optional[bool] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_left_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., strikes: _Optional[int] = ..., default_action_id: _Optional[int] = ..., view: _Optional[_Union[_game_pb2.SeatView, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.LegalAction, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resent: _Optional[bool] = ...) -> None: ...
 
 class ActionResult(_message.Message):
-    __slots__ = ("request_id", "match_id", "seat", "action_id", "accepted", "code", "reason", "message", "request_open", "received_at", "response_ms", "time_bank_ms")
+    __slots__ = ("request_id", "match_id", "seat", "action_id", "accepted", "code", "reason", "message", "request_open", "received_at", "response_ms", "time_bank_ms", "field")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -216,6 +216,7 @@ class ActionResult(_message.Message):
     RECEIVED_AT_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_MS_FIELD_NUMBER: _ClassVar[int]
     TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     match_id: str
     seat: int
@@ -228,7 +229,8 @@ class ActionResult(_message.Message):
     received_at: _timestamp_pb2.Timestamp
     response_ms: int
     time_bank_ms: int
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_id: _Optional[int] = ..., accepted: _Optional[bool] = ..., code: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., request_open: _Optional[bool] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., response_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
+    field: str
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_id: _Optional[int] = ..., accepted: _Optional[bool] = ..., code: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., request_open: _Optional[bool] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., response_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., field: _Optional[str] = ...) -> None: ...
 
 class RequestClosed(_message.Message):
     __slots__ = ("request_id", "match_id", "seat", "reason", "applied_action_id", "strikes")
@@ -326,13 +328,15 @@ class Pong(_message.Message):
     def __init__(self, nonce: _Optional[int] = ..., client_sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., server_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class StreamError(_message.Message):
-    __slots__ = ("code", "reason", "message", "fatal")
+    __slots__ = ("code", "reason", "message", "fatal", "field")
     CODE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     FATAL_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
     code: int
     reason: _errors_pb2.ErrorReason
     message: str
     fatal: bool
-    def __init__(self, code: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., fatal: _Optional[bool] = ...) -> None: ...
+    field: str
+    def __init__(self, code: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., fatal: _Optional[bool] = ..., field: _Optional[str] = ...) -> None: ...

@@ -29,8 +29,19 @@ if _version_not_supported:
 class BotServiceStub:
     """The service bots connect to. Authentication: every call carries gRPC metadata
     "authorization: Bearer <token>" with a bot token issued by the server operator. A missing or
-    unknown token fails the call with UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN) before any
-    message is exchanged.
+    unknown token (the admin token included) fails the call with UNAUTHENTICATED (MISSING_TOKEN /
+    INVALID_TOKEN) before any message is exchanged.
+
+    Input limits: every field a bot sets has a limit written next to it below. A field over its
+    limit is refused with INVALID_ARGUMENT / LIMIT_EXCEEDED (or MALFORMED_MESSAGE for a value of
+    the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
+    PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
+    max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
+    fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+    messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+    down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+    Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+    most 10 times a second (a reconnect storm waits its turn).
     """
 
     def __init__(self, channel):
@@ -49,8 +60,19 @@ class BotServiceStub:
 class BotServiceServicer:
     """The service bots connect to. Authentication: every call carries gRPC metadata
     "authorization: Bearer <token>" with a bot token issued by the server operator. A missing or
-    unknown token fails the call with UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN) before any
-    message is exchanged.
+    unknown token (the admin token included) fails the call with UNAUTHENTICATED (MISSING_TOKEN /
+    INVALID_TOKEN) before any message is exchanged.
+
+    Input limits: every field a bot sets has a limit written next to it below. A field over its
+    limit is refused with INVALID_ARGUMENT / LIMIT_EXCEEDED (or MALFORMED_MESSAGE for a value of
+    the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
+    PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
+    max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
+    fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+    messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+    down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+    Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+    most 10 times a second (a reconnect storm waits its turn).
     """
 
     def Play(self, request_iterator, context):
@@ -66,11 +88,13 @@ class BotServiceServicer:
         reconnect within TimeControl.reconnect_grace_ms keeps them.
 
         Faults about one action never end the stream (see ActionResult). The stream ends with an
-        error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION, BOT_NAME_MISMATCH
-        (FAILED_PRECONDITION / PERMISSION_DENIED), SESSION_REPLACED (ABORTED), SLOW_CONSUMER
-        (RESOURCE_EXHAUSTED), SHUTTING_DOWN (UNAVAILABLE). A StreamError with fatal = true precedes
-        the status where possible. A bot that half-closes its side is leaving: its seats enter the
-        reconnect grace period, then the takeover bot plays them.
+        error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
+        BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+        LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
+        invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
+        SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
+        fatal = true precedes the status where possible. A bot that half-closes its side is
+        leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -95,8 +119,19 @@ def add_BotServiceServicer_to_server(servicer, server):
 class BotService:
     """The service bots connect to. Authentication: every call carries gRPC metadata
     "authorization: Bearer <token>" with a bot token issued by the server operator. A missing or
-    unknown token fails the call with UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN) before any
-    message is exchanged.
+    unknown token (the admin token included) fails the call with UNAUTHENTICATED (MISSING_TOKEN /
+    INVALID_TOKEN) before any message is exchanged.
+
+    Input limits: every field a bot sets has a limit written next to it below. A field over its
+    limit is refused with INVALID_ARGUMENT / LIMIT_EXCEEDED (or MALFORMED_MESSAGE for a value of
+    the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
+    PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
+    max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
+    fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+    messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+    down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+    Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+    most 10 times a second (a reconnect storm waits its turn).
     """
 
     @staticmethod

@@ -359,14 +359,16 @@ class Event(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., hand_number: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., hand_started: _Optional[_Union[HandStartedEvent, _Mapping]] = ..., dealt: _Optional[_Union[DealtEvent, _Mapping]] = ..., first_card: _Optional[_Union[FirstCardEvent, _Mapping]] = ..., played: _Optional[_Union[PlayedEvent, _Mapping]] = ..., color_chosen: _Optional[_Union[ColorChosenEvent, _Mapping]] = ..., drew: _Optional[_Union[DrewEvent, _Mapping]] = ..., passed: _Optional[_Union[PassedEvent, _Mapping]] = ..., skipped: _Optional[_Union[SkippedEvent, _Mapping]] = ..., reversed: _Optional[_Union[ReversedEvent, _Mapping]] = ..., reshuffled: _Optional[_Union[ReshuffledEvent, _Mapping]] = ..., accepted: _Optional[_Union[AcceptedEvent, _Mapping]] = ..., challenged: _Optional[_Union[ChallengedEvent, _Mapping]] = ..., challenge_evidence: _Optional[_Union[ChallengeEvidenceEvent, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalledEvent, _Mapping]] = ..., uno_window_opened: _Optional[_Union[UnoWindowOpenedEvent, _Mapping]] = ..., uno_window_closed: _Optional[_Union[UnoWindowClosedEvent, _Mapping]] = ..., no_catch: _Optional[_Union[NoCatchEvent, _Mapping]] = ..., caught: _Optional[_Union[CaughtEvent, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwappedEvent, _Mapping]] = ..., hands_rotated: _Optional[_Union[HandsRotatedEvent, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEndedEvent, _Mapping]] = ..., hand_scored: _Optional[_Union[HandScoredEvent, _Mapping]] = ..., dealer_draw: _Optional[_Union[DealerDrawEvent, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosenEvent, _Mapping]] = ..., seat_eliminated: _Optional[_Union[SeatEliminatedEvent, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEndedEvent, _Mapping]] = ..., timed_out: _Optional[_Union[TimedOutEvent, _Mapping]] = ..., taken_over: _Optional[_Union[TakenOverEvent, _Mapping]] = ..., connection: _Optional[_Union[ConnectionEvent, _Mapping]] = ..., match_cancelled: _Optional[_Union[MatchCancelledEvent, _Mapping]] = ...) -> None: ...
 
 class HandStartedEvent(_message.Message):
-    __slots__ = ("hand_number", "dealer", "seat_count")
+    __slots__ = ("hand_number", "dealer", "seat_count", "seats")
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     SEAT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
     hand_number: int
     dealer: int
     seat_count: int
-    def __init__(self, hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., seat_count: _Optional[int] = ...) -> None: ...
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., seat_count: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DealtEvent(_message.Message):
     __slots__ = ("seat", "amount", "cards")

@@ -24,7 +24,7 @@ MATCH_STATE_FINISHED: MatchState
 MATCH_STATE_CANCELLED: MatchState
 
 class MatchSeat(_message.Message):
-    __slots__ = ("seat", "player", "bot_version", "connected", "strikes", "rejected_actions", "taken_over", "takeover_cause", "time_bank_ms", "decisions", "mean_response_ms", "response_ms")
+    __slots__ = ("seat", "player", "bot_version", "connected", "strikes", "rejected_actions", "taken_over", "takeover_cause", "time_bank_ms", "decisions", "mean_response_ms", "response_ms", "stale_actions")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PLAYER_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -37,6 +37,7 @@ class MatchSeat(_message.Message):
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     MEAN_RESPONSE_MS_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_MS_FIELD_NUMBER: _ClassVar[int]
+    STALE_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     player: _game_pb2.Player
     bot_version: str
@@ -49,7 +50,8 @@ class MatchSeat(_message.Message):
     decisions: int
     mean_response_ms: int
     response_ms: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, seat: _Optional[int] = ..., player: _Optional[_Union[_game_pb2.Player, _Mapping]] = ..., bot_version: _Optional[str] = ..., connected: _Optional[bool] = ..., strikes: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., taken_over: _Optional[bool] = ..., takeover_cause: _Optional[_Union[_game_pb2.EndCause, str]] = ..., time_bank_ms: _Optional[int] = ..., decisions: _Optional[int] = ..., mean_response_ms: _Optional[int] = ..., response_ms: _Optional[_Iterable[int]] = ...) -> None: ...
+    stale_actions: int
+    def __init__(self, seat: _Optional[int] = ..., player: _Optional[_Union[_game_pb2.Player, _Mapping]] = ..., bot_version: _Optional[str] = ..., connected: _Optional[bool] = ..., strikes: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., taken_over: _Optional[bool] = ..., takeover_cause: _Optional[_Union[_game_pb2.EndCause, str]] = ..., time_bank_ms: _Optional[int] = ..., decisions: _Optional[int] = ..., mean_response_ms: _Optional[int] = ..., response_ms: _Optional[_Iterable[int]] = ..., stale_actions: _Optional[int] = ...) -> None: ...
 
 class MatchInfo(_message.Message):
     __slots__ = ("match_id", "state", "seats", "rules", "time_control", "seed", "hand_number", "totals", "winners", "created_at", "started_at", "ended_at", "labels", "idempotency_key", "end_cause", "end_message", "last_sequence")
@@ -205,7 +207,7 @@ class ListBotsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class BotInfo(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "session_id", "protocol_version", "connected", "connected_at", "disconnected_at", "peer", "seats", "max_concurrent_matches", "open_requests")
+    __slots__ = ("bot_name", "bot_version", "session_id", "protocol_version", "connected", "connected_at", "disconnected_at", "peer", "seats", "max_concurrent_matches", "open_requests", "rejected_actions", "stream_errors", "running_seats")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +219,9 @@ class BotInfo(_message.Message):
     SEATS_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _ClassVar[int]
     OPEN_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_SEATS_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     session_id: str
@@ -228,7 +233,10 @@ class BotInfo(_message.Message):
     seats: _containers.RepeatedCompositeFieldContainer[_bot_pb2.SeatRef]
     max_concurrent_matches: int
     open_requests: int
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., session_id: _Optional[str] = ..., protocol_version: _Optional[int] = ..., connected: _Optional[bool] = ..., connected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., disconnected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., peer: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_bot_pb2.SeatRef, _Mapping]]] = ..., max_concurrent_matches: _Optional[int] = ..., open_requests: _Optional[int] = ...) -> None: ...
+    rejected_actions: int
+    stream_errors: int
+    running_seats: int
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., session_id: _Optional[str] = ..., protocol_version: _Optional[int] = ..., connected: _Optional[bool] = ..., connected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., disconnected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., peer: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_bot_pb2.SeatRef, _Mapping]]] = ..., max_concurrent_matches: _Optional[int] = ..., open_requests: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., stream_errors: _Optional[int] = ..., running_seats: _Optional[int] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)

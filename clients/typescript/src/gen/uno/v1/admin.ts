@@ -83,13 +83,21 @@ export interface MatchSeat {
   player:
     | Player
     | undefined;
-  /** The bot's Hello.bot_version when the match started; empty for built-in bots. */
+  /**
+   * The bot's Hello.bot_version when the match started (at most 64 characters); empty for
+   * built-in bots.
+   */
   botVersion: string;
   /** True if the seat's bot has a live Play stream (always true for built-in bots). */
   connected: boolean;
   /** Strikes (timeouts of required decisions) so far. */
   strikes: number;
-  /** Actions the bot sent that were rejected. */
+  /**
+   * Actions of the seat's bot that were rejected, every reason counted: answers to this seat's
+   * requests, and actions that named no request of the bot's own (another seat's request, an
+   * unknown request id of this match) when this is the bot's first seat in the match. Includes
+   * stale_actions. Never a strike.
+   */
   rejectedActions: number;
   /** True if the takeover bot plays the seat for the rest of the match. */
   takenOver: boolean;
@@ -107,9 +115,15 @@ export interface MatchSeat {
   /**
    * Every accepted decision's response time in this match, in order, in milliseconds (the same
    * measure as mean_response_ms), so harnesses can compute exact percentiles across matches.
-   * Capped at the last 10,000 decisions of the match.
+   * Capped at the first 10,000 decisions of the match.
    */
   responseMs: number[];
+  /**
+   * Of rejected_actions, the answers that came too late (ABORTED: STALE_REQUEST,
+   * ALREADY_ANSWERED, DEADLINE_PASSED), which can happen to a correct bot when another seat's
+   * action closes its request first.
+   */
+  staleActions: number;
 }
 
 /** A match: its setup, progress and result. */
@@ -148,13 +162,13 @@ export interface MatchInfo {
   endedAt:
     | Date
     | undefined;
-  /** Labels given at creation. */
+  /** Labels given at creation (at most 16, keys up to 64 and values up to 256 characters). */
   labels: { [key: string]: string };
-  /** The idempotency key given at creation; empty if none. */
+  /** The idempotency key given at creation (up to 128 characters); empty if none. */
   idempotencyKey: string;
   /** How it ended; END_CAUSE_UNSPECIFIED while running. */
   endCause: EndCause;
-  /** Free text about the end (the CancelMatch reason, for instance). */
+  /** Free text about the end (the CancelMatch reason, for instance), up to 256 characters. */
   endMessage: string;
   /** Sequence number of the match's latest event; WatchMatch from here follows only new events. */
   lastSequence: bigint;
@@ -168,8 +182,11 @@ export interface MatchInfo_LabelsEntry {
 /** Input of CreateMatch. */
 export interface CreateMatchRequest {
   /**
-   * Who plays each seat, indexed by seat; as many entries as RuleSet.seats (if rules.seats is
-   * unset, it is taken from the number of entries). A bot may hold several seats.
+   * Who plays each seat, indexed by seat: 2-10 entries, as many as RuleSet.seats (if
+   * rules.seats is unset, it is taken from the number of entries). Each entry must set bot_name
+   * (1-64 characters of [A-Za-z0-9_.-], a bot registered with the server) or builtin. No
+   * entries, an empty Player or a count that does not match fail with INVALID_ARGUMENT /
+   * INVALID_SEATS (field "seats" or "seats[i]"). A bot may hold several seats.
    */
   seats: Player[];
   /** The rule set; unset fields take the engine defaults (see RuleSet). */
@@ -193,14 +210,18 @@ export interface CreateMatchRequest {
     | undefined;
   /**
    * Free-form labels stored with the match and shown to its bots (MatchStarted.labels), e.g.
-   * {"tournament": "spring", "round": "12"}. Up to 16 entries of 64 + 256 characters.
+   * {"tournament": "spring", "round": "12"}. At most 16 entries; keys of 1-64 characters of
+   * [A-Za-z0-9_.-/], values of 0-256 printable characters (Unicode letters, marks, numbers,
+   * punctuation, symbols and the space). Field "labels" (too many) or "labels[KEY]".
    */
   labels: { [key: string]: string };
   /**
-   * Optional client-chosen key, up to 128 characters, that makes creation idempotent: a second
-   * CreateMatch with the same key returns the existing match (created = false) instead of
-   * starting another, so an interrupted tournament can be resumed without repeating games. The
-   * same key with different parameters fails with ALREADY_EXISTS / MATCH_ALREADY_EXISTS.
+   * Optional client-chosen key, 0-128 printable characters, that makes creation idempotent: a
+   * second CreateMatch with the same key, while the server keeps the match (see Retention),
+   * returns it (created = false) instead of starting another, even if its bots have disconnected
+   * since, so an interrupted tournament can be resumed without repeating games. The same key
+   * with different parameters (seats, rules, seed, time control, dealer or labels, after
+   * defaults are applied) fails with ALREADY_EXISTS / MATCH_ALREADY_EXISTS.
    */
   idempotencyKey: string;
 }
@@ -222,7 +243,7 @@ export interface CreateMatchResponse {
 
 /** Input of GetMatch. */
 export interface GetMatchRequest {
-  /** The match. */
+  /** The match, 1-64 printable ASCII characters. */
   matchId: string;
 }
 
@@ -234,18 +255,31 @@ export interface GetMatchResponse {
 
 /** Input of ListMatches. */
 export interface ListMatchesRequest {
-  /** Matches per page, 1-500; 0 means 50. */
+  /**
+   * Matches per page, 0-500; 0 means 50. Negative or over 500: INVALID_ARGUMENT /
+   * LIMIT_EXCEEDED. A page also stops early, before it would pass 1 MiB serialised; follow
+   * next_page_token for the rest.
+   */
   pageSize: number;
   /**
-   * ListMatchesResponse.next_page_token of the previous page; empty for the first page.
-   * A token this server did not issue fails with INVALID_ARGUMENT / INVALID_PAGE_TOKEN.
+   * ListMatchesResponse.next_page_token of the previous page, unchanged; empty for the first
+   * page. At most 128 characters. A token this server did not issue fails with
+   * INVALID_ARGUMENT / INVALID_PAGE_TOKEN. Pages continue after the last match listed, so
+   * matches created meanwhile do not shift them.
    */
   pageToken: string;
-  /** Only matches in one of these states; empty for all. */
+  /**
+   * Only matches in one of these states; empty for all. At most 3 entries, each
+   * MATCH_STATE_RUNNING, _FINISHED or _CANCELLED (INVALID_ARGUMENT / LIMIT_EXCEEDED otherwise).
+   */
   states: MatchState[];
-  /** Only matches in which this bot holds a seat; empty for all. */
+  /** Only matches in which this bot holds a seat; empty for all. 0-64 characters. */
   botName: string;
-  /** Only matches carrying all of these labels with these values; empty for all. */
+  /**
+   * Only matches carrying all of these labels with these values; empty for all. The same limits
+   * as CreateMatchRequest.labels: at most 16 entries, keys of 1-64 characters of
+   * [A-Za-z0-9_.-/], values of 0-256 printable characters.
+   */
   labels: { [key: string]: string };
 }
 
@@ -256,7 +290,7 @@ export interface ListMatchesRequest_LabelsEntry {
 
 /** Output of ListMatches. */
 export interface ListMatchesResponse {
-  /** One page of matches, newest first. */
+  /** One page of matches, newest (most recently created) first. */
   matches: MatchInfo[];
   /** Token of the next page; empty on the last page. */
   nextPageToken: string;
@@ -264,11 +298,11 @@ export interface ListMatchesResponse {
 
 /** Input of WatchMatch. */
 export interface WatchMatchRequest {
-  /** The match. */
+  /** The match, 1-64 printable ASCII characters. */
   matchId: string;
   /**
-   * Send events with a sequence greater than this; 0 replays the whole match from its first
-   * event, MatchInfo.last_sequence follows only new events.
+   * Send events with a sequence greater than this, >= 0; 0 replays the whole match from its
+   * first event, MatchInfo.last_sequence follows only new events.
    */
   afterSequence: bigint;
 }
@@ -276,9 +310,13 @@ export interface WatchMatchRequest {
 /**
  * One message of a WatchMatch stream. The first message is a MatchInfo snapshot; then events
  * follow in sequence order, redacted for a spectator (other than the HandEndedEvent reveal, no
- * card of any hand; no challenge evidence). The stream ends with OK after the match's last event
- * (MatchEndedEvent or MatchCancelledEvent); a spectator that reads too slowly is cut off with
- * RESOURCE_EXHAUSTED / SLOW_CONSUMER and may resume with after_sequence.
+ * card of any hand; no challenge evidence); after the match's last event (MatchEndedEvent or
+ * MatchCancelledEvent) a final MatchInfo snapshot follows and the stream ends with OK.
+ *
+ * Each watcher reads the match's event log at its own pace with its own cursor: nothing is
+ * dropped, and a watcher that falls behind catches up. A watcher that reads nothing at all for
+ * 30 s while events wait for it is cut off with RESOURCE_EXHAUSTED / SLOW_CONSUMER; resume it
+ * with WatchMatchRequest.after_sequence = the last Event.sequence received.
  */
 export interface WatchMatchResponse {
   /** Snapshot of the match when watching began. */
@@ -291,9 +329,12 @@ export interface WatchMatchResponse {
 
 /** Input of CancelMatch. */
 export interface CancelMatchRequest {
-  /** The match. */
+  /** The match, 1-64 printable ASCII characters. */
   matchId: string;
-  /** Why, free text; shown in MatchCancelledEvent.message and MatchInfo.end_message. */
+  /**
+   * Why, 0-256 printable characters; shown in MatchCancelledEvent.message and
+   * MatchInfo.end_message.
+   */
   reason: string;
 }
 
@@ -311,7 +352,7 @@ export interface ListBotsRequest {
 export interface BotInfo {
   /** Hello.bot_name. */
   botName: string;
-  /** Hello.bot_version. */
+  /** Hello.bot_version (at most 64 characters). */
   botVersion: string;
   /** Welcome.session_id. */
   sessionId: string;
@@ -329,12 +370,27 @@ export interface BotInfo {
     | undefined;
   /** The peer address of the stream as gRPC reports it, e.g. "ipv4:10.0.0.7:53122". */
   peer: string;
-  /** Seats the bot holds in running matches. */
+  /**
+   * Seats the bot holds in running matches, at most the first 1000 by match creation
+   * (running_seats has the count).
+   */
   seats: SeatRef[];
   /** Hello.max_concurrent_matches (advisory; 0 = no limit). */
   maxConcurrentMatches: number;
   /** Decision requests currently open for this bot. */
   openRequests: number;
+  /**
+   * Actions of this bot rejected since the server started, every reason counted (the same
+   * rejections as MatchSeat.rejected_actions, plus those that named no match at all).
+   */
+  rejectedActions: bigint;
+  /**
+   * StreamErrors sent to this bot since the server started (empty or undecodable messages, a
+   * second Hello, a bad Ping, and fatal ones).
+   */
+  streamErrors: bigint;
+  /** Seats the bot holds in running matches (seats lists at most 1000 of them). */
+  runningSeats: number;
 }
 
 /** Output of ListBots. */
@@ -357,6 +413,7 @@ function createBaseMatchSeat(): MatchSeat {
     decisions: 0,
     meanResponseMs: 0,
     responseMs: [],
+    staleActions: 0,
   };
 }
 
@@ -401,6 +458,9 @@ export const MatchSeat: MessageFns<MatchSeat> = {
         writer.int32(v);
       }
       writer.join();
+    }
+    if (message.staleActions !== 0) {
+      writer.uint32(104).int32(message.staleActions);
     }
     return writer;
   },
@@ -524,6 +584,14 @@ export const MatchSeat: MessageFns<MatchSeat> = {
 
             break;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.staleActions = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -578,6 +646,11 @@ export const MatchSeat: MessageFns<MatchSeat> = {
         : globalThis.Array.isArray(object?.response_ms)
         ? object.response_ms.map((e: any) => globalThis.Number(e))
         : [],
+      staleActions: isSet(object.staleActions)
+        ? globalThis.Number(object.staleActions)
+        : isSet(object.stale_actions)
+        ? globalThis.Number(object.stale_actions)
+        : 0,
     };
   },
 
@@ -619,6 +692,9 @@ export const MatchSeat: MessageFns<MatchSeat> = {
     if (message.responseMs?.length) {
       obj.responseMs = message.responseMs.map((e) => Math.round(e));
     }
+    if (message.staleActions !== 0) {
+      obj.staleActions = Math.round(message.staleActions);
+    }
     return obj;
   },
 
@@ -641,6 +717,7 @@ export const MatchSeat: MessageFns<MatchSeat> = {
     message.decisions = object.decisions ?? 0;
     message.meanResponseMs = object.meanResponseMs ?? 0;
     message.responseMs = object.responseMs?.map((e) => e) || [];
+    message.staleActions = object.staleActions ?? 0;
     return message;
   },
 };
@@ -2490,6 +2567,9 @@ function createBaseBotInfo(): BotInfo {
     seats: [],
     maxConcurrentMatches: 0,
     openRequests: 0,
+    rejectedActions: 0n,
+    streamErrors: 0n,
+    runningSeats: 0,
   };
 }
 
@@ -2527,6 +2607,21 @@ export const BotInfo: MessageFns<BotInfo> = {
     }
     if (message.openRequests !== 0) {
       writer.uint32(88).int32(message.openRequests);
+    }
+    if (message.rejectedActions !== 0n) {
+      if (BigInt.asIntN(64, message.rejectedActions) !== message.rejectedActions) {
+        throw new globalThis.Error("value provided for field message.rejectedActions of type int64 too large");
+      }
+      writer.uint32(96).int64(message.rejectedActions);
+    }
+    if (message.streamErrors !== 0n) {
+      if (BigInt.asIntN(64, message.streamErrors) !== message.streamErrors) {
+        throw new globalThis.Error("value provided for field message.streamErrors of type int64 too large");
+      }
+      writer.uint32(104).int64(message.streamErrors);
+    }
+    if (message.runningSeats !== 0) {
+      writer.uint32(112).int32(message.runningSeats);
     }
     return writer;
   },
@@ -2632,6 +2727,30 @@ export const BotInfo: MessageFns<BotInfo> = {
             message.openRequests = reader.int32();
             continue;
           }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.rejectedActions = reader.int64() as bigint;
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.streamErrors = reader.int64() as bigint;
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.runningSeats = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2691,6 +2810,21 @@ export const BotInfo: MessageFns<BotInfo> = {
         : isSet(object.open_requests)
         ? globalThis.Number(object.open_requests)
         : 0,
+      rejectedActions: isSet(object.rejectedActions)
+        ? BigInt(object.rejectedActions)
+        : isSet(object.rejected_actions)
+        ? BigInt(object.rejected_actions)
+        : 0n,
+      streamErrors: isSet(object.streamErrors)
+        ? BigInt(object.streamErrors)
+        : isSet(object.stream_errors)
+        ? BigInt(object.stream_errors)
+        : 0n,
+      runningSeats: isSet(object.runningSeats)
+        ? globalThis.Number(object.runningSeats)
+        : isSet(object.running_seats)
+        ? globalThis.Number(object.running_seats)
+        : 0,
     };
   },
 
@@ -2729,6 +2863,15 @@ export const BotInfo: MessageFns<BotInfo> = {
     if (message.openRequests !== 0) {
       obj.openRequests = Math.round(message.openRequests);
     }
+    if (message.rejectedActions !== 0n) {
+      obj.rejectedActions = message.rejectedActions.toString();
+    }
+    if (message.streamErrors !== 0n) {
+      obj.streamErrors = message.streamErrors.toString();
+    }
+    if (message.runningSeats !== 0) {
+      obj.runningSeats = Math.round(message.runningSeats);
+    }
     return obj;
   },
 
@@ -2748,6 +2891,13 @@ export const BotInfo: MessageFns<BotInfo> = {
     message.seats = object.seats?.map((e) => SeatRef.fromPartial(e)) || [];
     message.maxConcurrentMatches = object.maxConcurrentMatches ?? 0;
     message.openRequests = object.openRequests ?? 0;
+    message.rejectedActions = (object.rejectedActions !== undefined && object.rejectedActions !== null)
+      ? BigInt(object.rejectedActions)
+      : 0n;
+    message.streamErrors = (object.streamErrors !== undefined && object.streamErrors !== null)
+      ? BigInt(object.streamErrors)
+      : 0n;
+    message.runningSeats = object.runningSeats ?? 0;
     return message;
   },
 };
@@ -2821,17 +2971,35 @@ export const ListBotsResponse: MessageFns<ListBotsResponse> = {
 
 /**
  * Match administration, used by the tournament runner and operators. Every call needs gRPC
- * metadata "authorization: Bearer <admin token>": a missing or unknown token fails with
- * UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN), a bot token with PERMISSION_DENIED
- * (ADMIN_REQUIRED). Errors carry google.rpc.ErrorInfo as described in errors.proto.
+ * metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
+ * MISSING_TOKEN, a token the server does not know with UNAUTHENTICATED / INVALID_TOKEN, a bot
+ * token with PERMISSION_DENIED / ADMIN_REQUIRED. Errors carry google.rpc.ErrorInfo as described
+ * in errors.proto.
+ *
+ * Input limits: every field has its limit written next to it. A field over its limit fails the
+ * call with INVALID_ARGUMENT (LIMIT_EXCEEDED, or the reason named at the field) and ErrorInfo
+ * metadata "field" naming it. A request may be at most 512 KiB serialised; bytes that do not
+ * decode (invalid UTF-8 in a string, for instance) fail with INVALID_ARGUMENT /
+ * MALFORMED_MESSAGE. Unknown fields are ignored and never stored.
+ *
+ * Retention: a running match is always kept. A finished or cancelled match is kept as a compact
+ * summary (its MatchInfo) for the server's retention (by default the 1000 most recently ended,
+ * none older than 1 hour; `uno-arena serve --retain-matches/--retain-seconds`); after that
+ * GetMatch, CancelMatch and WatchMatch answer NOT_FOUND / MATCH_NOT_FOUND and its idempotency key
+ * is free again. Its full event log is kept only a short while after the end (by default 120 s,
+ * and only for the 128 most recently ended matches; `--log-linger-seconds/--log-linger-matches`),
+ * and for as long as a WatchMatch call is still reading it.
  */
 export type AdminServiceService = typeof AdminServiceService;
 export const AdminServiceService = {
   /**
    * Create a match and start it at once. Every bot named in the seats must be connected
    * (FAILED_PRECONDITION / BOT_NOT_CONNECTED otherwise). Invalid rules fail with
-   * INVALID_ARGUMENT / INVALID_RULES, a bad seat list with INVALID_SEATS, a bad time control with
-   * INVALID_TIME_CONTROL. Idempotent per idempotency_key.
+   * INVALID_ARGUMENT / INVALID_RULES, a bad seat list (none, an empty Player, the wrong count,
+   * an unknown bot name) with INVALID_SEATS, a bad time control with INVALID_TIME_CONTROL, each
+   * with ErrorInfo metadata "field". Idempotent per idempotency_key. The first hand is dealt off
+   * the server's event loop; a deal that does not finish within 10 s fails the call with
+   * INTERNAL and leaves no match behind.
    */
   createMatch: {
     path: "/uno.v1.AdminService/CreateMatch" as const,
@@ -2842,7 +3010,10 @@ export const AdminServiceService = {
     responseSerialize: (value: CreateMatchResponse): Buffer => Buffer.from(CreateMatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreateMatchResponse => CreateMatchResponse.decode(value),
   },
-  /** One match by id. Unknown id: NOT_FOUND / MATCH_NOT_FOUND. */
+  /**
+   * One match by id: running, or finished within the retention. Unknown or no longer retained:
+   * NOT_FOUND / MATCH_NOT_FOUND.
+   */
   getMatch: {
     path: "/uno.v1.AdminService/GetMatch" as const,
     requestStream: false as const,
@@ -2852,7 +3023,10 @@ export const AdminServiceService = {
     responseSerialize: (value: GetMatchResponse): Buffer => Buffer.from(GetMatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetMatchResponse => GetMatchResponse.decode(value),
   },
-  /** Matches, newest first, one page at a time. */
+  /**
+   * Matches the server keeps (running, and finished within the retention), newest (most
+   * recently created) first, one page at a time.
+   */
   listMatches: {
     path: "/uno.v1.AdminService/ListMatches" as const,
     requestStream: false as const,
@@ -2864,8 +3038,10 @@ export const AdminServiceService = {
   },
   /**
    * Follow a match as a spectator: its public events (no hidden cards; every hand is revealed
-   * once it ends), from any point of its log, live until it ends. Unknown id: NOT_FOUND /
-   * MATCH_NOT_FOUND.
+   * once it ends), from any point of its log, live until it ends. Unknown or no longer retained
+   * id: NOT_FOUND / MATCH_NOT_FOUND. A finished match whose event log was already freed (see
+   * Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
+   * answers for it.
    */
   watchMatch: {
     path: "/uno.v1.AdminService/WatchMatch" as const,
@@ -2878,7 +3054,8 @@ export const AdminServiceService = {
   },
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
-   * NOT_FOUND; already ended: FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
+   * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
+   * FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
    */
   cancelMatch: {
     path: "/uno.v1.AdminService/CancelMatch" as const,
@@ -2905,23 +3082,35 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   /**
    * Create a match and start it at once. Every bot named in the seats must be connected
    * (FAILED_PRECONDITION / BOT_NOT_CONNECTED otherwise). Invalid rules fail with
-   * INVALID_ARGUMENT / INVALID_RULES, a bad seat list with INVALID_SEATS, a bad time control with
-   * INVALID_TIME_CONTROL. Idempotent per idempotency_key.
+   * INVALID_ARGUMENT / INVALID_RULES, a bad seat list (none, an empty Player, the wrong count,
+   * an unknown bot name) with INVALID_SEATS, a bad time control with INVALID_TIME_CONTROL, each
+   * with ErrorInfo metadata "field". Idempotent per idempotency_key. The first hand is dealt off
+   * the server's event loop; a deal that does not finish within 10 s fails the call with
+   * INTERNAL and leaves no match behind.
    */
   createMatch: handleUnaryCall<CreateMatchRequest, CreateMatchResponse>;
-  /** One match by id. Unknown id: NOT_FOUND / MATCH_NOT_FOUND. */
+  /**
+   * One match by id: running, or finished within the retention. Unknown or no longer retained:
+   * NOT_FOUND / MATCH_NOT_FOUND.
+   */
   getMatch: handleUnaryCall<GetMatchRequest, GetMatchResponse>;
-  /** Matches, newest first, one page at a time. */
+  /**
+   * Matches the server keeps (running, and finished within the retention), newest (most
+   * recently created) first, one page at a time.
+   */
   listMatches: handleUnaryCall<ListMatchesRequest, ListMatchesResponse>;
   /**
    * Follow a match as a spectator: its public events (no hidden cards; every hand is revealed
-   * once it ends), from any point of its log, live until it ends. Unknown id: NOT_FOUND /
-   * MATCH_NOT_FOUND.
+   * once it ends), from any point of its log, live until it ends. Unknown or no longer retained
+   * id: NOT_FOUND / MATCH_NOT_FOUND. A finished match whose event log was already freed (see
+   * Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
+   * answers for it.
    */
   watchMatch: handleServerStreamingCall<WatchMatchRequest, WatchMatchResponse>;
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
-   * NOT_FOUND; already ended: FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
+   * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
+   * FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
    */
   cancelMatch: handleUnaryCall<CancelMatchRequest, CancelMatchResponse>;
   /** Bots with a Play session (connected, or disconnected and within their reconnect grace). */
@@ -2932,8 +3121,11 @@ export interface AdminServiceClient extends Client {
   /**
    * Create a match and start it at once. Every bot named in the seats must be connected
    * (FAILED_PRECONDITION / BOT_NOT_CONNECTED otherwise). Invalid rules fail with
-   * INVALID_ARGUMENT / INVALID_RULES, a bad seat list with INVALID_SEATS, a bad time control with
-   * INVALID_TIME_CONTROL. Idempotent per idempotency_key.
+   * INVALID_ARGUMENT / INVALID_RULES, a bad seat list (none, an empty Player, the wrong count,
+   * an unknown bot name) with INVALID_SEATS, a bad time control with INVALID_TIME_CONTROL, each
+   * with ErrorInfo metadata "field". Idempotent per idempotency_key. The first hand is dealt off
+   * the server's event loop; a deal that does not finish within 10 s fails the call with
+   * INTERNAL and leaves no match behind.
    */
   createMatch(
     request: CreateMatchRequest,
@@ -2950,7 +3142,10 @@ export interface AdminServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreateMatchResponse) => void,
   ): ClientUnaryCall;
-  /** One match by id. Unknown id: NOT_FOUND / MATCH_NOT_FOUND. */
+  /**
+   * One match by id: running, or finished within the retention. Unknown or no longer retained:
+   * NOT_FOUND / MATCH_NOT_FOUND.
+   */
   getMatch(
     request: GetMatchRequest,
     callback: (error: ServiceError | null, response: GetMatchResponse) => void,
@@ -2966,7 +3161,10 @@ export interface AdminServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetMatchResponse) => void,
   ): ClientUnaryCall;
-  /** Matches, newest first, one page at a time. */
+  /**
+   * Matches the server keeps (running, and finished within the retention), newest (most
+   * recently created) first, one page at a time.
+   */
   listMatches(
     request: ListMatchesRequest,
     callback: (error: ServiceError | null, response: ListMatchesResponse) => void,
@@ -2984,8 +3182,10 @@ export interface AdminServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Follow a match as a spectator: its public events (no hidden cards; every hand is revealed
-   * once it ends), from any point of its log, live until it ends. Unknown id: NOT_FOUND /
-   * MATCH_NOT_FOUND.
+   * once it ends), from any point of its log, live until it ends. Unknown or no longer retained
+   * id: NOT_FOUND / MATCH_NOT_FOUND. A finished match whose event log was already freed (see
+   * Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
+   * answers for it.
    */
   watchMatch(request: WatchMatchRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchMatchResponse>;
   watchMatch(
@@ -2995,7 +3195,8 @@ export interface AdminServiceClient extends Client {
   ): ClientReadableStream<WatchMatchResponse>;
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
-   * NOT_FOUND; already ended: FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
+   * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
+   * FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
    */
   cancelMatch(
     request: CancelMatchRequest,

@@ -50,18 +50,19 @@ export enum Prompt {
   /** CHOOSE_COLOR - A Wild was flipped first (PHASE_CHOOSE_COLOR): CHOOSE_COLOR. Required. */
   CHOOSE_COLOR = 5,
   /**
-   * UNO_WINDOW - Another seat went down to one card without calling UNO: CATCH it or NO_CATCH. Optional:
-   * silence counts as no catch when the window closes; answering NO_CATCH closes it sooner.
+   * UNO_WINDOW - Another seat went down to one card without calling UNO: CATCH it or NO_CATCH. Optional (no
+   * deadline, no default, no strike): silence counts as no catch when the window closes at
+   * view.uno_window.closes_at; answering NO_CATCH closes it sooner.
    */
   UNO_WINDOW = 6,
   /**
    * LATE_UNO - You went down to one card without calling UNO and others may catch you: CALL_UNO late.
-   * Optional.
+   * Optional (no deadline, no default, no strike).
    */
   LATE_UNO = 7,
   /**
-   * JUMP_IN - Jump-in house rule: you hold the exact top card and may play it out of turn. Optional; the
-   * chance lasts until someone else acts.
+   * JUMP_IN - Jump-in house rule: you hold the exact top card and may play it out of turn. Optional (no
+   * deadline, no default, no strike); the chance lasts until someone acts.
    */
   JUMP_IN = 8,
   UNRECOGNIZED = -1,
@@ -224,19 +225,22 @@ export interface PlayRequest {
 /** Introduces the bot. The token (metadata) authenticates it; the name identifies it in matches. */
 export interface Hello {
   /**
-   * The bot's name, 1-64 characters of [A-Za-z0-9_.-], e.g. "alice". AdminService.CreateMatch
-   * assigns seats by this name. If the server binds the token to a name, a different name ends
-   * the stream with PERMISSION_DENIED / BOT_NAME_MISMATCH; an empty name then means that name.
+   * The bot's name, 0-64 characters of [A-Za-z0-9_.-], e.g. "alice". AdminService.CreateMatch
+   * assigns seats by this name. The server binds each token to a name: a different name ends
+   * the stream with PERMISSION_DENIED / BOT_NAME_MISMATCH; an empty name means that name. Other
+   * characters end the stream with INVALID_ARGUMENT / MALFORMED_MESSAGE.
    */
   botName: string;
   /**
-   * The bot's own version string, free text up to 64 characters, e.g. "1.4.2"; shown in
-   * ListBots and match records.
+   * The bot's own version string, e.g. "1.4.2": 0-64 printable characters (Unicode letters,
+   * marks, numbers, punctuation, symbols and the space; no control characters). Shown to other
+   * bots (MatchStarted) and in ListBots and match records. Over the limit: the stream ends with
+   * INVALID_ARGUMENT / LIMIT_EXCEEDED (field "hello.bot_version").
    */
   botVersion: string;
   /**
-   * Protocol version the bot speaks. This file is version 1. Unsupported versions end the stream
-   * with FAILED_PRECONDITION / UNSUPPORTED_PROTOCOL_VERSION.
+   * Protocol version the bot speaks. This file is version 1; 0 (unset) is read as 1. Other
+   * versions end the stream with FAILED_PRECONDITION / UNSUPPORTED_PROTOCOL_VERSION.
    */
   protocolVersion: number;
   /**
@@ -247,42 +251,56 @@ export interface Hello {
     | Resume
     | undefined;
   /**
-   * Advisory: how many matches the bot is willing to play at once; 0 = no limit. Shown in
-   * ListBots for schedulers; the server does not enforce it.
+   * Advisory: how many matches the bot is willing to play at once, 0-100000; 0 = no limit.
+   * Shown in ListBots for schedulers; the server does not enforce it.
    */
   maxConcurrentMatches: number;
   /**
-   * If true, the server also pushes SeatEvents as events happen, not only inside the next
-   * DecisionRequest. Either way every event reaches each seat exactly once.
+   * If true, the server also pushes SeatEvents as events happen (after every action at any of
+   * the bot's tables), not only inside the next DecisionRequest. Either way every event reaches
+   * each seat exactly once per connection.
    */
   pushEvents: boolean;
 }
 
 /** Resume information of a reconnecting bot. */
 export interface Resume {
-  /** Welcome.session_id of the session to continue. */
+  /** Welcome.session_id of the session to continue, 0-64 printable ASCII characters. */
   sessionId: string;
   /**
-   * For each seat, the last event sequence the bot has processed. The server re-sends later
-   * events of that seat (in the next DecisionRequest, SeatEvents or MatchEnded). Seats not
-   * listed get no replay; their next DecisionRequest still carries the full SeatView.
+   * For each seat, the last event sequence the bot has processed; at most 4096 entries. After
+   * the Welcome and the seat's MatchStarted, the server re-sends every later event of that seat
+   * (in SeatEvents messages, then the next DecisionRequest or MatchEnded), also events it had
+   * sent before the connection dropped. A cursor beyond what was sent changes nothing, and
+   * cursors of matches or seats the bot does not hold are ignored. Seats not listed continue
+   * where the server's sending stopped (no replay of what it had sent); their next
+   * DecisionRequest still carries the full SeatView. Re-sending costs the server: one bot may
+   * have at most 100,000 events sent again per minute; a cursor that would go past that is
+   * treated as if its seat were not listed.
    */
   cursors: EventCursor[];
 }
 
 /** How far a bot has read the events of one seat. */
 export interface EventCursor {
-  /** The match. */
+  /** The match, 1-64 printable ASCII characters. */
   matchId: string;
-  /** The seat, 0-based. */
+  /** The seat, 0-9. */
   seat: number;
-  /** Event.sequence of the last event processed for this seat; 0 = none. */
+  /**
+   * Event.sequence of the last event processed for this seat, >= 0; 0 = none (replay the whole
+   * match for this seat).
+   */
   lastSequence: bigint;
 }
 
 /** The bot's answer to a DecisionRequest. */
 export interface Action {
-  /** DecisionRequest.request_id being answered. Required. */
+  /**
+   * DecisionRequest.request_id being answered. Required: 1-128 printable ASCII characters
+   * (INVALID_ARGUMENT / MALFORMED_MESSAGE if empty, LIMIT_EXCEEDED if longer; the ActionResult
+   * then echoes no request_id).
+   */
   requestId: string;
   /**
    * One of the request's LegalAction.id values. Required (0 = DRAW is a real action, so the
@@ -299,7 +317,10 @@ export interface Action {
 export interface Ping {
   /** Any value; echoed in Pong. */
   nonce: bigint;
-  /** The bot's clock when sending, optional; echoed in Pong. */
+  /**
+   * The bot's clock when sending, optional; echoed in Pong. Must be a valid Timestamp (years
+   * 1-9999, nanos 0-999999999), else StreamError INVALID_ARGUMENT / LIMIT_EXCEEDED and no Pong.
+   */
   sentAt: Date | undefined;
 }
 
@@ -329,7 +350,10 @@ export interface PlayResponse {
   matchEnded?:
     | MatchEnded
     | undefined;
-  /** Events of a seat, pushed as they happen (only if Hello.push_events). */
+  /**
+   * Events of a seat: pushed as they happen (Hello.push_events), or a long backlog sent
+   * ahead of a DecisionRequest or MatchEnded.
+   */
   seatEvents?:
     | SeatEvents
     | undefined;
@@ -363,8 +387,9 @@ export interface Welcome {
     | Date
     | undefined;
   /**
-   * Seats this bot holds in matches already running (after a reconnect). Open decision requests
-   * for them follow right after the Welcome.
+   * Seats this bot holds in matches already running (after a reconnect), at most the first
+   * 1000 by match creation. For every seat (listed or not) a MatchStarted follows right after
+   * the Welcome, then any replayed events and the seat's open decision request.
    */
   seats: SeatRef[];
 }
@@ -397,22 +422,25 @@ export interface DecisionRequest {
   /** Why the seat is asked. */
   prompt: Prompt;
   /**
-   * True if the seat must answer (its turn or a penalty to answer): on timeout the server plays
-   * default_action_id and records a strike. False for optional chances (UNO window, late UNO,
-   * jump-in): no default, no strike; the request just closes.
+   * True only for a decision the rules oblige the seat to make now: its turn, playing or keeping
+   * a drawn card, answering a Wild Draw Four or a Draw Two stack, naming the first colour. Such
+   * a request has a deadline and a legal default_action_id; on timeout the server plays the
+   * default and records a strike. False for every optional chance (catch or no catch in a UNO
+   * window, a late UNO call, a jump-in, any chance a house rule adds): no deadline, no default,
+   * never a strike; the request closes (RequestClosed) when the chance ends.
    */
   required: boolean;
   /**
-   * Server time by which the answer must arrive. For required decisions: sent_at + decision_ms +
-   * the seat's remaining time bank. For a UNO window: when the window closes. Unset for a jump-in
-   * chance (it lasts until someone acts).
+   * Required requests only: the server time by which the answer must arrive (sent_at +
+   * decision_ms + the seat's remaining time bank). Unset for optional requests; a UNO window
+   * still closes on its own timer, at view.uno_window.closes_at.
    */
   deadline:
     | Date
     | undefined;
   /**
-   * Milliseconds from sent_at to deadline, for bots that do not trust their clock; 0 if no
-   * deadline.
+   * Milliseconds from sent_at to deadline, for bots that do not trust their clock; 0 for
+   * optional requests (no deadline).
    */
   timeLeftMs: number;
   /** The match's per-decision allowance, in milliseconds (TimeControl.decision_ms). */
@@ -428,9 +456,9 @@ export interface DecisionRequest {
    */
   strikes: number;
   /**
-   * The action the server plays if a required decision times out (engine default_action: draw
-   * then pass, accept a penalty, decline a catch, name the colour held most); unset for optional
-   * requests.
+   * The action the server plays if this required decision times out (engine default_action:
+   * draw then pass, accept a penalty, name the colour held most). Set on every required request
+   * and always one of legal_actions; unset on every optional request.
    */
   defaultActionId?:
     | number
@@ -444,7 +472,9 @@ export interface DecisionRequest {
   /**
    * Events not yet delivered to this seat, oldest first, redacted for it: everything since its
    * previous DecisionRequest or SeatEvents (so the first request of a hand also carries the end
-   * and scoring of the previous hand). Each event reaches each seat exactly once.
+   * and scoring of the previous hand). Each event reaches each seat exactly once. At most 64
+   * events ride here; a longer backlog (after a takeover ends, a reconnect with an old cursor)
+   * arrives first in SeatEvents messages of at most 256 KiB each.
    */
   events: Event[];
   /** The match's rule set (every field set). */
@@ -464,7 +494,7 @@ export interface DecisionRequest {
 
 /** The outcome of one Action. Every Action gets exactly one ActionResult. */
 export interface ActionResult {
-  /** Action.request_id as received. */
+  /** Action.request_id as received; empty if it was over its limit. */
   requestId: string;
   /** The request's match, if the request id is known. */
   matchId: string;
@@ -482,6 +512,10 @@ export interface ActionResult {
   /**
    * gRPC status code of the rejection as its number (google.rpc.Code): 0 OK when accepted,
    * 3 INVALID_ARGUMENT, 5 NOT_FOUND, 9 FAILED_PRECONDITION, 10 ABORTED. See errors.proto.
+   * Every rejection, whatever its reason, counts in the seat's MatchSeat.rejected_actions (for
+   * an action that names another bot's or an unknown request: the sender's first seat in that
+   * match, if any) and in the sender's BotInfo.rejected_actions; ABORTED ones (answers that came
+   * too late) also in MatchSeat.stale_actions. No rejection is ever a strike.
    */
   code: number;
   /** Machine-readable reason of a rejection; ERROR_REASON_UNSPECIFIED when accepted. */
@@ -507,11 +541,14 @@ export interface ActionResult {
   responseMs: number;
   /** The seat's time bank left after this answer, in milliseconds. */
   timeBankMs: number;
+  /** For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id"; empty otherwise. */
+  field: string;
 }
 
 /**
- * A decision request closed without an accepted answer. Answers to it are rejected with ABORTED
- * (STALE_REQUEST or DEADLINE_PASSED).
+ * A decision request closed without an accepted answer. Answers to it are rejected with ABORTED:
+ * DEADLINE_PASSED after a timeout, ALREADY_ANSWERED after an accepted answer, STALE_REQUEST
+ * otherwise.
  */
 export interface RequestClosed {
   /** The request that closed. */
@@ -565,7 +602,10 @@ export interface MatchStarted {
   startedAt:
     | Date
     | undefined;
-  /** Labels given by the match's creator (e.g. tournament round), free-form. */
+  /**
+   * Labels given by the match's creator (e.g. tournament round): at most 16 entries, keys of
+   * 1-64 characters, values of 0-256 characters (CreateMatchRequest.labels).
+   */
   labels: { [key: string]: string };
 }
 
@@ -593,18 +633,25 @@ export interface MatchEnded {
   won: boolean;
   /**
    * The last events of the match not yet delivered to this seat (the final hand's end and
-   * scoring, the match end), redacted for this seat.
+   * scoring, the match end), redacted for this seat; at most 64, a longer backlog comes first in
+   * SeatEvents. Empty if the bot reconnects after the match's event log was freed (see
+   * MatchInfo).
    */
   events: Event[];
   /** Strikes (timeouts) this seat received. */
   strikes: number;
-  /** Rejected actions this seat sent. */
+  /** Rejected actions counted on this seat (MatchSeat.rejected_actions). */
   rejectedActions: number;
   /** True if the takeover bot finished the match for this seat. */
   takenOver: boolean;
 }
 
-/** Events of one seat pushed as they happen (Hello.push_events only). */
+/**
+ * Events of one seat. Sent as events happen when Hello.push_events is set; also sent, whatever
+ * push_events says, to deliver a backlog of more than 64 events ahead of a DecisionRequest or
+ * MatchEnded (at most 256 KiB per message), and to replay events after a reconnect
+ * (Resume.cursors).
+ */
 export interface SeatEvents {
   /** The match. */
   matchId: string;
@@ -627,8 +674,8 @@ export interface Pong {
 }
 
 /**
- * A fault not tied to one Action (e.g. an empty PlayRequest, a second Hello), or a notice that
- * the server is about to end the stream.
+ * A fault not tied to one Action (e.g. an empty PlayRequest, a second Hello, a bad Ping), or a
+ * notice that the server is about to end the stream.
  */
 export interface StreamError {
   /** gRPC status code as its number (google.rpc.Code), e.g. 3 INVALID_ARGUMENT, 14 UNAVAILABLE. */
@@ -639,6 +686,11 @@ export interface StreamError {
   message: string;
   /** True if the server ends the stream right after this message with the same status. */
   fatal: boolean;
+  /**
+   * For INVALID_ARGUMENT: the PlayRequest field at fault, e.g. "hello.bot_version" or
+   * "ping.sent_at"; empty if the whole message is at fault.
+   */
+  field: string;
 }
 
 function createBasePlayRequest(): PlayRequest {
@@ -2307,6 +2359,7 @@ function createBaseActionResult(): ActionResult {
     receivedAt: undefined,
     responseMs: 0,
     timeBankMs: 0,
+    field: "",
   };
 }
 
@@ -2347,6 +2400,9 @@ export const ActionResult: MessageFns<ActionResult> = {
     }
     if (message.timeBankMs !== 0) {
       writer.uint32(96).int32(message.timeBankMs);
+    }
+    if (message.field !== "") {
+      writer.uint32(106).string(message.field);
     }
     return writer;
   },
@@ -2460,6 +2516,14 @@ export const ActionResult: MessageFns<ActionResult> = {
             message.timeBankMs = reader.int32();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2514,6 +2578,7 @@ export const ActionResult: MessageFns<ActionResult> = {
         : isSet(object.time_bank_ms)
         ? globalThis.Number(object.time_bank_ms)
         : 0,
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
     };
   },
 
@@ -2555,6 +2620,9 @@ export const ActionResult: MessageFns<ActionResult> = {
     if (message.timeBankMs !== 0) {
       obj.timeBankMs = Math.round(message.timeBankMs);
     }
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
     return obj;
   },
 
@@ -2575,6 +2643,7 @@ export const ActionResult: MessageFns<ActionResult> = {
     message.receivedAt = object.receivedAt ?? undefined;
     message.responseMs = object.responseMs ?? 0;
     message.timeBankMs = object.timeBankMs ?? 0;
+    message.field = object.field ?? "";
     return message;
   },
 };
@@ -3633,7 +3702,7 @@ export const Pong: MessageFns<Pong> = {
 };
 
 function createBaseStreamError(): StreamError {
-  return { code: 0, reason: 0, message: "", fatal: false };
+  return { code: 0, reason: 0, message: "", fatal: false, field: "" };
 }
 
 export const StreamError: MessageFns<StreamError> = {
@@ -3649,6 +3718,9 @@ export const StreamError: MessageFns<StreamError> = {
     }
     if (message.fatal !== false) {
       writer.uint32(32).bool(message.fatal);
+    }
+    if (message.field !== "") {
+      writer.uint32(42).string(message.field);
     }
     return writer;
   },
@@ -3698,6 +3770,14 @@ export const StreamError: MessageFns<StreamError> = {
             message.fatal = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3716,6 +3796,7 @@ export const StreamError: MessageFns<StreamError> = {
       reason: isSet(object.reason) ? errorReasonFromJSON(object.reason) : 0,
       message: isSet(object.message) ? globalThis.String(object.message) : "",
       fatal: isSet(object.fatal) ? globalThis.Boolean(object.fatal) : false,
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
     };
   },
 
@@ -3733,6 +3814,9 @@ export const StreamError: MessageFns<StreamError> = {
     if (message.fatal !== false) {
       obj.fatal = message.fatal;
     }
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
     return obj;
   },
 
@@ -3745,6 +3829,7 @@ export const StreamError: MessageFns<StreamError> = {
     message.reason = object.reason ?? 0;
     message.message = object.message ?? "";
     message.fatal = object.fatal ?? false;
+    message.field = object.field ?? "";
     return message;
   },
 };
@@ -3752,8 +3837,19 @@ export const StreamError: MessageFns<StreamError> = {
 /**
  * The service bots connect to. Authentication: every call carries gRPC metadata
  * "authorization: Bearer <token>" with a bot token issued by the server operator. A missing or
- * unknown token fails the call with UNAUTHENTICATED (MISSING_TOKEN / INVALID_TOKEN) before any
- * message is exchanged.
+ * unknown token (the admin token included) fails the call with UNAUTHENTICATED (MISSING_TOKEN /
+ * INVALID_TOKEN) before any message is exchanged.
+ *
+ * Input limits: every field a bot sets has a limit written next to it below. A field over its
+ * limit is refused with INVALID_ARGUMENT / LIMIT_EXCEEDED (or MALFORMED_MESSAGE for a value of
+ * the wrong form); the refusal names the field (ActionResult.field, StreamError.field). A
+ * PlayRequest may be at most 512 KiB serialised; gRPC itself refuses anything over the server's
+ * max_message_bytes (4 MiB by default) with RESOURCE_EXHAUSTED, which ends the stream. Unknown
+ * fields are ignored and never stored or echoed. The server reads each stream at up to 1,000
+ * messages and 1 MiB per second (bursts of the same size); a bot that sends faster is slowed
+ * down by flow control, never cut off for it. At most 8 streams of one bot may wait for their
+ * Hello at once (more: RESOURCE_EXHAUSTED / TOO_MANY_STREAMS), and one bot's sessions start at
+ * most 10 times a second (a reconnect storm waits its turn).
  */
 export type BotServiceService = typeof BotServiceService;
 export const BotServiceService = {
@@ -3770,11 +3866,13 @@ export const BotServiceService = {
    * reconnect within TimeControl.reconnect_grace_ms keeps them.
    *
    * Faults about one action never end the stream (see ActionResult). The stream ends with an
-   * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION, BOT_NAME_MISMATCH
-   * (FAILED_PRECONDITION / PERMISSION_DENIED), SESSION_REPLACED (ABORTED), SLOW_CONSUMER
-   * (RESOURCE_EXHAUSTED), SHUTTING_DOWN (UNAVAILABLE). A StreamError with fatal = true precedes
-   * the status where possible. A bot that half-closes its side is leaving: its seats enter the
-   * reconnect grace period, then the takeover bot plays them.
+   * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
+   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+   * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
+   * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
+   * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
+   * fatal = true precedes the status where possible. A bot that half-closes its side is
+   * leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
    */
   play: {
     path: "/uno.v1.BotService/Play" as const,
@@ -3801,11 +3899,13 @@ export interface BotServiceServer extends UntypedServiceImplementation {
    * reconnect within TimeControl.reconnect_grace_ms keeps them.
    *
    * Faults about one action never end the stream (see ActionResult). The stream ends with an
-   * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION, BOT_NAME_MISMATCH
-   * (FAILED_PRECONDITION / PERMISSION_DENIED), SESSION_REPLACED (ABORTED), SLOW_CONSUMER
-   * (RESOURCE_EXHAUSTED), SHUTTING_DOWN (UNAVAILABLE). A StreamError with fatal = true precedes
-   * the status where possible. A bot that half-closes its side is leaving: its seats enter the
-   * reconnect grace period, then the takeover bot plays them.
+   * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
+   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+   * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
+   * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
+   * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
+   * fatal = true precedes the status where possible. A bot that half-closes its side is
+   * leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
    */
   play: handleBidiStreamingCall<PlayRequest, PlayResponse>;
 }
@@ -3824,11 +3924,13 @@ export interface BotServiceClient extends Client {
    * reconnect within TimeControl.reconnect_grace_ms keeps them.
    *
    * Faults about one action never end the stream (see ActionResult). The stream ends with an
-   * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION, BOT_NAME_MISMATCH
-   * (FAILED_PRECONDITION / PERMISSION_DENIED), SESSION_REPLACED (ABORTED), SLOW_CONSUMER
-   * (RESOURCE_EXHAUSTED), SHUTTING_DOWN (UNAVAILABLE). A StreamError with fatal = true precedes
-   * the status where possible. A bot that half-closes its side is leaving: its seats enter the
-   * reconnect grace period, then the takeover bot plays them.
+   * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
+   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+   * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
+   * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
+   * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
+   * fatal = true precedes the status where possible. A bot that half-closes its side is
+   * leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
    */
   play(): ClientDuplexStream<PlayRequest, PlayResponse>;
   play(options: Partial<CallOptions>): ClientDuplexStream<PlayRequest, PlayResponse>;

@@ -16,8 +16,10 @@ export enum ErrorReason {
   /** UNSPECIFIED - No reason (success, or a reason this client version does not know). */
   UNSPECIFIED = 0,
   /**
-   * MALFORMED_MESSAGE - INVALID_ARGUMENT: a stream message or request is missing a required field or has an empty
-   * oneof (e.g. Action without request_id or action_id).
+   * MALFORMED_MESSAGE - INVALID_ARGUMENT: a stream message or request does not decode (bad bytes, invalid UTF-8 in a
+   * string: this ends a Play stream), is too large, is missing a required field or has an empty
+   * oneof (e.g. Action without request_id or action_id), or a field has the wrong form (e.g. a
+   * bot name with a space); metadata "field" names the field where there is one.
    */
   MALFORMED_MESSAGE = 1,
   /** MALFORMED_ACTION - INVALID_ARGUMENT: the action id names no action at all (engine MalformedActionError). */
@@ -36,6 +38,12 @@ export enum ErrorReason {
   INVALID_TIME_CONTROL = 5,
   /** INVALID_PAGE_TOKEN - INVALID_ARGUMENT: a list page token that this server did not issue. */
   INVALID_PAGE_TOKEN = 6,
+  /**
+   * LIMIT_EXCEEDED - INVALID_ARGUMENT: a field is over its documented limit: a string too long, too many entries
+   * in a repeated or map field, a number out of its range. Metadata "field" names it (e.g.
+   * "hello.bot_version", "labels", "page_size").
+   */
+  LIMIT_EXCEEDED = 7,
   /** HELLO_REQUIRED - FAILED_PRECONDITION (ends the stream): the first message on a Play stream was not Hello. */
   HELLO_REQUIRED = 20,
   /** DUPLICATE_HELLO - FAILED_PRECONDITION: a second Hello on the same stream (ignored; the stream stays open). */
@@ -109,21 +117,41 @@ export enum ErrorReason {
   BOT_NAME_MISMATCH = 61,
   /** MATCH_NOT_FOUND - NOT_FOUND: no match has this id. */
   MATCH_NOT_FOUND = 70,
-  /** REQUEST_NOT_FOUND - NOT_FOUND: the server never issued a decision request with this id. */
+  /**
+   * REQUEST_NOT_FOUND - NOT_FOUND: the server never issued a decision request with this id (or its match is no
+   * longer kept).
+   */
   REQUEST_NOT_FOUND = 71,
+  /**
+   * EVENTS_EXPIRED - NOT_FOUND: WatchMatch on a finished match whose event log the server has already freed
+   * (GetMatch still has its summary).
+   */
+  EVENTS_EXPIRED = 72,
   /** MATCH_ALREADY_EXISTS - ALREADY_EXISTS: CreateMatch with an idempotency key already used for different parameters. */
   MATCH_ALREADY_EXISTS = 80,
   /**
    * SLOW_CONSUMER - RESOURCE_EXHAUSTED (ends the stream): the bot did not read its stream fast enough and the
-   * bounded outbound queue overflowed. Its seats enter the reconnect grace period.
+   * bounded outbound queue overflowed, or it read nothing for 30 s while messages waited. Its
+   * seats enter the reconnect grace period. On WatchMatch: the spectator read nothing for 30 s;
+   * resume with after_sequence.
    */
   SLOW_CONSUMER = 90,
+  /**
+   * TOO_MANY_MATCHES - RESOURCE_EXHAUSTED: CreateMatch while the server already runs as many matches as it allows
+   * (`uno-arena serve` setting max_matches, 10000 by default); retry when some have ended.
+   */
+  TOO_MANY_MATCHES = 91,
+  /**
+   * TOO_MANY_STREAMS - RESOURCE_EXHAUSTED (ends the stream): 8 Play streams of the same bot are already waiting for
+   * their Hello; send Hello right after opening a stream.
+   */
+  TOO_MANY_STREAMS = 92,
   /**
    * SHUTTING_DOWN - UNAVAILABLE (ends the stream / fails the call): the server is shutting down. Reconnect to
    * another instance or later, with Hello.resume.
    */
   SHUTTING_DOWN = 100,
-  /** INTERNAL - INTERNAL: a server bug. */
+  /** INTERNAL - INTERNAL: a server bug, e.g. a deal that did not finish. */
   INTERNAL = 110,
   UNRECOGNIZED = -1,
 }
@@ -151,6 +179,9 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 6:
     case "ERROR_REASON_INVALID_PAGE_TOKEN":
       return ErrorReason.INVALID_PAGE_TOKEN;
+    case 7:
+    case "ERROR_REASON_LIMIT_EXCEEDED":
+      return ErrorReason.LIMIT_EXCEEDED;
     case 20:
     case "ERROR_REASON_HELLO_REQUIRED":
       return ErrorReason.HELLO_REQUIRED;
@@ -226,12 +257,21 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 71:
     case "ERROR_REASON_REQUEST_NOT_FOUND":
       return ErrorReason.REQUEST_NOT_FOUND;
+    case 72:
+    case "ERROR_REASON_EVENTS_EXPIRED":
+      return ErrorReason.EVENTS_EXPIRED;
     case 80:
     case "ERROR_REASON_MATCH_ALREADY_EXISTS":
       return ErrorReason.MATCH_ALREADY_EXISTS;
     case 90:
     case "ERROR_REASON_SLOW_CONSUMER":
       return ErrorReason.SLOW_CONSUMER;
+    case 91:
+    case "ERROR_REASON_TOO_MANY_MATCHES":
+      return ErrorReason.TOO_MANY_MATCHES;
+    case 92:
+    case "ERROR_REASON_TOO_MANY_STREAMS":
+      return ErrorReason.TOO_MANY_STREAMS;
     case 100:
     case "ERROR_REASON_SHUTTING_DOWN":
       return ErrorReason.SHUTTING_DOWN;
@@ -261,6 +301,8 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_INVALID_TIME_CONTROL";
     case ErrorReason.INVALID_PAGE_TOKEN:
       return "ERROR_REASON_INVALID_PAGE_TOKEN";
+    case ErrorReason.LIMIT_EXCEEDED:
+      return "ERROR_REASON_LIMIT_EXCEEDED";
     case ErrorReason.HELLO_REQUIRED:
       return "ERROR_REASON_HELLO_REQUIRED";
     case ErrorReason.DUPLICATE_HELLO:
@@ -311,10 +353,16 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_MATCH_NOT_FOUND";
     case ErrorReason.REQUEST_NOT_FOUND:
       return "ERROR_REASON_REQUEST_NOT_FOUND";
+    case ErrorReason.EVENTS_EXPIRED:
+      return "ERROR_REASON_EVENTS_EXPIRED";
     case ErrorReason.MATCH_ALREADY_EXISTS:
       return "ERROR_REASON_MATCH_ALREADY_EXISTS";
     case ErrorReason.SLOW_CONSUMER:
       return "ERROR_REASON_SLOW_CONSUMER";
+    case ErrorReason.TOO_MANY_MATCHES:
+      return "ERROR_REASON_TOO_MANY_MATCHES";
+    case ErrorReason.TOO_MANY_STREAMS:
+      return "ERROR_REASON_TOO_MANY_STREAMS";
     case ErrorReason.SHUTTING_DOWN:
       return "ERROR_REASON_SHUTTING_DOWN";
     case ErrorReason.INTERNAL:

@@ -639,7 +639,8 @@ export interface RuleSet {
     | undefined;
   /**
    * House rule, needs scoring lowest: a seat whose total reaches target_score is out of the
-   * match [false].
+   * match and sits out every later hand (SeatEliminatedEvent, SeatState.eliminated); the last
+   * seat left wins [false].
    */
   challengeUno?: boolean | undefined;
 }
@@ -647,13 +648,14 @@ export interface RuleSet {
 /** Who plays a seat. */
 export interface Player {
   /**
-   * Name of a bot connected over BotService.Play (Hello.bot_name), e.g. "alice". The same bot
-   * may hold several seats of one match; each seat gets its own decision requests.
+   * Name of a bot connected over BotService.Play (Hello.bot_name), e.g. "alice": 1-64
+   * characters of [A-Za-z0-9_.-]. The same bot may hold several seats of one match; each seat
+   * gets its own decision requests.
    */
   botName?:
     | string
     | undefined;
-  /** A built-in bot run inside the server. */
+  /** A built-in bot run inside the server: BUILTIN_BOT_RANDOM or BUILTIN_BOT_HEURISTIC. */
   builtin?: BuiltinBot | undefined;
 }
 
@@ -1020,13 +1022,22 @@ export interface HandStartedEvent {
   dealer: number;
   /** Seats dealt into this hand (fewer than RuleSet.seats once challenge_uno eliminated some). */
   seatCount: number;
+  /**
+   * The match seats dealt into this hand, in ascending order (seat_count entries). The engine
+   * numbers them 0..seat_count-1 in this order inside the hand: to replay a hand that
+   * eliminated seats sat out, map seat seats[i] to engine seat i (also inside action ids).
+   */
+  seats: number[];
 }
 
 /** A seat received its starting cards (engine Dealt). */
 export interface DealtEvent {
   /** The seat dealt to. */
   seat: number;
-  /** Cards dealt, in cards. */
+  /**
+   * Cards dealt, in cards; every seat and spectator sees it, so card counts can be followed
+   * from events alone.
+   */
   amount: number;
   /** The cards, in deal order: only in the receiving seat's own stream; empty for everyone else. */
   cards: Card[];
@@ -1210,9 +1221,12 @@ export interface HandsRotatedEvent {
 export interface HandEndedEvent {
   /** The seat that went out. */
   winner: number;
-  /** Value of the cards each seat still holds, indexed by seat, in points. */
+  /**
+   * Value of the cards each seat still holds, indexed by seat, in points (0 for a seat that sat
+   * the hand out, eliminated under challenge_uno).
+   */
   pointsHeld: number[];
-  /** Every seat's remaining cards, indexed by seat. */
+  /** Every seat's remaining cards, indexed by seat (empty for a seat that sat the hand out). */
   hands: CardList[];
   /**
    * The hand's seed, published now so the hand can be replayed locally with the engine
@@ -1226,7 +1240,8 @@ export interface HandEndedEvent {
   dealer: number;
   /**
    * Every action applied in this hand, in order, including the defaults the server played on
-   * timeouts and the system's closing of UNO windows (seat -1, action id 6).
+   * timeouts and the system's closing of UNO windows (seat -1, action id 6). Seats (also inside
+   * action ids) are match seats; see HandStartedEvent.seats for hands with eliminated seats.
    */
   actions: SeatAction[];
 }
@@ -1286,7 +1301,8 @@ export interface MatchEndedEvent {
 
 /**
  * Service: a seat missed the deadline of a required decision; the server played its default
- * action (draw then pass, accept a penalty, decline a catch, name the colour held most).
+ * action (draw then pass, accept a penalty, name the colour held most). Optional chances never
+ * time out.
  */
 export interface TimedOutEvent {
   /** The seat that timed out. */
@@ -1319,7 +1335,10 @@ export interface ConnectionEvent {
 export interface MatchCancelledEvent {
   /** END_CAUSE_CANCELLED or END_CAUSE_SHUTDOWN. */
   cause: EndCause;
-  /** Free text given by the admin or the server. */
+  /**
+   * Free text given by the admin (CancelMatchRequest.reason, at most 256 characters) or the
+   * server.
+   */
   message: string;
 }
 
@@ -3708,7 +3727,7 @@ export const Event: MessageFns<Event> = {
 };
 
 function createBaseHandStartedEvent(): HandStartedEvent {
-  return { handNumber: 0, dealer: 0, seatCount: 0 };
+  return { handNumber: 0, dealer: 0, seatCount: 0, seats: [] };
 }
 
 export const HandStartedEvent: MessageFns<HandStartedEvent> = {
@@ -3721,6 +3740,13 @@ export const HandStartedEvent: MessageFns<HandStartedEvent> = {
     }
     if (message.seatCount !== 0) {
       writer.uint32(24).int32(message.seatCount);
+    }
+    if (message.seats.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.seats) {
+        writer.int32(v);
+      }
+      writer.join();
     }
     return writer;
   },
@@ -3762,6 +3788,24 @@ export const HandStartedEvent: MessageFns<HandStartedEvent> = {
             message.seatCount = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag === 32) {
+              message.seats.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 34) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.seats.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3787,6 +3831,7 @@ export const HandStartedEvent: MessageFns<HandStartedEvent> = {
         : isSet(object.seat_count)
         ? globalThis.Number(object.seat_count)
         : 0,
+      seats: globalThis.Array.isArray(object?.seats) ? object.seats.map((e: any) => globalThis.Number(e)) : [],
     };
   },
 
@@ -3801,6 +3846,9 @@ export const HandStartedEvent: MessageFns<HandStartedEvent> = {
     if (message.seatCount !== 0) {
       obj.seatCount = Math.round(message.seatCount);
     }
+    if (message.seats?.length) {
+      obj.seats = message.seats.map((e) => Math.round(e));
+    }
     return obj;
   },
 
@@ -3812,6 +3860,7 @@ export const HandStartedEvent: MessageFns<HandStartedEvent> = {
     message.handNumber = object.handNumber ?? 0;
     message.dealer = object.dealer ?? 0;
     message.seatCount = object.seatCount ?? 0;
+    message.seats = object.seats?.map((e) => e) || [];
     return message;
   },
 };
