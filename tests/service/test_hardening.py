@@ -1,15 +1,20 @@
 """Issue 9, "hostile bots can hurt other bots": one test (or more) per item, over the wire.
 
-| item | what | tests |
-| --- | --- | --- |
-| 1 | every client input is bounded; nothing reaches another client unbounded | test_limit_* |
-| 2 | only obliged decisions can time out or strike; optional ones have no default | test_duty_* |
-| 3 | finished matches are kept by count and age, logs only briefly | test_retention_* |
-| 4 | spectators lose nothing, catch up, and a stalled one is cut | test_watch_* |
-| 5 | a deal that does not finish freezes nothing | test_deal_* |
-| 6 | the contract and the server agree | test_contract_* |
+- item 1, every client input is bounded and nothing reaches another client unbounded:
+  test_limit_*, test_contract_ping_*, test_contract_a_message_over_*, and test_limits.py
+- item 2, only obliged decisions time out or strike; optional ones have no default:
+  test_duty_*, test_contract_a_window_that_times_out_*
+- item 3, finished matches are kept by count and age, logs only briefly:
+  test_retention_*, and test_soak.py
+- item 4, spectators lose nothing, catch up, and a stalled one is cut: test_watch_*
+- item 5, a deal that does not finish freezes nothing: test_deal_*
+- item 6, the contract and the server agree (challenge_uno, cursors, push_events, reasons,
+  codes, admin calls, deal amounts, counting): test_contract_*
+- beyond the list, a bot that reconnects in a loop or stops reading hurts nobody:
+  test_contract_replays_*, test_contract_a_bot_that_stops_reading_*
 
-Every one of them fails on main as it was when the issue was filed (7c04bbf).
+Every one of them fails on main as it was when the issue was filed (7c04bbf): each was run
+against that tree's service code (with this tree's generated protocol code).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import dataclasses
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -1036,3 +1041,70 @@ async def test_contract_replays_are_budgeted_per_bot(
     # the first two replay the whole match (plus the reconnects' own events); the third only
     # brings the events it had never been sent: the budget for sending again is spent
     assert replayed[0] >= n and replayed[1] >= n and replayed[2] < 4, (replayed, n)
+
+
+async def test_contract_a_bot_that_stops_reading_is_cut_and_hurts_nobody() -> None:
+    async with serving(stall_seconds=1) as live:
+        reader = await connected(live, "b1")  # an innocent bot at the same tables
+        opts = [("grpc.http2.bdp_probe", 0)]
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{live.port}", options=opts) as ch:
+            from uno_server.gen.uno.v1 import bot_pb2_grpc
+
+            hello = bot_pb2.PlayRequest(hello=bot_pb2.Hello(protocol_version=1, push_events=True))
+
+            async def one_hello() -> AsyncIterator[bot_pb2.PlayRequest]:
+                yield hello
+                await asyncio.sleep(3600)
+
+            stub = bot_pb2_grpc.BotServiceStub(ch)
+            call = stub.Play(one_hello(), metadata=[("authorization", f"Bearer {BOTS['b0']}")])
+            first = await call.read()  # the Welcome; then it never reads again
+            assert first.WhichOneof("kind") == "welcome"
+            tc = game_pb2.TimeControl(
+                decision_ms=50, strikes_before_takeover=1000, reconnect_grace_ms=200
+            )
+            slow = game_pb2.TimeControl(decision_ms=5000, reconnect_grace_ms=200)
+            infos = [
+                await live.create(["b0", "b1", RAND, RAND], seed=60 + i, rules=SINGLE, tc=slow)
+                for i in range(2)
+            ]
+            big = {f"k{i:02d}": "x" * 256 for i in range(16)}  # 4 KiB of labels per MatchStarted
+            for i in range(400):  # megabytes for b0 to read, which it does not
+                req = admin_pb2.CreateMatchRequest(
+                    seats=[game_pb2.Player(bot_name="b0")] + [game_pb2.Player(builtin=RAND)] * 3,
+                    seed=i,
+                    rules=SINGLE,
+                    time_control=tc,
+                    labels=big,
+                )
+                try:
+                    await live.admin.CreateMatch(req, metadata=live.md)
+                except grpc.aio.AioRpcError as exc:
+                    assert error_info(exc).reason == "BOT_NOT_CONNECTED"
+                    break  # cut already
+            deadline = time.monotonic() + 60
+            while "b0" in live.server.arena.sessions:
+                assert time.monotonic() < deadline, "the bot that stopped reading was never cut"
+                await asyncio.sleep(0.2)
+            call.cancel()
+        reg = live.server.arena.metrics.registry
+        assert reg.get_sample_value(
+            "uno_stream_errors_total", {"bot": "b0", "reason": "slow_consumer"}
+        )
+        for info in infos:  # its seats go to the takeover bot; the innocent bot plays on
+            while (final := await live.info(info.match_id)).state == 1:
+                await asyncio.sleep(0.1)
+            assert final.state == admin_pb2.MATCH_STATE_FINISHED
+            assert final.seats[0].taken_over
+            assert final.seats[0].takeover_cause == game_pb2.END_CAUSE_DISCONNECTED
+            assert (final.seats[1].strikes, final.seats[1].taken_over) == (0, False)
+        await reader.stop()
+
+
+async def test_contract_one_player_is_not_a_table(live: Live) -> None:
+    got = await refused(
+        live.admin.CreateMatch(
+            admin_pb2.CreateMatchRequest(seats=[game_pb2.Player(builtin=HEUR)]), metadata=live.md
+        )
+    )
+    assert got == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_SEATS", "seats")

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, cards_pb2, game_pb2
 from uno_server.service import limits
@@ -213,3 +215,15 @@ def test_the_validator_names_the_field(msg: Any, field: str | None, reason: int 
     else:
         assert bad is not None and (bad.field, bad.reason) == (field, reason), bad
         assert len(bad.message) < 200
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(
+    rid=st.one_of(st.text(max_size=140), st.text(alphabet="m0-1", max_size=140)),
+    action_id=st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)),
+)
+def test_the_fast_action_check_agrees_with_the_table(rid: str, action_id: int | None) -> None:
+    act = bot_pb2.Action(request_id=rid)
+    if action_id is not None:
+        act.action_id = action_id
+    assert limits.action_ok(act) == (limits.check(bot_pb2.PlayRequest(action=act)) is None)

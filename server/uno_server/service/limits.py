@@ -353,11 +353,23 @@ def check(msg: Message, prefix: str = "") -> Violation | None:
     return _walk(msg, _Walker([prefix] if prefix else []))
 
 
-def check_action(act: Message) -> Violation | None:
-    """:func:`check` of one Action (field paths start with ``action``), with the common case
-    (a printable ASCII request id of 1-128 characters and an action id) decided without walking
-    the message: this runs on every move."""
+_REQUEST_ID: Final = LIMITS["uno.v1.Action.request_id"]
+assert _REQUEST_ID.max_len is not None and _REQUEST_ID.pattern is ASCII_PRINTABLE_RE
+
+
+def action_ok(act: Message) -> bool:
+    """The common case of the per-move path, without walking the message: True if this Action
+    is certainly within its limits (else :func:`check` says what is wrong with it)."""
     rid: str = act.request_id  # type: ignore[attr-defined]
-    if 0 < len(rid) <= 128 and rid.isascii() and rid.isprintable() and act.HasField("action_id"):
-        return None
-    return check(act, "action")
+    return (
+        0 < len(rid) <= _REQUEST_ID.max_len  # type: ignore[operator]
+        and rid.isascii()
+        and rid.isprintable()
+        and act.HasField("action_id")
+    )
+
+
+def check_action(act: Message) -> Violation | None:
+    """:func:`check` of one Action (field paths start with ``action``), deciding the common case
+    with :func:`action_ok` first: this runs on every move."""
+    return None if action_ok(act) else check(act, "action")

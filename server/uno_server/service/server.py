@@ -261,6 +261,7 @@ class Arena:
         self.rejected: collections.Counter[str] = collections.Counter()
         self.stream_errors: collections.Counter[str] = collections.Counter()
         self.watchers: set[Watcher] = set()
+        self.live: set[BotSession] = set()  # every Play stream with a session, until it ends
         self.waiting_hello: collections.Counter[str] = collections.Counter()
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.last_session: dict[str, float] = {}
@@ -370,6 +371,13 @@ class Arena:
                 "the server is shutting down and takes no new matches",
             )
         seats_given = len(req.seats)
+        if seats_given < 2:  # (none at all is refused by the limits already)
+            raise _RejectError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                errors_pb2.ERROR_REASON_INVALID_SEATS,
+                f"seats: {seats_given} player given; a table has 2-10 seats, one Player each",
+                field="seats",
+            )
         try:
             rules = convert.rules_from_proto(req.rules, default_seats=seats_given)
         except InvalidRulesError as exc:
@@ -428,16 +436,17 @@ class Arena:
                     f"seats[{i}]: an empty Player; set bot_name or builtin",
                     field=f"seats[{i}]",
                 )
-        fingerprint = _fingerprint(
-            players,
-            convert.rules_to_proto(rules),
-            tc.to_proto(),
-            req.seed if req.HasField("seed") else None,
-            dealer,
-            dict(req.labels),
-        )
         key = req.idempotency_key
+        fingerprint = b""  # only an idempotent call is ever compared
         if key:
+            fingerprint = _fingerprint(
+                players,
+                convert.rules_to_proto(rules),
+                tc.to_proto(),
+                req.seed if req.HasField("seed") else None,
+                dealer,
+                dict(req.labels),
+            )
             known = self.by_key.get(key)
             if isinstance(known, asyncio.Future):
                 waiting = known
@@ -958,6 +967,7 @@ class BotServicer:
         reader = asyncio.create_task(self._read(it, session))
         writer = asyncio.create_task(self._write(context, session))
         session.writer = writer
+        arena.live.add(session)
         try:
             await writer
         except asyncio.CancelledError:  # the transport ended the call (peer gone, oversized)
@@ -966,6 +976,7 @@ class BotServicer:
         finally:
             reader.cancel()
             writer.cancel()
+            arena.live.discard(session)
             arena.unregister(session)
             slog.info("bot disconnected")
         if session.end_status is not None:
@@ -1497,24 +1508,28 @@ class ArenaServer:
         limit = self.config.stall_seconds
         while True:
             await asyncio.sleep(min(1.0, limit / 4))
-            now = loop.time()
-            for s in list(arena.sessions.values()):
-                since = s.writing_since
-                if since is not None and now - since > limit and s.end_status is None:
-                    s.kill(
-                        grpc.StatusCode.RESOURCE_EXHAUSTED,
-                        errors_pb2.ERROR_REASON_SLOW_CONSUMER,
-                        f"bot {s.bot_name} read nothing for {limit:g} s while messages waited",
-                    )
-                    if s.writer is not None:
-                        s.writer.cancel()
-            for w in list(arena.watchers):
-                since = w.writing_since
-                if since is not None and now - since > limit and not w.cut:
-                    w.cut = True
-                    if w.task is not None:
-                        w.task.cancel()
-            arena.prune()
+            try:
+                now = loop.time()
+                # every live stream, also one already ended (killed) whose last write is stuck
+                for s in list(arena.live):
+                    since = s.writing_since
+                    if since is not None and now - since > limit:
+                        s.kill(
+                            grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            errors_pb2.ERROR_REASON_SLOW_CONSUMER,
+                            f"bot {s.bot_name} read nothing for {limit:g} s while messages waited",
+                        )
+                        if s.writer is not None:
+                            s.writer.cancel()
+                for w in list(arena.watchers):
+                    since = w.writing_since
+                    if since is not None and now - since > limit and not w.cut:
+                        w.cut = True
+                        if w.task is not None:
+                            w.task.cancel()
+                arena.prune()
+            except Exception:  # never let a bug here stop the janitor
+                log.exception("janitor failed")
 
     @property
     def metrics_port(self) -> int | None:

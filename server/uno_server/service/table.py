@@ -826,21 +826,22 @@ class Table:
                 changed.set_result(None)
 
     def _record_all(self, events: list[E.Event]) -> None:
-        if self._ident:
-            for e in events:
-                if type(e) is E.HandEnded or type(e) is E.HandStarted:
-                    self._record(e, self._hand_extra(e))
-                else:
-                    self._record(e)
-            return
-        h2m = self._h2m
+        """Record the events one engine call caused (they share one timestamp)."""
+        records = self.records
+        hand_number = self.match.hand_number
+        now = time.time()
+        remap = None if self._ident else self._h2m
         n = len(self.seats)
         for e in events:
-            m = convert.remap_event(e, h2m, n)
-            if type(e) is E.HandEnded or type(e) is E.HandStarted:
-                self._record(m, self._hand_extra(e))
-            else:
-                self._record(m)
+            extra = self._hand_extra(e) if type(e) in _HAND_MARKS else None
+            if remap is not None:
+                e = convert.remap_event(e, remap, n)
+            records.append(Record(len(records) + 1, hand_number, now, e, extra))
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            if not changed.done():
+                changed.set_result(None)
 
     def _hand_extra(self, e: E.Event) -> Any:
         if type(e) is E.HandStarted:
@@ -1088,6 +1089,7 @@ class Table:
 
 
 _PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
+_HAND_MARKS: Final = frozenset({E.HandStarted, E.HandEnded})  # events the table adds to
 
 _PROMPTS: Final = {
     DRAWN: bot_pb2.PROMPT_DRAWN,
