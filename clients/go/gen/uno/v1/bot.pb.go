@@ -323,7 +323,7 @@ func (*PlayRequest_Actions) isPlayRequest_Kind() {}
 // LIMIT_EXCEEDED, and none of them is applied.
 type ActionBatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The answers, in the order the server applies them.
+	// The answers, in the order the server applies them: 1-256 entries.
 	Actions       []*Action `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -237,7 +237,7 @@ export interface PlayRequest {
  * LIMIT_EXCEEDED, and none of them is applied.
  */
 export interface ActionBatch {
-  /** The answers, in the order the server applies them. */
+  /** The answers, in the order the server applies them: 1-256 entries. */
   actions: Action[];
 }
 
