@@ -45,7 +45,7 @@ from uno_server.engine.views import SPECTATOR, redact
 from uno_server.engine.views import seat_view as engine_view
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
-from . import convert
+from . import convert, wire
 from .convert import Connection, MatchCancelled, ServiceEvent, TakenOver, TimedOut
 from .metrics import ServiceMetrics
 
@@ -188,6 +188,7 @@ class Record:
     event: E.Event | ServiceEvent  # in match seat numbering
     extra: Any = None  # HandStarted: the hand's match seats; HandEnded: (seed, dealer, actions)
     public: game_pb2.Event | None = None  # what every seat but the owner sees, cached
+    public_bytes: bytes | None = None  # the same, encoded (_HIDDEN: nothing to see)
 
 
 async def _deal_inline(fn: Callable[[], Any]) -> Any:
@@ -229,6 +230,14 @@ class Table:
         self._window_opened: float = 0.0
         self._rules_proto = convert.rules_to_proto(self.match.rules)
         self._tc_proto = self.time_control.to_proto()
+        self._rules_bytes = bytes(self._rules_proto.SerializeToString())
+        moves = self.metrics.moves
+        self._moves_metric = {src: moves.labels(src) for src in _MOVE_SOURCES}
+        self._latency_metric = {
+            st.bot_name: self.metrics.decision_latency.labels(st.bot_name)
+            for st in self.seats
+            if st.bot_name
+        }
         self._log = log.bind(match_id=self.match_id)
         self._push = any(st.push for st in self.seats)
         self._cancel_reason: tuple[int, str] | None = None
@@ -430,7 +439,7 @@ class Table:
         hand = self.match.hand
         had_window = hand.window >= 0
         events = self.match.apply(seat, action_id)
-        self.metrics.moves.labels(source).inc()
+        self._moves_metric[source].inc()
         self._record_all(events)
         if hand.window >= 0 and not had_window:
             loop = asyncio.get_running_loop()
@@ -555,7 +564,7 @@ class Table:
         st.last_response_ms = int(elapsed_ms)
         if len(st.response_ms) < RESPONSE_MS_CAP:
             st.response_ms.append(elapsed_ms)
-        self.metrics.decision_latency.labels(st.bot_name).observe(elapsed_ms / 1000)
+        self._latency_metric[st.bot_name].observe(elapsed_ms / 1000)
         if st.open is req:
             st.open = None
         self._forget(req, _ANSWERED)
@@ -686,6 +695,51 @@ class Table:
             prompt = bot_pb2.PROMPT_JUMP_IN
         else:
             prompt = _PROMPTS.get(hand.phase, bot_pb2.PROMPT_TURN)
+        taken = [s.taken_over for s in self.seats]
+        if self._ident:
+            # the hot path: the request encoded directly (wire.py), from cached fragments
+            now_ns = time.time_ns()
+            default = None
+            deadline_ns = time_left_ms = 0
+            if req.required:
+                left = max(0.0, req.deadline - now)
+                deadline_ns = now_ns + int(left * 1e9)
+                time_left_ms = int(left * 1000)
+                default = hand.default_action(h)
+            view = wire.seat_view(
+                hand,
+                h,
+                self.match.totals,
+                taken,
+                int(self._window_wall * 1e9) if window else 0,
+                int(self._window_opened * 1e9) if window else 0,
+            )
+            outbox.send(
+                wire.decision_request(
+                    request_id=req.request_id,
+                    match_id=self.match_id,
+                    seat=st.seat,
+                    hand_number=hand.hand_number,
+                    turn=hand.turn,
+                    prompt=prompt,
+                    required=req.required,
+                    deadline_ns=deadline_ns,
+                    time_left_ms=time_left_ms,
+                    decision_ms=self.time_control.decision_ms,
+                    time_bank_ms=st.bank_ms,
+                    strikes=st.strikes,
+                    default_action_id=default,
+                    view=view,
+                    legal=req.legal,
+                    events=self._event_bytes_for(st, outbox),
+                    rules=self._rules_bytes,
+                    sent_at_ns=now_ns,
+                    resent=resent,
+                    previous_response_ms=st.last_response_ms,
+                )
+            )
+            return
+        # seats mapped (Challenge UNO after an elimination): the general, slower path
         events = self._events_for(st, outbox)
         msg = bot_pb2.PlayResponse()
         dr = msg.decision_request
@@ -705,22 +759,15 @@ class Table:
             dr.time_left_ms = int(left * 1000)
             default = hand.default_action(h)
             if default is not None:
-                dr.default_action_id = default if self._ident else self._to_wire(default)
+                dr.default_action_id = self._to_wire(default)
         closes = convert.timestamp(self._window_wall) if window else None
         opened = convert.timestamp(self._window_opened) if window else None
-        taken = [s.taken_over for s in self.seats]
-        if self._ident:
-            dr.view.CopyFrom(convert.seat_view(hand, h, self.match.totals, taken, closes, opened))
-            dr.legal_actions.extend(convert.legal_action(a) for a in req.legal)
-        else:
-            dr.view.CopyFrom(
-                convert.seat_view_mapped(
-                    hand, h, self.match.totals, taken, closes, self._h2m, opened
-                )
-            )
-            dr.legal_actions.extend(
-                convert.legal_action(convert.id_to_wire(a, self._h2m)) for a in req.legal
-            )
+        dr.view.CopyFrom(
+            convert.seat_view_mapped(hand, h, self.match.totals, taken, closes, self._h2m, opened)
+        )
+        dr.legal_actions.extend(
+            convert.legal_action(convert.id_to_wire(a, self._h2m)) for a in req.legal
+        )
         dr.events.extend(events)
         dr.rules.CopyFrom(self._rules_proto)
         dr.sent_at.FromNanoseconds(time.time_ns())
@@ -880,6 +927,19 @@ class Table:
             rec.public = self._convert(rec, ev)
         return rec.public
 
+    def _to_bytes(self, rec: Record, viewer: int) -> bytes | None:
+        """:meth:`_to_proto`, encoded; every view but the owner's is encoded once per event."""
+        ev = rec.event
+        if isinstance(ev, _PRIVATE):
+            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat
+            if viewer == owner:
+                return bytes(self._convert(rec, ev).SerializeToString())
+        b = rec.public_bytes
+        if b is None:
+            m = self._to_proto(rec, viewer)
+            b = rec.public_bytes = _HIDDEN if m is None else bytes(m.SerializeToString())
+        return None if b is _HIDDEN else b
+
     def spectator_event(self, rec: Record) -> game_pb2.Event | None:
         return self._to_proto(rec, SPECTATOR)
 
@@ -920,6 +980,22 @@ class Table:
             m = self._to_proto(rec, seat)
             if m is not None:
                 out.append(m)
+        st.cursor = len(records)
+        return out
+
+    def _event_bytes_for(self, st: Seat, outbox: Outbox) -> list[bytes]:
+        """:meth:`_events_for`, encoded (the hot path)."""
+        start = st.cursor
+        records = self.records
+        if len(records) - start > EVENTS_INLINE:
+            self._flush(st, outbox, keep=EVENTS_INLINE)
+            start = st.cursor
+        out = []
+        seat = st.seat
+        for rec in records[start:]:
+            b = self._to_bytes(rec, seat)
+            if b is not None:
+                out.append(b)
         st.cursor = len(records)
         return out
 
@@ -1089,6 +1165,8 @@ class Table:
 
 
 _PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
+_HIDDEN: Final = b"<hidden>"  # Record.public_bytes of an event nobody but its owner sees
+_MOVE_SOURCES: Final = ("bot", "builtin", "timeout", "system")
 _HAND_MARKS: Final = frozenset({E.HandStarted, E.HandEnded})  # events the table adds to
 
 _PROMPTS: Final = {

@@ -156,10 +156,12 @@ def seat_view(
     totals: list[int],
     taken_over: list[bool],
     window_closes_at_ns: int,
+    window_opened_at_ns: int = 0,
 ) -> bytes:
     """The encoded SeatView of ``seat``: the same message as ``convert.seat_view``.
 
-    ``window_closes_at_ns`` is the UNO window's closing time (0 if the service set none)."""
+    ``window_closes_at_ns`` / ``window_opened_at_ns``: the open UNO window's closing and opening
+    times in nanoseconds since the epoch (0: not set)."""
     n = hand.n
     d = hand.direction
     current = hand.current
@@ -196,6 +198,8 @@ def seat_view(
         parts.append(_V_DRAWN[hand.drawn])
     if hand.window >= 0:
         w = uint(1, hand.window)
+        if window_opened_at_ns:
+            w += timestamp_ns(2, window_opened_at_ns)
         if window_closes_at_ns:
             w += timestamp_ns(3, window_closes_at_ns)
         awaiting = hand.window_awaiting()
@@ -233,3 +237,80 @@ def batch(items: list[Any]) -> bytes:
     """One PlayResponse{batch: ResponseBatch{messages: items}}, each item a PlayResponse or its
     encoding."""
     return ld(10, b"".join([ld(1, serialize(m)) for m in items]))
+
+
+# ---------------------------------------------------------------------------- decision requests
+
+_LEGAL: dict[int, bytes] = {}
+
+
+def legal_action(action_id: int) -> bytes:
+    """DecisionRequest.legal_actions entry (field 15) of one action id, encoded once."""
+    b = _LEGAL.get(action_id)
+    if b is None:
+        from .convert import legal_action as build
+
+        b = _LEGAL[action_id] = ld(15, bytes(build(action_id).SerializeToString()))
+    return b
+
+
+_PROMPT: Final = [key(6, _VARINT) + varint(p) for p in range(16)]
+_TRUE_7: Final = key(7, _VARINT) + b"\x01"
+_TRUE_19: Final = key(19, _VARINT) + b"\x01"
+
+
+def decision_request(
+    *,
+    request_id: str,
+    match_id: str,
+    seat: int,
+    hand_number: int,
+    turn: int,
+    prompt: int,
+    required: bool,
+    deadline_ns: int,
+    time_left_ms: int,
+    decision_ms: int,
+    time_bank_ms: int,
+    strikes: int,
+    default_action_id: int | None,
+    view: bytes,
+    legal: list[int],
+    events: list[bytes],
+    rules: bytes,
+    sent_at_ns: int,
+    resent: bool,
+    previous_response_ms: int,
+) -> bytes:
+    """A whole PlayResponse{decision_request}. ``view`` is an encoded SeatView, ``events`` the
+    encoded Event messages, ``rules`` the encoded RuleSet (all as this module makes them)."""
+    parts = [
+        ld(1, request_id.encode()),
+        ld(2, match_id.encode()),
+        uint(3, seat),
+        uint(4, hand_number),
+        uint(5, turn),
+        _PROMPT[prompt],
+    ]
+    if required:
+        parts.append(_TRUE_7)
+        parts.append(timestamp_ns(8, deadline_ns))
+    parts.append(uint(9, time_left_ms))
+    parts.append(uint(10, decision_ms))
+    parts.append(uint(11, time_bank_ms))
+    parts.append(uint(12, strikes))
+    if default_action_id is not None:
+        parts.append(opt(13, default_action_id))
+    parts.append(ld(14, view))
+    cache = _LEGAL
+    for a in legal:
+        b = cache.get(a)
+        parts.append(b if b is not None else legal_action(a))
+    for e in events:
+        parts.append(ld(16, e))
+    parts.append(ld(17, rules))
+    parts.append(timestamp_ns(18, sent_at_ns))
+    if resent:
+        parts.append(_TRUE_19)
+    parts.append(uint(20, previous_response_ms))
+    return ld(2, b"".join(parts))
