@@ -20,9 +20,7 @@ SINGLE = game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND)
 
 
 def hello(name: str, max_batch: int) -> bot_pb2.Hello:
-    return bot_pb2.Hello(
-        bot_name=name, bot_version="test", protocol_version=1, max_batch=max_batch
-    )
+    return bot_pb2.Hello(bot_name=name, bot_version="test", protocol_version=1, max_batch=max_batch)
 
 
 async def connected(live: Live, name: str, **kw: object) -> RawBot:

@@ -90,26 +90,24 @@ def test_a_decision_request_parses_to_what_the_runtime_builds() -> None:
     for required, resent, default in ((True, False, 0), (False, True, None), (True, True, 1230)):
         now = time.time_ns()
         raw = wire.decision_request(
-            request_id="m000001-abcdef-17",
-            match_id="m000001-abcdef",
-            seat=seat,
-            hand_number=3,
-            turn=hand.turn,
-            prompt=bot_pb2.PROMPT_TURN,
-            required=required,
-            deadline_ns=now + 900_000_000 if required else 0,
-            time_left_ms=900 if required else 0,
-            decision_ms=1000,
-            time_bank_ms=250,
-            strikes=2,
-            default_action_id=default,
-            view=view,
-            legal=legal,
-            events=[e.SerializeToString() for e in events],
-            rules=rules.SerializeToString(),
-            sent_at_ns=now,
-            resent=resent,
-            previous_response_ms=7,
+            wire.request_static("m000001-abcdef", 1000, rules.SerializeToString()),
+            "m000001-abcdef-17",
+            seat,
+            3,
+            hand.turn,
+            bot_pb2.PROMPT_TURN,
+            required,
+            now + 900_000_000 if required else 0,
+            900 if required else 0,
+            250,
+            2,
+            default,
+            view,
+            legal,
+            [wire.event_field(e.SerializeToString()) for e in events],
+            now,
+            resent,
+            7,
         )
         want = bot_pb2.PlayResponse()
         dr = want.decision_request
@@ -158,3 +156,34 @@ def test_varints_match_the_runtime(n: int) -> None:
         return
     if n < 2**31:
         assert wire.uint(3, n) == game_pb2.SeatState(score=n).SerializeToString()
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.seats}seats")
+def test_the_common_events_encode_as_the_runtime_does(rules: RuleSet) -> None:
+    """wire.public_event for every event of random hands, as every seat but the owner sees it."""
+    from uno_server.engine.views import SPECTATOR, redact
+
+    seen: set[str] = set()
+    for seed in range(8):
+        *_, hand = _states(rules, seed)  # the hand played to its end
+        for seq, ev in enumerate(hand.log, 1):
+            pub = redact(ev, SPECTATOR)
+            if pub is None:
+                continue
+            wall = 1_796_000_000.123456 + seq
+            raw = wire.public_event(seq, 2, int(wall * 1e9), pub)
+            if raw is None:
+                assert type(ev) not in wire.FAST_EVENTS
+                continue
+            seen.add(type(ev).__name__)
+            want = convert.event_to_proto(pub, seq, 2, convert.timestamp(wall))
+            assert game_pb2.Event.FromString(raw) == want, ev
+    assert {"Played", "Drew", "Passed", "Skipped"} <= seen
+
+
+@pytest.mark.parametrize(
+    "n", [0, 1, 127, 128, 16383, 16384, 2**21 - 1, 2**21, 2**28 - 1, 2**28, 2**35 - 1, 2**35, 2**40]
+)
+def test_large_varints_match_the_runtime(n: int) -> None:
+    msg = game_pb2.Event(sequence=n)
+    assert wire.uint(1, n) == msg.SerializeToString()

@@ -188,7 +188,9 @@ class Record:
     event: E.Event | ServiceEvent  # in match seat numbering
     extra: Any = None  # HandStarted: the hand's match seats; HandEnded: (seed, dealer, actions)
     public: game_pb2.Event | None = None  # what every seat but the owner sees, cached
-    public_bytes: bytes | None = None  # the same, encoded (_HIDDEN: nothing to see)
+    public_field: bytes | None = None  # the same as a DecisionRequest.events entry (_HIDDEN:
+    # nothing to see)
+    private: bool = False  # one seat sees more of it than everyone else
 
 
 async def _deal_inline(fn: Callable[[], Any]) -> Any:
@@ -230,7 +232,11 @@ class Table:
         self._window_opened: float = 0.0
         self._rules_proto = convert.rules_to_proto(self.match.rules)
         self._tc_proto = self.time_control.to_proto()
-        self._rules_bytes = bytes(self._rules_proto.SerializeToString())
+        self._request_static = wire.request_static(
+            self.match_id,
+            self.time_control.decision_ms,
+            bytes(self._rules_proto.SerializeToString()),
+        )
         moves = self.metrics.moves
         self._moves_metric = {src: moves.labels(src) for src in _MOVE_SOURCES}
         self._latency_metric = {
@@ -716,26 +722,24 @@ class Table:
             )
             outbox.send(
                 wire.decision_request(
-                    request_id=req.request_id,
-                    match_id=self.match_id,
-                    seat=st.seat,
-                    hand_number=hand.hand_number,
-                    turn=hand.turn,
-                    prompt=prompt,
-                    required=req.required,
-                    deadline_ns=deadline_ns,
-                    time_left_ms=time_left_ms,
-                    decision_ms=self.time_control.decision_ms,
-                    time_bank_ms=st.bank_ms,
-                    strikes=st.strikes,
-                    default_action_id=default,
-                    view=view,
-                    legal=req.legal,
-                    events=self._event_bytes_for(st, outbox),
-                    rules=self._rules_bytes,
-                    sent_at_ns=now_ns,
-                    resent=resent,
-                    previous_response_ms=st.last_response_ms,
+                    self._request_static,
+                    req.request_id,
+                    st.seat,
+                    hand.hand_number,
+                    hand.turn,
+                    prompt,
+                    req.required,
+                    deadline_ns,
+                    time_left_ms,
+                    st.bank_ms,
+                    st.strikes,
+                    default,
+                    view,
+                    req.legal,
+                    self._event_fields_for(st, outbox),
+                    now_ns,
+                    resent,
+                    st.last_response_ms,
                 )
             )
             return
@@ -863,9 +867,9 @@ class Table:
     # ------------------------------------------------------------------ events
 
     def _record(self, event: E.Event | ServiceEvent, extra: Any = None) -> None:
-        self.records.append(
-            Record(len(self.records) + 1, self.match.hand_number, time.time(), event, extra)
-        )
+        rec = Record(len(self.records) + 1, self.match.hand_number, time.time(), event, extra)
+        rec.private = isinstance(event, _PRIVATE)
+        self.records.append(rec)
         changed = self._changed
         if changed is not None:
             self._changed = None
@@ -927,17 +931,25 @@ class Table:
             rec.public = self._convert(rec, ev)
         return rec.public
 
-    def _to_bytes(self, rec: Record, viewer: int) -> bytes | None:
-        """:meth:`_to_proto`, encoded; every view but the owner's is encoded once per event."""
+    def _event_field(self, rec: Record, viewer: int) -> bytes | None:
+        """:meth:`_to_proto` as a DecisionRequest.events entry; every view but the owner's is
+        encoded once per event."""
         ev = rec.event
-        if isinstance(ev, _PRIVATE):
-            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat
+        if rec.private:
+            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat  # type: ignore[union-attr]
             if viewer == owner:
-                return bytes(self._convert(rec, ev).SerializeToString())
-        b = rec.public_bytes
+                return wire.event_field(bytes(self._convert(rec, ev).SerializeToString()))
+        b = rec.public_field
         if b is None:
-            m = self._to_proto(rec, viewer)
-            b = rec.public_bytes = _HIDDEN if m is None else bytes(m.SerializeToString())
+            raw = None
+            if type(ev) in wire.FAST_EVENTS:  # the events of nearly every move: encoded by hand
+                pub = redact(ev, SPECTATOR) if rec.private else ev
+                raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), pub)
+            if raw is None:
+                m = self._to_proto(rec, viewer)
+                raw = None if m is None else bytes(m.SerializeToString())
+            b = _HIDDEN if raw is None else wire.event_field(raw)
+            rec.public_field = b
         return None if b is _HIDDEN else b
 
     def spectator_event(self, rec: Record) -> game_pb2.Event | None:
@@ -983,8 +995,8 @@ class Table:
         st.cursor = len(records)
         return out
 
-    def _event_bytes_for(self, st: Seat, outbox: Outbox) -> list[bytes]:
-        """:meth:`_events_for`, encoded (the hot path)."""
+    def _event_fields_for(self, st: Seat, outbox: Outbox) -> list[bytes]:
+        """:meth:`_events_for` as encoded DecisionRequest.events entries (the hot path)."""
         start = st.cursor
         records = self.records
         if len(records) - start > EVENTS_INLINE:
@@ -993,9 +1005,14 @@ class Table:
         out = []
         seat = st.seat
         for rec in records[start:]:
-            b = self._to_bytes(rec, seat)
-            if b is not None:
-                out.append(b)
+            b = rec.public_field
+            if b is None or rec.private:
+                b = self._event_field(rec, seat)
+                if b is None:
+                    continue
+            elif b is _HIDDEN:
+                continue
+            out.append(b)
         st.cursor = len(records)
         return out
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from uno_server.engine import cards as C
+from uno_server.engine import events as E
 from uno_server.engine.hand import OVER, Hand
 from uno_server.gen.uno.v1 import cards_pb2, game_pb2
 
@@ -32,7 +33,25 @@ _LEN: Final = 2
 _SMALL: Final[list[bytes]] = []
 
 
-def _encode_varint(n: int) -> bytes:
+def _varint_slow(n: int) -> bytes:
+    if 0 <= n < 0x800000000:  # up to 35 bits (timestamps' seconds and nanos), unrolled
+        if n < 0x200000:
+            if n < 0x80:
+                return bytes((n,))
+            if n < 0x4000:
+                return bytes((n & 0x7F | 0x80, n >> 7))
+            return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14))
+        if n < 0x10000000:
+            return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14 & 0x7F | 0x80, n >> 21))
+        return bytes(
+            (
+                n & 0x7F | 0x80,
+                n >> 7 & 0x7F | 0x80,
+                n >> 14 & 0x7F | 0x80,
+                n >> 21 & 0x7F | 0x80,
+                n >> 28,
+            )
+        )
     if n < 0:
         n += 1 << 64  # int32/int64 negatives are ten-byte two's complement varints
     out = bytearray()
@@ -46,14 +65,17 @@ def _encode_varint(n: int) -> bytes:
             return bytes(out)
 
 
-_SMALL.extend(_encode_varint(i) for i in range(16384))
+_SMALL.extend(_varint_slow(i) for i in range(16384))
 
 
 def varint(n: int) -> bytes:
     """The varint encoding of ``n`` (negative values as 64-bit two's complement)."""
     if 0 <= n < 16384:
         return _SMALL[n]
-    return _encode_varint(n)
+    return _varint_slow(n)
+
+
+_encode_varint = varint
 
 
 def key(field: int, wire_type: int) -> bytes:
@@ -255,14 +277,37 @@ def legal_action(action_id: int) -> bytes:
 
 
 _PROMPT: Final = [key(6, _VARINT) + varint(p) for p in range(16)]
+_K8: Final = ld(8, b"")[:1]  # the key bytes of fields 8 and 18 (length-delimited)
+_K18: Final = key(18, _LEN)
 _TRUE_7: Final = key(7, _VARINT) + b"\x01"
 _TRUE_19: Final = key(19, _VARINT) + b"\x01"
+_KV: Final = {f: key(f, _VARINT) for f in (3, 4, 5, 9, 11, 12, 13, 20)}
+_K1: Final = key(1, _LEN)
+
+
+def _ts_body(ns: int) -> bytes:
+    """The body of a google.protobuf.Timestamp (seconds, nanos) for ``ns`` nanoseconds."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    body = b"\x08" + _encode_varint(seconds) if seconds else b""
+    if nanos:
+        body += b"\x10" + _encode_varint(nanos)
+    return body
+
+
+def request_static(match_id: str, decision_ms: int, rules: bytes) -> tuple[bytes, bytes, bytes]:
+    """The parts of every DecisionRequest of one match that never change: its match id, its
+    decision_ms and its rule set, as encoded fields."""
+    return ld(2, match_id.encode()), uint(10, decision_ms), ld(17, rules)
+
+
+def event_field(event: bytes) -> bytes:
+    """An encoded Event as a DecisionRequest.events entry (field 16)."""
+    return ld(16, event)
 
 
 def decision_request(
-    *,
+    static: tuple[bytes, bytes, bytes],
     request_id: str,
-    match_id: str,
     seat: int,
     hand_number: int,
     turn: int,
@@ -270,47 +315,117 @@ def decision_request(
     required: bool,
     deadline_ns: int,
     time_left_ms: int,
-    decision_ms: int,
     time_bank_ms: int,
     strikes: int,
     default_action_id: int | None,
     view: bytes,
     legal: list[int],
     events: list[bytes],
-    rules: bytes,
     sent_at_ns: int,
     resent: bool,
     previous_response_ms: int,
 ) -> bytes:
-    """A whole PlayResponse{decision_request}. ``view`` is an encoded SeatView, ``events`` the
-    encoded Event messages, ``rules`` the encoded RuleSet (all as this module makes them)."""
-    parts = [
-        ld(1, request_id.encode()),
-        ld(2, match_id.encode()),
-        uint(3, seat),
-        uint(4, hand_number),
-        uint(5, turn),
-        _PROMPT[prompt],
-    ]
+    """A whole PlayResponse{decision_request}: ``static`` from :func:`request_static`, ``view``
+    an encoded SeatView, ``events`` entries made by :func:`event_field`. (The hot path: written
+    out by hand; tests/service/test_wire.py holds it to the protobuf runtime.)"""
+    rid = request_id.encode()
+    kv = _KV
+    enc = _encode_varint
+    match_f, decision_f, rules_f = static
+    parts = [_K1, enc(len(rid)), rid, match_f]
+    if seat:
+        parts += (kv[3], enc(seat))
+    if hand_number:
+        parts += (kv[4], enc(hand_number))
+    if turn:
+        parts += (kv[5], enc(turn))
+    parts.append(_PROMPT[prompt])
     if required:
-        parts.append(_TRUE_7)
-        parts.append(timestamp_ns(8, deadline_ns))
-    parts.append(uint(9, time_left_ms))
-    parts.append(uint(10, decision_ms))
-    parts.append(uint(11, time_bank_ms))
-    parts.append(uint(12, strikes))
+        body = _ts_body(deadline_ns)
+        parts += (_TRUE_7, _K8, enc(len(body)), body)
+    if time_left_ms:
+        parts += (kv[9], enc(time_left_ms))
+    parts.append(decision_f)
+    if time_bank_ms:
+        parts += (kv[11], enc(time_bank_ms))
+    if strikes:
+        parts += (kv[12], enc(strikes))
     if default_action_id is not None:
-        parts.append(opt(13, default_action_id))
-    parts.append(ld(14, view))
+        parts += (kv[13], enc(default_action_id))
+    parts += (b"\x72", enc(len(view)), view)  # field 14, length-delimited
     cache = _LEGAL
     for a in legal:
         b = cache.get(a)
         parts.append(b if b is not None else legal_action(a))
-    for e in events:
-        parts.append(ld(16, e))
-    parts.append(ld(17, rules))
-    parts.append(timestamp_ns(18, sent_at_ns))
+    parts += events
+    parts.append(rules_f)
+    body = _ts_body(sent_at_ns)
+    parts += (_K18, enc(len(body)), body)
     if resent:
         parts.append(_TRUE_19)
-    parts.append(uint(20, previous_response_ms))
-    return ld(2, b"".join(parts))
+    if previous_response_ms:
+        parts += (kv[20], enc(previous_response_ms))
+    msg = b"".join(parts)
+    return b"\x12" + enc(len(msg)) + msg  # PlayResponse field 2
+
+
+# ---------------------------------------------------------------------------- events
+
+_DRAW_REASON: Final = {
+    "draw": game_pb2.DRAW_REASON_DRAW,
+    "draw_two": game_pb2.DRAW_REASON_DRAW_TWO,
+    "wild_draw_four": game_pb2.DRAW_REASON_WILD_DRAW_FOUR,
+    "stack": game_pb2.DRAW_REASON_STACK,
+    "bluff_caught": game_pb2.DRAW_REASON_BLUFF_CAUGHT,
+    "challenge_failed": game_pb2.DRAW_REASON_CHALLENGE_FAILED,
+    "uno_caught": game_pb2.DRAW_REASON_UNO_CAUGHT,
+}
+FAST_EVENTS: Final = frozenset(
+    {
+        E.Played,
+        E.Drew,
+        E.Passed,
+        E.Skipped,
+        E.Reversed,
+        E.Accepted,
+        E.UnoCalled,
+        E.UnoWindowClosed,
+        E.NoCatch,
+    }
+)
+"""The engine events :func:`public_event` encodes itself: the ones of nearly every move."""
+
+
+def public_event(sequence: int, hand_number: int, wall_ns: int, ev: object) -> bytes | None:
+    """The encoded Event message of one of :data:`FAST_EVENTS` as every seat but its owner sees
+    it (a Drew without its cards), or None for any other event. The same message as
+    ``convert.event_to_proto`` of the redacted event."""
+    t = type(ev)
+    if t is E.Played:
+        assert isinstance(ev, E.Played)
+        kind = ld(
+            13,
+            uint(1, ev.seat)
+            + ld(2, CARD[ev.card])
+            + uint(3, ev.color + 1)
+            + uint(4, ev.uno)
+            + uint(5, ev.out_of_turn),
+        )
+    elif t is E.Drew:
+        assert isinstance(ev, E.Drew)
+        kind = ld(15, uint(1, ev.seat) + uint(2, ev.amount) + uint(4, _DRAW_REASON[ev.reason]))
+    elif t is E.Passed or t is E.Skipped or t is E.Accepted or t is E.NoCatch:
+        field = 16 if t is E.Passed else 17 if t is E.Skipped else 20 if t is E.Accepted else 26
+        kind = ld(field, uint(1, ev.seat))  # type: ignore[attr-defined]
+    elif t is E.Reversed:
+        assert isinstance(ev, E.Reversed)
+        kind = ld(18, uint(1, _DIRECTION[ev.direction]))
+    elif t is E.UnoCalled:
+        assert isinstance(ev, E.UnoCalled)
+        kind = ld(23, uint(1, ev.seat) + uint(2, ev.late))
+    elif t is E.UnoWindowClosed:
+        assert isinstance(ev, E.UnoWindowClosed)
+        kind = ld(25, uint(1, ev.seat) + uint(2, ev.caught))
+    else:
+        return None
+    return uint(1, sequence) + uint(2, hand_number) + timestamp_ns(3, wall_ns) + kind
