@@ -154,3 +154,39 @@ async def test_max_batch_over_its_limit_ends_the_stream_naming_the_field(live: L
     assert bot.error is not None
     assert bot.error.code().name == "INVALID_ARGUMENT"
     assert "hello.max_batch" in (bot.error.details() or "")
+
+
+async def test_a_seat_sees_its_own_dealt_and_drawn_cards_and_only_counts_of_others(
+    live: Live,
+) -> None:
+    """Events are encoded once per audience: the owner's version of a Dealt or Drew event
+    carries the cards, everyone else's only the count."""
+
+    def draw_first(dr: bot_pb2.DecisionRequest) -> int | None:
+        if not dr.required:
+            return None
+        ids = [a.id for a in dr.legal_actions]
+        return 0 if 0 in ids else dr.legal_actions[-1].id  # draw whenever allowed
+
+    bots = [await connected(live, f"b{i}", policy=draw_first) for i in range(2)]
+    await live.create(["b0", "b1", HEUR, HEUR], rules=SINGLE, seed=77)
+    for b in bots:
+        await b.wait_ended()
+    for me, b in enumerate(bots):
+        events = [
+            e
+            for m in b.received
+            if m.WhichOneof("kind") == "decision_request"
+            for e in m.decision_request.events
+        ]
+        dealt = [e.dealt for e in events if e.WhichOneof("kind") == "dealt"]
+        assert {d.seat for d in dealt} == {0, 1, 2, 3}
+        for d in dealt:
+            assert d.amount == 7
+            assert len(d.cards) == (7 if d.seat == me else 0)
+        drew = [e.drew for e in events if e.WhichOneof("kind") == "drew"]
+        mine = [d for d in drew if d.seat == me]
+        assert mine and all(len(d.cards) == d.amount for d in mine)
+        assert all(not d.cards for d in drew if d.seat != me)
+    for b in bots:
+        await b.stop()

@@ -393,6 +393,7 @@ class BotClient:
         self._received: dict[str, float] = {}
         self._answered: dict[str, _Answered] = {}
         self._retried: set[str] = set()
+        self._seat_request: dict[tuple[str, int], str] = {}  # the latest request of each seat
         self._outbox: asyncio.Queue[Any] | None = None
         self._actions: list[bot_pb2.Action] = []  # answers waiting for the writer
         self._welcomed = False
@@ -570,6 +571,7 @@ class BotClient:
         self._tasks.clear()
         self._received.clear()
         self._answered.clear()
+        self._seat_request.clear()
         self._actions.clear()
         if self._outbox is not None:
             self._outbox.put_nowait(None)
@@ -629,6 +631,12 @@ class BotClient:
         st.decisions += 1
         st.hand_number = req.hand_number
         await self._deliver_events(st, req.events)
+        b = self.bot
+        if not b.threaded and not b.is_async():
+            # a quick sync decide (threaded = False) runs right here: no task, no timer
+            self._received.pop(req.request_id, None)
+            self._decide_inline(req, st)
+            return
         task = asyncio.create_task(self._handle_decision(req), name=_task_name(req))
         self._tasks[req.request_id] = task
         task.add_done_callback(functools.partial(self._task_done, req.request_id))
@@ -639,18 +647,21 @@ class BotClient:
             self._received.pop(request_id, None)
 
     def _forget_seat(self, match_id: str, seat: int, keep: str = "") -> None:
-        """Drop what is kept about the seat's requests other than ``keep``: they are settled
-        (answered and applied, closed, or the match ended)."""
-        for rid in [
-            r
-            for r, a in self._answered.items()
-            if r != keep and a.request.match_id == match_id and a.request.seat == seat
-        ]:
-            del self._answered[rid]
-            self._retried.discard(rid)
-        prefix = _task_prefix(match_id, seat)
-        for rid in [r for r, t in self._tasks.items() if r != keep and t.get_name() == prefix]:
-            self._tasks.pop(rid).cancel()
+        """Drop what is kept about the seat's earlier request (``keep`` is its new one, if any):
+        at most one request is open per seat, so a new one, a RequestClosed or the match end
+        settles the earlier one (answered and applied, closed, or over)."""
+        key = (match_id, seat)
+        old = self._seat_request.pop(key, None)
+        if keep:
+            self._seat_request[key] = keep
+        if old is None or old == keep:
+            return
+        self._answered.pop(old, None)
+        self._retried.discard(old)
+        self._received.pop(old, None)
+        task = self._tasks.pop(old, None)
+        if task is not None:
+            task.cancel()
 
     def _on_welcome(self, welcome: bot_pb2.Welcome) -> None:
         self.session_id = welcome.session_id
@@ -797,6 +808,71 @@ class BotClient:
         (see :func:`decide_budget`)."""
         return decide_budget(req)
 
+    def _decide_inline(self, req: bot_pb2.DecisionRequest, st: MatchState) -> None:
+        """:meth:`_handle_decision` for a sync decide that runs on the event loop (``threaded =
+        False``): it is called and answered in one go. (It cannot be interrupted, which is why
+        only a decide that takes microseconds should run inline.)"""
+        if not req.required and not self.bot.answer_optional:
+            return
+        problem = ""
+        result: Any = None
+        try:
+            result = self.bot.decide(req, st)
+        except Exception as exc:
+            log(
+                logging.ERROR,
+                "decide raised",
+                match_id=req.match_id,
+                seat=req.seat,
+                request_id=req.request_id,
+                exc_info=True,
+            )
+            problem = _raised(exc)
+        if inspect.isawaitable(result):  # a sync decide that returned an awaitable after all
+            task = asyncio.create_task(self._finish_awaitable(req, result), name=_task_name(req))
+            self._tasks[req.request_id] = task
+            task.add_done_callback(functools.partial(self._task_done, req.request_id))
+            return
+        if not problem:
+            choice, problem = _check_choice(req, result)
+        if problem:
+            self._answer_fallback(req, problem)
+        elif choice is not None:
+            self._answer(req, choice)
+
+    async def _finish_awaitable(self, req: bot_pb2.DecisionRequest, result: Any) -> None:
+        budget = self.budget(req)
+        try:
+            value = await asyncio.wait_for(result, budget)
+        except TimeoutError:
+            self._answer_fallback(req, "decide did not return within its budget")
+            return
+        except Exception as exc:
+            self._answer_fallback(req, _raised(exc))
+            return
+        choice, problem = _check_choice(req, value)
+        if problem:
+            self._answer_fallback(req, problem)
+        elif choice is not None:
+            self._answer(req, choice)
+
+    def _answer_fallback(self, req: bot_pb2.DecisionRequest, problem: str) -> None:
+        choice = fallback_action(req)
+        log(
+            logging.WARNING,
+            "decide failed; answering the fallback"
+            if choice is not None
+            else "decide failed; leaving the optional request unanswered",
+            match_id=req.match_id,
+            seat=req.seat,
+            request_id=req.request_id,
+            prompt=_enum_name(bot_pb2.Prompt, req.prompt),
+            problem=problem,
+            fallback=choice,
+        )
+        if choice is not None:
+            self._answer(req, choice)
+
     async def _handle_decision(self, req: bot_pb2.DecisionRequest) -> None:
         loop = asyncio.get_running_loop()
         received = self._received.get(req.request_id, loop.time())
@@ -873,12 +949,7 @@ class BotClient:
         except Exception as exc:
             log(logging.ERROR, "decide raised", **fields, exc_info=True)
             return None, _raised(exc)
-        if result is None:
-            return None, "" if not req.required else "decide returned None for a required request"
-        legal = {a.id for a in req.legal_actions}
-        if isinstance(result, bool) or not isinstance(result, int) or result not in legal:
-            return None, f"decide returned {result!r}, not one of the legal action ids"
-        return result, ""
+        return _check_choice(req, result)
 
     @staticmethod
     async def _await_until(fut: asyncio.Future[Any], deadline: float | None) -> Any:
@@ -913,6 +984,19 @@ class BotClient:
             f.exception()  # retrieved: no "never retrieved" warning
 
         fut.add_done_callback(late)
+
+
+def _check_choice(req: bot_pb2.DecisionRequest, result: Any) -> tuple[int | None, str]:
+    """What decide returned, checked: (the action id, "") or (None, what is wrong with it);
+    (None, "") is an optional request left unanswered."""
+    if result is None:
+        return None, "" if not req.required else "decide returned None for a required request"
+    if isinstance(result, bool) or not isinstance(result, int):
+        return None, f"decide returned {result!r}, not one of the legal action ids"
+    for a in req.legal_actions:
+        if a.id == result:
+            return result, ""
+    return None, f"decide returned {result!r}, not one of the legal action ids"
 
 
 def _raised(exc: BaseException) -> str:

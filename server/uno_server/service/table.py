@@ -223,6 +223,8 @@ class Table:
 
     def __post_init__(self) -> None:
         self._waiter: asyncio.Future[bool] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
         self._changed: asyncio.Future[None] | None = None
         self._requests: dict[str, OpenRequest] = {}
         self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
@@ -355,16 +357,30 @@ class Table:
 
     async def _wait(self, loop: asyncio.AbstractEventLoop, wake: float) -> bool:
         """Wait until something changes (True) or the loop clock reaches ``wake`` (False).
-        A bare future and one timer handle: no task per move, unlike asyncio.wait_for."""
+
+        A bare future, and one timer per table that is re-armed only when it would fire too
+        late: every move moves the deadline later, so the timer armed for an earlier deadline
+        stays, fires at most once too early (the caller then finds nothing due and waits
+        again), and no move pays for a new timer (unlike asyncio.wait_for)."""
         fut: asyncio.Future[bool] = loop.create_future()
         self._waiter = fut
-        timer = None if wake == float("inf") else loop.call_at(wake, _resolve, fut, False)
+        if wake != float("inf"):
+            timer = self._timer
+            if timer is None or self._timer_at > wake:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(wake, self._fire)
+                self._timer_at = wake
         try:
             return await fut
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
+
+    def _fire(self) -> None:
+        self._timer = None
+        fut = self._waiter
+        if fut is not None and not fut.done():
+            fut.set_result(False)
 
     def _wake(self) -> None:
         fut = self._waiter
@@ -887,7 +903,9 @@ class Table:
             extra = self._hand_extra(e) if type(e) in _HAND_MARKS else None
             if remap is not None:
                 e = convert.remap_event(e, remap, n)
-            records.append(Record(len(records) + 1, hand_number, now, e, extra))
+            rec = Record(len(records) + 1, hand_number, now, e, extra)
+            rec.private = isinstance(e, _PRIVATE)
+            records.append(rec)
         changed = self._changed
         if changed is not None:
             self._changed = None
@@ -1076,6 +1094,9 @@ class Table:
     def _finish(self, cause: int) -> None:
         if self.state != 1:
             return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.ended_at = time.time()
         self.end_cause = cause
         self.state = 2 if cause == game_pb2.END_CAUSE_COMPLETED else 3
@@ -1192,11 +1213,6 @@ _PROMPTS: Final = {
     STACK: bot_pb2.PROMPT_STACK,
     CHOOSE_COLOR: bot_pb2.PROMPT_CHOOSE_COLOR,
 }
-
-
-def _resolve(fut: asyncio.Future[bool], value: bool) -> None:
-    if not fut.done():
-        fut.set_result(value)
 
 
 __all__ = ["Hand", "Outbox", "Record", "Seat", "Table", "TimeControl", "make_builtin"]

@@ -428,4 +428,13 @@ def public_event(sequence: int, hand_number: int, wall_ns: int, ev: object) -> b
         kind = ld(25, uint(1, ev.seat) + uint(2, ev.caught))
     else:
         return None
-    return uint(1, sequence) + uint(2, hand_number) + timestamp_ns(3, wall_ns) + kind
+    cache = _EVENT_TIME
+    if cache[0] == wall_ns:  # the events of one action share their time: encode it once
+        stamp: bytes = cache[1]
+    else:
+        stamp = timestamp_ns(3, wall_ns)
+        cache[0], cache[1] = wall_ns, stamp
+    return uint(1, sequence) + uint(2, hand_number) + stamp + kind
+
+
+_EVENT_TIME: Final[list[Any]] = [-1, b""]  # [wall_ns, its encoded Timestamp field]
