@@ -23,7 +23,6 @@ from uno_tournament.ratings import (
 )
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands, true_ratings
 from uno_tournament.validate_ratings import (
-    AA_RANGE,
     COVERAGE_RANGE,
     RESHUFFLE_TOL,
     TAU_MIN,
@@ -152,7 +151,7 @@ def test_analytic_derivatives_match_finite_differences(
     for j in range(lay.size):
         e = np.zeros(lay.size)
         e[j] = h
-        num = (rt._log_likelihood(x + e, ch, lay, des) - rt._log_likelihood(x - e, ch, lay, des))
+        num = rt._log_likelihood(x + e, ch, lay, des) - rt._log_likelihood(x - e, ch, lay, des)
         assert (ch.count @ scores)[j] == pytest.approx(num / (2 * h), rel=1e-5, abs=1e-5)
         np.testing.assert_allclose(hess[:, j], (grad(x + e) - grad(x - e)) / (2 * h), atol=1e-4)
 
@@ -303,7 +302,7 @@ def test_equal_bots_keep_finite_fits_and_intervals_no_wider_than_the_winner_only
         hands = simulate_hands(cfg, np.random.default_rng(100 + seed), np.zeros(8))
         r = fit_plackett_luce(hands, bot_names(8))
         w = fit_plackett_luce(hands, bot_names(8), places="winner")
-        assert r.converged and np.all(np.isfinite(r.se)) and 0 <= r.loser_weight
+        assert r.converged and np.all(np.isfinite(r.se)) and r.loser_weight >= 0
         wider.append(float(np.mean(r.se) / np.mean(w.se)))
     assert max(wider) < 1.1, wider
 
@@ -347,12 +346,6 @@ def test_two_forfeits_in_one_hand_tie_for_last() -> None:
     assert p2.tolist() == [[5, 2, 5, 4]]
 
 
-def test_kendall_tau() -> None:
-    assert kendall_tau([3, 2, 1], [30, 20, 10]) == 1.0
-    assert kendall_tau([3, 2, 1], [10, 20, 30]) == -1.0
-    assert kendall_tau([1, 2, 3, 4], [1, 2, 4, 3]) == pytest.approx(4 / 6)
-
-
 def test_a_gap_means_odds_of_going_out_first() -> None:
     assert first_out_probability(0) == 0.5
     assert first_out_probability(100) == pytest.approx(0.640, abs=1e-3)
@@ -366,9 +359,7 @@ def test_a_gap_means_odds_of_going_out_first() -> None:
 @pytest.mark.parametrize("signal", [0.0, 0.3, 1.0])
 def test_plackett_luce_passes_the_synthetic_validation_at_any_loser_signal(signal: float) -> None:
     cfg = SyntheticConfig(loser_signal=signal)
-    report = run_validation(
-        30, seed=101, config=cfg, methods=["pl", "pl-full"], reshuffle_checks=2
-    )
+    report = run_validation(30, seed=101, config=cfg, methods=["pl", "pl-full"], reshuffle_checks=2)
     pl = report.methods["pl"]
     assert pl.mean_tau >= pl.tau_allowed
     assert 0.91 <= pl.coverage <= 0.98  # 840 pairs in 30 repeats: about +-1.5% of noise
