@@ -72,9 +72,7 @@ def test_refits_over_10000_stored_hands_never_stall_the_loop_nor_charge_a_timeou
         max_hands=PLAYED,
         refit_interval_s=0.3,
     )
-    control = subprocess.Popen(
-        [sys.executable, "-c", CONTROL], stdout=subprocess.PIPE, text=True
-    )
+    control = subprocess.Popen([sys.executable, "-c", CONTROL], stdout=subprocess.PIPE, text=True)
     assert control.stdout is not None and control.stdout.readline().strip() == "ready"
     try:
         assert asyncio.run(runner.run()) == 0, log.getvalue()

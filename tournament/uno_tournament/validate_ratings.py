@@ -418,8 +418,8 @@ def run_engine_validation(
     zmax, mad, n_pairs = gap_check(w, truth)
     gap_ok = zmax < GAP_Z_MAX
     notes = [
-        f"        reference: {ref['hands']} hands, lam {ref['loser_weight']:.3f}, gaps "
-        + ", ".join(f"{g:+.0f}" for g in np.diff(truth))
+        f"        reference: {ref['hands']} hands, lam {ref['loser_weight']:.3f}, adjacent gaps "
+        + ", ".join(f"{g:.0f}" for g in -np.diff(truth))
         + f" (made by: {ref['command']})",
         f"        gap meaning: in the {int(w.sum())} pooled going-out records of {n_pairs} pairs, "
         f"the stronger went out first as often as 1/(1+10^(-gap/400)) says: max |z| "
@@ -556,8 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             reports.append(rep)
             ok &= rep.passed()
-        print(reports[0].title.split(",", 1)[0] + " (rows: loser signal, method)")
-        print(reports[0].title.split(": ", 1)[1].rsplit(", seed=", 1)[0] + ", per loser signal")
+        print(reports[0].title.rsplit(", seed=", 1)[0] + "; rows: loser signal, method")
         print(HEADER.replace("       ", "signal ", 1))
         for rep in reports:
             print(rep.format(header=False))
