@@ -47,6 +47,7 @@ the folder of the config file. The bot also gets ``UNO_ARENA_ADDR``, ``UNO_ARENA
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shutil
 import sys
@@ -198,6 +199,15 @@ class TournamentConfig:
 # ------------------------------------------------------------------------------------ parsing
 
 
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(key: Any) -> str:
+    """A key as TOML writes it: bare if it can be, else quoted (never a raw newline)."""
+    text = str(key)
+    return text if _BARE_KEY.match(text) else json.dumps(text)
+
+
 def _int(where: str, v: Any, lo: int, hi: int) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise ConfigError(f"{where}: must be an integer, got {v!r}")
@@ -231,7 +241,9 @@ def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
         raise ConfigError(f"{where}: must be a table, got {v!r}")
     for key in v:
         if key not in known:
-            raise ConfigError(f"{where}.{key}: unknown setting (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"{where}.{_key(key)}: unknown setting (known: {', '.join(sorted(known))})"
+            )
     return v
 
 
@@ -267,7 +279,7 @@ def _bot(i: int, raw: Any, base: Path) -> BotSpec:
         raise ConfigError(f'{where}.env: must be a table of NAME = "value"')
     env: dict[str, str] = {}
     for k, v in env_raw.items():
-        env[k] = _str(f"{where}.env.{k}", v).replace("{config_dir}", str(base))
+        env[k] = _str(f"{where}.env.{_key(k)}", v).replace("{config_dir}", str(base))
     command = tuple(x.replace("{config_dir}", str(base)) for x in command)
     optional = _bool(f"{where}.optional", d.get("optional", False))
     spec = BotSpec(name, command, str(cwd.resolve()), env, token, optional)
@@ -329,6 +341,12 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     if rules.get("seats", 4) != 4:
         raise ConfigError("rules.seats: tournament tables have 4 seats; leave it out")
     rules["seats"] = 4
+    known_rules = {f.name for f in dataclasses.fields(RuleSet)}
+    for key in rules:
+        if key not in known_rules:
+            raise ConfigError(
+                f"rules.{_key(key)}: unknown option (known: {', '.join(sorted(known_rules))})"
+            )
     try:
         RuleSet.from_dict(rules)
     except InvalidRulesError as exc:
@@ -412,15 +430,21 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
 def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
     p = Path(path)
     try:
-        text = p.read_text()
+        raw = p.read_bytes()
     except FileNotFoundError as exc:
         raise ConfigError(f"{p}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{p}: a folder, not a configuration file") from exc
     except OSError as exc:
         raise ConfigError(f"{p}: {exc.strerror}") from exc
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start})") from exc
+    try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML: {exc}") from exc
+        raise ConfigError(f"{p}: not valid TOML: {' '.join(str(exc).split())}") from exc
     try:
         return parse(data, p.resolve().parent, warn=warn)
     except ConfigError as exc:

@@ -37,11 +37,10 @@ GIVEN_UP_MARK = "†"
 
 def gap_meaning(gaps: tuple[int, ...] = GAP_EXAMPLES) -> str:
     """One sentence: what a rating gap means, in odds a reader can check."""
-    odds = ", ".join(f"+{g}: {100 * first_out_probability(g):.0f}%" for g in gaps)
+    odds = ", ".join(f"{100 * first_out_probability(g):.0f}% for +{g}" for g in gaps)
     return (
-        "A rating gap is odds of going out first: of the hands two bots share in which one of "
-        f"the two goes out first, the stronger goes out first in {odds} of them "
-        "(see the 'going out first' table)."
+        "What a gap means: of the hands two bots share in which one of the two goes out first, "
+        f"the stronger goes out first in {odds} (check it in the 'going out first' table)."
     )
 
 
