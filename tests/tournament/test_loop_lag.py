@@ -1,7 +1,7 @@
 """Issue 10, item 3: refreshing the live ratings over 10,000 stored hands never stalls the tables.
 
 A tournament folder with 10,000 stored hands (realistic records and replays) is resumed with
-eight real bot processes. The live ratings refit every 0.3 s over all stored hands while hands
+eight real bot processes. The live ratings refit every 0.25 s over all stored hands while hands
 are played. The runner's own event loop must never stall for more than 50 ms, and no bot may be
 charged a timeout: the tables run in the game server's own process, and the refit reads no
 stored JSON and runs in a worker process.
@@ -31,7 +31,7 @@ from uno_tournament.synthetic_store import make_folder
 from .helpers import bot_entry, write_config
 
 STORED = 10_000
-PLAYED = 40
+PLAYED = 120
 MAX_LAG_S = 0.050
 CONTROL = """
 import asyncio, signal
@@ -70,7 +70,7 @@ def test_refits_over_10000_stored_hands_never_stall_the_loop_nor_charge_a_timeou
         progress=False,
         stream=log,
         max_hands=PLAYED,
-        refit_interval_s=0.3,
+        refit_interval_s=0.25,
     )
     control = subprocess.Popen([sys.executable, "-c", CONTROL], stdout=subprocess.PIPE, text=True)
     assert control.stdout is not None and control.stdout.readline().strip() == "ready"
@@ -81,8 +81,14 @@ def test_refits_over_10000_stored_hands_never_stall_the_loop_nor_charge_a_timeou
         store.close()
         control.send_signal(signal.SIGTERM)
         control_lag = float(control.communicate(timeout=30)[0].strip())
+    print(
+        f"loop lag: max {1000 * runner.lag.max_lag_s:.1f} ms over {runner.lag.samples} samples, "
+        f"{len(runner.lag.stalls)} over 20 ms; {runner.refits} refits, the last "
+        f"{1000 * runner.refit_seconds:.0f} ms; idle control process max "
+        f"{1000 * control_lag:.1f} ms"
+    )
     assert len(new) == PLAYED
-    assert runner.refits >= 2, "the ratings were not refreshed while hands were played"
+    assert runner.refits >= 4, "the ratings were not refreshed while hands were played"
     assert len(runner.standings) == STORED + PLAYED
     assert runner.lag.samples > 100
     assert runner.lag.max_lag_s <= MAX_LAG_S + control_lag, (
