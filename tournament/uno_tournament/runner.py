@@ -80,7 +80,10 @@ REFIT_INTERVAL_S = 5.0
 
 
 def _fitter_init() -> None:
-    """In the refit process: leave Ctrl-C to the runner, and die with it (Linux)."""
+    """In the refit process: yield the CPU to the tables (a refit is background work), leave
+    Ctrl-C to the runner, and die with it (Linux)."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(Exception):
         import ctypes
