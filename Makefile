@@ -64,9 +64,16 @@ clean:
 	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache build
 	rm -f $(ENGINE_DIR)/*.so $(ENGINE_DIR)/_native_build.json
 
-.PHONY: bench-ratings
+.PHONY: bench-ratings bench-report
+JOBS ?= 1
+# synthetic (5 loser signals x 200 repeats) and engine-played (150 repeats) validation; about
+# 45 min on one core (JOBS=2 plays the engine hands in two processes)
 bench-ratings: venv
-	$(BIN)/python -m uno_tournament.validate_ratings --repeats 500
+	$(BIN)/python -m uno_tournament.validate_ratings --repeats 200 --engine-repeats 150 --jobs $(JOBS)
+
+# tournament report on a realistic 100,000-hand folder (generated once into runs/)
+bench-report: venv
+	$(BIN)/python -m uno_tournament.bench_report --hands 100000
 
 .PHONY: proto proto-check buf-lint
 BUF := .tools/node_modules/.bin/buf

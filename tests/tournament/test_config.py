@@ -104,3 +104,34 @@ def test_bundled_example_config_loads() -> None:
     names = [b.name for b in cfg.bots]
     assert {"py-heuristic", "py-random"} <= set(names)
     assert len(names) >= 4
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_cfg("[tournament]\nblocks = 2\nhands = 5000\n"), "tournament.hands: give only one of"),
+        (
+            _cfg("[tournament]\nhands = 5000\nprecision_elo = 30\n"),
+            "tournament.precision_elo: give only one of",
+        ),
+        (_cfg("[tournament]\nhands = 10\n"), "tournament.hands: must be at least 24"),
+        (_cfg('[tournament]\nprecision_elo = "fine"\n'), "tournament.precision_elo: must be"),
+        (_cfg("[tournament]\nprecision_elo = 0.5\n"), "tournament.precision_elo: must be 1-1000"),
+        (_cfg('[faults]\nforfeit = "ignore"\n'), "faults.forfeit: must be one of last, count"),
+    ],
+)
+def test_errors_of_the_new_settings_name_the_field(text: str, message: str, tmp_path: Path) -> None:
+    assert message in _err(text, tmp_path)
+
+
+def test_sizes_and_the_forfeit_policy_parse(tmp_path: Path) -> None:
+    cfg = parse(tomllib.loads(_cfg("[tournament]\nhands = 480\n")), tmp_path)
+    assert cfg.hands == 480 and cfg.faults.forfeit == "last"
+    assert len(cfg.plan("t")) == 480
+    cfg = parse(tomllib.loads(_cfg('[faults]\nforfeit = "exclude"\n')), tmp_path)
+    assert cfg.faults.forfeit == "exclude"
+    assert TournamentConfig.from_dict(cfg.to_dict()) == cfg
+    # a configuration stored by the first release (no new keys) still loads
+    old = cfg.to_dict()
+    del old["hands"], old["precision_elo"], old["faults"]["forfeit"]
+    assert TournamentConfig.from_dict(old).faults.forfeit == "last"

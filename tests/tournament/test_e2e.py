@@ -62,7 +62,7 @@ def test_four_bots_one_block_end_to_end(tmp_path: Path, capsys: pytest.CaptureFi
     # report again from the folder; resume of a finished tournament plays nothing
     assert cli_main(["tournament", "report", str(out)]) == 0
     assert cli_main(["tournament", "resume", str(out), "--quiet"]) == 0
-    assert "24 hands (24 done)" in capsys.readouterr().out
+    assert "24 hands (24 done;" in capsys.readouterr().out
 
 
 def test_a_bot_that_cannot_start_is_reported_with_its_log(

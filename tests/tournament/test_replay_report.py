@@ -127,4 +127,13 @@ def test_reports_are_written_from_the_store(tmp_path: Path) -> None:
     assert csv_lines[0].startswith("rank,bot,rating") and len(csv_lines) == 5
     html = (tmp_path / "report.html").read_text()
     assert html.count("<circle") == 4 and "Likelihood of superiority" in html
+    # what a gap means, in every output, with the records to check it against
+    assert "What a gap means" in md and "64% for +100" in md and "Going out first" in md
+    assert "What a gap means" in html and "Going out first" in html
+    assert data["model"]["gap_meaning"].startswith("What a gap means")
+    assert data["model"]["places"] == "discounted" and data["model"]["loser_weight"] >= 0
+    won, lost = s.first_out["s0"]["s100"]
+    assert won + lost <= 48 and won > lost
+    assert data["going_out_first"]["s100"]["s0"] == {"won": lost, "lost": won}
+    assert "Forfeits: last" in md and data["forfeits"]["policy"] == "last"
     store.close()

@@ -83,7 +83,7 @@ def test_sigkill_of_the_runner_then_resume_loses_and_repeats_nothing(tmp_path: P
         check=False,
     )
     assert res.returncode == 0, res.stdout + res.stderr
-    assert f"120 hands ({stored} done)" in res.stdout
+    assert f"120 hands ({stored} done;" in res.stdout
     conn = sqlite3.connect(db)
     ids = [r[0] for r in conn.execute("SELECT hand_id FROM hands")]
     tid = conn.execute("SELECT value FROM meta WHERE key = 'tournament_id'").fetchone()[0]

@@ -97,7 +97,7 @@ def test_sigkill_of_the_server_then_resume_on_a_new_server(tmp_path: Path) -> No
         _stop(srv2)
         log.close()
     assert res.returncode == 0, res.stdout + res.stderr
-    assert f"48 hands ({at_kill} done)" in res.stdout
+    assert f"48 hands ({at_kill} done;" in res.stdout
     assert f"using server {addr2}" in res.stdout
 
     conn = sqlite3.connect(db)

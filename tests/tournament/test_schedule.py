@@ -10,6 +10,9 @@ import pytest
 from uno_tournament.schedule import (
     HANDS_PER_BLOCK,
     balanced_tables,
+    design,
+    expected_precision,
+    hands_for_precision,
     plan,
     seating,
     tables_for,
@@ -77,3 +80,58 @@ def test_plan_ids_are_unique_stable_and_share_deal_seeds_across_rotations() -> N
     assert all(len(s) == 1 for s in by_deal.values())
     assert len({next(iter(s)) for s in by_deal.values()}) == len(by_deal)
     assert plan("x", bots, blocks=1, seed=6)[0].seed != p1[0].seed
+
+
+# --- issue 10: a hand budget or a precision, for any N (no cliff between 12 and 13 bots) ---------
+
+
+def _balance(tables: list[tuple[str, ...]], bots: list[str]) -> tuple[int, int, int]:
+    """(pairs that never meet, max - min pair meetings, max - min tables per bot)"""
+    pairs: Counter[frozenset[str]] = Counter()
+    uses: Counter[str] = Counter()
+    for t in tables:
+        pairs.update(frozenset(p) for p in itertools.combinations(t, 2))
+        uses.update(t)
+    counts = [pairs[frozenset(p)] for p in itertools.combinations(bots, 2)]
+    return (
+        sum(c == 0 for c in counts),
+        max(counts) - min(counts),
+        max(uses[b] for b in bots) - min(uses[b] for b in bots),
+    )
+
+
+@pytest.mark.parametrize("n", [11, 12, 13, 14])
+def test_a_hand_budget_gives_that_many_hands_for_any_n(n: int) -> None:
+    """The default design jumps from 11,880 hands a block (12 bots) to 384 (13 bots); with a
+    budget the size follows the budget whatever N is."""
+    bots = [f"b{i:02d}" for i in range(n)]
+    hands = plan("x", bots, blocks=1, seed=3, hands=4800)
+    assert abs(len(hands) - 4800) <= HANDS_PER_BLOCK
+    tables = sorted({h.table_bots for h in hands})
+    never, pair_spread, use_spread = _balance(
+        [h.table_bots for h in hands if h.deal == 0 and h.rotation == 0], bots
+    )
+    assert never == 0 and pair_spread <= 2 and use_spread <= 1, (never, pair_spread, use_spread)
+    assert all(len(set(t)) == 4 for t in tables)
+
+
+def test_a_large_budget_for_few_bots_plays_whole_round_robins() -> None:
+    bots = [f"b{i}" for i in range(8)]
+    d = design(bots, hands=2 * 70 * HANDS_PER_BLOCK)
+    assert d.blocks == 2 and sorted(d.tables) == sorted(itertools.combinations(bots, 4))
+
+
+def test_a_precision_picks_the_hands_that_reach_it() -> None:
+    bots = [f"b{i:02d}" for i in range(13)]
+    d = design(bots, precision_elo=40.0)
+    assert d.hands >= hands_for_precision(40.0, 13) - HANDS_PER_BLOCK
+    assert expected_precision(d.hands, 13) <= 40.0 * 1.02
+    # four times the hands for half the interval, whatever N
+    assert hands_for_precision(20.0, 13) == pytest.approx(4 * hands_for_precision(40.0, 13), 1e-3)
+    assert "precision" in d.reason
+
+
+def test_without_a_size_the_default_design_is_unchanged() -> None:
+    bots = [f"b{i:02d}" for i in range(13)]
+    assert design(bots).tables == tables_for(bots, seed=1)
+    assert len(plan("x", bots[:12], blocks=1, seed=1)) == 495 * HANDS_PER_BLOCK

@@ -1,4 +1,4 @@
-"""``uno-arena tournament run|resume|report`` and ``uno-arena replay``.
+"""``uno-arena tournament run|resume|report|verify`` and ``uno-arena replay``.
 
 ``uno_server.cli`` imports this module lazily and calls :func:`add_tournament_parser` /
 :func:`add_replay_parser`; errors are one plain line and a non-zero exit.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -99,24 +100,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the reports of a tournament folder (also of an unfinished one) and print the
     leaderboard."""
-    from . import report, schedule
-    from .runner import ensure_replays
+    from . import report
+    from .runner import ensure_replays, load_config
 
     folder = Path(args.dir)
     store = Store.open(folder)
     try:
-        meta = store.meta()
-        config = TournamentConfig.from_dict(meta["config"])
-        tid = str(meta["tournament_id"])
-        planned = len(
-            schedule.plan(
-                tid,
-                [b.name for b in config.bots],
-                blocks=config.blocks,
-                seed=config.seed,
-                pair_meetings=config.pair_meetings,
-            )
-        )
+        config = load_config(store, folder)
+        tid = str(store.meta()["tournament_id"])
+        planned = len(config.plan(tid))
         ensure_replays(store, folder / "replays")
         report.write_all(folder, store, config, tid, stream=sys.stdout, planned=planned)
     finally:
@@ -124,13 +116,47 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    """Re-run a recorded hand through the engine and confirm its result (exit 1 if the engine
-    disagrees)."""
-    from .replay import check
-    from .replay import load as load_replay
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check a whole run: every stored hand against its replay file, the schedule and the
+    engine (exit 1 if anything differs)."""
+    from .verify import print_report, verify
 
-    verdict = check(load_replay(args.file))
+    folder = Path(args.dir)
+    bar = _progress_bar("verifying") if sys.stderr.isatty() else None
+    try:
+        rep = verify(folder, progress=bar)
+    finally:
+        if bar is not None:
+            bar(0, -1)
+    print_report(rep, folder)
+    return 0 if rep.ok else 1
+
+
+def _progress_bar(label: str) -> Callable[[int, int], None]:
+    from rich.progress import Progress
+
+    prog = Progress(transient=True)
+    task = prog.add_task(label, total=None)
+    prog.start()
+
+    def update(done: int, total: int) -> None:
+        if total < 0:
+            prog.stop()
+            return
+        prog.update(task, completed=done, total=total)
+
+    return update
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-run a recorded hand through the engine and confirm its result, its deal and who sat
+    where (against the schedule, and the tournament's database when the file is in a tournament
+    folder); exit 1 if anything differs."""
+    from .replay import verify_file
+
+    path = Path(args.file)
+    folder = Path(args.tournament) if args.tournament else None
+    verdict = verify_file(path, folder)
     print(f"{args.file}: {verdict.message}")
     return 0 if verdict.ok else 1
 
@@ -158,6 +184,11 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     rep = tsub.add_parser("report", help="write the reports of a tournament folder")
     rep.add_argument("dir", help="the tournament's output folder")
     rep.set_defaults(func=cmd_report)
+    ver = tsub.add_parser(
+        "verify", help="check every stored hand of a run", description=cmd_verify.__doc__
+    )
+    ver.add_argument("dir", help="the tournament's output folder")
+    ver.set_defaults(func=cmd_verify)
     t.set_defaults(func=_need_sub(t))
 
 
@@ -166,6 +197,12 @@ def add_replay_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "replay", help="re-run a recorded hand and check it", description=cmd_replay.__doc__
     )
     r.add_argument("file", help="a replay file (<tournament folder>/replays/*.json)")
+    r.add_argument(
+        "--tournament",
+        metavar="DIR",
+        help="check the file against this tournament folder's database (default: the folder "
+        "the file is in, when it is <DIR>/replays/)",
+    )
     r.set_defaults(func=cmd_replay)
 
 
@@ -188,6 +225,14 @@ def run_command(args: argparse.Namespace) -> int:
         return int(args.func(args))
     except (*ERRORS, RunnerError) as exc:
         print(f"uno-arena: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except sqlite3.DatabaseError as exc:  # a database damaged after it was opened
+        where = getattr(args, "dir", None) or getattr(args, "tournament", None) or ""
+        print(
+            f"uno-arena: {where}{': ' if where else ''}the tournament database cannot be read "
+            f"({exc})",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
 
 

@@ -5,7 +5,9 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     [tournament]
     name = "example"        # letters, digits, - and _; part of every hand id
     seed = 1                # seeds every deal
-    blocks = 1              # duplicate blocks of 24 hands per table
+    blocks = 1              # duplicate blocks of 24 hands per table (or one of the next two)
+    # hands = 5000          # a hand budget: a balanced design of about this many hands
+    # precision_elo = 30    # or a precision: 95% CI of a gap between two bots about +-30 Elo
     concurrency = 8         # tables played at once
     output = "out/example"  # relative to the current directory
 
@@ -20,6 +22,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     [faults]
     strikes = 3             # timeouts before the fallback bot takes the seat over
     fallback = "heuristic"  # the built-in bot that takes over (heuristic or random)
+    forfeit = "last"        # a hand a stand-in played for a bot: "last", "count" or "exclude"
     max_restarts = 5        # restarts of a crashed bot process before giving up on it
     startup_timeout_s = 30  # wait for a bot to connect, or for a lost server to answer
 
@@ -44,6 +47,7 @@ the folder of the config file. The bot also gets ``UNO_ARENA_ADDR``, ``UNO_ARENA
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shutil
 import sys
@@ -55,8 +59,20 @@ from typing import Any
 from uno_server.engine.errors import InvalidRulesError
 from uno_server.engine.rules import RuleSet
 
+from . import schedule
+from .schedule import HandSpec
+
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 FALLBACKS = ("heuristic", "random")
+FORFEIT_DESCRIPTIONS = {
+    "last": "a hand in which a stand-in played a bot's seat counts as that bot finishing last; "
+    "the other bots keep their real order",
+    "count": "a stand-in's result counts as the bot's own",
+    "exclude": "a seat a stand-in played is left out of the ratings; the other bots keep their "
+    "real order",
+}
+"""The forfeit policies (``faults.forfeit``). A stand-in plays a seat after a takeover (strikes,
+a disconnect or a crash past the reconnect grace) or for a bot the runner gave up on."""
 
 
 class ConfigError(Exception):
@@ -119,6 +135,7 @@ class FaultSpec:
     fallback: str = "heuristic"
     max_restarts: int = 5
     startup_timeout_s: float = 30.0
+    forfeit: str = "last"
 
 
 @dataclass(frozen=True)
@@ -135,9 +152,36 @@ class TournamentConfig:
     faults: FaultSpec = FaultSpec()
     pair_meetings: int = 1
     """For more than 12 bots: how many tables each pair of bots shares (about)."""
+    hands: int = 0
+    """A hand budget (0: unset): a balanced design of about this many hands, for any N."""
+    precision_elo: float = 0.0
+    """A precision (0: unset): the half-width, in Elo, of the 95% CI of the gap between two
+    bots of similar strength that the design should reach."""
 
     def rule_set(self) -> RuleSet:
         return RuleSet.from_dict(self.rules)
+
+    def plan(self, tournament_id: str) -> list[HandSpec]:
+        """Every planned hand, in playing order (see :mod:`uno_tournament.schedule`)."""
+        return schedule.plan(
+            tournament_id,
+            [b.name for b in self.bots],
+            blocks=self.blocks,
+            seed=self.seed,
+            pair_meetings=self.pair_meetings,
+            hands=self.hands,
+            precision_elo=self.precision_elo,
+        )
+
+    def design(self) -> schedule.Design:
+        return schedule.design(
+            [b.name for b in self.bots],
+            blocks=self.blocks,
+            hands=self.hands,
+            precision_elo=self.precision_elo,
+            pair_meetings=self.pair_meetings,
+            seed=self.seed,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -153,6 +197,15 @@ class TournamentConfig:
 
 
 # ------------------------------------------------------------------------------------ parsing
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(key: Any) -> str:
+    """A key as TOML writes it: bare if it can be, else quoted (never a raw newline)."""
+    text = str(key)
+    return text if _BARE_KEY.match(text) else json.dumps(text)
 
 
 def _int(where: str, v: Any, lo: int, hi: int) -> int:
@@ -188,7 +241,9 @@ def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
         raise ConfigError(f"{where}: must be a table, got {v!r}")
     for key in v:
         if key not in known:
-            raise ConfigError(f"{where}.{key}: unknown setting (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"{where}.{_key(key)}: unknown setting (known: {', '.join(sorted(known))})"
+            )
     return v
 
 
@@ -224,7 +279,7 @@ def _bot(i: int, raw: Any, base: Path) -> BotSpec:
         raise ConfigError(f'{where}.env: must be a table of NAME = "value"')
     env: dict[str, str] = {}
     for k, v in env_raw.items():
-        env[k] = _str(f"{where}.env.{k}", v).replace("{config_dir}", str(base))
+        env[k] = _str(f"{where}.env.{_key(k)}", v).replace("{config_dir}", str(base))
     command = tuple(x.replace("{config_dir}", str(base)) for x in command)
     optional = _bool(f"{where}.optional", d.get("optional", False))
     spec = BotSpec(name, command, str(cwd.resolve()), env, token, optional)
@@ -240,7 +295,16 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     t = _table(
         "tournament",
         data.get("tournament", {}),
-        {"name", "seed", "blocks", "concurrency", "output", "pair_meetings"},
+        {
+            "name",
+            "seed",
+            "blocks",
+            "concurrency",
+            "output",
+            "pair_meetings",
+            "hands",
+            "precision_elo",
+        },
     )
     name = _str("tournament.name", t.get("name", "tournament"))
     if not NAME_RE.match(name) or len(name) > 32:
@@ -252,6 +316,20 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     concurrency = _int("tournament.concurrency", t.get("concurrency", 8), 1, 1024)
     output = _str("tournament.output", t.get("output", f"tournament-{name}"))
     pair_meetings = _int("tournament.pair_meetings", t.get("pair_meetings", 1), 1, 100)
+    hands = _int("tournament.hands", t.get("hands", 0), 0, 100_000_000) if "hands" in t else 0
+    if "hands" in t and hands < 24:
+        raise ConfigError(
+            f"tournament.hands: must be at least 24 (one duplicate block), got {hands}"
+        )
+    precision = 0.0
+    if "precision_elo" in t:
+        precision = _float("tournament.precision_elo", t["precision_elo"], 1.0, 1000.0)
+    given = [k for k in ("blocks", "hands", "precision_elo") if k in t]
+    if len(given) > 1:
+        raise ConfigError(
+            f"tournament.{given[1]}: give only one of blocks, hands and precision_elo "
+            f"(both {given[0]} and {given[1]} are set)"
+        )
 
     rules_raw = data.get("rules", {})
     if not isinstance(rules_raw, dict):
@@ -263,6 +341,12 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     if rules.get("seats", 4) != 4:
         raise ConfigError("rules.seats: tournament tables have 4 seats; leave it out")
     rules["seats"] = 4
+    known_rules = {f.name for f in dataclasses.fields(RuleSet)}
+    for key in rules:
+        if key not in known_rules:
+            raise ConfigError(
+                f"rules.{_key(key)}: unknown option (known: {', '.join(sorted(known_rules))})"
+            )
     try:
         RuleSet.from_dict(rules)
     except InvalidRulesError as exc:
@@ -285,12 +369,17 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     f = _table(
         "faults",
         data.get("faults", {}),
-        {"strikes", "fallback", "max_restarts", "startup_timeout_s"},
+        {"strikes", "fallback", "max_restarts", "startup_timeout_s", "forfeit"},
     )
     fallback = _str("faults.fallback", f.get("fallback", "heuristic"))
     if fallback not in FALLBACKS:
         raise ConfigError(
             f"faults.fallback: must be one of {', '.join(FALLBACKS)}, got {fallback!r}"
+        )
+    forfeit = _str("faults.forfeit", f.get("forfeit", "last"))
+    if forfeit not in FORFEIT_DESCRIPTIONS:
+        raise ConfigError(
+            f"faults.forfeit: must be one of {', '.join(FORFEIT_DESCRIPTIONS)}, got {forfeit!r}"
         )
     faults = FaultSpec(
         strikes=_int("faults.strikes", f.get("strikes", 3), 1, 1000),
@@ -299,6 +388,7 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         startup_timeout_s=_float(
             "faults.startup_timeout_s", f.get("startup_timeout_s", 30.0), 1.0, 3600.0
         ),
+        forfeit=forfeit,
     )
 
     bots_raw = data.get("bots")
@@ -332,21 +422,29 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         time_control=time_control,
         faults=faults,
         pair_meetings=pair_meetings,
+        hands=hands,
+        precision_elo=precision,
     )
 
 
 def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
     p = Path(path)
     try:
-        text = p.read_text()
+        raw = p.read_bytes()
     except FileNotFoundError as exc:
         raise ConfigError(f"{p}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{p}: a folder, not a configuration file") from exc
     except OSError as exc:
         raise ConfigError(f"{p}: {exc.strerror}") from exc
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start})") from exc
+    try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML: {exc}") from exc
+        raise ConfigError(f"{p}: not valid TOML: {' '.join(str(exc).split())}") from exc
     try:
         return parse(data, p.resolve().parent, warn=warn)
     except ConfigError as exc:

@@ -1,5 +1,6 @@
 """The live progress display (rich): a bar with hands done and to go, ETA, hands per second and
-the current top bots by sequential Elo."""
+the current top bots (the last live Plackett-Luce refit, or the sequential Elo before it; a bot
+given up on is marked)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ class _View:
             eta="?" if eta is None else _fmt(eta),
             retries=f"{p.retries} retries" if p.retries else "",
         )
-        t = Table(title="live ranking (sequential Elo)", title_justify="left", box=None)
+        t = Table(title="live ranking", title_justify="left", box=None)
         t.add_column("#", justify="right")
         t.add_column("bot")
         t.add_column("Elo", justify="right")

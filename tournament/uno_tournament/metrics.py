@@ -3,13 +3,17 @@
 ``uno_tournament_rating{bot}`` and ``uno_tournament_rating_ci_low/high{bot}`` come from the
 Plackett-Luce fit (refitted every few seconds while hands come in);
 ``uno_tournament_live_elo{bot}`` is the sequential Elo of the progress display.
+``uno_tournament_bot_given_up{bot}`` is 1 for a bot the runner gave up on (a stand-in plays its
+seats) and ``uno_tournament_bot_forfeits_total{bot}`` counts the hands rated as its forfeits.
+``uno_tournament_event_loop_lag_seconds`` is how late the runner's event loop wakes a 10 ms
+sleep: the stalls of the runner itself (the tables run in the server's own process).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 
 class TournamentMetrics:
@@ -40,6 +44,40 @@ class TournamentMetrics:
         )
         self.bot_crashes = Counter(
             "uno_tournament_bot_crashes", "Bot process exits during the run", ["bot"], registry=r
+        )
+        self.bot_hands = Counter(
+            "uno_tournament_bot_hands", "Hands stored, per bot", ["bot"], registry=r
+        )
+        self.bot_wins = Counter(
+            "uno_tournament_bot_wins", "Hands won (place 1), per bot", ["bot"], registry=r
+        )
+        self.bot_forfeits = Counter(
+            "uno_tournament_bot_forfeits",
+            "Hands in which a stand-in played the bot's seat, rated as the forfeit policy says",
+            ["bot"],
+            registry=r,
+        )
+        self.bot_given_up = Gauge(
+            "uno_tournament_bot_given_up",
+            "1 if the runner gave up on the bot (a stand-in plays its seats), else 0",
+            ["bot"],
+            registry=r,
+        )
+        self.loop_lag = Histogram(
+            "uno_tournament_event_loop_lag_seconds",
+            "How late the runner's event loop wakes a 10 ms sleep",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0),
+            registry=r,
+        )
+        self.loop_lag_max = Gauge(
+            "uno_tournament_event_loop_lag_max_seconds",
+            "The longest event-loop stall of the runner so far",
+            registry=r,
+        )
+        self.refit_seconds = Gauge(
+            "uno_tournament_refit_seconds",
+            "Wall time of the last live rating refit (in a worker thread)",
+            registry=r,
         )
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:

@@ -2,9 +2,9 @@
 
 The final table is a maximum-likelihood Plackett-Luce fit over every hand's finishing order, with
 seat-position terms, reported on the Elo scale (``elo = theta * 400 / ln 10``) with 95% confidence
-intervals, a covariance matrix and a likelihood-of-superiority matrix. Standard errors come from the
-observed Hessian with a cluster-robust sandwich: under duplicate dealing the four rotated hands of
-one deal are not independent, so the default clusters by deal.
+intervals, a covariance matrix and a likelihood-of-superiority matrix. Standard errors come from
+the observed information with a cluster-robust sandwich: under duplicate dealing the four rotated
+hands of one deal are not independent, so the default clusters by deal.
 
 Model
 -----
@@ -12,21 +12,40 @@ A hand's finishing order is read as a sequence of choices. The first-out seat is
 seats with probability ``exp(u_i) / sum_j exp(u_j)``; the next place from the seats that remain,
 and so on. Utilities are::
 
-    first place (the winner):   u_i = theta[bot_i] + gamma[seat_i]
-    places 2..n-1 ("discounted"): u_i = lam * theta[bot_i] + delta[seat_i]
+    first place (going out):        u_i = theta[bot_i] + gamma[seat_i]
+    places 2..n-1 (by points left): u_i = lam * theta[bot_i] + delta[seat_i]
 
-``theta`` are the bot strengths (the Elo scale is that of the winner stage: a 30 Elo gap means
-the same odds of going out first as a 30 Elo gap in chess), ``gamma``/``delta`` the seat terms
-(seat 0 is the reference) and ``lam`` a fitted discount for the losers' order. In UNO, places 2-4
-are decided by the points left in hand when someone goes out, which carries less skill signal
-than going out; plain
-Plackett-Luce (``places="full"``: ``lam = 1`` and one set of seat terms) then mixes two scales and
-its intervals under-cover. ``places="winner"`` uses the winner only (valid but wasteful).
+``theta`` are the bot strengths, ``gamma``/``delta`` the seat terms (seat 0 is the reference) and
+``lam`` the weight of places 2-4 relative to going out. The Elo scale is the going-out stage's,
+so a rating gap has one meaning a user can check in the records (:func:`first_out_probability`):
+of the hands two bots share in which one of the two goes out first, the stronger goes out first
+with probability ``1 / (1 + 10 ** (-gap / 400))`` (about 64% for a +100 gap).
+
+Why ``lam`` is fitted (``places="discounted"``, the default): in UNO places 2-4 are decided by the
+points left when someone goes out, which carries much less skill signal than going out. On hands
+the engine plays between heuristic bots of graded randomness ``lam`` comes out near 0.31 (see
+:mod:`uno_tournament.validate_ratings`). Plain Plackett-Luce (``places="full"``: ``lam = 1``, one
+set of seat terms) then mixes two scales: its gaps are about half the going-out gaps and its
+intervals do not cover them. ``lam`` is estimated jointly with the ratings by maximum likelihood,
+within ``[0, inf]``, and its uncertainty enters every interval through the joint sandwich
+covariance (delta method on ``theta = cos(omega) * beta``, see :class:`_Layout`). The sandwich's
+bread is the expected information; its meat sums the scores by deal.
+
+When the bots are all alike ``lam`` is not identified (it multiplies ``theta = 0``); the chart of
+:class:`_Layout` keeps the fit finite there and the expected-information bread keeps the
+intervals the width of a fit with ``lam`` known (validated: the A/A rate stays near 5%).
+``places="winner"`` uses the first place only (valid, but loses the losers' signal, which matters
+most for weak bots that rarely go out); ``"full"`` is kept as a control.
 
 Ties (equal points left) are tie groups: every member of a group is scored as chosen from the risk
 set at the start of the group (the Breslow approximation), and a trailing group that holds every
 remaining seat carries no information and is skipped. Within a hand the finishing order is therefore
 independent of how tied seats are listed.
+
+Computation: the choices are aggregated into distinct types (the same alternatives in the same
+seats and the same choice) with counts, which are the sufficient statistics of the likelihood;
+Newton-Raphson runs on the types, and only the final sandwich goes back to the individual choices
+to sum the scores by cluster. A previous solution can be passed as a warm start (live refits).
 
 Determinism: hands are sorted by ``hand_id`` before anything is accumulated, so a reshuffled input
 gives bit-identical ratings; Newton-Raphson runs to a step below ``1e-10`` (in theta units).
@@ -39,7 +58,7 @@ are known to fail the validation in :mod:`uno_tournament.validate_ratings`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations, pairwise
 from typing import Literal
@@ -49,14 +68,20 @@ import numpy.typing as npt
 
 __all__ = [
     "ELO_PER_NAT",
+    "FORFEIT_POLICIES",
     "Z95",
     "Finish",
     "HandResult",
+    "Outcomes",
     "PlacesModel",
     "Ratings",
     "SequentialElo",
+    "apply_forfeits",
+    "first_out_probability",
+    "fit_outcomes",
     "fit_pairwise_naive",
     "fit_plackett_luce",
+    "gap_for_probability",
     "kendall_tau",
     "likelihood_of_superiority",
     "normal_cdf",
@@ -74,6 +99,18 @@ Z95 = 1.959963984540054
 
 PlacesModel = Literal["discounted", "full", "winner"]
 ClusterBy = Literal["deal", "hand"] | None
+
+
+def first_out_probability(gap_elo: float) -> float:
+    """P(the stronger of two bots goes out first | one of the two goes out first), for a gap."""
+    return 1.0 / (1.0 + math.pow(10.0, -gap_elo / 400.0))
+
+
+def gap_for_probability(p: float) -> float:
+    """The rating gap at which :func:`first_out_probability` is ``p``."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be within (0, 1)")
+    return 400.0 * math.log10(p / (1.0 - p))
 
 
 def normal_cdf(x: float) -> float:
@@ -167,6 +204,80 @@ class HandResult:
 # --------------------------------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------------------------------
+# Columnar outcomes: what the fit needs from each hand, and nothing else
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Hands in columns: ``bots[h, s]`` is the index of the bot in seat ``s`` of hand ``h`` (``-1``
+    for an empty seat) and ``places[h, s]`` its place (lower is better; equal places are ties;
+    only the order matters). ``cluster[h]`` numbers the hand's cluster (its deal, under duplicate
+    dealing) from 0 to ``n_clusters - 1``. Rows must be in a canonical order (the tournament's
+    hand-id order) for the fit to be bit-for-bit reproducible."""
+
+    bots: IntArray
+    places: IntArray
+    cluster: IntArray
+    n_clusters: int
+
+    def __post_init__(self) -> None:
+        if self.bots.shape != self.places.shape or self.bots.ndim != 2:
+            raise ValueError("bots and places must be (hands, seats) arrays of one shape")
+        if self.cluster.shape != (self.bots.shape[0],):
+            raise ValueError("cluster must have one entry per hand")
+
+    @property
+    def n_hands(self) -> int:
+        return int(self.bots.shape[0])
+
+    @classmethod
+    def from_results(
+        cls, results: Sequence[HandResult], index: dict[str, int], cluster: ClusterBy = "deal"
+    ) -> Outcomes:
+        """Columns of ``results`` (already in canonical order); ``index`` maps bot names."""
+        width = 1 + max((f.seat for r in results for f in r.finishes), default=1)
+        h = len(results)
+        bots = np.full((h, width), -1, dtype=np.int64)
+        places = np.zeros((h, width), dtype=np.int64)
+        keys: list[str] = []
+        for i, r in enumerate(results):
+            for f in r.finishes:
+                bots[i, f.seat] = index[f.bot]
+                places[i, f.seat] = f.place
+            keys.append(r.deal_id if cluster == "deal" else r.hand_id)
+        ids = {k: n for n, k in enumerate(sorted(set(keys)))}
+        return cls(bots, places, np.array([ids[k] for k in keys], dtype=np.int64), len(ids))
+
+
+FORFEIT_POLICIES = ("last", "count", "exclude")
+
+
+def apply_forfeits(
+    bots: IntArray, places: IntArray, forfeit: BoolArray, policy: str
+) -> tuple[IntArray, IntArray]:
+    """``(bots, places)`` after the forfeit policy, for hands in which a stand-in played seats.
+
+    ``forfeit[h, s]`` marks a seat played (in whole or in part) by a stand-in. Policies:
+
+    * ``"last"`` (the default of a tournament): the bot of that seat takes last place; the other
+      seats keep their real order ahead of it (several forfeits in one hand tie for last);
+    * ``"count"``: the stand-in's result counts as the bot's own (no forfeit);
+    * ``"exclude"``: the seat is left out of the ratings (its bot becomes ``-1``); the other seats
+      still count among themselves.
+    """
+    if policy not in FORFEIT_POLICIES:
+        raise ValueError(f"unknown forfeit policy {policy!r}; choose from {FORFEIT_POLICIES}")
+    hit = forfeit & (bots >= 0)
+    if policy == "count" or not hit.any():
+        return bots, places
+    if policy == "exclude":
+        return np.where(hit, -1, bots), places
+    last = np.where(bots >= 0, places, 0).max(axis=1, keepdims=True) + 1
+    return bots, np.where(hit, last, places)
+
+
 @dataclass(frozen=True)
 class Ratings:
     """A fitted rating table. All strengths, errors and covariances are in Elo points."""
@@ -181,8 +292,9 @@ class Ratings:
     later_seat_elo: FloatArray
     """Seat terms for places 2.. (same as ``seat_elo`` unless ``places="discounted"``)."""
     loser_weight: float
-    """The fitted discount ``lam`` on strengths for places 2.. (1 for "full", 0 for "winner")."""
+    """The fitted weight ``lam`` of places 2.. (1 for "full", 0 for "winner")."""
     loser_weight_se: float
+    """Its standard error (0 when it is not fitted)."""
     log_likelihood: float
     iterations: int
     converged: bool
@@ -193,6 +305,8 @@ class Ratings:
     anchor: str | None = None
     param_cov: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     """Covariance of the internal parameter vector (theta units), for diagnostics."""
+    params: FloatArray = field(repr=False, default_factory=lambda: np.zeros(0))
+    """The internal parameter vector at the optimum: a warm start for the next fit."""
 
     @property
     def se(self) -> FloatArray:
@@ -230,6 +344,10 @@ class Ratings:
         np.fill_diagonal(out, False)
         return out
 
+    def first_out(self, a: str, b: str) -> float:
+        """P(``a`` goes out first | ``a`` or ``b`` goes out first) at the fitted ratings."""
+        return first_out_probability(float(self.elo[self.index(a)] - self.elo[self.index(b)]))
+
     def ranking(self) -> list[str]:
         """Bots from strongest to weakest (ties broken by name)."""
         return [b for _, b in sorted(zip(-self.elo, self.bots, strict=True))]
@@ -265,22 +383,478 @@ def likelihood_of_superiority(r: Ratings) -> FloatArray:
 
 
 # --------------------------------------------------------------------------------------------------
-# Choice events and the Newton-Raphson engine
+# Choices, their sufficient statistics, and the Newton-Raphson engine
 # --------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Events:
-    """One row per choice: ``chosen`` is picked from the alternatives where ``mask`` holds."""
+class _Choices:
+    """Distinct choice types with counts, and the type and cluster of every single choice.
 
-    bot: IntArray  # (E, A)
-    seat: IntArray  # (E, A)
-    mask: BoolArray  # (E, A)
-    chosen: IntArray  # (E,)
-    later: BoolArray  # (E,) True for places 2..
-    cluster: IntArray  # (E,)
+    A type is a set of alternatives (``bot[t, s]`` in seat column ``s``, ``-1`` where the seat is
+    not among them), the seat chosen, and the stage (``later``: a place after the first)."""
+
+    bot: IntArray  # (T, W)
+    chosen: IntArray  # (T,)
+    later: BoolArray  # (T,)
+    count: FloatArray  # (T,)
+    row_type: IntArray  # (E,) type of every single choice
+    row_cluster: IntArray  # (E,)
     n_clusters: int
     n_hands: int
+
+    @property
+    def mask(self) -> BoolArray:
+        out: BoolArray = self.bot >= 0
+        return out
+
+
+def _aggregate(
+    bot: IntArray, chosen: IntArray, later: BoolArray, cluster: IntArray, o: Outcomes
+) -> _Choices:
+    """Collapse single choices (rows) into distinct types with counts."""
+    width = bot.shape[1]
+    if len(chosen) == 0:
+        return _Choices(
+            np.zeros((0, width), dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.bool_),
+            np.zeros(0),
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            o.n_clusters,
+            o.n_hands,
+        )
+    key = np.concatenate([bot + 1, chosen[:, None], later[:, None].astype(np.int64)], axis=1)
+    base = int(max(int(key.max()) + 1, 2))
+    if base ** key.shape[1] < 2**62:
+        # one int64 per row: a 1-d unique sorts plain integers (fast, and without the GIL)
+        weights = np.array([base**k for k in range(key.shape[1])][::-1], dtype=np.int64)
+        codes = key @ weights
+        _, first, inverse, counts = np.unique(
+            codes, return_index=True, return_inverse=True, return_counts=True
+        )
+        uniq = key[first]
+    else:
+        uniq, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    uniq = uniq.copy()
+    uniq[:, :width] -= 1
+    return _Choices(
+        bot=np.ascontiguousarray(uniq[:, :width]),
+        chosen=np.ascontiguousarray(uniq[:, width]),
+        later=uniq[:, width + 1].astype(np.bool_),
+        count=counts.astype(np.float64),
+        row_type=inverse.reshape(-1).astype(np.int64),
+        row_cluster=cluster,
+        n_clusters=o.n_clusters,
+        n_hands=o.n_hands,
+    )
+
+
+def _pl_choices(o: Outcomes, places: PlacesModel) -> _Choices:
+    """Plackett-Luce choices: each seat not in the trailing group is chosen from the seats placed
+    at or after it (Breslow ties); ``"winner"`` keeps the first group only."""
+    real = o.bots >= 0
+    big = np.iinfo(np.int64).max
+    pl = np.where(real, o.places, big)
+    last = np.where(real, o.places, np.iinfo(np.int64).min).max(axis=1)
+    first = pl.min(axis=1)
+    valid = real & (pl < last[:, None]) & (real.sum(axis=1) >= 2)[:, None]
+    if places == "winner":
+        valid &= pl == first[:, None]
+    h_idx, s_idx = np.nonzero(valid)  # row-major: hand order, then seat
+    mine = pl[h_idx, s_idx]
+    alt = real[h_idx] & (pl[h_idx] >= mine[:, None])
+    bot = np.where(alt, o.bots[h_idx], -1)
+    later = mine > first[h_idx]
+    return _aggregate(bot, s_idx.astype(np.int64), later, o.cluster[h_idx], o)
+
+
+def _pair_choices(o: Outcomes) -> _Choices:
+    """Six pairwise games per four-seat hand (ties carry no win): the negative control."""
+    width = o.bots.shape[1]
+    bots, chosen, clusters = [], [], []
+    real = o.bots >= 0
+    for a in range(width):
+        for b in range(width):
+            if a == b:
+                continue
+            win = real[:, a] & real[:, b] & (o.places[:, a] < o.places[:, b])
+            h = np.nonzero(win)[0]
+            row = np.full((len(h), width), -1, dtype=np.int64)
+            row[:, a] = o.bots[h, a]
+            row[:, b] = o.bots[h, b]
+            bots.append(row)
+            chosen.append(np.full(len(h), a, dtype=np.int64))
+            clusters.append(o.cluster[h])
+    bot = np.concatenate(bots)
+    ch = np.concatenate(chosen)
+    cl = np.concatenate(clusters)
+    return _aggregate(bot, ch, np.zeros(len(ch), dtype=np.bool_), cl, o)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The parameter vector: ``beta`` (bots 1.., bot 0 is 0), then the going-out seat terms, then
+    (``discounted``) the later seat terms and the angle ``omega``.
+
+    ``discounted`` scales the strengths by ``cos(omega)`` for going out and ``sin(omega)`` for
+    places 2..: ``theta = cos(omega) * beta`` and ``lam = tan(omega)``, with ``omega`` in
+    ``[0, pi/2]``. In this chart ``lam = inf`` (only places 2.. carry signal) is the finite point
+    ``omega = pi/2``, so the maximum likelihood over ``lam`` always exists and Newton-Raphson
+    never chases ``lam`` to infinity when the bots are all alike (where ``lam`` is not
+    identified)."""
+
+    n_bots: int
+    width: int
+    seat_terms: bool
+    discounted: bool
+
+    @property
+    def n_theta(self) -> int:
+        return self.n_bots - 1
+
+    @property
+    def n_seat(self) -> int:
+        return self.width - 1 if self.seat_terms else 0
+
+    @property
+    def gamma0(self) -> int:
+        return self.n_theta
+
+    @property
+    def delta0(self) -> int:
+        return self.n_theta + self.n_seat
+
+    @property
+    def omega(self) -> int:
+        return self.n_theta + 2 * self.n_seat
+
+    @property
+    def size(self) -> int:
+        return self.n_theta + (2 * self.n_seat + 1 if self.discounted else self.n_seat)
+
+    def unpack(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+        """``(beta, gamma, delta, omega)``, with ``beta[0] = 0``; ``omega = pi/4`` if not
+        discounted (unused)."""
+        beta = np.concatenate(([0.0], x[: self.n_theta]))
+        gamma = np.zeros(self.width)
+        delta = np.zeros(self.width)
+        omega = math.pi / 4
+        if self.seat_terms:
+            gamma[1:] = x[self.gamma0 : self.gamma0 + self.n_seat]
+            delta[1:] = gamma[1:]
+        if self.discounted:
+            if self.seat_terms:
+                delta[1:] = x[self.delta0 : self.delta0 + self.n_seat]
+            omega = float(x[self.omega])
+        return beta, gamma, delta, omega
+
+    def scales(self, omega: float) -> tuple[float, float]:
+        """Strength scale of going out and of places 2.."""
+        if self.discounted:
+            return math.cos(omega), math.sin(omega)
+        return 1.0, 1.0
+
+
+@dataclass(frozen=True)
+class _Design:
+    """Sparse Jacobian structure of the utilities, fixed for a fit.
+
+    Each alternative touches at most three parameters: its bot's ``beta``, its seat term and the
+    angle ``omega``. ``cols`` (T, W, 3) names them; ``lay.size`` is a dummy column for "none"."""
+
+    cols: IntArray
+    flat: IntArray  # type * (size + 1) + col, raveled (T*W*3,)
+    chosen_flat: IntArray  # the chosen alternative's entries (T*3,)
+    pair: IntArray  # col_i * (size + 1) + col_j over (T, W, 3, 3), raveled
+    seat_on: FloatArray  # (T, W) 1.0 where the seat term applies
+    theta_on: BoolArray  # (T, W)
+    omega_on: BoolArray  # (T, W)
+    bot0: IntArray  # (T, W) bot index with 0 where masked
+    span: int  # size + 1
+
+
+def _design(ch: _Choices, lay: _Layout) -> _Design:
+    t, w = ch.bot.shape
+    size = lay.size
+    mask = ch.mask
+    later = ch.later[:, None]
+    seat = np.broadcast_to(np.arange(w, dtype=np.int64), (t, w))
+    cols = np.full((t, w, 3), size, dtype=np.int64)
+    theta_on = mask & (ch.bot > 0)
+    cols[:, :, 0] = np.where(theta_on, ch.bot - 1, size)
+    seat_on = np.zeros((t, w))
+    if lay.seat_terms:
+        on = mask & (seat > 0)
+        base = np.where(later, lay.delta0, lay.gamma0) if lay.discounted else lay.gamma0
+        cols[:, :, 1] = np.where(on, base + seat - 1, size)
+        seat_on = on.astype(np.float64)
+    omega_on = theta_on if lay.discounted else np.zeros((t, w), dtype=np.bool_)
+    cols[:, :, 2] = np.where(omega_on, lay.omega, size)
+    span = size + 1
+    rows = np.arange(t)
+    return _Design(
+        cols=cols,
+        flat=(rows[:, None, None] * span + cols).ravel(),
+        chosen_flat=(rows[:, None] * span + cols[rows, ch.chosen]).ravel(),
+        pair=(cols[:, :, :, None] * span + cols[:, :, None, :]).ravel(),
+        seat_on=seat_on,
+        theta_on=theta_on,
+        omega_on=omega_on,
+        bot0=np.where(mask, ch.bot, 0),
+        span=span,
+    )
+
+
+def _stage_scales(x: FloatArray, ch: _Choices, lay: _Layout) -> tuple[FloatArray, FloatArray]:
+    """Per type (T, 1): the strength scale and its derivative in ``omega``."""
+    _, _, _, omega = lay.unpack(x)
+    first, later = lay.scales(omega)
+    d_first, d_later = (-math.sin(omega), math.cos(omega)) if lay.discounted else (0.0, 0.0)
+    stage = ch.later[:, None]
+    return np.where(stage, later, first), np.where(stage, d_later, d_first)
+
+
+def _probabilities(
+    x: FloatArray, ch: _Choices, lay: _Layout, des: _Design
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Utilities (T, W; -inf where masked), choice probabilities and log-sum-exp (T,)."""
+    beta, gamma, delta, _ = lay.unpack(x)
+    w, _ = _stage_scales(x, ch, lay)
+    seat_term = np.where(ch.later[:, None], delta[None, :], gamma[None, :])
+    u = np.where(ch.mask, w * beta[des.bot0] + seat_term, -np.inf)
+    umax = u.max(axis=1, keepdims=True)
+    ex = np.exp(u - umax)
+    tot = ex.sum(axis=1, keepdims=True)
+    lse = (umax + np.log(tot))[:, 0]
+    return u, ex / tot, lse
+
+
+def _log_likelihood(x: FloatArray, ch: _Choices, lay: _Layout, des: _Design) -> float:
+    u, _, lse = _probabilities(x, ch, lay, des)
+    rows = np.arange(len(ch.chosen))
+    return float(np.dot(ch.count, u[rows, ch.chosen] - lse))
+
+
+def _derivatives(
+    x: FloatArray, ch: _Choices, lay: _Layout, des: _Design, observed: bool = True
+) -> tuple[FloatArray, FloatArray]:
+    """Per-type scores of ONE choice (T, P) and the count-weighted observed Hessian (P, P)."""
+    beta = np.concatenate(([0.0], x[: lay.n_theta]))
+    _, p, _ = _probabilities(x, ch, lay, des)
+    w, dw = _stage_scales(x, ch, lay)
+    t, a = ch.bot.shape
+    rows = np.arange(t)
+    size, span = lay.size, des.span
+    b = beta[des.bot0]
+    vals = np.empty((t, a, 3))
+    vals[:, :, 0] = np.where(des.theta_on, w, 0.0)
+    vals[:, :, 1] = des.seat_on
+    vals[:, :, 2] = np.where(des.omega_on, dw * b, 0.0)
+    jbar = np.bincount(
+        des.flat, weights=(p[:, :, None] * vals).ravel(), minlength=t * span
+    ).reshape(t, span)[:, :size]
+    jchosen = np.bincount(
+        des.chosen_flat, weights=vals[rows, ch.chosen].ravel(), minlength=t * span
+    ).reshape(t, span)[:, :size]
+    scores: FloatArray = (jchosen - jbar).astype(np.float64)
+    cpv = (ch.count[:, None] * p)[:, :, None] * vals
+    second = (cpv[:, :, :, None] * vals[:, :, None, :]).ravel()
+    outer = np.bincount(des.pair, weights=second, minlength=span * span).reshape(span, span)
+    hess: FloatArray = (jbar * ch.count[:, None]).T @ jbar - outer[:size, :size]
+    if lay.discounted and observed:
+        # The utilities are not linear in (beta, omega): add sum(residual * d2u) where
+        # d2u / (d omega d beta_b) = dw and d2u / d omega^2 = -w * beta_b.
+        resid = -p
+        resid[rows, ch.chosen] += 1.0
+        resid *= ch.count[:, None]
+        on = des.omega_on
+        cross = np.bincount(ch.bot[on] - 1, weights=(resid * dw)[on], minlength=lay.n_theta)
+        hess[lay.omega, : lay.n_theta] += cross
+        hess[: lay.n_theta, lay.omega] += cross
+        hess[lay.omega, lay.omega] -= float(np.sum((resid * w * b)[on]))
+    return scores, hess
+
+
+def _centre(n_bots: int, anchor: int | None) -> FloatArray:
+    """Map from the reduced theta (bot 0 fixed at 0) to reported strengths."""
+    t = np.vstack([np.zeros((1, n_bots - 1)), np.eye(n_bots - 1)])
+    if anchor is None:
+        m = np.eye(n_bots) - 1.0 / n_bots
+    else:
+        m = np.eye(n_bots)
+        m[:, anchor] -= 1.0
+    out: FloatArray = m @ t
+    return out
+
+
+def _cluster_sums(scores: FloatArray, ch: _Choices) -> FloatArray:
+    """Sum of the single choices' scores per cluster (G, P)."""
+    g, size = ch.n_clusters, scores.shape[1]
+    out = np.zeros((g, size))
+    for k in range(size):
+        out[:, k] = np.bincount(ch.row_cluster, weights=scores[ch.row_type, k], minlength=g)
+    return out
+
+
+LAM_RANGE = (0.0, math.inf)
+"""``lam`` is fitted in ``[0, inf]``: a stronger bot never tends to keep more points."""
+OMEGA_START = math.atan(0.3)
+"""Where Newton-Raphson starts ``omega``: ``lam = 0.3``, near what engine-played hands show."""
+
+
+def _fit(
+    ch: _Choices,
+    bots: tuple[str, ...],
+    *,
+    seat_terms: bool,
+    places: str,
+    cluster: ClusterBy,
+    anchor: str | None,
+    prior_sd_elo: float | None,
+    start: FloatArray | None,
+    max_iter: int,
+    tol: float,
+    known_loser_weight: float | None = None,
+) -> Ratings:
+    n = len(bots)
+    if n < 2:
+        raise ValueError("need at least two bots")
+    width = ch.bot.shape[1]
+    discounted = places == "discounted"
+    lay = _Layout(n, max(width, 1), seat_terms and width > 1, discounted)
+    des = _design(ch, lay)
+    x = np.zeros(lay.size)
+    if discounted:
+        x[lay.omega] = OMEGA_START
+    if start is not None and start.shape == x.shape and bool(np.all(np.isfinite(start))):
+        x = start.astype(np.float64, copy=True)
+    centre = _centre(n, None)
+    penalty = np.zeros((lay.size, lay.size))
+    if prior_sd_elo is not None:
+        s = prior_sd_elo / ELO_PER_NAT
+        penalty[: lay.n_theta, : lay.n_theta] = centre.T @ centre / s**2
+
+    def objective(z: FloatArray) -> float:
+        return _log_likelihood(z, ch, lay, des) - 0.5 * float(z @ penalty @ z)
+
+    lo, hi = (math.atan(LAM_RANGE[0]), math.atan(LAM_RANGE[1])) if discounted else (0.0, 0.0)
+
+    def clip(z: FloatArray) -> FloatArray:
+        if discounted:
+            z[lay.omega] = min(max(z[lay.omega], lo), hi)
+        return z
+
+    fixed = discounted and known_loser_weight is not None
+    if fixed:
+        assert known_loser_weight is not None
+        x[lay.omega] = math.atan(known_loser_weight)
+    x = clip(x)
+    converged = False
+    iterations = 0
+    current = objective(x)
+    free = np.ones(lay.size, dtype=np.bool_)
+    for iterations in range(1, max_iter + 1):  # noqa: B007
+        scores, hess = _derivatives(x, ch, lay, des)
+        grad = ch.count @ scores - penalty @ x
+        free[:] = True
+        if discounted:  # lam on a bound with the gradient pushing out: hold it there this step
+            w, g = x[lay.omega], grad[lay.omega]
+            free[lay.omega] = not (fixed or (w <= lo and g <= 0) or (w >= hi and g >= 0))
+        neg = -(hess - penalty)
+        step = np.zeros(lay.size)
+        step[free] = _ascent_step(neg[np.ix_(free, free)], grad[free])
+        t = 1.0
+        while True:
+            cand = clip(x + t * step)
+            value = objective(cand)
+            if value >= current - 1e-12 * abs(current) or t < 1e-8:
+                break
+            t *= 0.5
+        moved = float(np.max(np.abs(cand - x), initial=0.0))
+        x, current = cand, value
+        if moved < tol:
+            converged = True
+            break
+
+    ll = _log_likelihood(x, ch, lay, des)
+    # The bread is the expected (Fisher) information: the observed one adds a term whose mean is
+    # zero (residuals times the curvature of the (beta, omega) chart) which, when the bots are
+    # nearly equal and lam barely identified, widens every interval by up to half.
+    scores, hess = _derivatives(x, ch, lay, des, observed=False)
+    keep = np.ones(lay.size, dtype=np.bool_)
+    if fixed:
+        keep[lay.omega] = False  # a known lam carries no uncertainty
+        scores = np.where(keep[None, :], scores, 0.0)
+    bread = np.zeros((lay.size, lay.size))
+    bread[np.ix_(keep, keep)] = np.linalg.pinv(
+        -(hess - penalty)[np.ix_(keep, keep)], hermitian=True
+    )
+    if cluster is None:
+        pcov = bread
+    else:
+        sums = _cluster_sums(scores, ch)
+        g = ch.n_clusters
+        meat = sums.T @ sums * (g / (g - 1) if g > 1 else 1.0)
+        pcov = bread @ meat @ bread
+    pcov = 0.5 * (pcov + pcov.T)
+
+    beta, gamma, delta, omega = lay.unpack(x)
+    first, _ = lay.scales(omega)
+    nt = lay.n_theta
+    # theta = cos(omega) * beta: the delta method over (beta, omega)
+    jac = np.zeros((nt, lay.size))
+    jac[:, :nt] = first * np.eye(nt)
+    if discounted:
+        jac[:, lay.omega] = -math.sin(omega) * beta[1:]
+    tcov = jac @ pcov @ jac.T
+    anchor_idx = None if anchor is None else bots.index(anchor)
+    tmap = _centre(n, anchor_idx)
+    elo = ELO_PER_NAT * (tmap @ (first * beta[1:]))
+    cov = ELO_PER_NAT**2 * (tmap @ tcov @ tmap.T)
+    if discounted:
+        lam = math.tan(omega) if first > 1e-12 else math.inf
+        lam_se = math.sqrt(max(pcov[lay.omega, lay.omega], 0.0)) / max(first, 1e-12) ** 2
+    else:
+        lam, lam_se = (0.0 if places == "winner" else 1.0), 0.0
+    return Ratings(
+        bots=bots,
+        elo=elo,
+        cov=cov,
+        seat_elo=ELO_PER_NAT * gamma,
+        later_seat_elo=ELO_PER_NAT * delta,
+        loser_weight=lam,
+        loser_weight_se=lam_se,
+        log_likelihood=ll,
+        iterations=iterations,
+        converged=converged,
+        n_hands=ch.n_hands,
+        n_clusters=ch.n_clusters,
+        places=places,
+        cluster=cluster,
+        anchor=anchor,
+        param_cov=pcov,
+        params=x,
+    )
+
+
+def _ascent_step(neg_hess: FloatArray, grad: FloatArray) -> FloatArray:
+    """Newton step, damped towards gradient ascent where the Hessian is not negative definite."""
+    scale = float(np.max(np.abs(np.diag(neg_hess)), initial=1.0))
+    mu = 0.0
+    eye = np.eye(len(grad))
+    for _ in range(60):
+        try:
+            chol = np.linalg.cholesky(neg_hess + mu * eye)
+        except np.linalg.LinAlgError:
+            mu = max(mu * 10.0, 1e-8 * scale)
+            continue
+        y = np.linalg.solve(chol, grad)
+        step: FloatArray = np.linalg.solve(chol.T, y)
+        return step
+    fallback: FloatArray = grad / scale
+    return fallback
 
 
 def _bot_index(results: Sequence[HandResult], bots: Sequence[str] | None) -> tuple[str, ...]:
@@ -303,347 +877,52 @@ def _canonical(results: Iterable[HandResult]) -> list[HandResult]:
     return ordered
 
 
-_Row = tuple[list[int], list[int], int, bool, str]
-
-
-def _pack(rows: list[_Row], width: int, n_hands: int) -> _Events:
-    """Pad the rows (alternative bots, seats, chosen position, later stage, cluster key)."""
-    pad_b: list[int] = []
-    pad_s: list[int] = []
-    mask: list[bool] = []
-    for bs, ss, _, _, _ in rows:
-        extra = width - len(bs)
-        pad_b.extend(bs)
-        pad_b.extend([0] * extra)
-        pad_s.extend(ss)
-        pad_s.extend([0] * extra)
-        mask.extend([True] * len(bs))
-        mask.extend([False] * extra)
-    keys = [r[4] for r in rows]
-    ids = {k: i for i, k in enumerate(sorted(set(keys)))}
-    e = len(rows)
-    return _Events(
-        bot=np.array(pad_b, dtype=np.int64).reshape(e, width),
-        seat=np.array(pad_s, dtype=np.int64).reshape(e, width),
-        mask=np.array(mask, dtype=np.bool_).reshape(e, width),
-        chosen=np.array([r[2] for r in rows], dtype=np.int64),
-        later=np.array([r[3] for r in rows], dtype=np.bool_),
-        cluster=np.array([ids[k] for k in keys], dtype=np.int64),
-        n_clusters=len(ids),
-        n_hands=n_hands,
-    )
-
-
-def _pl_events(
-    results: Sequence[HandResult], index: Mapping[str, int], places: PlacesModel, cluster: ClusterBy
-) -> _Events:
-    rows: list[_Row] = []
-    width = 2
-    for r in results:
-        key = r.deal_id if cluster == "deal" else r.hand_id
-        ordered = sorted(r.finishes, key=lambda f: (f.place, f.seat))
-        width = max(width, len(ordered))
-        start = 0
-        while start < len(ordered):
-            place = ordered[start].place
-            end = start + 1
-            while end < len(ordered) and ordered[end].place == place:
-                end += 1
-            if end == len(ordered) or (places == "winner" and start > 0):
-                break  # a trailing group is the whole remaining set: no information
-            remaining = sorted(ordered[start:], key=lambda f: f.seat)
-            bots = [index[f.bot] for f in remaining]
-            seats = [f.seat for f in remaining]
-            for f in ordered[start:end]:
-                rows.append((bots, seats, remaining.index(f), start > 0, key))
-            start = end
-    return _pack(rows, width, len(results))
-
-
-def _pair_events(
-    results: Sequence[HandResult], index: Mapping[str, int], cluster: ClusterBy
-) -> _Events:
-    rows: list[_Row] = []
-    for r in results:
-        key = r.deal_id if cluster == "deal" else r.hand_id
-        fs = sorted(r.finishes, key=lambda f: (f.place, f.seat))
-        for a, b in combinations(fs, 2):
-            if a.place == b.place:
-                continue  # a tie carries no win for either side
-            rows.append(([index[a.bot], index[b.bot]], [a.seat, b.seat], 0, False, key))
-    return _pack(rows, 2, len(results))
-
-
-@dataclass(frozen=True)
-class _Layout:
-    n_bots: int
-    n_seats: int
-    seat_terms: bool
-    discounted: bool
-
-    @property
-    def n_theta(self) -> int:
-        return self.n_bots - 1
-
-    @property
-    def n_seat(self) -> int:
-        return self.n_seats - 1 if self.seat_terms else 0
-
-    @property
-    def gamma0(self) -> int:
-        return self.n_theta
-
-    @property
-    def delta0(self) -> int:
-        return self.n_theta + self.n_seat
-
-    @property
-    def lam(self) -> int:
-        return self.n_theta + 2 * self.n_seat
-
-    @property
-    def size(self) -> int:
-        return self.n_theta + (2 * self.n_seat + 1 if self.discounted else self.n_seat)
-
-    def unpack(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, float]:
-        theta = np.concatenate(([0.0], x[: self.n_theta]))
-        gamma = np.zeros(self.n_seats)
-        delta = np.zeros(self.n_seats)
-        lam = 1.0
-        if self.seat_terms:
-            gamma[1:] = x[self.gamma0 : self.gamma0 + self.n_seat]
-            delta[1:] = gamma[1:]
-        if self.discounted:
-            if self.seat_terms:
-                delta[1:] = x[self.delta0 : self.delta0 + self.n_seat]
-            lam = float(x[self.lam])
-        return theta, gamma, delta, lam
-
-
-@dataclass(frozen=True)
-class _Design:
-    """Sparse Jacobian structure of the utilities, fixed for a fit.
-
-    Each alternative touches at most three parameters: its bot's theta, its seat term and the
-    discount. ``cols`` (E, A, 3) names them; ``lay.size`` is a dummy column for "none".
-    """
-
-    cols: IntArray
-    flat: IntArray  # event * width + col, raveled (E*A*3,)
-    chosen_flat: IntArray  # the chosen alternative's entries (E*3,)
-    pair: IntArray  # col_i * width + col_j over (E, A, 3, 3), raveled
-    seat_on: FloatArray  # (E, A) 1.0 where the seat term applies
-    theta_on: BoolArray  # (E, A)
-    lam_on: BoolArray  # (E, A)
-    width: int
-
-
-def _design(ev: _Events, lay: _Layout) -> _Design:
-    e, a = ev.bot.shape
-    size = lay.size
-    later = ev.later[:, None]
-    cols = np.full((e, a, 3), size, dtype=np.int64)
-    theta_on = ev.mask & (ev.bot > 0)
-    cols[:, :, 0] = np.where(theta_on, ev.bot - 1, size)
-    seat_on = np.zeros((e, a))
-    if lay.seat_terms:
-        on = ev.mask & (ev.seat > 0)
-        base = np.where(later, lay.delta0, lay.gamma0) if lay.discounted else lay.gamma0
-        cols[:, :, 1] = np.where(on, base + ev.seat - 1, size)
-        seat_on = on.astype(np.float64)
-    lam_on = ev.mask & later if lay.discounted else np.zeros((e, a), dtype=np.bool_)
-    cols[:, :, 2] = np.where(lam_on, lay.lam, size)
-    width = size + 1
-    rows = np.arange(e)
-    return _Design(
-        cols=cols,
-        flat=(rows[:, None, None] * width + cols).ravel(),
-        chosen_flat=(rows[:, None] * width + cols[rows, ev.chosen]).ravel(),
-        pair=(cols[:, :, :, None] * width + cols[:, :, None, :]).ravel(),
-        seat_on=seat_on,
-        theta_on=theta_on,
-        lam_on=lam_on,
-        width=width,
-    )
-
-
-def _utilities(x: FloatArray, ev: _Events, lay: _Layout) -> tuple[FloatArray, FloatArray, float]:
-    """Masked utilities (E, A), the per-event strength weight (E, 1) and the discount."""
-    theta, gamma, delta, lam = lay.unpack(x)
-    later = ev.later[:, None]
-    w = np.where(later, lam, 1.0)
-    u = w * theta[ev.bot] + np.where(later, delta[ev.seat], gamma[ev.seat])
-    return np.where(ev.mask, u, -np.inf), w, lam
-
-
-def _log_likelihood(x: FloatArray, ev: _Events, lay: _Layout) -> float:
-    u, _, _ = _utilities(x, ev, lay)
-    umax = u.max(axis=1)
-    lse = umax + np.log(np.exp(u - umax[:, None]).sum(axis=1))
-    return float(np.sum(u[np.arange(len(ev.chosen)), ev.chosen] - lse))
-
-
-def _derivatives(
-    x: FloatArray, ev: _Events, lay: _Layout, des: _Design
-) -> tuple[FloatArray, FloatArray]:
-    """Per-event scores (E, P) and the Hessian (P, P) of the log-likelihood."""
-    theta = np.concatenate(([0.0], x[: lay.n_theta]))
-    u, w, _ = _utilities(x, ev, lay)
-    ex = np.exp(u - u.max(axis=1, keepdims=True))
-    p = ex / ex.sum(axis=1, keepdims=True)
-    e, a = ev.bot.shape
-    rows = np.arange(e)
-    size, width = lay.size, des.width
-    vals = np.empty((e, a, 3))
-    vals[:, :, 0] = np.where(des.theta_on, w, 0.0)
-    vals[:, :, 1] = des.seat_on
-    vals[:, :, 2] = np.where(des.lam_on, theta[ev.bot], 0.0)
-    jbar = np.bincount(
-        des.flat, weights=(p[:, :, None] * vals).ravel(), minlength=e * width
-    ).reshape(e, width)[:, :size]
-    jchosen = np.bincount(
-        des.chosen_flat, weights=vals[rows, ev.chosen].ravel(), minlength=e * width
-    ).reshape(e, width)[:, :size]
-    scores = jchosen - jbar
-    pv = p[:, :, None] * vals
-    second = (pv[:, :, :, None] * vals[:, :, None, :]).ravel()
-    outer = np.bincount(des.pair, weights=second, minlength=width * width).reshape(width, width)
-    hess = jbar.T @ jbar - outer[:size, :size]
-    if lay.discounted:
-        # d2u / (d lam d theta_b) = 1 on later-stage alternatives.
-        resid = -p
-        resid[rows, ev.chosen] += 1.0
-        keep = des.lam_on & des.theta_on
-        cross = np.bincount(ev.bot[keep] - 1, weights=resid[keep], minlength=size)
-        cross[lay.n_theta :] = 0.0
-        hess[lay.lam, :] += cross
-        hess[:, lay.lam] += cross
-    return scores.astype(np.float64, copy=False), hess.astype(np.float64, copy=False)
-
-
-def _centre(n_bots: int, anchor: int | None) -> FloatArray:
-    """Map from the reduced theta (bot 0 fixed at 0) to reported strengths."""
-    t = np.vstack([np.zeros((1, n_bots - 1)), np.eye(n_bots - 1)])
-    if anchor is None:
-        m = np.eye(n_bots) - 1.0 / n_bots
-    else:
-        m = np.eye(n_bots)
-        m[:, anchor] -= 1.0
-    out: FloatArray = m @ t
-    return out
-
-
-def _fit(
-    ev: _Events,
-    bots: tuple[str, ...],
+def fit_outcomes(
+    outcomes: Outcomes,
+    bots: Sequence[str],
     *,
-    seat_terms: bool,
-    places: str,
-    cluster: ClusterBy,
-    anchor: str | None,
-    prior_sd_elo: float | None,
-    max_iter: int,
-    tol: float,
+    seat_terms: bool = True,
+    places: PlacesModel = "discounted",
+    cluster: ClusterBy = "deal",
+    anchor: str | None = None,
+    prior_sd_elo: float | None = None,
+    start: FloatArray | None = None,
+    known_loser_weight: float | None = None,
+    max_iter: int = 100,
+    tol: float = 1e-10,
 ) -> Ratings:
-    n = len(bots)
-    if n < 2:
-        raise ValueError("need at least two bots")
-    n_seats = int(ev.seat.max()) + 1 if ev.seat.size else 1
-    discounted = places == "discounted"
-    lay = _Layout(n, max(n_seats, 1), seat_terms and n_seats > 1, discounted)
-    des = _design(ev, lay)
-    x = np.zeros(lay.size)
-    if discounted:
-        x[lay.lam] = 1.0
-    centre = _centre(n, None)
-    penalty = np.zeros((lay.size, lay.size))
-    if prior_sd_elo is not None:
-        s = prior_sd_elo / ELO_PER_NAT
-        penalty[: lay.n_theta, : lay.n_theta] = centre.T @ centre / s**2
+    """Fit columnar outcomes (bot indices into ``bots``); see :func:`fit_plackett_luce`.
 
-    def objective(z: FloatArray) -> float:
-        return _log_likelihood(z, ev, lay) - 0.5 * float(z @ penalty @ z)
-
-    converged = False
-    iterations = 0
-    current = objective(x)
-    for iterations in range(1, max_iter + 1):  # noqa: B007
-        scores, hess = _derivatives(x, ev, lay, des)
-        grad = scores.sum(axis=0) - penalty @ x
-        neg = -(hess - penalty)
-        step = _ascent_step(neg, grad)
-        t = 1.0
-        while True:
-            cand = x + t * step
-            value = objective(cand)
-            if value >= current - 1e-12 * abs(current) or t < 1e-8:
-                break
-            t *= 0.5
-        x, current = cand, value
-        if float(np.max(np.abs(t * step))) < tol:
-            converged = True
-            break
-
-    ll = _log_likelihood(x, ev, lay)
-    scores, hess = _derivatives(x, ev, lay, des)
-    info = -(hess - penalty)
-    bread = np.linalg.pinv(info, hermitian=True)
-    if cluster is None:
-        pcov = bread
-    else:
-        sums = np.zeros((ev.n_clusters, lay.size))
-        np.add.at(sums, ev.cluster, scores)
-        g = ev.n_clusters
-        meat = sums.T @ sums * (g / (g - 1) if g > 1 else 1.0)
-        pcov = bread @ meat @ bread
-    pcov = 0.5 * (pcov + pcov.T)
-
-    anchor_idx = None if anchor is None else bots.index(anchor)
-    tmap = _centre(n, anchor_idx)
-    theta_red = x[: lay.n_theta]
-    elo = ELO_PER_NAT * (tmap @ theta_red)
-    tcov = pcov[: lay.n_theta, : lay.n_theta]
-    cov = ELO_PER_NAT**2 * (tmap @ tcov @ tmap.T)
-    _, gamma, delta, lam = lay.unpack(x)
-    if places == "winner":
-        lam = 0.0
-    lam_se = math.sqrt(max(pcov[lay.lam, lay.lam], 0.0)) if discounted else 0.0
-    return Ratings(
-        bots=bots,
-        elo=elo,
-        cov=cov,
-        seat_elo=ELO_PER_NAT * gamma,
-        later_seat_elo=ELO_PER_NAT * delta,
-        loser_weight=lam,
-        loser_weight_se=lam_se,
-        log_likelihood=ll,
-        iterations=iterations,
-        converged=converged,
-        n_hands=ev.n_hands,
-        n_clusters=ev.n_clusters,
+    With ``cluster`` set, ``outcomes.cluster`` numbers the clusters; ``"hand"`` or ``None`` ignore
+    it (a cluster per hand, or the plain observed information)."""
+    names = tuple(bots)
+    if len(set(names)) != len(names):
+        raise ValueError("duplicate names in `bots`")
+    if anchor is not None and anchor not in names:
+        raise ValueError(f"anchor {anchor!r} is not a rated bot")
+    if outcomes.bots.size and int(outcomes.bots.max()) >= len(names):
+        raise ValueError("outcomes name a bot index beyond `bots`")
+    if cluster == "hand":
+        outcomes = Outcomes(
+            outcomes.bots,
+            outcomes.places,
+            np.arange(outcomes.n_hands, dtype=np.int64),
+            outcomes.n_hands,
+        )
+    ch = _pl_choices(outcomes, places)
+    return _fit(
+        ch,
+        names,
+        seat_terms=seat_terms,
         places=places,
         cluster=cluster,
         anchor=anchor,
-        param_cov=pcov,
+        prior_sd_elo=prior_sd_elo,
+        start=start,
+        max_iter=max_iter,
+        tol=tol,
+        known_loser_weight=known_loser_weight,
     )
-
-
-def _ascent_step(neg_hess: FloatArray, grad: FloatArray) -> FloatArray:
-    """Newton step, damped towards gradient ascent where the Hessian is not negative definite."""
-    scale = float(np.max(np.abs(np.diag(neg_hess)), initial=1.0))
-    mu = 0.0
-    eye = np.eye(len(grad))
-    for _ in range(60):
-        try:
-            chol = np.linalg.cholesky(neg_hess + mu * eye)
-        except np.linalg.LinAlgError:
-            mu = max(mu * 10.0, 1e-8 * scale)
-            continue
-        y = np.linalg.solve(chol, grad)
-        step: FloatArray = np.linalg.solve(chol.T, y)
-        return step
-    fallback: FloatArray = grad / scale
-    return fallback
 
 
 def fit_plackett_luce(
@@ -651,10 +930,12 @@ def fit_plackett_luce(
     bots: Sequence[str] | None = None,
     *,
     seat_terms: bool = True,
-    places: PlacesModel = "full",
+    places: PlacesModel = "discounted",
     cluster: ClusterBy = "deal",
     anchor: str | None = None,
     prior_sd_elo: float | None = None,
+    start: FloatArray | None = None,
+    known_loser_weight: float | None = None,
     max_iter: int = 100,
     tol: float = 1e-10,
 ) -> Ratings:
@@ -664,30 +945,30 @@ def fit_plackett_luce(
         results: the hands, in any order (they are sorted by ``hand_id``; ids must be unique).
         bots: the bots to rate, in the order of the returned arrays; default sorted names.
         seat_terms: fit seat-position terms (seat 0 is the reference).
-        places: ``"full"`` (default: plain Plackett-Luce over the whole order),
-            ``"discounted"`` (fitted weight on places 2..; EXPERIMENTAL: the weight is not
-            identified when all bots are equal, and its A/A false-positive rate ran high, 6.7%
-            over 40 repeats) or ``"winner"`` (first place only; valid but loses precision).
+        places: ``"discounted"`` (default: places 2.. weigh ``lam``, fitted), ``"winner"``
+            (first place only) or ``"full"`` (plain Plackett-Luce, ``lam = 1``; a control).
         cluster: ``"deal"`` (default; duplicate dealing), ``"hand"`` or ``None`` (plain Hessian).
         anchor: report ratings relative to this bot instead of centring at mean 0.
         prior_sd_elo: optional Gaussian prior on the centred ratings; keeps the fit finite when a
             bot never beats anyone. ``None`` is the pure maximum-likelihood fit.
+        start: a previous fit's ``params`` (same bots and seats), to start Newton-Raphson there.
+        known_loser_weight: hold ``lam`` at this value instead of fitting it (an oracle for the
+            validation, when the truth is known).
         max_iter, tol: Newton-Raphson limits (tol is on the largest step, in theta units).
     """
     ordered = _canonical(results)
     names = _bot_index(ordered, bots)
-    if anchor is not None and anchor not in names:
-        raise ValueError(f"anchor {anchor!r} is not a rated bot")
     index = {b: i for i, b in enumerate(names)}
-    ev = _pl_events(ordered, index, places, cluster)
-    return _fit(
-        ev,
+    return fit_outcomes(
+        Outcomes.from_results(ordered, index, "hand" if cluster == "hand" else "deal"),
         names,
         seat_terms=seat_terms,
         places=places,
         cluster=cluster,
         anchor=anchor,
         prior_sd_elo=prior_sd_elo,
+        start=start,
+        known_loser_weight=known_loser_weight,
         max_iter=max_iter,
         tol=tol,
     )
@@ -711,15 +992,16 @@ def fit_pairwise_naive(
     ordered = _canonical(results)
     names = _bot_index(ordered, bots)
     index = {b: i for i, b in enumerate(names)}
-    ev = _pair_events(ordered, index, cluster)
+    o = Outcomes.from_results(ordered, index, "hand" if cluster == "hand" else "deal")
     return _fit(
-        ev,
+        _pair_choices(o),
         names,
         seat_terms=seat_terms,
         places="pairwise",
         cluster=cluster,
         anchor=None,
         prior_sd_elo=None,
+        start=None,
         max_iter=max_iter,
         tol=tol,
     )

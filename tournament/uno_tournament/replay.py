@@ -1,9 +1,21 @@
-"""Re-run a recorded hand through the engine and check its result.
+"""Re-run a recorded hand through the engine, and check that it is the hand it says it is.
 
 A replay file holds the rule set, the hand's seed and dealer and every action (seat, action id)
-in order, as the server's HandEndedEvent gave them. :func:`check` deals the hand again from the
-seed (``uno_server.engine.Hand``), applies the actions one by one and compares the winner and the
-points held with the recorded result; it says where the two diverge otherwise.
+in order, as the server's HandEndedEvent gave them. :func:`check` proves three things:
+
+1. the result: it deals the hand again from the seed (``uno_server.engine.Hand``), applies the
+   actions one by one and compares the winner and the points held with the recorded result; it
+   says where the two diverge otherwise;
+2. the deal: the hand's seed is the one a single-hand match with the recorded match seed and
+   dealer 0 deals (``uno_server.engine.Match``), so the cards belong to that match seed;
+3. the identity (format 2 files): the hand id, the seating and the match seed are the ones the
+   tournament's schedule gives for the recorded table, block, deal and rotation, and the file's
+   name is the hand's.
+
+:func:`check_against_store` then compares the file with the tournament's database: the same hand
+id, the same bot in every seat, the same match seed, and the same content hash (SHA-256 of the
+canonical JSON) as stored when the hand was played. A seating swapped in the file, a hand id
+changed, or a record copied from another hand fails with one line that says what differs.
 """
 
 from __future__ import annotations
@@ -15,11 +27,18 @@ from typing import Any
 
 from uno_server.engine.errors import EngineError, InvalidRulesError
 from uno_server.engine.hand import Hand
+from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
+
+from .schedule import deal_seed, seating
+from .schedule import hand_id as schedule_hand_id
+from .store import DB_NAME, Store, content_hash
+
+MAX_ACTIONS = 100_000
 
 
 class ReplayError(Exception):
-    """The file is missing or not a replay."""
+    """The file is missing or not a replay; the message names the field."""
 
 
 @dataclass
@@ -28,30 +47,111 @@ class Verdict:
     message: str
 
 
-def load(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except FileNotFoundError as exc:
-        raise ReplayError(f"{p}: no such file") from exc
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReplayError(f"{p}: not a replay file ({exc})") from exc
+def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "") -> Any:
+    name = f"{where}{key}"
+    if key not in data:
+        raise ReplayError(f"{name!r} is missing")
+    value = data[key]
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ReplayError(f"{name!r} must be {_article(want)}, got {_short(value)}")
+    return value
+
+
+def _article(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)[:40]
+    return text + ("..." if len(text) == 40 else "")
+
+
+def validate(data: Any) -> dict[str, Any]:
+    """Check the shape of a replay (every field it needs, with its type); returns it."""
     if not isinstance(data, dict):
-        raise ReplayError(f"{p}: not a replay file (expected a JSON object)")
-    for key in ("rules", "seed", "dealer", "actions", "result"):
-        if key not in data:
-            raise ReplayError(f"{p}: not a replay file ({key!r} is missing)")
+        raise ReplayError("expected a JSON object")
+    _field(data, "rules", dict)
+    seed = _field(data, "seed", int)
+    dealer = _field(data, "dealer", int)
+    if not 0 <= seed < 2**64:
+        raise ReplayError(f"'seed' must be 0..2**64-1, got {seed}")
+    if not 0 <= dealer < 16:
+        raise ReplayError(f"'dealer' must be a seat number, got {dealer}")
+    actions = _field(data, "actions", list)
+    if len(actions) > MAX_ACTIONS:
+        raise ReplayError(f"'actions' has {len(actions)} entries, more than {MAX_ACTIONS}")
+    for i, a in enumerate(actions):
+        if (
+            not isinstance(a, list)
+            or len(a) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in a)
+        ):
+            raise ReplayError(f"'actions[{i}]' must be [seat, action id], got {_short(a)}")
+    result = _field(data, "result", dict)
+    winner = _field(result, "winner", int, "result.")
+    points = _field(result, "points_held", list, "result.")
+    if not all(isinstance(p, int) and not isinstance(p, bool) for p in points):
+        raise ReplayError(f"'result.points_held' must be a list of integers, got {_short(points)}")
+    if not 0 <= winner < max(1, len(points)):
+        raise ReplayError(f"'result.winner' must be a seat of 'result.points_held', got {winner}")
+    if "bots" in data:
+        bots = _field(data, "bots", list)
+        if not all(isinstance(b, str) for b in bots):
+            raise ReplayError(f"'bots' must be a list of names, got {_short(bots)}")
+    for key in ("hand_id", "tournament"):
+        if key in data:
+            _field(data, key, str)
+    if "match_seed" in data:
+        ms = _field(data, "match_seed", int)
+        if not 0 <= ms < 2**64:
+            raise ReplayError(f"'match_seed' must be 0..2**64-1, got {ms}")
+    if "schedule" in data:
+        sch = _field(data, "schedule", dict)
+        for key in ("tournament_seed", "table", "block", "deal", "rotation"):
+            v = _field(sch, key, int, "schedule.")
+            if v < 0:
+                raise ReplayError(f"'schedule.{key}' must be 0 or more, got {v}")
+        tb = _field(sch, "table_bots", list, "schedule.")
+        if not all(isinstance(b, str) for b in tb) or len(tb) != 4:
+            raise ReplayError(f"'schedule.table_bots' must be four names, got {_short(tb)}")
     return data
 
 
-def check(data: dict[str, Any]) -> Verdict:
+def load(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_bytes())
+    except FileNotFoundError as exc:
+        raise ReplayError(f"{p}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise ReplayError(f"{p}: a folder, not a replay file") from exc
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ReplayError(f"{p}: not a replay file ({type(exc).__name__}: {exc})") from exc
+    try:
+        return validate(data)
+    except ReplayError as exc:
+        raise ReplayError(f"{p}: not a replay file: {exc}") from exc
+
+
+def check(data: dict[str, Any], path: Path | None = None) -> Verdict:
+    """Re-run the hand and check its deal and, for format 2 records, its identity."""
+    try:
+        validate(data)
+    except ReplayError as exc:
+        return Verdict(False, f"not a replay: {exc}")
     try:
         rules = RuleSet.from_dict(dict(data["rules"]))
-    except (InvalidRulesError, TypeError) as exc:
+    except (InvalidRulesError, TypeError, ValueError) as exc:
         return Verdict(False, f"the recorded rule set is invalid: {exc}")
     seed, dealer = int(data["seed"]), int(data["dealer"])
+    if dealer >= rules.seats:
+        return Verdict(False, f"dealer {dealer} is not a seat of a {rules.seats}-seat table")
     actions = [(int(a[0]), int(a[1])) for a in data["actions"]]
-    hand = Hand.deal(rules, seed, dealer)
+    try:
+        hand = Hand.deal(rules, seed, dealer)
+    except (EngineError, ValueError) as exc:
+        return Verdict(False, f"the engine cannot deal this hand: {exc}")
     for i, (seat, action_id) in enumerate(actions):
         if hand.over:
             return Verdict(
@@ -61,7 +161,7 @@ def check(data: dict[str, Any]) -> Verdict:
             )
         try:
             hand.apply(seat, action_id)
-        except EngineError as exc:
+        except (EngineError, ValueError, IndexError) as exc:
             return Verdict(
                 False,
                 f"diverges at action {i + 1} of {len(actions)} (seat {seat}, action "
@@ -81,10 +181,136 @@ def check(data: dict[str, Any]) -> Verdict:
         return Verdict(
             False, f"diverges: the engine's points held are {points}, recorded {want_points}"
         )
+    problem = _identity_problem(data, rules, path)
+    if problem:
+        return Verdict(False, problem)
     bots = data.get("bots") or []
     who = f" ({bots[want_winner]})" if want_winner < len(bots) else ""
+    hid = f"{data['hand_id']}: " if "hand_id" in data else ""
     return Verdict(
         True,
-        f"confirmed: {len(actions)} actions, seat {want_winner}{who} went out, "
+        f"confirmed: {hid}{len(actions)} actions, seat {want_winner}{who} went out, "
         f"points held {points}",
     )
+
+
+def _identity_problem(data: dict[str, Any], rules: RuleSet, path: Path | None) -> str:
+    """What is wrong with the record's deal and identity (empty: nothing found)."""
+    if "match_seed" in data and int(data["dealer"]) == 0:
+        expected = Match(rules, int(data["match_seed"]), dealer=0).hand.seed
+        if expected != int(data["seed"]):
+            return (
+                f"the hand's seed {data['seed']} is not the one match seed {data['match_seed']} "
+                f"deals ({expected}): the record's deal was changed"
+            )
+    sch = data.get("schedule")
+    hid = data.get("hand_id")
+    if path is not None and isinstance(hid, str):
+        from .runner import replay_name
+
+        if path.name != replay_name(hid):
+            return (
+                f"the file is named {path.name} but holds hand {hid} (its file is "
+                f"{replay_name(hid)}): a record copied from another hand or renamed"
+            )
+    if not isinstance(sch, dict):
+        return ""
+    t, b, d, r = (int(sch[k]) for k in ("table", "block", "deal", "rotation"))
+    if isinstance(hid, str) and "tournament" in data:
+        want = schedule_hand_id(str(data["tournament"]), t, b, d, r)
+        if hid != want:
+            return (
+                f"hand id {hid} is not the schedule's id for table {t}, block {b}, deal {d}, "
+                f"rotation {r} ({want}): the hand id was changed"
+            )
+    seats = seating(tuple(sch["table_bots"]), d, r)
+    bots = list(data.get("bots") or [])
+    if bots and tuple(bots) != seats:
+        return _seating_problem(bots, list(seats), "the schedule")
+    if "match_seed" in data:
+        want_seed = deal_seed(int(sch["tournament_seed"]), t, b, d)
+        if int(data["match_seed"]) != want_seed:
+            return (
+                f"match seed {data['match_seed']} is not the schedule's seed for table {t}, "
+                f"block {b}, deal {d} ({want_seed}): the record belongs to another deal"
+            )
+    return ""
+
+
+def _seating_problem(got: list[str], want: list[str], source: str) -> str:
+    diff = [s for s in range(max(len(got), len(want))) if got[s : s + 1] != want[s : s + 1]]
+    s = diff[0]
+    g = got[s] if s < len(got) else "nobody"
+    w = want[s] if s < len(want) else "nobody"
+    return (
+        f"seat {s} holds {g!r} in the record but {w!r} in {source} (record {got}, "
+        f"{source} {want}): the seating was changed"
+    )
+
+
+def find_tournament(path: Path) -> Path | None:
+    """The tournament folder of a replay file at ``<folder>/replays/<hand>.json``, if any."""
+    folder = path.resolve().parent
+    if folder.name == "replays" and (folder.parent / DB_NAME).is_file():
+        return folder.parent
+    return None
+
+
+def check_against_store(data: dict[str, Any], store: Store) -> str:
+    """What differs between a replay and the tournament's database (empty: nothing)."""
+    hid = data.get("hand_id")
+    if not isinstance(hid, str):
+        return "the record names no hand id, so it cannot be matched to the tournament"
+    meta = store.meta()
+    tid = str(meta.get("tournament_id", ""))
+    if data.get("tournament") not in (None, tid):
+        return f"the record is from tournament {data.get('tournament')}, this folder holds {tid}"
+    with store.lock:
+        row = store.conn.execute(
+            "SELECT match_seed, content_hash FROM hands WHERE hand_id = ?", (hid,)
+        ).fetchone()
+        seats = store.conn.execute(
+            "SELECT bot FROM seats WHERE hand_id = ? ORDER BY seat", (hid,)
+        ).fetchall()
+    if row is None:
+        return f"hand {hid} is not in the tournament's database: a changed or foreign hand id"
+    stored_bots = [b for (b,) in seats]
+    bots = list(data.get("bots") or [])
+    if bots != stored_bots:
+        return _seating_problem(bots, stored_bots, "the database")
+    if "match_seed" in data and int(data["match_seed"]) != row[0] & (2**64 - 1):
+        return (
+            f"match seed {data['match_seed']} differs from the database's {row[0] & (2**64 - 1)} "
+            f"for hand {hid}: a record copied from another hand"
+        )
+    digest = content_hash(data)
+    if digest != row[1]:
+        return (
+            f"content hash {digest[:12]}... differs from the one stored when hand {hid} was "
+            f"played ({row[1][:12]}...): the record was edited or copied from another hand"
+        )
+    return ""
+
+
+def verify_file(path: Path, tournament: Path | None = None) -> Verdict:
+    """The ``uno-arena replay`` check: the engine, the schedule, and the tournament's database
+    when the file sits in a tournament folder (or ``tournament`` names one)."""
+    data = load(path)
+    verdict = check(data, path)
+    if not verdict.ok:
+        return verdict
+    folder = tournament or find_tournament(path)
+    if folder is None:
+        return Verdict(
+            True,
+            verdict.message + " (no tournament database beside it: checked the "
+            "engine and the schedule only)",
+        )
+    store = Store.open(folder)
+    try:
+        problem = check_against_store(data, store)
+    finally:
+        store.close()
+    if problem:
+        return Verdict(False, problem)
+    return Verdict(True, verdict.message + "; matches the tournament's database")

@@ -1,9 +1,15 @@
-"""Final reports: leaderboard (terminal, Markdown, CSV, JSON), cross-table, likelihood of
+"""Final reports: leaderboard (terminal, Markdown, CSV, JSON), cross-tables, likelihood of
 superiority and a self-contained HTML report with an inline SVG rating chart.
 
 Ratings are the Plackett-Luce fit of :mod:`uno_tournament.ratings` over every stored hand's
-finishing order (first out, then by points left), with seat terms, 95% CIs and standard errors
-clustered by deal.
+finishing order (first out, then by points left): places 2-4 weigh a fitted fraction of going
+out, seat terms, 95% CIs with standard errors clustered by deal, and the tournament's forfeit
+policy applied to seats a stand-in played. Everything is computed from the store's columns
+(:meth:`Store.columns`); no replay is read, so a report on 100,000 hands takes seconds.
+
+Every output states what a rating gap means in odds the reader can check in the "going out
+first" table: of the hands two bots share in which one of the two goes out first, the stronger
+goes out first with probability ``1 / (1 + 10 ** (-gap / 400))``.
 """
 
 from __future__ import annotations
@@ -13,17 +19,29 @@ import html
 import io
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
-from .config import TournamentConfig
-from .ratings import HandResult, Ratings, fit_plackett_luce, likelihood_of_superiority
-from .store import HandRecord, Store
+from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
+from .ratings import Outcomes, Ratings, first_out_probability, likelihood_of_superiority
+from .standings import fit_ratings, rated_outcomes
+from .store import Store
 
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
+GAP_EXAMPLES = (50, 100, 200, 400)
+GIVEN_UP_MARK = "†"
+
+
+def gap_meaning(gaps: tuple[int, ...] = GAP_EXAMPLES) -> str:
+    """One sentence: what a rating gap means, in odds a reader can check."""
+    odds = ", ".join(f"{100 * first_out_probability(g):.0f}% for +{g}" for g in gaps)
+    return (
+        "What a gap means: of the hands two bots share in which one of the two goes out first, "
+        f"the stronger goes out first in {odds} (check it in the 'going out first' table)."
+    )
 
 
 @dataclass
@@ -43,6 +61,11 @@ class BotStats:
     illegal_actions: int
     crashes: int
     seats_taken_over: int
+    forfeits: int
+    """Hands rated as forfeits (a stand-in played the seat) under the forfeit policy."""
+    given_up: bool
+    """The runner gave up on this bot (it kept crashing, or never connected): a stand-in
+    played its remaining seats."""
     decisions: int
     mean_decision_ms: float
     p99_decision_ms: float
@@ -57,8 +80,46 @@ class Summary:
     bots: list[BotStats]
     cross: dict[str, dict[str, tuple[int, int, int]]]
     """cross[a][b] = (hands a finished ahead of b, behind, tied)."""
+    first_out: dict[str, dict[str, tuple[int, int]]]
+    """first_out[a][b] = (hands a went out first, hands b went out first) among the hands they
+    share, in the rated results (forfeits as the policy says)."""
     los: dict[str, dict[str, float]]
     note: str
+    forfeit_policy: str = "last"
+    forfeited_hands: int = 0
+    given_up: dict[str, str] = field(default_factory=dict)
+    """bot -> why the runner gave up on it."""
+
+    @property
+    def policy_text(self) -> str:
+        return (
+            f"Forfeits: {self.forfeit_policy} ({FORFEIT_DESCRIPTIONS[self.forfeit_policy]}); "
+            f"{self.forfeited_hands} hands had a stand-in."
+        )
+
+    @property
+    def model_text(self) -> str:
+        r = self.ratings
+        lam = ""
+        if r is not None and r.places == "discounted":
+            lam = (
+                f" Places 2-4 weigh {r.loser_weight:.2f} ± {1.96 * r.loser_weight_se:.2f} of "
+                "going out (fitted with the ratings; its uncertainty is in every interval)."
+            )
+        return (
+            "Ratings: Plackett-Luce over each hand's finishing order (first out, then by points "
+            "left) with seat terms, on the Elo scale of going out; 95% CIs with standard errors "
+            f"clustered by deal.{lam}"
+        )
+
+    def given_up_note(self) -> str:
+        if not self.given_up:
+            return ""
+        who = "; ".join(f"{b}: {why}" for b, why in sorted(self.given_up.items()))
+        return (
+            f"{GIVEN_UP_MARK} given up on ({who}): a stand-in played its seats from then on, "
+            "each a forfeit under the policy."
+        )
 
     def to_json(self) -> dict[str, Any]:
         r = self.ratings
@@ -69,103 +130,139 @@ class Summary:
             "model": {
                 "kind": "plackett-luce",
                 "places": r.places if r else None,
+                "loser_weight": r.loser_weight if r else None,
+                "loser_weight_se": r.loser_weight_se if r else None,
                 "cluster": r.cluster if r else None,
                 "clusters": r.n_clusters if r else 0,
                 "converged": r.converged if r else False,
                 "seat_elo": [float(x) for x in r.seat_elo] if r else [],
+                "later_seat_elo": [float(x) for x in r.later_seat_elo] if r else [],
                 "note": self.note,
+                "gap_meaning": gap_meaning(),
             },
+            "forfeits": {
+                "policy": self.forfeit_policy,
+                "description": FORFEIT_DESCRIPTIONS[self.forfeit_policy],
+                "hands_with_a_stand_in": self.forfeited_hands,
+            },
+            "given_up": self.given_up,
             "leaderboard": [asdict(b) for b in self.bots],
             "cross_table": {
                 a: {b: {"ahead": v[0], "behind": v[1], "tied": v[2]} for b, v in row.items()}
                 for a, row in self.cross.items()
             },
+            "going_out_first": {
+                a: {b: {"won": v[0], "lost": v[1]} for b, v in row.items()}
+                for a, row in self.first_out.items()
+            },
             "likelihood_of_superiority": self.los,
         }
 
 
-def _results(hands: list[HandRecord]) -> list[HandResult]:
-    return [
-        HandResult.from_points(
-            h.hand_id, h.deal_id, h.winner, [(s.bot, s.seat, s.points_left) for s in h.seats]
-        )
-        for h in hands
-    ]
-
-
-def fit(results: list[HandResult], names: list[str]) -> tuple[Ratings | None, str]:
-    """The Plackett-Luce fit; falls back to a weak prior (sd 1000 Elo) if a bot's rating is
-    unbounded (it never or always wins)."""
-    if not results:
-        return None, "no hands"
-    r = fit_plackett_luce(results, names)
-    if r.converged and bool(np.all(np.isfinite(r.elo))) and bool(np.all(np.isfinite(r.se))):
-        return r, ""
-    r = fit_plackett_luce(results, names, prior_sd_elo=1000.0)
-    return r, "maximum likelihood did not converge; fitted with a N(0, 1000 Elo) prior"
-
-
-def summarize(store: Store, config: TournamentConfig, tid: str, planned: int = 0) -> Summary:
-    hands = list(store.hands())
+def summarize(
+    store: Store,
+    config: TournamentConfig,
+    tid: str,
+    planned: int = 0,
+    *,
+    given_up: dict[str, str] | None = None,
+) -> Summary:
     names_all = [b.name for b in config.bots]
-    seen = {s.bot for h in hands for s in h.seats}
-    names = [n for n in names_all if n in seen]
-    ratings, note = fit(_results(hands), names)
+    cols = store.columns(names_all)
+    names_cols = cols.bot_names
+    n_hands = cols.n_hands
+    real = cols.bots >= 0
+    seen = sorted({int(b) for b in cols.bots[real]})
+    rate_names = [names_cols[i] for i in seen]
+    policy = config.faults.forfeit
+    outcomes = rated_outcomes(
+        cols.hand_ids, cols.deal_ids, cols.bots, cols.places, cols.taken_over, policy
+    )
+    # fit over the bots that played, indexed as in the columns
+    remap = np.full(len(names_cols) + 1, -1, dtype=np.int64)
+    for j, i in enumerate(seen):
+        remap[i] = j
+    fit_out = Outcomes(remap[outcomes.bots], outcomes.places, outcomes.cluster, outcomes.n_clusters)
+    ratings, note = fit_ratings(fit_out, rate_names)
+    if given_up is None:
+        given_up = {}
+        for _, bot, _, detail in store.incidents(["given_up"]):
+            given_up[bot] = detail
     crashes: dict[str, int] = {}
     for _, bot, _, _ in store.incidents(["crash"]):
         crashes[bot] = crashes.get(bot, 0) + 1
-    per: dict[str, dict[str, Any]] = {
-        n: {
-            "hands": 0,
-            "wins": 0,
-            "left": 0,
-            "won": 0,
-            "timeouts": 0,
-            "strikes": 0,
-            "illegal": 0,
-            "taken": 0,
-            "decisions": 0,
-            "ms": [],
-        }
-        for n in names_all
-    }
-    cross = {a: {b: (0, 0, 0) for b in names_all if b != a} for a in names_all}
-    for h in hands:
-        for s in h.seats:
-            p = per[s.bot]
-            p["hands"] += 1
-            p["wins"] += s.seat == h.winner_seat
-            p["left"] += s.points_left
-            p["won"] += s.points_won
-            p["timeouts"] += s.timeouts
-            p["strikes"] += s.strikes
-            p["illegal"] += s.illegal
-            p["taken"] += s.taken_over
-            p["decisions"] += s.decisions
-            p["ms"].extend(s.response_ms)
-        for x in h.seats:
-            for y in h.seats:
-                if x.bot == y.bot:
+
+    nb = len(names_cols)
+    flat = np.where(real, cols.bots, nb).ravel()
+
+    def per_bot(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        out: np.ndarray[Any, Any] = np.bincount(
+            flat, weights=values.ravel().astype(np.float64), minlength=nb + 1
+        )[:nb]
+        return out
+
+    hands_of = per_bot(np.ones_like(cols.places))
+    winner_mask = np.zeros_like(real)
+    if n_hands:
+        winner_mask[np.arange(n_hands), cols.winner_seat] = True
+    wins = per_bot(winner_mask)
+    left = per_bot(cols.points_left)
+    won = per_bot(cols.points_won)
+    timeouts = per_bot(cols.timeouts)
+    strikes = per_bot(cols.strikes)
+    illegal = per_bot(cols.illegal)
+    taken = per_bot(cols.taken_over)
+    decisions = per_bot(cols.decisions)
+    forfeit_seats = cols.taken_over & real if policy != "count" else np.zeros_like(real)
+    forfeits = per_bot(forfeit_seats)
+    forfeited_hands = int(np.count_nonzero((cols.taken_over & real).any(axis=1)))
+
+    # pairwise records over every ordered pair of seats
+    rated_b = outcomes.bots  # hand-id order, policy applied ("exclude" blanks seats)
+    rated_p = outcomes.places
+    ahead = np.zeros((nb, nb), dtype=np.int64)
+    tied = np.zeros((nb, nb), dtype=np.int64)
+    first = np.zeros((nb, nb), dtype=np.int64)
+    raw_order = np.argsort(np.asarray(cols.hand_ids, dtype=object), kind="stable")
+    raw_b, raw_p = cols.bots[raw_order], cols.places[raw_order]
+    width = cols.bots.shape[1]
+    if n_hands:
+        best = np.where(rated_b >= 0, rated_p, np.iinfo(np.int64).max).min(axis=1)
+        for sa in range(width):
+            for sb in range(width):
+                if sa == sb:
                     continue
-                ahead, behind, tied = cross[x.bot][y.bot]
-                if x.place < y.place:
-                    ahead += 1
-                elif x.place > y.place:
-                    behind += 1
-                else:
-                    tied += 1
-                cross[x.bot][y.bot] = (ahead, behind, tied)
+                both = (raw_b[:, sa] >= 0) & (raw_b[:, sb] >= 0)
+                ia, ib = raw_b[both, sa], raw_b[both, sb]
+                np.add.at(ahead, (ia, ib), raw_p[both, sa] < raw_p[both, sb])
+                np.add.at(tied, (ia, ib), raw_p[both, sa] == raw_p[both, sb])
+                rb = (rated_b[:, sa] >= 0) & (rated_b[:, sb] >= 0)
+                went_out = rb & (rated_p[:, sa] == best)
+                np.add.at(first, (rated_b[went_out, sa], rated_b[went_out, sb]), 1)
+    cross: dict[str, dict[str, tuple[int, int, int]]] = {}
+    first_out: dict[str, dict[str, tuple[int, int]]] = {}
+    for a in names_all:
+        cross[a] = {}
+        first_out[a] = {}
+        for b in names_all:
+            if a == b:
+                continue
+            i, j = names_cols.index(a), names_cols.index(b)
+            cross[a][b] = (int(ahead[i, j]), int(ahead[j, i]), int(tied[i, j]))
+            first_out[a][b] = (int(first[i, j]), int(first[j, i]))
+
     stats = []
     for n in names_all:
-        p = per[n]
-        ms = np.array(p["ms"], dtype=np.float64)
+        i = names_cols.index(n)
+        ms = cols.response_ms.get(n, np.zeros(0, dtype=np.int64))
         if ratings is not None and n in ratings.bots:
-            i = ratings.index(n)
-            rating, se = float(ratings.elo[i]), float(ratings.se[i])
-            lo, hi = float(ratings.ci_low[i]), float(ratings.ci_high[i])
+            k = ratings.index(n)
+            rating, se = float(ratings.elo[k]), float(ratings.se[k])
+            lo, hi = float(ratings.ci_low[k]), float(ratings.ci_high[k])
         else:
             rating = se = lo = hi = math.nan
-        k = max(1, p["hands"])
+        h = int(hands_of[i])
+        d = max(1, h)
         stats.append(
             BotStats(
                 bot=n,
@@ -173,17 +270,19 @@ def summarize(store: Store, config: TournamentConfig, tid: str, planned: int = 0
                 se=se,
                 ci_low=lo,
                 ci_high=hi,
-                hands=p["hands"],
-                wins=p["wins"],
-                win_rate=p["wins"] / k,
-                mean_points_left=p["left"] / k,
-                mean_points_won=p["won"] / k,
-                timeouts=p["timeouts"],
-                strikes=p["strikes"],
-                illegal_actions=p["illegal"],
+                hands=h,
+                wins=int(wins[i]),
+                win_rate=wins[i] / d,
+                mean_points_left=left[i] / d,
+                mean_points_won=won[i] / d,
+                timeouts=int(timeouts[i]),
+                strikes=int(strikes[i]),
+                illegal_actions=int(illegal[i]),
                 crashes=crashes.get(n, 0),
-                seats_taken_over=p["taken"],
-                decisions=p["decisions"],
+                seats_taken_over=int(taken[i]),
+                forfeits=int(forfeits[i]),
+                given_up=n in given_up,
+                decisions=int(decisions[i]),
                 mean_decision_ms=float(ms.mean()) if ms.size else 0.0,
                 p99_decision_ms=float(np.percentile(ms, 99)) if ms.size else 0.0,
             )
@@ -194,33 +293,51 @@ def summarize(store: Store, config: TournamentConfig, tid: str, planned: int = 0
         m = likelihood_of_superiority(ratings)
         for i, a in enumerate(ratings.bots):
             los[a] = {b: float(m[i, j]) for j, b in enumerate(ratings.bots) if j != i}
-    return Summary(tid, len(hands), planned or len(hands), ratings, stats, cross, los, note)
+    return Summary(
+        tid,
+        n_hands,
+        planned or n_hands,
+        ratings,
+        stats,
+        cross,
+        first_out,
+        los,
+        note,
+        forfeit_policy=policy,
+        forfeited_hands=forfeited_hands,
+        given_up=given_up,
+    )
 
 
 # ------------------------------------------------------------------------------ formats
 
 _COLS = [
-    ("#", None),
-    ("bot", "bot"),
-    ("Elo", "rating"),
-    ("95% CI", None),
-    ("hands", "hands"),
-    ("win %", "win_rate"),
-    ("pts left", "mean_points_left"),
-    ("pts won", "mean_points_won"),
-    ("timeouts", "timeouts"),
-    ("illegal", "illegal_actions"),
-    ("crashes", "crashes"),
-    ("taken over", "seats_taken_over"),
-    ("mean ms", "mean_decision_ms"),
-    ("p99 ms", "p99_decision_ms"),
+    "#",
+    "bot",
+    "Elo",
+    "95% CI",
+    "hands",
+    "win %",
+    "pts left",
+    "pts won",
+    "timeouts",
+    "illegal",
+    "crashes",
+    "taken over",
+    "forfeits",
+    "mean ms",
+    "p99 ms",
 ]
+
+
+def _name(b: BotStats) -> str:
+    return f"{b.bot} {GIVEN_UP_MARK}" if b.given_up else b.bot
 
 
 def _row(rank: int, b: BotStats) -> list[str]:
     return [
         str(rank),
-        b.bot,
+        _name(b),
         f"{b.rating:+.1f}",
         f"[{b.ci_low:+.0f}, {b.ci_high:+.0f}]",
         str(b.hands),
@@ -231,6 +348,7 @@ def _row(rank: int, b: BotStats) -> list[str]:
         str(b.illegal_actions),
         str(b.crashes),
         str(b.seats_taken_over),
+        str(b.forfeits),
         f"{b.mean_decision_ms:.1f}",
         f"{b.p99_decision_ms:.0f}",
     ]
@@ -241,20 +359,43 @@ def _cell(v: tuple[int, int, int]) -> str:
     return f"{v[0]}-{v[1]}" + (f"-{v[2]}" if v[2] else "") if n else "."
 
 
+def _first_cell(s: Summary, a: str, b: str) -> str:
+    won, lost = s.first_out[a][b]
+    if won + lost == 0:
+        return "."
+    pred = ""
+    if s.ratings is not None and a in s.ratings.bots and b in s.ratings.bots:
+        pred = f" ({100 * won / (won + lost):.0f}% vs {100 * s.ratings.first_out(a, b):.0f}%)"
+    return f"{won}-{lost}{pred}"
+
+
+def _header_lines(s: Summary) -> list[str]:
+    lines = [f"{s.hands} of {s.planned} hands.", s.model_text, gap_meaning(), s.policy_text]
+    if s.given_up:
+        lines.append(s.given_up_note())
+    if s.note:
+        lines.append(f"Note: {s.note}")
+    return lines
+
+
 def markdown(s: Summary) -> str:
     out = io.StringIO()
-    out.write(f"# Tournament {s.tournament_id}\n\n{s.hands} of {s.planned} hands. ")
-    out.write(
-        "Ratings: Plackett-Luce over each hand's finishing order with seat terms, Elo scale, "
-        "95% CIs with standard errors clustered by deal.\n\n"
-    )
-    if s.note:
-        out.write(f"Note: {s.note}\n\n")
-    out.write("| " + " | ".join(c for c, _ in _COLS) + " |\n")
+    out.write(f"# Tournament {s.tournament_id}\n\n")
+    out.write("\n\n".join(_header_lines(s)) + "\n\n")
+    out.write("| " + " | ".join(_COLS) + " |\n")
     out.write("|" + "|".join("---" for _ in _COLS) + "|\n")
     for i, b in enumerate(s.bots, start=1):
         out.write("| " + " | ".join(_row(i, b)) + " |\n")
     names = [b.bot for b in s.bots]
+    out.write("\n## Going out first\n\n")
+    out.write(
+        "Of the hands the row and column bots share in which one of the two went out first: "
+        "row first - column first (the row's share vs the share the ratings predict).\n\n"
+    )
+    out.write("| | " + " | ".join(names) + " |\n|" + "---|" * (len(names) + 1) + "\n")
+    for a in names:
+        cells = ["" if a == b else _first_cell(s, a, b) for b in names]
+        out.write(f"| {a} | " + " | ".join(cells) + " |\n")
     out.write("\n## Cross-table\n\nRow bot finished ahead-behind(-tied) of the column bot.\n\n")
     out.write("| | " + " | ".join(names) + " |\n|" + "---|" * (len(names) + 1) + "\n")
     for a in names:
@@ -273,9 +414,9 @@ def csv_text(s: Summary) -> str:
     out = io.StringIO()
     w = csv.writer(out)
     fields = list(asdict(s.bots[0]).keys()) if s.bots else []
-    w.writerow(["rank", *fields])
+    w.writerow(["rank", *fields, "forfeit_policy"])
     for i, b in enumerate(s.bots, start=1):
-        w.writerow([i, *asdict(b).values()])
+        w.writerow([i, *asdict(b).values(), s.forfeit_policy])
     return out.getvalue()
 
 
@@ -304,7 +445,7 @@ def svg_chart(s: Summary) -> str:
     for i, b in enumerate(bots):
         y = 22 + i * row
         parts.append(
-            f"<text x='{left - 8}' y='{y + 4}' text-anchor='end'>{html.escape(b.bot)}</text>"
+            f"<text x='{left - 8}' y='{y + 4}' text-anchor='end'>{html.escape(_name(b))}</text>"
             f"<line x1='{x(b.ci_low):.1f}' y1='{y}' x2='{x(b.ci_high):.1f}' y2='{y}' "
             "stroke='#357' stroke-width='2'/>"
             f"<line x1='{x(b.ci_low):.1f}' y1='{y - 5}' x2='{x(b.ci_low):.1f}' y2='{y + 5}' "
@@ -352,7 +493,11 @@ def html_report(s: Summary) -> str:
         )
         return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
-    board = table([c for c, _ in _COLS], [_row(i, b) for i, b in enumerate(s.bots, 1)])
+    board = table(_COLS, [_row(i, b) for i, b in enumerate(s.bots, 1)])
+    first = table(
+        ["", *names],
+        [[a, *("" if a == b else _first_cell(s, a, b) for b in names)] for a in names],
+    )
     cross = table(
         ["", *names],
         [[a, *("" if a == b else _cell(s.cross[a][b]) for b in names)] for a in names],
@@ -366,7 +511,10 @@ def html_report(s: Summary) -> str:
     )
     seat = ""
     if s.ratings is not None:
-        seat = ", ".join(f"seat {i}: {v:+.1f}" for i, v in enumerate(s.ratings.seat_elo))
+        seat = "Seat terms (going out): " + ", ".join(
+            f"seat {i}: {v:+.1f}" for i, v in enumerate(s.ratings.seat_elo)
+        )
+    header = "".join(f"<p>{html.escape(line)}</p>" for line in _header_lines(s))
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Tournament {html.escape(s.tournament_id)}</title>
 <style>
@@ -377,13 +525,16 @@ td:first-child,th:first-child{{text-align:left}}
 th{{background:#f2f2f2}}
 </style></head><body>
 <h1>Tournament {html.escape(s.tournament_id)}</h1>
-<p>{s.hands} of {s.planned} hands. Plackett-Luce ratings over each hand's finishing order (first
-out, then by points left) with seat terms, on the Elo scale; 95% confidence intervals with
-standard errors clustered by deal. Seat terms: {html.escape(seat)}. {html.escape(s.note)}</p>
+{header}
+<p>{html.escape(seat)}</p>
 <h2>Ratings</h2>
 {svg_chart(s)}
 <h2>Leaderboard</h2>
 {board}
+<h2>Going out first</h2>
+<p>Of the hands the row and column bots share in which one of the two went out first: row
+first - column first (the row's share vs the share the ratings predict).</p>
+{first}
 <h2>Cross-table</h2>
 <p>Row bot finished ahead-behind(-tied) of the column bot.</p>
 {cross}
@@ -399,13 +550,14 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
     from rich.table import Table
 
     t = Table(title=f"Tournament {s.tournament_id}: {s.hands} hands")
-    for c, _ in _COLS:
+    for c in _COLS:
         t.add_column(c, justify="left" if c == "bot" else "right")
     for i, b in enumerate(s.bots, start=1):
         t.add_row(*_row(i, b))
-    Console(file=stream, width=max(160, 0)).print(t)
-    if s.note:
-        print(f"note: {s.note}", file=stream)
+    console = Console(file=stream, width=160)
+    console.print(t)
+    for line in _header_lines(s)[1:]:
+        console.print(line, markup=False, highlight=False)
 
 
 def write_all(
@@ -416,8 +568,9 @@ def write_all(
     *,
     stream: TextIO | None = None,
     planned: int = 0,
+    given_up: dict[str, str] | None = None,
 ) -> Summary:
-    s = summarize(store, config, tid, planned)
+    s = summarize(store, config, tid, planned, given_up=given_up)
     (out / "leaderboard.md").write_text(markdown(s))
     (out / "leaderboard.csv").write_text(csv_text(s))
     (out / "results.json").write_text(json.dumps(s.to_json(), indent=1))

@@ -1,19 +1,34 @@
 """Run a tournament: start (or reach) the server, launch the bots, play every planned hand.
 
+The runner is a client of the service. Without ``--server`` it starts its own game server as a
+child process (:mod:`uno_tournament.shard`), so the tables never share an event loop, or a GIL,
+with the runner's own work.
+
 One hand is one single-hand match created with AdminService.CreateMatch (seed = the deal's seed,
 dealer 0, idempotency key = the hand id), followed with WatchMatch until it ends. The finished
-hand goes to the store in one transaction; hands already stored are never played again, so
-``resume`` after a crash (``kill -9`` of the runner or of the server) finishes the plan with no
-hand lost and none counted twice. A match cancelled by a server restart is replayed under the key
-``<hand id>#<attempt>``. A server that stays unreachable for ``faults.startup_timeout_s`` stops
-the run with a one-line error that says how to resume (hands in play are not stored).
+hand goes to the store in one transaction (on a writer thread); hands already stored are never
+played again, so ``resume`` after a crash (``kill -9`` of the runner or of the server) finishes
+the plan with no hand lost and none counted twice. A match cancelled by a server restart is
+replayed under the key ``<hand id>#<attempt>``. A server that stays unreachable for
+``faults.startup_timeout_s`` stops the run with a one-line error that says how to resume (hands
+in play are not stored).
+
+Live ratings: :class:`~uno_tournament.standings.Standings` keeps each stored hand's seats in
+columns (filled from the seats table on a resume, never from replay JSON) and refits every few
+seconds in a worker thread, warm-started from the last fit. A task measures the event loop's lag
+all along (``uno_tournament_event_loop_lag_seconds``).
+
+Faults: a seat a stand-in played (the server's takeover after strikes or a disconnect, or the
+runner's fallback for a bot it gave up on) is stored with ``taken_over``; the ratings count the
+hand as the tournament's forfeit policy says (``faults.forfeit``, default: that bot last).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
+import json
+import multiprocessing
 import os
 import secrets
 import signal
@@ -21,30 +36,31 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
-import structlog
+import numpy as np
 from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
-from prometheus_client import CollectorRegistry, Counter, start_http_server
+from prometheus_client import start_http_server
 from prometheus_client.metrics_core import Metric
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from uno_server.service.convert import rules_to_proto
-from uno_server.service.metrics import ServiceMetrics
-from uno_server.service.server import ArenaServer, ServerConfig
 
 from . import report, schedule
 from .config import ConfigError, TournamentConfig
 from .metrics import TournamentMetrics
 from .procs import BotProcess
-from .ratings import HandResult, SequentialElo, fit_plackett_luce
+from .ratings import Finish, HandResult, SequentialElo
+from .shard import RemoteMetrics, ServerProcess, ServerProcessError, Shard
+from .standings import Standings, live_fit
 from .store import HandRecord, SeatRecord, Store
 
-REPLAY_FORMAT = "uno-arena-replay/1"
+REPLAY_FORMAT = "uno-arena-replay/2"
 FALLBACK = {"heuristic": game_pb2.BUILTIN_BOT_HEURISTIC, "random": game_pb2.BUILTIN_BOT_RANDOM}
 CAUSES = {
     game_pb2.END_CAUSE_STRIKES: "strikes",
@@ -60,6 +76,19 @@ _TRANSIENT = {
     grpc.StatusCode.UNKNOWN,
 }
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
+REFIT_INTERVAL_S = 5.0
+
+
+def _fitter_init() -> None:
+    """In the refit process: yield the CPU to the tables (a refit is background work), leave
+    Ctrl-C to the runner, and die with it (Linux)."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class RunnerError(Exception):
@@ -85,8 +114,6 @@ def replay_name(hand_id: str) -> str:
 
 def write_replay(folder: Path, replay: dict[str, Any]) -> Path:
     """Write a replay file atomically (temporary file, then rename)."""
-    import json
-
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / replay_name(str(replay["hand_id"]))
     tmp = path.with_suffix(".json.tmp")
@@ -96,12 +123,17 @@ def write_replay(folder: Path, replay: dict[str, Any]) -> Path:
 
 
 def ensure_replays(store: Store, folder: Path) -> int:
-    """Write the replay files of stored hands that have none (after a crash); returns how many."""
+    """Write the replay files of stored hands that have none (after a crash); returns how many.
+    Reads only the missing hands' replays from the store."""
+    try:
+        present = set(os.listdir(folder))
+    except FileNotFoundError:
+        present = set()
+    missing = [h for h in sorted(store.done_ids()) if replay_name(h) not in present]
     n = 0
-    for h in store.hands():
-        if not (folder / replay_name(h.hand_id)).exists():
-            write_replay(folder, h.replay)
-            n += 1
+    for _, replay in store.replays(missing):
+        write_replay(folder, replay)
+        n += 1
     return n
 
 
@@ -119,6 +151,20 @@ def places(winner: int, points: list[int]) -> list[int]:
     for i, (p, s) in enumerate(rest):
         out[s] = out[rest[i - 1][1]] if i > 0 and rest[i - 1][0] == p else i + 2
     return out
+
+
+def rated_result(h: HandRecord, policy: str) -> HandResult | None:
+    """The hand as the ratings see it under the forfeit policy (for the live sequential Elo);
+    None if fewer than two rated seats remain."""
+    if policy == "count" or not any(s.taken_over for s in h.seats):
+        return hand_result(h)
+    last = max(s.place for s in h.seats) + 1
+    finishes = tuple(
+        Finish(s.bot, s.seat, last if s.taken_over else s.place)
+        for s in h.seats
+        if not (policy == "exclude" and s.taken_over)
+    )
+    return HandResult(h.hand_id, h.deal_id, finishes) if len(finishes) >= 2 else None
 
 
 @dataclass
@@ -151,16 +197,48 @@ class Progress:
         return (self.planned - self.done) / r if r > 0 else None
 
 
-class _Registries:
-    """Several registries served as one /metrics page (the runner's and its embedded server's;
-    their metric names do not overlap: ``uno_tournament_*`` and ``uno_*``)."""
+class LagMonitor:
+    """Measures how late the event loop wakes a task that sleeps ``interval_s`` again and again:
+    the longest stall any coroutine (a bot's stream, a hand being followed) has suffered."""
 
-    def __init__(self, *registries: CollectorRegistry) -> None:
-        self.registries = registries
+    def __init__(self, metrics: TournamentMetrics, interval_s: float = 0.01) -> None:
+        self.metrics = metrics
+        self.interval_s = interval_s
+        self.max_lag_s = 0.0
+        self.samples = 0
+        self.stalls: list[tuple[float, float]] = []
+        """``(when, lag)`` of every stall over 20 ms (monotonic clock)."""
+
+    def reset(self) -> None:
+        self.max_lag_s = 0.0
+        self.samples = 0
+        self.stalls = []
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            t0 = loop.time()
+            await asyncio.sleep(self.interval_s)
+            lag = max(0.0, loop.time() - t0 - self.interval_s)
+            self.samples += 1
+            if lag > 0.02:
+                self.stalls.append((t0, lag))
+            if lag > self.max_lag_s:
+                self.max_lag_s = lag
+                self.metrics.loop_lag_max.set(lag)
+            self.metrics.loop_lag.observe(lag)
+
+
+class _Registries:
+    """Several collectors served as one /metrics page (the runner's and its server's; their
+    metric names do not overlap: ``uno_tournament_*`` and ``uno_*``)."""
+
+    def __init__(self, *collectors: Any) -> None:
+        self.collectors = collectors
 
     def collect(self) -> Iterator[Metric]:
-        for r in self.registries:
-            yield from r.collect()
+        for c in self.collectors:
+            yield from c.collect()
 
 
 class Runner:
@@ -178,6 +256,7 @@ class Runner:
         progress: bool = True,
         stream: TextIO | None = None,
         max_hands: int | None = None,
+        refit_interval_s: float = REFIT_INTERVAL_S,
     ) -> None:
         self.out = out
         self.store = store
@@ -190,20 +269,18 @@ class Runner:
         self.stream = stream or sys.stdout
         self.max_hands = max_hands
         self.metrics_host = metrics_host
+        self.refit_interval_s = refit_interval_s
         self.metrics = TournamentMetrics()
-        # the embedded server's metrics, served on the runner's metrics port as well
-        self.server_metrics = ServiceMetrics() if server is None else None
-        r = self.metrics.registry
-        self.bot_hands = Counter(
-            "uno_tournament_bot_hands", "Hands stored, per bot", ["bot"], registry=r
-        )
-        self.bot_wins = Counter(
-            "uno_tournament_bot_wins", "Hands won (place 1), per bot", ["bot"], registry=r
-        )
+        self.lag = LagMonitor(self.metrics)
         self.elo = SequentialElo()
-        self.bots: dict[str, BotProcess] = {}
+        self.names = [b.name for b in config.bots]
+        self.standings = Standings(self.names, config.faults.forfeit)
+        self.live: dict[str, float] = {}
+        """Latest live Plackett-Luce ratings (empty until the first refit)."""
+        self.refits = 0
+        self.refit_seconds = 0.0
         self.tokens: dict[str, str] = {}
-        self.server: ArenaServer | None = None
+        self.shard: Shard | None = None
         self.channel: grpc.aio.Channel | None = None
         self.admin: Any = None
         self.stop_requested = False
@@ -221,11 +298,17 @@ class Runner:
             takeover_bot=FALLBACK[config.faults.fallback],
         )
         self.progress: Progress | None = None
+        self.given_up: dict[str, str] = {}
         self._workers: list[asyncio.Task[None]] = []
-        self._log_file: TextIO | None = None
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+        self._fitter: ProcessPoolExecutor | None = None
 
     def say(self, msg: str) -> None:
         print(msg, file=self.stream, flush=True)
+
+    @property
+    def bots(self) -> dict[str, BotProcess]:
+        return self.shard.bots if self.shard is not None else {}
 
     @property
     def md(self) -> tuple[tuple[str, str], ...]:
@@ -233,7 +316,7 @@ class Runner:
 
     # ------------------------------------------------------------------ setup
 
-    async def _start_server(self) -> str:
+    async def _start_shard(self) -> Shard:
         logs = self.out / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         for b in self.config.bots:
@@ -247,39 +330,33 @@ class Runner:
                         f"bot {b.name!r}: with --server a launched bot needs a token in the "
                         "config (bots[].token) that the server knows"
                     )
-            return self.server_addr
-        self._log_file = (logs / "server.log").open("a")
-        structlog.configure(
-            wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-            logger_factory=structlog.PrintLoggerFactory(file=self._log_file),
-            cache_logger_on_first_use=False,
-        )
-        self.admin_token = secrets.token_hex(24)
-        self.server = ArenaServer(
-            ServerConfig(port=0, admin_token=self.admin_token, bots=dict(self.tokens)),
-            self.server_metrics,
-        )
-        port = await self.server.start()
-        return f"127.0.0.1:{port}"
+            return Shard(self.server_addr, self.admin_token)
+        server = ServerProcess(logs, self.tokens, metrics=True)
+        try:
+            addr = await server.start(timeout_s=max(30.0, self.config.faults.startup_timeout_s))
+        except ServerProcessError as exc:
+            raise RunnerError(str(exc)) from exc
+        self.admin_token = server.admin_token
+        return Shard(addr, server.admin_token, server=server)
 
     async def _connected(self) -> set[str]:
         res = await self.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=self.md, timeout=10)
         self.server_seen = time.monotonic()
         return {b.bot_name for b in res.bots if b.connected}
 
-    async def _launch_bots(self, addr: str) -> None:
+    async def _launch_bots(self, shard: Shard) -> None:
         for b in self.config.bots:
             if b.external:
                 continue
             p = BotProcess(
                 b,
                 self.tokens[b.name],
-                addr,
+                shard.addr,
                 self.out / "logs",
                 max_restarts=self.config.faults.max_restarts,
                 on_incident=self._incident,
             )
-            self.bots[b.name] = p
+            shard.bots[b.name] = p
             try:
                 await p.start()
             except OSError as exc:
@@ -287,26 +364,28 @@ class Runner:
         deadline = time.monotonic() + self.config.faults.startup_timeout_s
         want = {b.name for b in self.config.bots}
         while True:
-            for p in self.bots.values():
+            for p in shard.bots.values():
                 if p.crashes:
                     raise RunnerError(p.failure(p.last_exit))
             try:
                 connected = await self._connected()
             except grpc.aio.AioRpcError as exc:
-                raise RunnerError(f"server {addr}: {exc.code().name}: {exc.details()}") from exc
+                raise RunnerError(
+                    f"server {shard.addr}: {exc.code().name}: {exc.details()}"
+                ) from exc
             missing = sorted(want - connected)
             if not missing:
                 return
             if time.monotonic() > deadline:
                 name = missing[0]
-                if name in self.bots:
+                if name in shard.bots:
                     raise RunnerError(
-                        self.bots[name].failure(
+                        shard.bots[name].failure(
                             f"did not connect within {self.config.faults.startup_timeout_s:g} s"
                         )
                     )
                 raise RunnerError(
-                    f"external bot {name!r} did not connect to {addr} within "
+                    f"external bot {name!r} did not connect to {shard.addr} within "
                     f"{self.config.faults.startup_timeout_s:g} s"
                 )
             await asyncio.sleep(0.2)
@@ -315,21 +394,31 @@ class Runner:
         self.store.add_incident(bot, kind, detail)
         if kind == "crash":
             self.metrics.bot_crashes.labels(bot).inc()
+        if kind == "given_up":
+            self._give_up(bot, detail, record=False)
         self.say(f"bot {bot}: {kind} ({detail})")
+
+    def _give_up(self, bot: str, why: str, *, record: bool = True) -> None:
+        if bot in self.given_up:
+            return
+        self.given_up[bot] = why
+        self.metrics.bot_given_up.labels(bot).set(1)
+        if record:
+            self.store.add_incident(bot, "given_up", why)
+            self.say(f"bot {bot}: given up ({why}); a stand-in plays its seats, each a forfeit")
 
     # ------------------------------------------------------------------ one hand
 
     def _unavailable(self, bot: str) -> bool:
         p = self.bots.get(bot)
-        return p is not None and p.given_up
+        return bot in self.given_up or (p is not None and p.given_up)
 
     async def play(self, spec: schedule.HandSpec) -> HandRecord:
         attempt = 0
         waited_since: float | None = None
         delay = 0.2
-        forced: set[str] = set()
         while True:
-            fallback = {b for b in spec.bots if self._unavailable(b)} | forced
+            fallback = {b for b in spec.bots if self._unavailable(b)}
             key = spec.hand_id if attempt == 0 else f"{spec.hand_id}#{attempt}"
             req = admin_pb2.CreateMatchRequest(
                 seats=[
@@ -363,9 +452,14 @@ class Runner:
                     now = time.monotonic()
                     waited_since = waited_since or now
                     if now - waited_since > self.config.faults.startup_timeout_s:
-                        # a bot that stays away: its seats go to the fallback bot for this hand
+                        # a bot that stays away: the runner gives up on it
                         connected = await self._connected()
-                        forced |= {b for b in spec.bots if b not in connected}
+                        for b in spec.bots:
+                            if b not in connected:
+                                self._give_up(
+                                    b,
+                                    f"not connected for {self.config.faults.startup_timeout_s:g} s",
+                                )
                         waited_since = None
                     await asyncio.sleep(0.25)
                     continue
@@ -398,7 +492,8 @@ class Runner:
         done = self.progress.done if self.progress is not None else 0
         planned = self.progress.planned if self.progress is not None else 0
         why = " ".join(f"{err.code().name}: {err.details()}".split())
-        hint = "" if self.server is not None else " --server HOST:PORT --admin-token TOKEN"
+        own = self.shard is not None and self.shard.server is not None
+        hint = "" if own else " --server HOST:PORT --admin-token TOKEN"
         raise RunnerError(
             f"lost the server {self.server_addr or 'embedded'}: unreachable for more than "
             f"{grace:g} s ({why}); {done} of {planned} hands stored "
@@ -493,13 +588,20 @@ class Runner:
             "seed": ended.seed,
             "match_seed": spec.seed,
             "dealer": ended.dealer,
+            "schedule": {
+                "tournament_seed": self.config.seed,
+                "table": spec.table,
+                "block": spec.block,
+                "deal": spec.deal,
+                "rotation": spec.rotation,
+                "table_bots": list(spec.table_bots),
+            },
             "bots": list(spec.bots),
             "fallback_seats": [s for s, b in enumerate(spec.bots) if b in fallback],
+            "stand_in_seats": [r.seat for r in seats if r.taken_over],
             "actions": actions,
             "result": {"winner": winner, "points_held": points},
-            "events": [
-                json_format.MessageToDict(e, preserving_proto_field_name=True) for e in events
-            ],
+            "events": events,  # converted to JSON on the writer thread
         }
         return HandRecord(
             hand_id=spec.hand_id,
@@ -521,27 +623,45 @@ class Runner:
 
     # ------------------------------------------------------------------ the run
 
-    def _record(self, rec: HandRecord) -> None:
-        if self.store.add_hand(rec):
-            write_replay(self.out / "replays", rec.replay)
-            self.elo.update(hand_result(rec))
-            assert self.progress is not None
-            self.progress.add(rec.moves)
-            self.metrics.hands_completed.set(self.progress.done)
-            self.metrics.hands_per_second.set(self.progress.rate())
-            self.metrics.set_live(self._live())
-            self._count_places(rec)
+    def _write(self, rec: HandRecord) -> bool:
+        """On the writer thread: events to JSON, the hand to the store, its replay file."""
+        rec.replay["events"] = [
+            json_format.MessageToDict(e, preserving_proto_field_name=True)
+            for e in rec.replay["events"]
+        ]
+        if not self.store.add_hand(rec):
+            return False
+        write_replay(self.out / "replays", rec.replay)
+        return True
 
-    def _count_places(self, rec: HandRecord) -> None:
+    async def _record(self, rec: HandRecord) -> None:
+        loop = asyncio.get_running_loop()
+        if not await loop.run_in_executor(self._writer, self._write, rec):
+            return
+        self.standings.add(
+            rec.hand_id, rec.deal_id, [(s.bot, s.place, s.taken_over) for s in rec.seats]
+        )
+        rated = rated_result(rec, self.config.faults.forfeit)
+        if rated is not None:
+            self.elo.update(rated)
+        assert self.progress is not None
+        self.progress.add(rec.moves)
+        self.metrics.hands_completed.set(self.progress.done)
+        self.metrics.hands_per_second.set(self.progress.rate())
+        self.metrics.set_live(self._sequential())
+        self._count(rec)
+
+    def _count(self, rec: HandRecord) -> None:
         for s in rec.seats:
-            self.bot_hands.labels(s.bot).inc()
+            self.metrics.bot_hands.labels(s.bot).inc()
             if s.place == 1:
-                self.bot_wins.labels(s.bot).inc()
+                self.metrics.bot_wins.labels(s.bot).inc()
+            if s.taken_over and self.config.faults.forfeit != "count":
+                self.metrics.bot_forfeits.labels(s.bot).inc()
 
-    def _live(self) -> dict[str, float]:
-        names = [b.name for b in self.config.bots]
-        arr = self.elo.as_array(names)
-        return {n: float(v) for n, v in zip(names, arr, strict=True)}
+    def _sequential(self) -> dict[str, float]:
+        arr = self.elo.as_array(self.names)
+        return {n: float(v) for n, v in zip(self.names, arr, strict=True)}
 
     async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
         while queue and not self.stop_requested:
@@ -549,33 +669,71 @@ class Runner:
             try:
                 rec = await self.play(spec)
             except RunnerError as exc:
-                self.fatal = exc
-                self.stop_requested = True
-                for w in self._workers:
-                    if w is not asyncio.current_task():
-                        w.cancel()
+                self._fail(exc)
                 return
-            self._record(rec)
+            await self._record(rec)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = exc
+        self.stop_requested = True
+        for w in self._workers:
+            if w is not asyncio.current_task():
+                w.cancel()
+
+    def _fitter_pool(self) -> ProcessPoolExecutor:
+        if self._fitter is None:
+            ctx = multiprocessing.get_context("spawn")  # no fork(): the runner has gRPC threads
+            self._fitter = ProcessPoolExecutor(
+                max_workers=1, mp_context=ctx, initializer=_fitter_init
+            )
+        return self._fitter
+
+    async def refit(self) -> None:
+        """Refit the live ratings in a worker process, warm-started from the last fit: the
+        runner's event loop only copies the rating columns (no stored JSON is read, and the fit
+        never holds the runner's GIL)."""
+        t0 = time.perf_counter()
+        outcomes, names, start = self.standings.snapshot()
+        loop = asyncio.get_running_loop()
+        r = await loop.run_in_executor(
+            self._fitter_pool(), live_fit, outcomes, names, start, 1000.0
+        )
+        self.standings.accept(r)
+        self.refit_seconds = time.perf_counter() - t0
+        self.refits += 1
+        self.metrics.refit_seconds.set(self.refit_seconds)
+        if r is None:
+            return
+        self.live = {b: float(r.elo[i]) for i, b in enumerate(r.bots)}
+        self.metrics.set_ratings(
+            {
+                b: (float(r.elo[i]), float(r.ci_low[i]), float(r.ci_high[i]))
+                for i, b in enumerate(r.bots)
+            }
+        )
 
     async def _refit_loop(self) -> None:
         last = -1
         while True:
-            await asyncio.sleep(5.0)
-            assert self.progress is not None
-            if self.progress.done == last or self.progress.done < 8:
+            await asyncio.sleep(self.refit_interval_s)
+            n = len(self.standings)
+            if n == last or n < 8:
                 continue
-            last = self.progress.done
-            results = [hand_result(h) for h in self.store.hands()]
-            names = [b.name for b in self.config.bots]
+            last = n
             try:
-                r = await asyncio.to_thread(fit_plackett_luce, results, names, prior_sd_elo=1000.0)
-            except Exception:
+                await self.refit()
+            except (ValueError, np.linalg.LinAlgError, FloatingPointError):
                 continue
-            self.metrics.set_ratings(
-                {
-                    b: (float(r.elo[i]), float(r.ci_low[i]), float(r.ci_high[i]))
-                    for i, b in enumerate(r.bots)
-                }
+
+    async def _watch_server(self, server: ServerProcess) -> None:
+        await server.wait()
+        if not self.stop_requested:
+            self._fail(
+                RunnerError(
+                    f"{server.exit_reason()}; {self.store.count()} hands stored. "
+                    f"Resume with: uno-arena tournament resume {self.out}"
+                )
             )
 
     def _interrupt(self) -> None:
@@ -588,13 +746,7 @@ class Runner:
             w.cancel()
 
     async def run(self) -> int:
-        plan = schedule.plan(
-            self.tid,
-            [b.name for b in self.config.bots],
-            blocks=self.config.blocks,
-            seed=self.config.seed,
-            pair_meetings=self.config.pair_meetings,
-        )
+        plan = self.config.plan(self.tid)
         done = self.store.done_ids()
         replays = ensure_replays(self.store, self.out / "replays")
         if replays:
@@ -606,35 +758,42 @@ class Runner:
         self.progress = Progress(planned=len(plan), done=stored)
         self.metrics.hands_planned.set(len(plan))
         self.metrics.hands_completed.set(stored)
-        for b in self.config.bots:  # every bot's series exists from the start, at 0
-            self.bot_hands.labels(b.name)
-            self.bot_wins.labels(b.name)
-        for h in self.store.hands():
-            self.elo.update(hand_result(h))
-            self._count_places(h)
+        for n in self.names:  # every bot's series exists from the start, at 0
+            self.metrics.bot_hands.labels(n)
+            self.metrics.bot_wins.labels(n)
+            self.metrics.bot_forfeits.labels(n)
+            self.metrics.bot_given_up.labels(n).set(0)
+        for _, bot, _, detail in self.store.incidents(["given_up"]):
+            self.given_up.setdefault(bot, detail)  # a resume keeps the marks
+            self.metrics.bot_given_up.labels(bot).set(1)
+        self.standings = Standings.from_store(self.store, self.names, self.config.faults.forfeit)
+        for h in self.store.hand_rows():
+            rated = rated_result(h, self.config.faults.forfeit)
+            if rated is not None:
+                self.elo.update(rated)
+            self._count(h)
         n_tables = len({h.table for h in plan})
+        design = self.config.design()
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
-            f"{len(plan)} hands ({stored} done), output {self.out}"
+            f"{len(plan)} hands ({stored} done; {design.reason}; 95% CI of a gap about "
+            f"+-{schedule.expected_precision(len(plan), len(self.config.bots)):.0f} Elo), "
+            f"output {self.out}"
         )
-        if self.metrics_port is not None:
-            regs = [self.metrics.registry]
-            if self.server_metrics is not None:
-                regs.append(self.server_metrics.registry)
-            both = _Registries(*regs)
-            start_http_server(self.metrics_port, addr=self.metrics_host, registry=both)
-            self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
         loop = asyncio.get_running_loop()
         installed = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self._interrupt)
                 installed.append(sig)
-        refit: asyncio.Task[None] | None = None
-        display: asyncio.Task[None] | None = None
+        tasks: list[asyncio.Task[None]] = [loop.create_task(self.lag.run())]
         try:
             if pending:
-                addr = await self._start_server()
+                # the refit process starts now, before the tables, and imports in the background
+                self._fitter_pool().submit(int, 0)
+                self.shard = await self._start_shard()
+                addr = self.shard.addr
+                self._serve_metrics()
                 self.channel = grpc.aio.insecure_channel(
                     addr,
                     options=[
@@ -644,29 +803,30 @@ class Runner:
                     ],
                 )
                 self.admin = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
-                if self.server is None:
+                if self.shard.server is None:
                     self.store.set_meta("server", addr)
                     self.say(f"using server {addr}")
                 else:
-                    self.say(f"embedded server on {addr}")
-                await self._launch_bots(addr)
+                    self.say(f"game server process on {addr} (log: {self.shard.server.log_path})")
+                    tasks.append(loop.create_task(self._watch_server(self.shard.server)))
+                await self._launch_bots(self.shard)
                 self.say(f"{len(self.config.bots)} bots connected")
                 self.progress.started = time.monotonic()
-                refit = loop.create_task(self._refit_loop())
-                display = loop.create_task(self._display())
+                self.lag.reset()  # from here on the tables run: what stalls now matters
+                tasks.append(loop.create_task(self._refit_loop()))
+                tasks.append(loop.create_task(self._display()))
                 self._workers = [
                     loop.create_task(self._worker(pending))
                     for _ in range(min(self.config.concurrency, len(pending)))
                 ]
                 await asyncio.gather(*self._workers, return_exceptions=True)
-        except RunnerError:
-            raise
+            else:
+                self._serve_metrics()
         finally:
-            for t in (refit, display):
-                if t is not None:
-                    t.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await t
+            for t in tasks:
+                t.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await t
             for sig in installed:
                 loop.remove_signal_handler(sig)
             await self._shutdown()
@@ -680,17 +840,39 @@ class Runner:
             )
             return 130 if self.interrupted else 0
         self.say(f"finished: {total} hands in {self.out}")
-        report.write_all(self.out, self.store, self.config, self.tid, stream=self.stream)
+        report.write_all(
+            self.out,
+            self.store,
+            self.config,
+            self.tid,
+            stream=self.stream,
+            planned=len(plan),
+        )
         return 0
 
+    def _serve_metrics(self) -> None:
+        if self.metrics_port is None:
+            return
+        collectors: list[Any] = [self.metrics.registry]
+        if self.shard is not None and self.shard.server is not None:
+            collectors.append(RemoteMetrics(self.shard.server.metrics_url))
+        start_http_server(
+            self.metrics_port, addr=self.metrics_host, registry=_Registries(*collectors)
+        )
+        self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
+
     async def _shutdown(self) -> None:
-        await asyncio.gather(*(p.stop() for p in self.bots.values()), return_exceptions=True)
+        if self.shard is not None:
+            await asyncio.gather(
+                *(p.stop() for p in self.shard.bots.values()), return_exceptions=True
+            )
         if self.channel is not None:
             await self.channel.close()
-        if self.server is not None:
-            await self.server.stop(drain_timeout_s=0.5)
-        if self._log_file is not None:
-            self._log_file.close()
+        if self.shard is not None and self.shard.server is not None:
+            await self.shard.server.stop()
+        self._writer.shutdown(wait=True)
+        if self._fitter is not None:
+            self._fitter.shutdown(wait=True, cancel_futures=True)
 
     # ------------------------------------------------------------------ display
 
@@ -715,7 +897,11 @@ class Runner:
             )
 
     def _top(self, n: int) -> list[tuple[str, float]]:
-        return sorted(self._live().items(), key=lambda kv: -kv[1])[:n]
+        """The live leaderboard: the last Plackett-Luce refit, or the sequential Elo before it;
+        a bot given up on is marked."""
+        ratings = self.live or self._sequential()
+        top = sorted(ratings.items(), key=lambda kv: -kv[1])[:n]
+        return [(f"{b} {report.GIVEN_UP_MARK}" if b in self.given_up else b, e) for b, e in top]
 
 
 # ------------------------------------------------------------------------ entry points
@@ -745,14 +931,22 @@ def start(
     return _run(Runner(out, store, config, tid, **kwargs))
 
 
-def resume(out: Path, **kwargs: Any) -> int:
-    store = Store.open(out)
+def load_config(store: Store, out: Path) -> TournamentConfig:
     meta = store.meta()
     try:
-        config = TournamentConfig.from_dict(meta["config"])
-    except (KeyError, TypeError) as exc:
-        store.close()
+        return TournamentConfig.from_dict(meta["config"])
+    except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{out}: the stored configuration is unreadable ({exc})") from exc
+
+
+def resume(out: Path, **kwargs: Any) -> int:
+    store = Store.open(out)
+    try:
+        meta = store.meta()
+        config = load_config(store, out)
+    except ConfigError:
+        store.close()
+        raise
     if kwargs.get("server") is None and meta.get("server"):
         kwargs["server"] = meta["server"]
     return _run(Runner(out, store, config, str(meta["tournament_id"]), **kwargs))

@@ -1,7 +1,22 @@
 """Which bots meet, in which seats, on which deals.
 
-Tables: every four-bot combination for up to 12 bots; for more, a greedy design in which every
-pair of bots shares about ``pair_meetings`` tables and every bot sits at about as many tables.
+Tables, by default: every four-bot combination for up to 12 bots; for more, a greedy design in
+which every pair of bots shares about ``pair_meetings`` tables and every bot sits at about as
+many tables. That default has a cliff (12 bots play 495 tables, 11,880 hands a block; 13 bots
+play 16 tables, 384 hands), so a tournament can instead ask for a size:
+
+* ``hands``: a budget. The design is ``round(hands / 24)`` tables, each played for one block, in
+  which every pair of bots meets about equally often and every bot sits about equally often
+  (for N <= 12 and a budget of at least one full round robin: whole round robins);
+* ``precision_elo``: the half-width of the 95% CI of the gap between two bots of similar
+  strength. A gap's standard error is about ``SE_PER_HAND_ELO / sqrt(hands each bot plays)``
+  (measured on engine-played hands, see :data:`SE_PER_HAND_ELO`), so the budget is
+  ``N / 4 * (1.96 * SE_PER_HAND_ELO / precision) ** 2`` hands.
+
+The trade-off: the precision of every gap grows with the square root of the hands each bot
+plays, so halving the intervals costs four times the hands, whatever N; a budget below
+``24 * N * (N - 1) / 12`` hands cannot seat every pair together even once, and the ratings then
+compare some bots only through common opponents (still unbiased, less precise).
 
 Each table plays duplicate blocks of 24 hands: 6 deals x 4 rotations. Deal ``d`` of a block seats
 the table's bots in the ``d``-th circular order (bot 0 fixed, the other three permuted: the 3! = 6
@@ -18,6 +33,12 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+SE_PER_HAND_ELO = 460.0
+"""Standard error of the rating gap between two bots of similar strength, in Elo, times the
+square root of the hands each of them plays (measured on engine-played hands of heuristic bots:
+about 430-530 for bots within 200 Elo of each other; more for much weaker bots, whose gaps to
+the rest matter less)."""
 
 DEALS_PER_BLOCK = 6
 ROTATIONS = 4
@@ -41,10 +62,70 @@ class HandSpec:
     """Match seed of the deal (same seed and dealer 0: same shuffled cards)."""
     bots: tuple[str, ...]
     """Bot name per seat."""
+    table_bots: tuple[str, ...] = ()
+    """The table's four bots in the design's order (``seating(table_bots, deal, rotation)``
+    gives ``bots``)."""
 
     @property
     def deal_id(self) -> str:
         return f"t{self.table}/b{self.block}/d{self.deal}"
+
+
+def hands_for_precision(precision_elo: float, n_bots: int) -> int:
+    """Hands a design needs for a 95% CI of about +-``precision_elo`` on a gap."""
+    per_bot = (1.959963984540054 * SE_PER_HAND_ELO / precision_elo) ** 2
+    return math.ceil(per_bot * n_bots / 4)
+
+
+def expected_precision(hands: int, n_bots: int) -> float:
+    """The half-width (Elo) of the 95% CI of a gap between two similar bots after ``hands``."""
+    per_bot = 4 * hands / n_bots
+    return 1.959963984540054 * SE_PER_HAND_ELO / math.sqrt(per_bot) if per_bot else math.inf
+
+
+@dataclass(frozen=True)
+class Design:
+    """The tables and how many duplicate blocks each plays."""
+
+    tables: list[tuple[str, ...]]
+    blocks: int
+    reason: str
+    """How the size was chosen, for the run's first line."""
+
+    @property
+    def hands(self) -> int:
+        return len(self.tables) * self.blocks * HANDS_PER_BLOCK
+
+
+def design(
+    bots: Sequence[str],
+    *,
+    blocks: int = 1,
+    hands: int = 0,
+    precision_elo: float = 0.0,
+    pair_meetings: int = 1,
+    seed: int = 1,
+) -> Design:
+    """The tables of a tournament: by blocks (the default design), a hand budget or a precision.
+
+    See the module docstring for the trade-off."""
+    n = len(bots)
+    if n < 4:
+        raise ValueError(f"a table needs four distinct bots, got {n}")
+    if precision_elo > 0:
+        hands = hands_for_precision(precision_elo, n)
+        why = f"precision +-{precision_elo:g} Elo needs about {hands} hands"
+    elif hands > 0:
+        why = f"budget of {hands} hands"
+    else:
+        tables = tables_for(bots, pair_meetings=pair_meetings, seed=seed)
+        return Design(tables, blocks, f"{blocks} block{'s' if blocks != 1 else ''}")
+    units = max(math.ceil(n / 4), round(hands / HANDS_PER_BLOCK))
+    full = math.comb(n, 4)
+    if n <= 12 and units >= full:
+        whole = max(1, round(units / full))
+        return Design([tuple(c) for c in itertools.combinations(bots, 4)], whole, why)
+    return Design(balanced_tables(bots, count=units, seed=seed), 1, why)
 
 
 def tables_for(
@@ -60,23 +141,35 @@ def tables_for(
 
 
 def balanced_tables(
-    bots: Sequence[str], *, pair_meetings: int = 1, seed: int = 1, steps: int = 30_000
+    bots: Sequence[str],
+    *,
+    pair_meetings: int = 1,
+    count: int | None = None,
+    seed: int = 1,
+    steps: int = 30_000,
 ) -> list[tuple[str, ...]]:
     """A design in which every pair of bots shares about ``pair_meetings`` tables (a table covers
     6 pairs) and every bot sits at about as many tables: greedy (each table starts from the pair
     that met least and adds the bots that met the chosen ones least) until every pair has met
     ``pair_meetings`` times, then a seeded local search
     that swaps single bots (simulated annealing on the squared deviations of the pair and bot
-    counts from their means, with a penalty on pairs that meet too rarely)."""
+    counts from their means, with a penalty on pairs that meet too rarely).
+
+    With ``count``, exactly that many tables (pairs then meet about ``6 * count / C(N, 2)``
+    times, possibly less than once)."""
     n = len(bots)
-    count = math.ceil(pair_meetings * n * (n - 1) / 12)
+    exact = count is not None
+    if count is not None:
+        pair_meetings = max(0, (6 * count) // (n * (n - 1) // 2))
+    else:
+        count = math.ceil(pair_meetings * n * (n - 1) / 12)
     rng = random.Random(seed)
     meet = [[0] * n for _ in range(n)]
     used = [0] * n
     tables: list[list[int]] = []
-    while (
-        len(tables) < count
-        or min(meet[i][j] for i, j in itertools.combinations(range(n), 2)) < pair_meetings
+    while len(tables) < count or (
+        not exact
+        and min(meet[i][j] for i, j in itertools.combinations(range(n), 2)) < pair_meetings
     ):
         jitter = [rng.random() for _ in range(n)]
         a, b = min(
@@ -159,19 +252,36 @@ def plan(
     blocks: int,
     seed: int,
     pair_meetings: int = 1,
+    hands: int = 0,
+    precision_elo: float = 0.0,
 ) -> list[HandSpec]:
     """Every hand of the tournament, in playing order: block by block, and within a block deal by
     deal across all tables, so partial results stay balanced."""
-    tables = tables_for(bots, pair_meetings=pair_meetings, seed=seed)
+    chosen = design(
+        bots,
+        blocks=blocks,
+        hands=hands,
+        precision_elo=precision_elo,
+        pair_meetings=pair_meetings,
+        seed=seed,
+    )
+    tables = chosen.tables
     out: list[HandSpec] = []
-    for b in range(blocks):
+    for b in range(chosen.blocks):
         for d in range(DEALS_PER_BLOCK):
             for t, tb in enumerate(tables):
                 s = deal_seed(seed, t, b, d)
                 for r in range(ROTATIONS):
                     out.append(
                         HandSpec(
-                            hand_id(tournament_id, t, b, d, r), t, b, d, r, s, seating(tb, d, r)
+                            hand_id(tournament_id, t, b, d, r),
+                            t,
+                            b,
+                            d,
+                            r,
+                            s,
+                            seating(tb, d, r),
+                            tuple(tb),
                         )
                     )
     return out

@@ -2,21 +2,43 @@
 
 Every finished hand is one transaction: the hand row (``INSERT ... ON CONFLICT(hand_id) DO
 NOTHING``), its four seat rows and its replay. A hand id is stable across runs, so a hand that
-is played again after a crash is stored once. Bot incidents (crashes, restarts, failed starts)
-are kept too. ``schema_version`` says which layout a file has.
+is played again after a crash is stored once. Bot incidents (crashes, restarts, failed starts,
+bots given up on) are kept too. ``schema_version`` says which layout a file has.
+
+Layout (schema 2):
+
+* ``hands``: one row per hand, with ``content_hash``, the SHA-256 of the hand's replay in
+  canonical JSON (sorted keys, no spaces), so ``uno-arena tournament verify`` can check every
+  replay file against the database;
+* ``seats``: one row per seat; ``response_ms`` is the bot's decision times as little-endian
+  uint32 (a JSON list in schema 1 files);
+* ``replays``: the replay of each hand, zlib-compressed canonical JSON, kept apart so that
+  reports and live ratings never read it;
+* ``meta``, ``incidents``, ``schema_version``.
+
+A schema 1 file (the first release) is upgraded in place when it is opened.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
+import threading
 import time
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+SCHEMA_VERSION = 2
 DB_NAME = "tournament.sqlite"
 
 _SCHEMA = """
@@ -37,7 +59,7 @@ CREATE TABLE IF NOT EXISTS hands (
     moves INTEGER NOT NULL,
     duration_s REAL NOT NULL,
     finished_at REAL NOT NULL,
-    replay TEXT NOT NULL
+    content_hash TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS seats (
     hand_id TEXT NOT NULL REFERENCES hands(hand_id),
@@ -52,10 +74,14 @@ CREATE TABLE IF NOT EXISTS seats (
     taken_over INTEGER NOT NULL,
     takeover_cause TEXT NOT NULL,
     decisions INTEGER NOT NULL,
-    response_ms TEXT NOT NULL,
+    response_ms BLOB NOT NULL,
     PRIMARY KEY (hand_id, seat)
 );
 CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
+CREATE TABLE IF NOT EXISTS replays (
+    hand_id TEXT PRIMARY KEY REFERENCES hands(hand_id),
+    data BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS incidents (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -65,9 +91,24 @@ CREATE TABLE IF NOT EXISTS incidents (
 );
 """
 
+_HAND_COLS = (
+    "hand_id, table_no, block, deal, rotation, deal_id, match_seed, hand_seed, dealer, match_id, "
+    "winner_seat, moves, duration_s, finished_at, content_hash"
+)
+
 
 class StoreError(Exception):
-    """The database is missing, of another schema version, or not a tournament."""
+    """The database is missing, unreadable, of another schema version, or not a tournament."""
+
+
+def canonical_json(replay: dict[str, Any]) -> bytes:
+    """The replay as canonical JSON: sorted keys, no spaces, UTF-8."""
+    return json.dumps(replay, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def content_hash(replay: dict[str, Any]) -> str:
+    """SHA-256 (hex) of the replay's canonical JSON: the same for a replay file and the store."""
+    return hashlib.sha256(canonical_json(replay)).hexdigest()
 
 
 @dataclass
@@ -81,6 +122,8 @@ class SeatRecord:
     strikes: int = 0
     illegal: int = 0
     taken_over: bool = False
+    """A stand-in played this seat (in whole or in part): a takeover by the server (strikes, a
+    disconnect) or the runner's fallback for a bot it gave up on. The hand is a forfeit."""
     takeover_cause: str = ""
     decisions: int = 0
     response_ms: list[int] = field(default_factory=list)
@@ -104,18 +147,49 @@ class HandRecord:
     seats: list[SeatRecord]
     replay: dict[str, Any]
     finished_at: float = 0.0
+    content_hash: str = ""
 
     @property
     def winner(self) -> str:
         return self.seats[self.winner_seat].bot
 
 
+@dataclass
+class Columns:
+    """Every stored hand in columns, in hand-id order, without the replays (what the ratings,
+    the reports and the live leaderboard need). Seat arrays are (hands, seats)."""
+
+    hand_ids: list[str]
+    deal_ids: list[str]
+    bot_names: list[str]
+    """Names behind the bot indices, in order of first appearance."""
+    bots: IntArray
+    places: IntArray
+    points_left: IntArray
+    points_won: IntArray
+    timeouts: IntArray
+    strikes: IntArray
+    illegal: IntArray
+    taken_over: BoolArray
+    decisions: IntArray
+    winner_seat: IntArray
+    moves: IntArray
+    response_ms: dict[str, IntArray]
+    """Every decision time of each bot (ms)."""
+
+    @property
+    def n_hands(self) -> int:
+        return len(self.hand_ids)
+
+
 class Store:
-    """One tournament database. Not shared between threads; one writer process at a time."""
+    """One tournament database; one writer process at a time. The runner writes hands from a
+    writer thread and incidents from its event loop: every use holds :attr:`lock`."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
+        self.lock = threading.RLock()
 
     # ------------------------------------------------------------------ open
 
@@ -142,30 +216,44 @@ class Store:
         path = folder / DB_NAME
         if not path.is_file():
             raise StoreError(f"{folder}: no tournament here ({DB_NAME} is missing)")
-        conn = _connect(path)
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
         try:
             row = conn.execute("SELECT version FROM schema_version").fetchone()
+            conn.execute("SELECT key FROM meta LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{path}: not a tournament database ({exc})") from exc
-        if row is None or row[0] != SCHEMA_VERSION:
+        version = row[0] if row else None
+        if version == 1:
+            try:
+                _upgrade_1_to_2(conn)
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(f"{path}: cannot upgrade it from schema 1 ({exc})") from exc
+        elif version != SCHEMA_VERSION:
             conn.close()
             raise StoreError(
-                f"{path}: schema version {row[0] if row else '?'}, this runner reads "
-                f"{SCHEMA_VERSION}"
+                f"{path}: schema version {version if version is not None else '?'}, this runner "
+                f"reads {SCHEMA_VERSION}"
             )
         return cls(path, conn)
 
     def close(self) -> None:
-        self.conn.close()
+        with self.lock:
+            self.conn.close()
 
     # ------------------------------------------------------------------ meta
 
     def meta(self) -> dict[str, Any]:
-        return {k: json.loads(v) for k, v in self.conn.execute("SELECT key, value FROM meta")}
+        with self.lock:
+            rows = self.conn.execute("SELECT key, value FROM meta").fetchall()
+        return {k: json.loads(v) for k, v in rows}
 
     def set_meta(self, key: str, value: Any) -> None:
-        with self.conn:
+        with self.lock, self.conn:
             self.conn.execute(
                 "INSERT INTO meta VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -176,80 +264,122 @@ class Store:
 
     def add_hand(self, h: HandRecord) -> bool:
         """Store a finished hand in one transaction; False if the hand id was already stored."""
-        with self.conn:
-            cur = self.conn.execute(
-                "INSERT INTO hands VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(hand_id) DO NOTHING",
+        with self.lock, self.conn:
+            return self._insert(h)
+
+    def add_hands(self, hands: Iterable[HandRecord]) -> int:
+        """Store many hands in one transaction (bulk loads); returns how many were new."""
+        with self.lock, self.conn:
+            return sum(self._insert(h) for h in hands)
+
+    def _insert(self, h: HandRecord) -> bool:
+        raw = canonical_json(h.replay)
+        digest = hashlib.sha256(raw).hexdigest()
+        cur = self.conn.execute(
+            f"INSERT INTO hands ({_HAND_COLS}) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hand_id) DO NOTHING",
+            (
+                h.hand_id,
+                h.table,
+                h.block,
+                h.deal,
+                h.rotation,
+                h.deal_id,
+                _i64(h.match_seed),
+                _i64(h.hand_seed),
+                h.dealer,
+                h.match_id,
+                h.winner_seat,
+                h.moves,
+                h.duration_s,
+                h.finished_at or time.time(),
+                digest,
+            ),
+        )
+        if cur.rowcount != 1:
+            return False
+        h.content_hash = digest
+        self.conn.executemany(
+            "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
                 (
                     h.hand_id,
-                    h.table,
-                    h.block,
-                    h.deal,
-                    h.rotation,
-                    h.deal_id,
-                    _i64(h.match_seed),
-                    _i64(h.hand_seed),
-                    h.dealer,
-                    h.match_id,
-                    h.winner_seat,
-                    h.moves,
-                    h.duration_s,
-                    h.finished_at or time.time(),
-                    json.dumps(h.replay, separators=(",", ":")),
-                ),
-            )
-            if cur.rowcount != 1:
-                return False
-            self.conn.executemany(
-                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        h.hand_id,
-                        s.seat,
-                        s.bot,
-                        s.place,
-                        s.points_left,
-                        s.points_won,
-                        s.timeouts,
-                        s.strikes,
-                        s.illegal,
-                        int(s.taken_over),
-                        s.takeover_cause,
-                        s.decisions,
-                        json.dumps(s.response_ms, separators=(",", ":")),
-                    )
-                    for s in h.seats
-                ],
-            )
+                    s.seat,
+                    s.bot,
+                    s.place,
+                    s.points_left,
+                    s.points_won,
+                    s.timeouts,
+                    s.strikes,
+                    s.illegal,
+                    int(s.taken_over),
+                    s.takeover_cause,
+                    s.decisions,
+                    np.asarray(s.response_ms, dtype="<u4").tobytes(),
+                )
+                for s in h.seats
+            ],
+        )
+        self.conn.execute(
+            "INSERT INTO replays VALUES (?, ?)", (h.hand_id, zlib.compress(raw, level=6))
+        )
         return True
 
     def done_ids(self) -> set[str]:
-        return {r[0] for r in self.conn.execute("SELECT hand_id FROM hands")}
+        with self.lock:
+            return {r[0] for r in self.conn.execute("SELECT hand_id FROM hands")}
 
     def count(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+        with self.lock:
+            return int(self.conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
 
-    def hands(self) -> Iterator[HandRecord]:
-        """Every stored hand with its seats, in hand id order."""
-        seats: dict[str, list[SeatRecord]] = {}
-        for r in self.conn.execute("SELECT * FROM seats ORDER BY hand_id, seat"):
-            seats.setdefault(r[0], []).append(
-                SeatRecord(
-                    seat=r[1],
-                    bot=r[2],
-                    place=r[3],
-                    points_left=r[4],
-                    points_won=r[5],
-                    timeouts=r[6],
-                    strikes=r[7],
-                    illegal=r[8],
-                    taken_over=bool(r[9]),
-                    takeover_cause=r[10],
-                    decisions=r[11],
-                    response_ms=json.loads(r[12]),
+    def replay(self, hand_id: str) -> dict[str, Any] | None:
+        """The stored replay of a hand (None if the hand is not stored)."""
+        with self.lock:
+            row = self.conn.execute(
+                "SELECT data FROM replays WHERE hand_id = ?", (hand_id,)
+            ).fetchone()
+        if row is None:
+            return None
+        data: dict[str, Any] = json.loads(zlib.decompress(row[0]))
+        return data
+
+    def replays(self, hand_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(hand_id, replay)`` for the given hands that are stored."""
+        for hid in hand_ids:
+            rep = self.replay(hid)
+            if rep is not None:
+                yield hid, rep
+
+    def hand_rows(self) -> Iterator[HandRecord]:
+        """Every stored hand with its seats, WITHOUT its replay (``replay`` is {}), in hand id
+        order. Streams: seats are read alongside, one hand at a time."""
+        seat_rows = self.conn.execute(
+            "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
+            "illegal, taken_over, takeover_cause, decisions, response_ms FROM seats "
+            "ORDER BY hand_id, seat"
+        )
+        pending = next(seat_rows, None)
+        for r in self.conn.execute(f"SELECT {_HAND_COLS} FROM hands ORDER BY hand_id"):
+            seats: list[SeatRecord] = []
+            while pending is not None and pending[0] == r[0]:
+                seats.append(
+                    SeatRecord(
+                        seat=pending[1],
+                        bot=pending[2],
+                        place=pending[3],
+                        points_left=pending[4],
+                        points_won=pending[5],
+                        timeouts=pending[6],
+                        strikes=pending[7],
+                        illegal=pending[8],
+                        taken_over=bool(pending[9]),
+                        takeover_cause=pending[10],
+                        decisions=pending[11],
+                        response_ms=_ms(pending[12]).tolist(),
+                    )
                 )
-            )
-        for r in self.conn.execute("SELECT * FROM hands ORDER BY hand_id"):
+                pending = next(seat_rows, None)
             yield HandRecord(
                 hand_id=r[0],
                 table=r[1],
@@ -265,24 +395,130 @@ class Store:
                 moves=r[11],
                 duration_s=r[12],
                 finished_at=r[13],
-                replay=json.loads(r[14]),
-                seats=seats.get(r[0], []),
+                content_hash=r[14],
+                replay={},
+                seats=seats,
             )
+
+    def hands(self) -> Iterator[HandRecord]:
+        """Every stored hand with its seats and its replay, in hand id order (reads every
+        replay: for tools and tests; reports use :meth:`columns`)."""
+        for h in self.hand_rows():
+            h.replay = self.replay(h.hand_id) or {}
+            yield h
+
+    def columns(self, bot_order: Sequence[str] = ()) -> Columns:
+        """Every stored hand in columns (see :class:`Columns`); never reads a replay.
+
+        ``bot_order`` fixes the first bot indices (the rest follow in order of appearance)."""
+        names: list[str] = list(bot_order)
+        index = {b: i for i, b in enumerate(names)}
+        hand_ids: list[str] = []
+        deal_ids: list[str] = []
+        winner: list[int] = []
+        moves: list[int] = []
+        for hid, did, w, m in self.conn.execute(
+            "SELECT hand_id, deal_id, winner_seat, moves FROM hands ORDER BY hand_id"
+        ):
+            hand_ids.append(hid)
+            deal_ids.append(did)
+            winner.append(w)
+            moves.append(m)
+        n = len(hand_ids)
+        row_of = {h: i for i, h in enumerate(hand_ids)}
+        top = self.conn.execute("SELECT COALESCE(MAX(seat), 3) FROM seats").fetchone()[0]
+        width = max(4, int(top) + 1)
+        cols = {
+            k: np.zeros((n, width), dtype=np.int64)
+            for k in ("places", "left", "won", "timeouts", "strikes", "illegal", "decisions")
+        }
+        bots = np.full((n, width), -1, dtype=np.int64)
+        taken = np.zeros((n, width), dtype=np.bool_)
+        ms_parts: dict[int, list[IntArray]] = {}
+        for (
+            hid,
+            seat,
+            bot,
+            place,
+            left,
+            won,
+            tout,
+            strikes,
+            illegal,
+            tk,
+            dec,
+            ms,
+        ) in self.conn.execute(
+            "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
+            "illegal, taken_over, decisions, response_ms FROM seats"
+        ):
+            i = row_of.get(hid)
+            if i is None:
+                continue
+            b = index.get(bot)
+            if b is None:
+                b = index[bot] = len(names)
+                names.append(bot)
+            bots[i, seat] = b
+            cols["places"][i, seat] = place
+            cols["left"][i, seat] = left
+            cols["won"][i, seat] = won
+            cols["timeouts"][i, seat] = tout
+            cols["strikes"][i, seat] = strikes
+            cols["illegal"][i, seat] = illegal
+            cols["decisions"][i, seat] = dec
+            taken[i, seat] = bool(tk)
+            if ms:
+                ms_parts.setdefault(b, []).append(_ms(ms))
+        return Columns(
+            hand_ids=hand_ids,
+            deal_ids=deal_ids,
+            bot_names=names,
+            bots=bots,
+            places=cols["places"],
+            points_left=cols["left"],
+            points_won=cols["won"],
+            timeouts=cols["timeouts"],
+            strikes=cols["strikes"],
+            illegal=cols["illegal"],
+            taken_over=taken,
+            decisions=cols["decisions"],
+            winner_seat=np.array(winner, dtype=np.int64),
+            moves=np.array(moves, dtype=np.int64),
+            response_ms={
+                names[b]: np.concatenate(parts).astype(np.int64) for b, parts in ms_parts.items()
+            },
+        )
+
+    def hashes(self) -> dict[str, str]:
+        """``hand_id -> content_hash`` of every stored hand."""
+        with self.lock:
+            return dict(self.conn.execute("SELECT hand_id, content_hash FROM hands"))
 
     # ------------------------------------------------------------------ incidents
 
     def add_incident(self, bot: str, kind: str, detail: str) -> None:
-        with self.conn:
+        with self.lock, self.conn:
             self.conn.execute(
                 "INSERT INTO incidents (at, bot, kind, detail) VALUES (?, ?, ?, ?)",
                 (time.time(), bot, kind, detail),
             )
 
     def incidents(self, kinds: Sequence[str] | None = None) -> list[tuple[float, str, str, str]]:
-        rows = self.conn.execute("SELECT at, bot, kind, detail FROM incidents ORDER BY id")
+        with self.lock:
+            rows = self.conn.execute(
+                "SELECT at, bot, kind, detail FROM incidents ORDER BY id"
+            ).fetchall()
         return [
             (float(a), str(b), str(k), str(d)) for a, b, k, d in rows if kinds is None or k in kinds
         ]
+
+
+def _ms(value: bytes | str) -> IntArray:
+    """Decision times from a seat row: uint32 bytes (schema 2) or a JSON list (schema 1)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return np.frombuffer(bytes(value), dtype="<u4").astype(np.int64)
+    return np.asarray(json.loads(value) if value else [], dtype=np.int64)
 
 
 def _i64(v: int) -> int:
@@ -291,8 +527,47 @@ def _i64(v: int) -> int:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level="DEFERRED")
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA foreign_keys=ON")
+    conn = sqlite3.connect(
+        str(path), timeout=30.0, isolation_level="DEFERRED", check_same_thread=False
+    )
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
     return conn
+
+
+def _upgrade_1_to_2(conn: sqlite3.Connection) -> None:
+    """Schema 1 kept each replay as JSON text in ``hands.replay``: move it to ``replays``
+    (compressed), record its content hash, and mark the file as schema 2. One transaction."""
+    new_hands = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS hands") :]
+    new_hands = new_hands[: new_hands.index(");") + 2].replace(
+        "IF NOT EXISTS hands (", "hands_v2 ("
+    )
+    replays = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS replays") :]
+    replays = replays[: replays.index(");") + 2]
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        with conn:
+            conn.execute(new_hands)
+            conn.execute(replays)
+            rows = conn.execute(
+                "SELECT hand_id, table_no, block, deal, rotation, deal_id, match_seed, hand_seed, "
+                "dealer, match_id, winner_seat, moves, duration_s, finished_at, replay FROM hands"
+            )
+            for r in rows.fetchall():
+                raw = canonical_json(json.loads(r[14]))
+                conn.execute(
+                    f"INSERT INTO hands_v2 ({_HAND_COLS}) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*r[:14], hashlib.sha256(raw).hexdigest()),
+                )
+                conn.execute("INSERT INTO replays VALUES (?, ?)", (r[0], zlib.compress(raw)))
+            conn.execute("DROP TABLE hands")
+            conn.execute("ALTER TABLE hands_v2 RENAME TO hands")
+            conn.execute("UPDATE schema_version SET version = 2")
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")

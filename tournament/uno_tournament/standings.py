@@ -1,0 +1,175 @@
+"""What the ratings need from each hand, kept in columns and up to date as hands arrive.
+
+A hand contributes four numbers per seat: the bot, its finishing place, whether a stand-in played
+the seat (a forfeit), and the deal it belongs to (the cluster of the standard errors). These are
+the sufficient statistics of the rating fit: :class:`Standings` keeps them in growing numpy
+arrays, fills them from the ``seats`` table on a resume (never from a replay's JSON), appends each
+new hand in microseconds, and refits from a snapshot with a warm start from the previous
+solution. The report builds the same columns from the store (:func:`rated_outcomes`), so the live
+leaderboard and the final table are one computation; the report also sorts the hands by id so its
+figures are bit-for-bit reproducible, which the live refit skips (it only changes the order in
+which floating-point sums are taken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from .ratings import Outcomes, Ratings, apply_forfeits, fit_outcomes
+from .store import Columns, Store
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+SEATS = 4
+
+
+def rated_outcomes(
+    hand_ids: Sequence[str],
+    deal_ids: Sequence[str],
+    bots: IntArray,
+    places: IntArray,
+    forfeit: BoolArray,
+    policy: str,
+) -> Outcomes:
+    """Outcomes for the fit: rows in hand-id order, clusters by deal, the forfeit policy applied."""
+    order = sorted(range(len(hand_ids)), key=hand_ids.__getitem__)
+    cluster_of: dict[str, int] = {}
+    for d in sorted(set(deal_ids)):
+        cluster_of[d] = len(cluster_of)
+    cluster = np.array([cluster_of[deal_ids[i]] for i in order], dtype=np.int64)
+    idx = np.array(order, dtype=np.int64)
+    b, p = apply_forfeits(bots[idx], places[idx], forfeit[idx], policy)
+    return Outcomes(b, p, cluster, len(cluster_of))
+
+
+def fit_ratings(
+    outcomes: Outcomes,
+    names: Sequence[str],
+    *,
+    start: FloatArray | None = None,
+) -> tuple[Ratings | None, str]:
+    """The final-table fit; falls back to a weak prior (sd 1000 Elo) if a rating is unbounded
+    (a bot that never or always finishes ahead). Returns ``(ratings, note)``."""
+    if outcomes.n_hands == 0 or len(names) < 2:
+        return None, "no hands"
+    r = fit_outcomes(outcomes, names, start=start)
+    if r.converged and bool(np.all(np.isfinite(r.elo))) and bool(np.all(np.isfinite(r.se))):
+        return r, ""
+    r = fit_outcomes(outcomes, names, prior_sd_elo=1000.0, start=start)
+    return r, "maximum likelihood did not converge; fitted with a N(0, 1000 Elo) prior"
+
+
+class Standings:
+    """The rating columns of a running tournament (bots indexed as in ``bots``)."""
+
+    def __init__(self, bots: Sequence[str], policy: str, capacity: int = 1024) -> None:
+        self.names = list(bots)
+        self.index = {b: i for i, b in enumerate(self.names)}
+        self.policy = policy
+        self.n = 0
+        self._bots = np.full((capacity, SEATS), -1, dtype=np.int64)
+        self._places = np.zeros((capacity, SEATS), dtype=np.int64)
+        self._forfeit = np.zeros((capacity, SEATS), dtype=np.bool_)
+        self._cluster = np.zeros(capacity, dtype=np.int64)
+        self._clusters: dict[str, int] = {}
+        self.last: Ratings | None = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    @classmethod
+    def from_columns(cls, cols: Columns, bots: Sequence[str], policy: str) -> Standings:
+        n = cols.n_hands
+        st = cls(bots, policy, capacity=max(1024, 2 * n))
+        remap = np.array([st._bot(name) for name in cols.bot_names] + [-1], dtype=np.int64)
+        width = min(SEATS, cols.bots.shape[1])
+        st._bots[:n, :width] = remap[cols.bots[:, :width]]
+        st._places[:n, :width] = cols.places[:, :width]
+        st._forfeit[:n, :width] = cols.taken_over[:, :width]
+        for i, d in enumerate(cols.deal_ids):
+            st._cluster[i] = st._clusters.setdefault(d, len(st._clusters))
+        st.n = n
+        return st
+
+    @classmethod
+    def from_store(cls, store: Store, bots: Sequence[str], policy: str) -> Standings:
+        return cls.from_columns(store.columns(bots), bots, policy)
+
+    def _bot(self, name: str) -> int:
+        i = self.index.get(name)
+        if i is None:
+            i = self.index[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+    def _grow(self) -> None:
+        cap = 2 * len(self._cluster)
+        for attr in ("_bots", "_places", "_forfeit", "_cluster"):
+            old = getattr(self, attr)
+            new = np.full((cap, *old.shape[1:]), -1 if attr == "_bots" else 0, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, attr, new)
+
+    def add(self, hand_id: str, deal_id: str, seats: Sequence[tuple[str, int, bool]]) -> None:
+        """One stored hand: ``(bot, place, forfeit)`` per seat, seat 0 first."""
+        del hand_id  # the live fit needs no order; the report sorts by hand id itself
+        if self.n == len(self._cluster):
+            self._grow()
+        i = self.n
+        for s, (bot, place, forfeit) in enumerate(seats):
+            self._bots[i, s] = self._bot(bot)
+            self._places[i, s] = place
+            self._forfeit[i, s] = forfeit
+        self._cluster[i] = self._clusters.setdefault(deal_id, len(self._clusters))
+        self.n = i + 1  # last: a snapshot never sees a half-written row
+
+    def outcomes(self) -> Outcomes:
+        """A snapshot of the rated outcomes (copies; safe to fit in another thread)."""
+        n = self.n
+        b, p = apply_forfeits(
+            self._bots[:n].copy(), self._places[:n].copy(), self._forfeit[:n].copy(), self.policy
+        )
+        cluster = self._cluster[:n].copy()
+        return Outcomes(b, p, cluster, int(cluster.max()) + 1 if n else 0)
+
+    def snapshot(self) -> tuple[Outcomes, list[str], FloatArray | None]:
+        """What a refit needs, as plain arrays (to send to a worker process)."""
+        start = self.last.params if self.last is not None else None
+        return self.outcomes(), list(self.names), start
+
+    def accept(self, r: Ratings | None) -> None:
+        """Keep a refit's result as the next warm start."""
+        if r is not None and r.converged:
+            self.last = r
+
+    def fit(self, *, prior_sd_elo: float | None = None) -> tuple[Ratings | None, str]:
+        """Refit, warm-started from the previous fit (safe to call in a worker thread while
+        :meth:`add` runs on the event loop). ``prior_sd_elo`` fits with a weak prior at once
+        (live refits early in a run, when a bot may not have won yet)."""
+        out = self.outcomes()
+        if out.n_hands == 0:
+            return None, "no hands"
+        names = list(self.names)
+        start = self.last.params if self.last is not None else None
+        r: Ratings | None
+        if prior_sd_elo is not None:
+            r, note = fit_outcomes(out, names, prior_sd_elo=prior_sd_elo, start=start), ""
+        else:
+            r, note = fit_ratings(out, names, start=start)
+        if r is not None and not note:
+            self.last = r
+        return r, note
+
+
+def live_fit(
+    outcomes: Outcomes, names: list[str], start: FloatArray | None, prior_sd_elo: float
+) -> Ratings | None:
+    """A live refit (run in a worker process: picklable arguments, no shared state)."""
+    if outcomes.n_hands == 0:
+        return None
+    return fit_outcomes(outcomes, names, prior_sd_elo=prior_sd_elo, start=start)
