@@ -160,7 +160,8 @@ def test_varints_match_the_runtime(n: int) -> None:
 
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.seats}seats")
 def test_the_common_events_encode_as_the_runtime_does(rules: RuleSet) -> None:
-    """wire.public_event for every event of random hands, as every seat but the owner sees it."""
+    """wire.public_event for every event of random hands, as every seat but the owner sees it,
+    and as the owner sees its own draws."""
     from uno_server.engine.views import SPECTATOR, redact
 
     seen: set[str] = set()
@@ -178,7 +179,13 @@ def test_the_common_events_encode_as_the_runtime_does(rules: RuleSet) -> None:
             seen.add(type(ev).__name__)
             want = convert.event_to_proto(pub, seq, 2, convert.timestamp(wall))
             assert game_pb2.Event.FromString(raw) == want, ev
-    assert {"Played", "Drew", "Passed", "Skipped"} <= seen
+            if pub != ev and type(ev) in wire.FAST_EVENTS:  # the owner's view: its drawn cards
+                own = wire.public_event(seq, 2, int(wall * 1e9), ev)
+                assert own is not None
+                mine = convert.event_to_proto(ev, seq, 2, convert.timestamp(wall))
+                assert game_pb2.Event.FromString(own) == mine, ev
+                seen.add("own " + type(ev).__name__)
+    assert {"Played", "Drew", "own Drew", "Passed", "Skipped"} <= seen
 
 
 @pytest.mark.parametrize(

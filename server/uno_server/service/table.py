@@ -956,6 +956,10 @@ class Table:
         if rec.private:
             owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat  # type: ignore[union-attr]
             if viewer == owner:
+                if type(ev) is E.Drew:  # the owner's drawn cards, on nearly every draw
+                    raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), ev)
+                    assert raw is not None
+                    return wire.event_field(raw)
                 return wire.event_field(bytes(self._convert(rec, ev).SerializeToString()))
         b = rec.public_field
         if b is None:

@@ -397,9 +397,9 @@ FAST_EVENTS: Final = frozenset(
 
 
 def public_event(sequence: int, hand_number: int, wall_ns: int, ev: object) -> bytes | None:
-    """The encoded Event message of one of :data:`FAST_EVENTS` as every seat but its owner sees
-    it (a Drew without its cards), or None for any other event. The same message as
-    ``convert.event_to_proto`` of the redacted event."""
+    """The encoded Event message of one of :data:`FAST_EVENTS`, or None for any other event: the
+    same message as ``convert.event_to_proto`` of ``ev``. Pass the redacted event for every seat
+    but the owner (a Drew without its cards), the engine's own Drew for its owner."""
     t = type(ev)
     if t is E.Played:
         assert isinstance(ev, E.Played)
@@ -413,7 +413,10 @@ def public_event(sequence: int, hand_number: int, wall_ns: int, ev: object) -> b
         )
     elif t is E.Drew:
         assert isinstance(ev, E.Drew)
-        kind = ld(15, uint(1, ev.seat) + uint(2, ev.amount) + uint(4, _DRAW_REASON[ev.reason]))
+        cards = b"".join([ld(3, CARD[c]) for c in ev.cards])  # empty unless the owner's view
+        kind = ld(
+            15, uint(1, ev.seat) + uint(2, ev.amount) + cards + uint(4, _DRAW_REASON[ev.reason])
+        )
     elif t is E.Passed or t is E.Skipped or t is E.Accepted or t is E.NoCatch:
         field = 16 if t is E.Passed else 17 if t is E.Skipped else 20 if t is E.Accepted else 26
         kind = ld(field, uint(1, ev.seat))  # type: ignore[attr-defined]
