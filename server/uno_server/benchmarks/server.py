@@ -165,7 +165,7 @@ def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> N
     out_q.put(time.process_time() - cpu0)
 
 
-async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[float], float]:
+async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[float], float, int]:
     from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
     from uno_server.service.main import configure_logging
     from uno_server.service.server import ArenaServer, ServerConfig
@@ -229,7 +229,7 @@ async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[f
         f"CPU seconds: server {server_cpu:.1f}, bots process {bots_cpu:.1f}",
         flush=True,
     )
-    return moves / dt, hands, errors, rtts, server_cpu / max(moves, 1) * 1e6
+    return moves / dt, hands, errors, rtts, server_cpu / max(moves, 1) * 1e6, int(moves)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each part (default 20)")
     ap.add_argument("--tables", type=int, default=16, help="concurrent tables (default 16)")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    ap.add_argument(
+        "--service-only",
+        action="store_true",
+        help="skip the floor (for make bench-server-profile, which profiles the service part)",
+    )
     args = ap.parse_args(argv)
     if args.seconds <= 0:
         print("bench-server: --seconds must be positive", file=sys.stderr)
@@ -244,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.tables <= 1000:
         print("bench-server: --tables must be 1-1000", file=sys.stderr)
         return 2
-    floor = measure_floor(args.seconds)
-    moves, hands, errors, rtts, cpu_us = asyncio.run(_service(args.seconds, args.tables))
+    floor = float("nan") if args.service_only else measure_floor(args.seconds)
+    moves, hands, errors, rtts, cpu_us, n_moves = asyncio.run(_service(args.seconds, args.tables))
     q = statistics.quantiles(rtts, n=100) if len(rtts) >= 100 else [0.0] * 99
     p50, p99 = q[49], q[98]
     if args.json:
@@ -253,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "moves_per_s": moves,
-                    "floor_rt_per_s": floor,
+                    "moves": n_moves,
+                    "floor_rt_per_s": None if args.service_only else floor,
                     "hands": hands,
                     "errors": errors,
                     "p50_ms": p50,
@@ -263,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
                 }
             )
         )
+    if args.service_only:
+        print(
+            f"bench-server (service only): {moves:.0f} moves/s, p50 {p50:.1f} ms, "
+            f"p99 {p99:.1f} ms, server {cpu_us:.0f} us CPU/move, {args.tables} tables, "
+            f"{errors} errors"
+        )
+        return 0
     print(
         f"bench-server: {moves:.0f} moves/s, floor {floor:.0f} round-trips/s, "
         f"ratio {moves / floor:.2f}, p50 {p50:.1f} ms, p99 {p99:.1f} ms, "
