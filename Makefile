@@ -103,6 +103,7 @@ clients-test: venv
 
 buf-lint: $(BUF)
 	cd proto && ../$(BUF) lint && ../$(BUF) format -d --exit-code && ../$(BUF) build
+	.ci/buf-breaking $(BUF)
 
 .PHONY: bench-server bench-load
 bench-server: venv
