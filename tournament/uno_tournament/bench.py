@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .config import BotSpec, FaultSpec, TournamentConfig
-from .runner import Runner, new_tournament_id
+from .runner import Runner
+from .sharding import new_tournament_id
 from .store import Store
 
 
