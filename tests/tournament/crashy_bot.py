@@ -19,7 +19,7 @@ class CrashyBot(HeuristicBot):
         self.crash_after = crash_after
         self.decisions = 0
 
-    def decide(self, request: Any, state: Any) -> int:
+    def decide(self, request: Any, state: Any) -> int | None:
         self.decisions += 1
         if self.decisions >= self.crash_after:
             os._exit(3)

@@ -67,7 +67,7 @@ class TempPostgres:
         import psycopg
 
         with psycopg.connect(self.admin_conninfo, autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql.encode())
 
     def new_database(self) -> str:
         name = f"t_{secrets.token_hex(4)}"

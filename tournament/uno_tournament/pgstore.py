@@ -109,14 +109,12 @@ def redact(url: str) -> str:
     """The URL without its password (for messages and logs)."""
     try:
         parts = urllib.parse.urlsplit(url)
+        if parts.password is None:
+            return url
     except ValueError:
         return url.rsplit("@", maxsplit=1)[-1]
-    if parts.password is None:
-        return url
     user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    host = parts.netloc.rsplit("@", maxsplit=1)[-1]
     netloc = f"{user}:***@{host}"
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 

@@ -1,0 +1,289 @@
+"""Shards: the partition, and whole runs that are killed and resumed.
+
+* ``--shards 2`` on one machine (SQLite): the runner is killed with kill -9 mid-run, its shard
+  workers, their servers and bots follow it, and ``resume --shards 2`` finishes the plan.
+* Three shard processes started as the Kubernetes Indexed Job's pods are (the same command line
+  as ``deploy/k8s/tournament-shards.yaml``) play one schedule into a real PostgreSQL; one is
+  killed with kill -9 and started again.
+
+Both must store every planned hand exactly once, with ratings identical to a one-process run of
+the same seed. The bots are deterministic: the engine's heuristic with randomness 0 and the SDK's
+example heuristic, both of which call UNO with the play that leaves them one card, so no UNO
+window ever opens and no catch can depend on timing; decisions get 20 s, so no timeout (and no
+stand-in) can depend on the machine's load. A hand is then a function of its deal seed alone.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from uno_tournament.config import load
+from uno_tournament.schedule import partition, plan, shard_units
+
+from .pg import TempPostgres
+from .test_resume import _alive
+
+BOTS = ["h0", "h1", "p0", "p1", "p2"]
+PLANNED = 120  # 5 bots: 5 tables x 24 hands
+
+DETERMINISTIC = "\n".join(
+    [
+        *(
+            f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "-m", "uno_tournament.bots.graded",'
+            f' "--randomness", "0", "--log-level", "warning"]\n'
+            for n in BOTS[:2]
+        ),
+        *(
+            f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "-m", '
+            f'"uno_bot.examples.heuristic_bot", "--log-level", "warning"]\n'
+            for n in BOTS[2:]
+        ),
+    ]
+)
+
+
+def write_config(folder: Path, name: str = "sh") -> Path:
+    path = folder / f"{name}.toml"
+    path.write_text(
+        f'[tournament]\nname = "{name}"\nseed = 11\nblocks = 1\nconcurrency = 4\n'
+        f'output = "{folder / "out"}"\n'
+        "[time_control]\ndecision_ms = 20000\n[faults]\nstartup_timeout_s = 60\n" + DETERMINISTIC
+    )
+    return path
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "uno_server.cli", *args]
+
+
+def run_ok(*args: str, timeout: float = 300) -> str:
+    res = subprocess.run(cli(*args), capture_output=True, text=True, timeout=timeout, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def ratings(results: Path) -> dict[str, tuple[float, float, float, int]]:
+    board = json.loads(results.read_text())["leaderboard"]
+    return {b["bot"]: (b["rating"], b["ci_low"], b["ci_high"], b["wins"]) for b in board}
+
+
+def wait_for(cond: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        kids = subprocess.run(
+            ["pgrep", "-P", str(p)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        out += [int(k) for k in kids]
+        todo += [int(k) for k in kids]
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A one-process run of the same schedule (SQLite, --shards 1): the ratings to match."""
+    folder = tmp_path_factory.mktemp("reference")
+    cfg = write_config(folder)
+    out = folder / "one"
+    run_ok("tournament", "run", str(cfg), "--shards", "1", "--out", str(out), "--quiet")
+    return {"ratings": ratings(out / "results.json"), "out": out}
+
+
+# ------------------------------------------------------------------------------ partition
+
+
+def test_partition_covers_the_plan_once_balanced_and_by_seed() -> None:
+    bots = [f"b{i}" for i in range(7)]
+    hands = plan("p", bots, blocks=2, seed=5)
+    for n in (1, 2, 3, 4, 7):
+        parts = [partition(hands, i, n, 5) for i in range(n)]
+        ids = [h.hand_id for p in parts for h in p]
+        assert sorted(ids) == sorted(h.hand_id for h in hands)  # each hand exactly once
+        deals = [len({(h.table, h.block, h.deal) for h in p}) for p in parts]
+        assert max(deals) - min(deals) <= 1, deals
+        for p in parts:  # a deal's 4 rotations stay together, in playing order
+            assert [h.hand_id for h in p] == [h.hand_id for h in hands if h in set(p)]
+            assert all(len([x for x in p if x.deal_id == h.deal_id]) == 4 for h in p)
+    # the partition depends on the seed, the hands themselves never on the partition
+    assert shard_units(hands, 3, 5) != shard_units(hands, 3, 6)
+    by_id = {h.hand_id: h for h in hands}
+    for h in partition(hands, 1, 3, 5):
+        assert h == by_id[h.hand_id]
+
+
+# ------------------------------------------------------------------------------ one machine
+
+
+def _count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(db, timeout=5)
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_shards_2_kill9_of_the_runner_then_resume(
+    tmp_path: Path, reference: dict[str, Any]
+) -> None:
+    cfg = write_config(tmp_path)
+    out = tmp_path / "two"
+    db = out / "tournament.sqlite"
+    proc = subprocess.Popen(
+        cli("tournament", "run", str(cfg), "--shards", "2", "--out", str(out), "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(lambda: proc.poll() is not None or _count(db) >= 30, "30 stored hands")
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        family = descendants(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        text = proc.communicate(timeout=30)[0]
+    stored = _count(db)
+    assert 30 <= stored < PLANNED, text
+    assert "2 shards, each with its own game server and bots" in text
+    shards = json.loads((out / "shards.json").read_text())
+    assert [s["shard"] for s in shards] == ["0/2", "1/2"] and all(s["addr"] for s in shards)
+    # two workers, each with a server and five bots: all follow the runner (PR_SET_PDEATHSIG)
+    assert len(family) >= 2 * (1 + 1 + 5)
+    wait_for(lambda: not any(_alive(p) for p in family), "the shards' processes to exit", 30)
+
+    text = run_ok("tournament", "resume", str(out), "--shards", "2", "--quiet")
+    assert f"{PLANNED} hands ({stored} done;" in text
+    conn = sqlite3.connect(db)
+    ids = [r[0] for r in conn.execute("SELECT hand_id FROM hands")]
+    tid = json.loads(
+        conn.execute("SELECT value FROM meta WHERE key = 'tournament_id'").fetchone()[0]
+    )
+    seats = conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0]
+    conn.close()
+    assert len(ids) == len(set(ids)) == PLANNED
+    assert set(ids) == {h.hand_id for h in load(cfg).plan(tid)}
+    assert seats == 4 * PLANNED
+    assert ratings(out / "results.json") == reference["ratings"]
+    verified = run_ok("tournament", "verify", str(out))
+    assert f"verified {PLANNED} of {PLANNED} stored hands" in verified
+
+
+# ------------------------------------------------------------------------------ many machines
+
+
+def pod_command(cfg: Path, index: int, count: int, url: str, out: Path) -> list[str]:
+    """The Indexed Job's container command (deploy/k8s/tournament-shards.yaml), with this
+    machine's paths: JOB_COMPLETION_INDEX and the store URL come from the environment."""
+    return cli(
+        "tournament",
+        "run",
+        str(cfg),
+        f"--shard={index}/{count}",
+        f"--store={url}",
+        f"--out={out}",
+        "--quiet",
+    )
+
+
+def _pg_count(url: str, ids: set[str] | None = None) -> int:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            rows = [r[0] for r in conn.execute("SELECT hand_id FROM hands")]
+    except psycopg.Error:
+        return 0
+    return len(rows) if ids is None else len(set(rows) & ids)
+
+
+def test_three_pods_into_postgresql_one_killed_and_restarted(
+    tmp_path: Path, postgres: TempPostgres, reference: dict[str, Any]
+) -> None:
+    db = postgres.new_database()
+    url = postgres.url(db)
+    cfg = write_config(tmp_path)
+
+    def start(i: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            pod_command(cfg, i, 3, url, tmp_path / f"pod{i}"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    pods = {i: start(i) for i in range(3)}
+    try:
+        wait_for(lambda: _pg_count(url) > 0, "the first stored hand")
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'tournament_id'").fetchone()
+            assert row is not None
+            tid = json.loads(row[0])
+        full = load(cfg).plan(tid)
+        mine = {h.hand_id for h in partition(full, 1, 3, 11)}
+        wait_for(
+            lambda: pods[1].poll() is not None or _pg_count(url, mine) >= 8,
+            "8 hands of shard 1",
+        )
+        assert pods[1].poll() is None, "shard 1 finished before it could be killed"
+        family = descendants(pods[1].pid)
+        pods[1].send_signal(signal.SIGKILL)
+        first = pods[1].communicate(timeout=30)[0]
+        stored_before = _pg_count(url, mine)
+        assert stored_before < len(mine), first
+        wait_for(lambda: not any(_alive(p) for p in family), "shard 1's server and bots", 30)
+        pods[1] = start(1)  # Kubernetes retries the index with the same command
+        outputs = {i: p.communicate(timeout=300)[0] for i, p in pods.items()}
+        for i, p in pods.items():
+            assert p.returncode == 0, outputs[i]
+    finally:
+        for p in pods.values():
+            if p.poll() is None:
+                p.kill()
+                p.communicate(timeout=30)
+    assert f"({stored_before} done;" in outputs[1]
+    assert "shard 1/3 finished" in outputs[1]
+
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        ids = [r[0] for r in conn.execute("SELECT hand_id FROM hands")]
+        seats = conn.execute("SELECT COUNT(*) FROM seats").fetchone()
+        replays = conn.execute("SELECT COUNT(*) FROM replays").fetchone()
+        states: dict[str, str] = dict(conn.execute("SELECT shard, state FROM shards").fetchall())
+    assert len(ids) == len(set(ids)) == PLANNED
+    assert set(ids) == {h.hand_id for h in full}
+    assert seats == (4 * PLANNED,) and replays == (PLANNED,)
+    assert states == {"0/3": "finished", "1/3": "finished", "2/3": "finished"}
+
+    report_dir = tmp_path / "report"
+    run_ok("tournament", "report", "--store", url, "--out", str(report_dir))
+    assert ratings(report_dir / "results.json") == reference["ratings"]
+    assert len(list((report_dir / "replays").glob("*.json"))) == PLANNED
+    watched = run_ok("tournament", "watch", "--store", url, "--once")
+    assert f"{PLANNED}/{PLANNED} hands" in watched and "every planned hand is stored" in watched
