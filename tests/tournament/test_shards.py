@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from uno_tournament.config import load
 from uno_tournament.schedule import partition, plan, shard_units
@@ -132,6 +135,33 @@ def test_partition_covers_the_plan_once_balanced_and_by_seed() -> None:
 # ------------------------------------------------------------------------------ one machine
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def check_shard_metrics(port: int) -> None:
+    """The runner's one /metrics page: its own series (shard "all"), and each shard's worker
+    and game server series, every sample labelled with its tournament and shard."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    fams = list(text_string_to_metric_families(text))
+    names = [f.name for f in fams]
+    assert len(names) == len(set(names)), "one family per name"
+    samples = [(f.name, smp) for f in fams for smp in f.samples]
+    assert all("shard" in s.labels and "tournament" in s.labels for _, s in samples)
+
+    def shards_of(name: str) -> set[str]:
+        return {s.labels["shard"] for n, s in samples if n == name}
+
+    assert shards_of("uno_hands") == {"0/2", "1/2"}  # each shard's game server
+    assert shards_of("uno_tournament_event_loop_lag_max_seconds") == {"all", "0/2", "1/2"}
+    assert shards_of("uno_tournament_hands_completed") == {"all"}  # the store's count, once
+    completed = [s.value for n, s in samples if n == "uno_tournament_hands_completed"]
+    assert completed[0] >= 30
+
+
 def _count(db: Path) -> int:
     if not db.exists():
         return 0
@@ -151,8 +181,20 @@ def test_shards_2_kill9_of_the_runner_then_resume(
     cfg = write_config(tmp_path)
     out = tmp_path / "two"
     db = out / "tournament.sqlite"
+    port = free_port()
     proc = subprocess.Popen(
-        cli("tournament", "run", str(cfg), "--shards", "2", "--out", str(out), "--quiet"),
+        cli(
+            "tournament",
+            "run",
+            str(cfg),
+            "--shards",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+            "--metrics-port",
+            str(port),
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -160,6 +202,7 @@ def test_shards_2_kill9_of_the_runner_then_resume(
     try:
         wait_for(lambda: proc.poll() is not None or _count(db) >= 30, "30 stored hands")
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        check_shard_metrics(port)
         family = descendants(proc.pid)
         proc.send_signal(signal.SIGKILL)
     finally:

@@ -462,9 +462,11 @@ class Player:
                 )
             await asyncio.sleep(0.2)
 
-    def _incident(self, bot: str, kind: str, detail: str) -> None:
+    def _incident(self, bot: str, kind: str, detail: str, *, count: bool = True) -> None:
+        """A bot incident: kept, shown, and counted (``count``; not when a shard worker
+        reports it: the worker's own series counts it)."""
         self._note_incident(bot, kind, detail)
-        if kind == "crash":
+        if kind == "crash" and count:
             self.metrics.bot_crashes.labels(bot).inc()
         if kind == "given_up":
             self._give_up(bot, detail, record=False)
@@ -573,8 +575,9 @@ class Player:
             f"Start the server again, then: uno-arena tournament resume {self.out}{hint}"
         )
 
-    def _retry(self) -> None:
-        self.metrics.hand_retries.inc()
+    def _retry(self, *, count: bool = True) -> None:
+        if count:
+            self.metrics.hand_retries.inc()
         if self.progress is not None:
             self.progress.retries += 1
 
@@ -1183,9 +1186,9 @@ class Runner(Player):
                     self.progress_started()
             elif kind == "incident":
                 bot, what, detail = str(msg["bot"]), str(msg["kind"]), str(msg["detail"])
-                self._incident(bot, what, f"{detail} (shard {w.name})")
+                self._incident(bot, what, f"{detail} (shard {w.name})", count=False)
             elif kind == "retry":
-                self._retry()
+                self._retry(count=False)
             elif kind == "error":
                 w.state = "failed"
                 self._fail(RunnerError(f"shard {w.name}: {msg.get('message', '')}"))

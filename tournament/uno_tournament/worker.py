@@ -88,8 +88,8 @@ class ShardWorker(Player):
     def _note_incident(self, bot: str, kind: str, detail: str) -> None:
         self.send({"type": "incident", "bot": bot, "kind": kind, "detail": detail})
 
-    def _retry(self) -> None:
-        super()._retry()
+    def _retry(self, *, count: bool = True) -> None:
+        super()._retry(count=count)
         self.send({"type": "retry"})
 
     def _metrics_url(self) -> str:
