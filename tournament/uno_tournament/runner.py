@@ -1097,6 +1097,8 @@ class Runner(Player):
             self.say(f"shard {self.only}: external bots connect to {self.public_addr}")
         await self._launch_bots(self.shard)
         self.say(f"{len(self.bots) or len(self.config.bots)} bots connected")
+        if self.shard.server is not None:
+            self.shard.server.mark()
         self.progress_started()
         tasks.append(loop.create_task(self._refit_loop()))
         tasks.append(loop.create_task(self._display()))
@@ -1107,6 +1109,15 @@ class Runner(Player):
             for _ in range(min(self.config.concurrency, len(pending)))
         ]
         await asyncio.gather(*self._workers, return_exceptions=True)
+
+    @property
+    def server_cpu_s(self) -> float:
+        """CPU seconds the game servers this run started used (read when they stopped)."""
+        if self.procs:
+            return sum(w.server_cpu_s for w in self.procs)
+        if self.shard is not None and self.shard.server is not None:
+            return self.shard.server.play_cpu_s
+        return 0.0
 
     def progress_started(self) -> None:
         assert self.progress is not None
@@ -1194,6 +1205,8 @@ class Runner(Player):
                 self._fail(RunnerError(f"shard {w.name}: {msg.get('message', '')}"))
             elif kind == "done":
                 w.state = "finished"
+            elif kind == "stats":
+                w.server_cpu_s = float(msg.get("server_cpu_s", 0.0))
         code = await w.proc.wait() if w.proc is not None else 0
         if w.state not in ("finished", "failed") and not self.stop_requested:
             w.state = "failed"

@@ -73,6 +73,29 @@ class ServerProcess:
         self.addr = ""
         self.metrics_url = ""
         self._stopping = False
+        self.cpu_s = 0.0
+        """CPU seconds (user + system) the server process used, read when it is stopped."""
+        self.cpu_base = 0.0
+        """Its CPU seconds when the tables started (:meth:`mark`): startup is not play."""
+
+    def mark(self) -> None:
+        self.cpu_base = self.read_cpu()
+
+    @property
+    def play_cpu_s(self) -> float:
+        """CPU seconds the server spent from :meth:`mark` to its stop."""
+        return max(0.0, self.cpu_s - self.cpu_base)
+
+    def read_cpu(self) -> float:
+        """The server's CPU seconds so far (Linux /proc; 0 elsewhere)."""
+        if self.proc is None:
+            return self.cpu_s
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            self.cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+        return self.cpu_s
 
     @property
     def running(self) -> bool:
@@ -175,6 +198,7 @@ class ServerProcess:
         proc = self.proc
         if proc is None or proc.returncode is not None:
             return
+        self.read_cpu()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -281,6 +305,7 @@ class WorkerProcess:
         self.state = "starting"
         self.planned = 0
         self.done = 0
+        self.server_cpu_s = 0.0
 
     @property
     def name(self) -> str:

@@ -135,6 +135,8 @@ class ShardWorker(Player):
             if self.shard.server is not None:
                 tasks.append(loop.create_task(self._watch_server(self.shard.server)))
             await self._launch_bots(self.shard)
+            if self.shard.server is not None:
+                self.shard.server.mark()
             self.send({"type": "connected"})
             self.lag.reset()
             self._workers = [
@@ -150,6 +152,8 @@ class ShardWorker(Player):
                 with contextlib.suppress(asyncio.CancelledError):
                     await t
             await self._close()
+        if self.shard is not None and self.shard.server is not None:
+            self.send({"type": "stats", "server_cpu_s": self.shard.server.play_cpu_s})
         if self.fatal is not None:
             self.send({"type": "error", "message": str(self.fatal)})
             return 2
