@@ -16,6 +16,7 @@ stand-in) can depend on the machine's load. A hand is then a function of its dea
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import sqlite3
@@ -227,10 +228,16 @@ def test_shards_2_kill9_of_the_runner_then_resume(
     )
     seats = conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0]
     conn.close()
+    print(
+        f"--shards 2 with SQLite: planned {PLANNED}, stored {len(ids)}, duplicates "
+        f"{len(ids) - len(set(ids))}; the runner killed at {stored} hands"
+    )
     assert len(ids) == len(set(ids)) == PLANNED
     assert set(ids) == {h.hand_id for h in load(cfg).plan(tid)}
     assert seats == 4 * PLANNED
-    assert ratings(out / "results.json") == reference["ratings"]
+    got = ratings(out / "results.json")
+    print("ratings (rating, CI low, CI high, wins):", got, "one process:", reference["ratings"])
+    assert got == reference["ratings"]
     verified = run_ok("tournament", "verify", str(out))
     assert f"verified {PLANNED} of {PLANNED} stored hands" in verified
 
@@ -238,18 +245,33 @@ def test_shards_2_kill9_of_the_runner_then_resume(
 # ------------------------------------------------------------------------------ many machines
 
 
-def pod_command(cfg: Path, index: int, count: int, url: str, out: Path) -> list[str]:
-    """The Indexed Job's container command (deploy/k8s/tournament-shards.yaml), with this
-    machine's paths: JOB_COMPLETION_INDEX and the store URL come from the environment."""
-    return cli(
-        "tournament",
-        "run",
-        str(cfg),
-        f"--shard={index}/{count}",
-        f"--store={url}",
-        f"--out={out}",
-        "--quiet",
-    )
+JOB = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "shards" / "tournament-shards.yaml"
+
+
+def pod_command(cfg: Path, index: int, out: Path) -> tuple[list[str], int]:
+    """The Indexed Job's container command line (deploy/k8s/shards/tournament-shards.yaml) for
+    pod ``index``, with this machine's paths and ports: the config file and the output folder
+    are here, the game server and metrics ports are free ones on 127.0.0.1 (three pods share
+    this machine). The store URL comes from UNO_ARENA_STORE, as in the pod. Returns the
+    command and the Job's number of shards."""
+    import yaml
+
+    job = next(d for d in yaml.safe_load_all(JOB.read_text()) if d and d["kind"] == "Job")
+    args: list[str] = job["spec"]["template"]["spec"]["containers"][0]["args"]
+    here = {
+        "/etc/uno-arena/tournament/tournament.toml": str(cfg),
+        "--out=/work/arena": f"--out={out}",
+        "--bind=0.0.0.0": "--bind=127.0.0.1",
+        "--port=50051": "--port=0",
+        "--metrics-host=0.0.0.0": "--metrics-host=127.0.0.1",
+    }
+    cmd = []
+    for a in args:
+        a = here.get(a, a).replace("$(JOB_COMPLETION_INDEX)", str(index))
+        if a.startswith("--metrics-port="):
+            a = f"--metrics-port={free_port()}"
+        cmd.append(a)
+    return cli(*cmd), int(job["spec"]["completions"])
 
 
 def _pg_count(url: str, ids: set[str] | None = None) -> int:
@@ -270,12 +292,16 @@ def test_three_pods_into_postgresql_one_killed_and_restarted(
     url = postgres.url(db)
     cfg = write_config(tmp_path)
 
+    env = {**os.environ, "UNO_ARENA_STORE": url}
+    assert pod_command(cfg, 0, tmp_path)[1] == 3
+
     def start(i: int) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            pod_command(cfg, i, 3, url, tmp_path / f"pod{i}"),
+            pod_command(cfg, i, tmp_path / f"pod{i}")[0],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            env=env,
         )
 
     pods = {i: start(i) for i in range(3)}
@@ -319,6 +345,10 @@ def test_three_pods_into_postgresql_one_killed_and_restarted(
         seats = conn.execute("SELECT COUNT(*) FROM seats").fetchone()
         replays = conn.execute("SELECT COUNT(*) FROM replays").fetchone()
         states: dict[str, str] = dict(conn.execute("SELECT shard, state FROM shards").fetchall())
+    print(
+        f"3 pods into PostgreSQL: planned {PLANNED}, stored {len(ids)}, duplicates "
+        f"{len(ids) - len(set(ids))}; shard 1 killed at {stored_before} of its {len(mine)} hands"
+    )
     assert len(ids) == len(set(ids)) == PLANNED
     assert set(ids) == {h.hand_id for h in full}
     assert seats == (4 * PLANNED,) and replays == (PLANNED,)
