@@ -360,3 +360,32 @@ def test_three_pods_into_postgresql_one_killed_and_restarted(
     assert len(list((report_dir / "replays").glob("*.json"))) == PLANNED
     watched = run_ok("tournament", "watch", "--store", url, "--once")
     assert f"{PLANNED}/{PLANNED} hands" in watched and "every planned hand is stored" in watched
+
+
+# ------------------------------------------------------------------------------ command line
+
+
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        (["--shard", "1/3"], "--shard 1/3 plays one shard into a shared store: add --store"),
+        (["--shard", "/3", "--store", "postgresql://u:p@h/d"], "the shard index is empty"),
+        (["--shard", "3/3", "--store", "postgresql://u:p@h/d"], "the index must be 0-2"),
+        (["--shard", "x", "--store", "postgresql://u:p@h/d"], "give I/N"),
+        (["--shard", "0/2", "--shards", "2", "--store", "postgresql://u:p@h/d"], "not both"),
+        (["--shards", "0"], "--shards must be 1-1024"),
+        (["--shards", "2", "--server", "127.0.0.1:1"], "it cannot use --server"),
+        (["--store", "mysql://u:p@h/d"], "give a postgresql:// URL"),
+        (["--port", "70000"], "--port must be 1-65535"),
+    ],
+)
+def test_shard_options_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], want: str
+) -> None:
+    from uno_server.cli import main as cli_main
+
+    cfg = write_config(tmp_path)
+    assert cli_main(["tournament", "run", str(cfg), "--quiet", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and want in err[0], err
+    assert not (tmp_path / "out").exists()  # nothing started
