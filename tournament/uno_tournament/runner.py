@@ -1,5 +1,10 @@
 """Run a tournament: start (or reach) the server, launch the bots, play every planned hand.
 
+Shards (:mod:`uno_tournament.sharding`): with ``--shards N`` the runner starts N worker
+processes (:mod:`uno_tournament.worker`), each playing its share of the schedule on its own
+server and bots, and stores what they send; with ``--shard I/N`` it plays shard I only, into a
+shared PostgreSQL store, and follows the other shards' hands there for its live ratings.
+
 The runner is a client of the service. Without ``--server`` it starts its own game server as a
 child process (:mod:`uno_tournament.shard`), so the tables never share an event loop, or a GIL,
 with the runner's own work.
@@ -1168,6 +1173,8 @@ class Runner(Player):
         tasks.append(loop.create_task(self._display()))
         tasks.append(loop.create_task(self._shard_status_loop()))
         await asyncio.gather(*self._workers, return_exceptions=True)
+        with contextlib.suppress(StoreError):  # the shards' last states
+            await loop.run_in_executor(self._writer, self._heartbeat, "")
 
     async def _pump(self, w: WorkerProcess) -> None:
         """Everything one shard worker says, until it exits."""
