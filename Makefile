@@ -10,13 +10,19 @@ ENGINE_DIR := server/uno_server/engine
 .PHONY: help venv engine-build test lint typecheck unit bench-engine golden clean
 
 help:
-	@echo "make tournament    run a local tournament among the example bots (coming with the tournament runner)"
-	@echo "make test          lint, type-check and run the whole test suite"
-	@echo "make bench-engine  engine hands/s against RLCard's UNO, side by side"
-	@echo "make bench-load    1,000 concurrent tables: errors, memory growth, p99"
-	@echo "make golden        regenerate the golden transcripts in tests/engine/golden"
-	@echo "make snapshots     rewrite the play and watch screens' text snapshots"
-	@echo "make screenshots   the README's screenshots of the play, watch and web views"
+	@echo "make tournament           a local tournament among the example bots (embedded server, SQLite)"
+	@echo "make test                 lint, type-check and run the whole test suite"
+	@echo "make bench-engine         engine hands/s against RLCard's UNO, side by side"
+	@echo "make bench-server         decisions/s through the service against a raw gRPC floor"
+	@echo "make bench-server-profile the server's CPU per move, part by part (py-spy)"
+	@echo "make bench-load           1,000 concurrent tables: errors, memory growth, p99"
+	@echo "make bench-tournament     tournament hands/s, one shard and more"
+	@echo "make bench-ratings        validate the ratings' intervals (long)"
+	@echo "make bench-report         tournament report on a 100,000-hand run: time and memory"
+	@echo "make monitor              a local Prometheus scraping a local tournament"
+	@echo "make golden               regenerate the golden transcripts in tests/engine/golden"
+	@echo "make snapshots            rewrite the play and watch screens' text snapshots"
+	@echo "make screenshots          the README's screenshots of the play, watch and web views"
 
 # Editable install; setup.py compiles the engine in place with mypyc when a C compiler is there.
 $(STAMP):
@@ -97,10 +103,17 @@ clients-test: venv
 
 buf-lint: $(BUF)
 	cd proto && ../$(BUF) lint && ../$(BUF) format -d --exit-code && ../$(BUF) build
+	.ci/buf-breaking $(BUF)
 
 .PHONY: bench-server bench-load
 bench-server: venv
 	$(BIN)/python -m uno_server.benchmarks.server
+
+# where the server's CPU per move goes: receive, engine, view, serialise, send, bookkeeping
+# (py-spy samples the service part of bench-server; py-spy is in the dev extras)
+.PHONY: bench-server-profile
+bench-server-profile: venv
+	$(BIN)/python -m uno_server.benchmarks.breakdown
 
 # 1,000 concurrent tables of connected bots in 4 processes, then 1,000 more matches: errors,
 # the server's RSS growth and the p99 round trip (a reduced run is in tests/service/test_soak.py)

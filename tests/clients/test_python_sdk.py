@@ -135,7 +135,6 @@ def rejection(request_id: str, action_id: int, *, request_open: bool) -> bot_pb2
             request_id=request_id,
             match_id="m1",
             action_id=action_id,
-            accepted=False,
             code=9,
             message="no",
             request_open=request_open,
@@ -151,6 +150,8 @@ class FakeStream:
         self.context = context
         self.metadata = {k: v for k, v in context.invocation_metadata()}
         self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.actions: list[bot_pb2.Action] = []  # the rest of an ActionBatch being read
+        self.batches: list[int] = []  # the size of every ActionBatch received
         self.reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -167,8 +168,16 @@ class FakeStream:
         return msg
 
     async def recv_action(self, timeout: float = 5.0) -> bot_pb2.Action:
+        """The next answer, whether it came alone or in an ActionBatch."""
+        if self.actions:
+            return self.actions.pop(0)
         msg = await self.recv(timeout)
-        assert msg.WhichOneof("kind") == "action", msg
+        kind = msg.WhichOneof("kind")
+        if kind == "actions":
+            self.batches.append(len(msg.actions.actions))
+            self.actions = list(msg.actions.actions)
+            return self.actions.pop(0)
+        assert kind == "action", msg
         return msg.action
 
     async def expect_silence(self, seconds: float) -> None:
@@ -178,19 +187,6 @@ class FakeStream:
 
     async def send(self, resp: bot_pb2.PlayResponse) -> None:
         await self.context.write(resp)
-
-    async def accept(self, action: bot_pb2.Action, match_id: str = "m1", seat: int = 0) -> None:
-        await self.send(
-            bot_pb2.PlayResponse(
-                action_result=bot_pb2.ActionResult(
-                    request_id=action.request_id,
-                    match_id=match_id,
-                    seat=seat,
-                    action_id=action.action_id,
-                    accepted=True,
-                )
-            )
-        )
 
     async def handshake(self, session_id: str = "sess-1") -> bot_pb2.Hello:
         first = await self.recv()
@@ -305,7 +301,6 @@ def test_hello_with_bearer_token_and_legal_answer() -> None:
         await stream.send(simple_request("r1"))
         action = await stream.recv_action()
         seen["action"] = action
-        await stream.accept(action)
         return True
 
     async def main() -> None:
@@ -694,7 +689,7 @@ def test_rejection_is_retried_exactly_once_with_the_fallback() -> None:
 
 
 def test_accepted_actions_need_no_action_result() -> None:
-    """If the server stops confirming accepted actions (issue 11), nothing waits for them and
+    """The server does not confirm accepted actions (issue 11): nothing waits for a reply and
     nothing piles up: the client keeps at most what is still open."""
     n = 30
 
@@ -708,6 +703,68 @@ def test_accepted_actions_need_no_action_result() -> None:
     async def main() -> None:
         client = await play_against(script, RecordingBot())
         assert len(client._answered) <= 1
+
+    run_async(main())
+
+
+def test_hello_asks_for_batches_and_every_message_of_a_batch_is_handled_in_order() -> None:
+    """Hello.max_batch opts in; a ResponseBatch is handled exactly as its messages one by one:
+    here a MatchStarted, two requests of two seats and the RequestClosed of the first."""
+    seen: dict[str, Any] = {}
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        seen["hello"] = await stream.handshake()
+        batch = bot_pb2.PlayResponse()
+        batch.batch.messages.add().match_started.CopyFrom(
+            bot_pb2.MatchStarted(match_id="m1", seat=0)
+        )
+        batch.batch.messages.add().CopyFrom(simple_request("r1", seat=0))
+        batch.batch.messages.add().CopyFrom(simple_request("r2", seat=1))
+        await stream.send(batch)
+        got = {(await stream.recv_action()).request_id for _ in range(2)}
+        seen["answered"] = got
+        return True
+
+    async def main() -> None:
+        b = RecordingBot()
+        client = await play_against(script, b, max_batch=32)
+        assert seen["hello"].max_batch == 32
+        assert seen["answered"] == {"r1", "r2"}
+        assert set(client.states) == {("m1", 0), ("m1", 1)}
+        assert client.states[("m1", 0)].started is not None  # the batch's MatchStarted came first
+        assert sorted(c[0] for c in b.calls) == ["r1", "r2"]
+
+    run_async(main())
+
+
+def test_answers_ready_together_go_out_in_one_action_batch() -> None:
+    """Answers that pile up while the stream is busy leave in one PlayRequest.actions, in the
+    order they were given, and each is the answer to its own request. (An inline bot answers all
+    40 requests of the batch before the writer runs again, so they share one message.)"""
+    n = 40
+
+    class InlineBot(RecordingBot):
+        threaded = False
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        batch = bot_pb2.PlayResponse()
+        for i in range(n):
+            batch.batch.messages.add().CopyFrom(simple_request(f"r{i}", seat=i))
+        await stream.send(batch)
+        got = [(await stream.recv_action()).request_id for _ in range(n)]
+        assert got == [f"r{i}" for i in range(n)]
+        return True
+
+    async def main() -> None:
+        streams: list[FakeStream] = []
+
+        async def capture(stream: FakeStream, index: int) -> bool:
+            streams.append(stream)
+            return await script(stream, index)
+
+        await play_against(capture, InlineBot())
+        assert streams[0].batches == [n]
 
     run_async(main())
 

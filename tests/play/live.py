@@ -19,7 +19,7 @@ from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, game_pb2
 from uno_server.play.model import TableModel
 from uno_server.play.render import line_text, seats_table, table_text
 from uno_server.play.wire import engine_view, own
-from uno_server.service.server import ArenaServer, ServerConfig
+from uno_server.service.server import Arena, ArenaServer, ServerConfig
 from uno_server.service.table import Table
 
 from .helpers import card_words, public_codes, words_of
@@ -103,7 +103,16 @@ class Live:
         return res.match.match_id
 
     def table(self, match_id: str) -> Table:
-        return self.server.arena.tables[match_id]
+        return arena_table(self.server.arena, match_id)
+
+
+def arena_table(arena: Arena, match_id: str) -> Table:
+    """The match's table, running or finished (while the retention still holds it)."""
+    if match_id in arena.running:
+        return arena.running[match_id]
+    table = arena.finished[match_id].table
+    assert table is not None, f"{match_id} was finished and its table released"
+    return table
 
 
 def engine_events(table: Table, upto: int | None = None) -> list[object]:

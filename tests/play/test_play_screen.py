@@ -25,6 +25,7 @@ from uno_server.play.practice import SCRIPTED
 from uno_server.play.session import PlayOptions
 from uno_server.play.wire import engine_view
 
+from .live import arena_table
 from .scenario import AI_SEED, FORGETFUL_SEED, HUMAN, SCENARIOS, SEED, HumanScript, simulate
 from .snap import check_snapshot, screen_text, settle
 
@@ -130,6 +131,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
                 await pilot.pause()
                 if key == "u":
                     assert app.uno_armed
+                    await settle(pilot)  # the log may still be scrolling to its end
                     snap("play_uno_called")
             if len(keys) > 1 and keys[-1] in "rygb" and A.decode(choice).card == 77:
                 snap("play_wild_colour")  # the colour dialog is open
@@ -144,7 +146,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
         final = screen_text(app)
         session = app.session
         assert session is not None and session.server is not None
-        table = session.server.arena.tables[app.match_id]
+        table = arena_table(session.server.arena, app.match_id)
         hand = table.match.hand
         await pilot.press("q")
 
@@ -201,7 +203,7 @@ async def test_late_uno_and_letting_a_missed_uno_go() -> None:
             assert app.sent[sent:] == [choice]
         session = app.session
         assert session is not None and session.server is not None
-        hand = session.server.arena.tables[app.match_id].match.hand
+        hand = arena_table(session.server.arena, app.match_id).match.hand
         await pilot.press("q")
     _, offline = simulate(FORGETFUL_SEED, forgetful=True)
     assert hand.actions == offline.hand.actions

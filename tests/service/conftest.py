@@ -31,12 +31,13 @@ class Live:
         seed: int = 1,
         rules: game_pb2.RuleSet | None = None,
         tc: game_pb2.TimeControl | None = None,
+        dealer: int | None = None,
     ) -> admin_pb2.MatchInfo:
         players = [
             game_pb2.Player(bot_name=s) if isinstance(s, str) else game_pb2.Player(builtin=s)  # type: ignore[arg-type]
             for s in seats
         ]
-        req = admin_pb2.CreateMatchRequest(seats=players, seed=seed)
+        req = admin_pb2.CreateMatchRequest(seats=players, seed=seed, dealer=dealer)
         if rules is not None:
             req.rules.CopyFrom(rules)
         if tc is not None:

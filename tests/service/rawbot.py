@@ -15,6 +15,28 @@ from uno_server.gen.uno.v1 import bot_pb2, bot_pb2_grpc
 Policy = Callable[[bot_pb2.DecisionRequest], int | None]
 
 
+@dataclass
+class Outcome:
+    """What became of one Action the bot sent. The server replies only to a rejected action, so
+    every Action is followed by a Ping: the stream is read in order, so a rejection arrives
+    before the Pong that follows it, and a Pong with no ActionResult before it means the action
+    was accepted. Reads like an ActionResult (``code``, ``reason``, ``request_open``...), plus
+    ``accepted``."""
+
+    request_id: str
+    result: bot_pb2.ActionResult | None  # the rejection; None: accepted
+
+    @property
+    def accepted(self) -> bool:
+        return self.result is None
+
+    def __getattr__(self, name: str) -> object:
+        res = self.result
+        if res is None:
+            res = bot_pb2.ActionResult(request_id=self.request_id)
+        return getattr(res, name)
+
+
 def first_legal(dr: bot_pb2.DecisionRequest) -> int | None:
     """Answer required requests with the last legal id (a play when there is one)."""
     if not dr.required:
@@ -28,8 +50,9 @@ class RawBot:
     name: str
     token: str
     policy: Policy | None = first_legal
-    received: list[bot_pb2.PlayResponse] = field(default_factory=list)
-    results: list[bot_pb2.ActionResult] = field(default_factory=list)
+    received: list[bot_pb2.PlayResponse] = field(default_factory=list)  # batches unpacked
+    frames: list[bot_pb2.PlayResponse] = field(default_factory=list)  # as they came
+    results: list[Outcome] = field(default_factory=list)  # one per Action sent, in order
     ended: list[bot_pb2.MatchEnded] = field(default_factory=list)
     send_hello: bool = True
     hello_name: str | None = None
@@ -41,6 +64,9 @@ class RawBot:
         self.error: grpc.aio.AioRpcError | None = None
         self.requests: asyncio.Queue[bot_pb2.DecisionRequest] = asyncio.Queue()
         self.welcomed = asyncio.Event()
+        self._fences: dict[int, str] = {}  # Ping nonce -> the request id the Action answered
+        self._rejection: bot_pb2.ActionResult | None = None
+        self._nonce = 0
 
     async def _gen(self) -> AsyncIterator[bot_pb2.PlayRequest]:
         if self.hello is not None:
@@ -64,6 +90,9 @@ class RawBot:
         if action_id is not None:
             act.action_id = action_id
         self.outbox.put_nowait(bot_pb2.PlayRequest(action=act))
+        self._nonce += 1
+        self._fences[self._nonce] = request_id
+        self.outbox.put_nowait(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=self._nonce)))
 
     async def run(self) -> None:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{self.port}") as ch:
@@ -71,24 +100,37 @@ class RawBot:
             md = [("authorization", f"Bearer {self.token}")] if self.token else []
             call = stub.Play(self._gen(), metadata=md)
             try:
-                async for msg in call:
-                    self.received.append(msg)
-                    kind = msg.WhichOneof("kind")
-                    if kind == "welcome":
-                        self.welcomed.set()
-                    elif kind == "decision_request":
-                        dr = msg.decision_request
-                        self.requests.put_nowait(dr)
-                        if self.policy is not None:
-                            a = self.policy(dr)
-                            if a is not None:
-                                self.answer(dr.request_id, a)
-                    elif kind == "action_result":
-                        self.results.append(msg.action_result)
-                    elif kind == "match_ended":
-                        self.ended.append(msg.match_ended)
+                async for frame in call:
+                    self.frames.append(frame)
+                    if frame.WhichOneof("kind") == "batch":  # only if Hello.max_batch asked
+                        msgs = list(frame.batch.messages)
+                    else:
+                        msgs = [frame]
+                    for msg in msgs:
+                        self._take(msg)
             except grpc.aio.AioRpcError as exc:
                 self.error = exc
+
+    def _take(self, msg: bot_pb2.PlayResponse) -> None:
+        self.received.append(msg)
+        kind = msg.WhichOneof("kind")
+        if kind == "welcome":
+            self.welcomed.set()
+        elif kind == "decision_request":
+            dr = msg.decision_request
+            self.requests.put_nowait(dr)
+            if self.policy is not None:
+                a = self.policy(dr)
+                if a is not None:
+                    self.answer(dr.request_id, a)
+        elif kind == "action_result":
+            self._rejection = msg.action_result
+        elif kind == "pong" and msg.pong.nonce in self._fences:
+            rid = self._fences.pop(msg.pong.nonce)
+            self.results.append(Outcome(rid, self._rejection))
+            self._rejection = None
+        elif kind == "match_ended":
+            self.ended.append(msg.match_ended)
 
     def start(self) -> RawBot:
         self.task = asyncio.get_running_loop().create_task(self.run())

@@ -38,7 +38,7 @@ from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 from uno_server.service.convert import rules_from_proto
 
 from .conftest import BOTS, Live, serving
-from .rawbot import RawBot, raw_play
+from .rawbot import Outcome, RawBot, raw_play
 
 pytestmark = pytest.mark.asyncio
 HEUR = game_pb2.BUILTIN_BOT_HEURISTIC
@@ -180,8 +180,7 @@ async def test_limit_a_huge_request_id_is_not_echoed_and_the_stream_lives(live: 
     results = [m.action_result for m in out.responses if m.WhichOneof("kind") == "action_result"]
     assert len(results) == 1
     r = results[0]
-    assert (r.accepted, r.code, r.reason, r.field) == (
-        False,
+    assert (r.code, r.reason, r.field) == (
         3,
         E.ERROR_REASON_LIMIT_EXCEEDED,
         "action.request_id",
@@ -654,7 +653,7 @@ async def _required(bot: RawBot) -> bot_pb2.DecisionRequest:
             return dr
 
 
-async def _result(bot: RawBot, n: int) -> bot_pb2.ActionResult:
+async def _result(bot: RawBot, n: int) -> Outcome:
     for _ in range(500):
         if len(bot.results) > n:
             return bot.results[n]

@@ -16,7 +16,7 @@ from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 from uno_server.service.convert import rules_from_proto
 
 from .conftest import BOTS, Live
-from .rawbot import RawBot
+from .rawbot import Outcome, RawBot
 
 pytestmark = pytest.mark.asyncio
 HEUR = game_pb2.BUILTIN_BOT_HEURISTIC
@@ -151,7 +151,7 @@ async def test_bad_actions_get_their_codes_and_the_table_goes_on(live: Live) -> 
         dr = await asyncio.wait_for(bot.requests.get(), 5)
     legal = {a.id for a in dr.legal_actions}
 
-    async def result() -> bot_pb2.ActionResult:
+    async def result() -> Outcome:
         n = len(bot.results)
         while len(bot.results) == n:
             await asyncio.sleep(0.005)

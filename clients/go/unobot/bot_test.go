@@ -58,6 +58,9 @@ type srvConn struct {
 	stream  unov1.BotService_PlayServer
 	in      chan *unov1.PlayRequest
 	recvErr chan error
+	rest    []*unov1.Action // the rest of an ActionBatch being read by recvAction
+	batches []int           // the size of every ActionBatch recvAction got
+	singles int             // how many lone Actions recvAction got
 }
 
 func (c *srvConn) send(t *testing.T, msg *unov1.PlayResponse) {
@@ -78,17 +81,36 @@ func (c *srvConn) recv(t *testing.T, timeout time.Duration) *unov1.PlayRequest {
 	}
 }
 
+// recvAction returns the bot's next answer, whether it came alone or in an ActionBatch (the
+// rest of a batch is returned by the next calls).
 func (c *srvConn) recvAction(t *testing.T, timeout time.Duration) *unov1.Action {
 	t.Helper()
+	if len(c.rest) > 0 {
+		a := c.rest[0]
+		c.rest = c.rest[1:]
+		return a
+	}
 	msg := c.recv(t, timeout)
 	if msg == nil {
 		t.Errorf("no action from the bot within %v", timeout)
 		return nil
 	}
+	if b := msg.GetActions(); b != nil {
+		c.batches = append(c.batches, len(b.GetActions()))
+		if len(b.GetActions()) < 2 || len(b.GetActions()) > MaxActionBatch {
+			t.Errorf("ActionBatch of %d actions, want 2-%d (one answer goes alone)", len(b.GetActions()), MaxActionBatch)
+		}
+		if len(b.GetActions()) == 0 {
+			return nil
+		}
+		c.rest = b.GetActions()[1:]
+		return b.GetActions()[0]
+	}
 	a := msg.GetAction()
 	if a == nil {
 		t.Errorf("expected an Action, got %v", msg)
 	}
+	c.singles++
 	return a
 }
 
@@ -283,9 +305,10 @@ func decisionMsg(r *unov1.DecisionRequest) *unov1.PlayResponse {
 	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_DecisionRequest{DecisionRequest: r}}
 }
 
-func accepted(a *unov1.Action) *unov1.PlayResponse {
-	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_ActionResult{ActionResult: &unov1.ActionResult{
-		RequestId: a.GetRequestId(), ActionId: a.ActionId, Accepted: true}}}
+// batchOf packs messages into one ResponseBatch, as the server does for a bot whose
+// Hello.max_batch is 2 or more.
+func batchOf(msgs ...*unov1.PlayResponse) *unov1.PlayResponse {
+	return &unov1.PlayResponse{Kind: &unov1.PlayResponse_Batch{Batch: &unov1.ResponseBatch{Messages: msgs}}}
 }
 
 // lastLegal is a decide function that plays the highest legal id (a play when there is one).
@@ -314,7 +337,8 @@ func TestHelloTokenLegalAnswerAndMatchState(t *testing.T) {
 	addr, _ := startServer(t, func(n int, c *srvConn) error {
 		defer close(serverDone)
 		h := c.hello(t, "s1")
-		if h.GetBotName() != "tester" || h.GetProtocolVersion() != 1 || h.GetResume() != nil || h.GetBotVersion() != Version {
+		if h.GetBotName() != "tester" || h.GetProtocolVersion() != 1 || h.GetResume() != nil || h.GetBotVersion() != Version ||
+			h.GetMaxBatch() != DefaultMaxBatch {
 			t.Errorf("unexpected hello %v", h)
 		}
 		c.send(t, &unov1.PlayResponse{Kind: &unov1.PlayResponse_MatchStarted{MatchStarted: &unov1.MatchStarted{
@@ -325,7 +349,6 @@ func TestHelloTokenLegalAnswerAndMatchState(t *testing.T) {
 		if a.GetRequestId() != "r1" || a.ActionId == nil || !IsLegal(req, a.GetActionId()) || a.GetActionId() != 1230 {
 			t.Errorf("bad action %v", a)
 		}
-		c.send(t, accepted(a))
 		c.send(t, &unov1.PlayResponse{Kind: &unov1.PlayResponse_MatchEnded{MatchEnded: &unov1.MatchEnded{
 			MatchId: "m1", Seat: 2, Won: true, Cause: unov1.EndCause_END_CAUSE_COMPLETED}}})
 		// A clean stop half-closes the stream: the server sees EOF.
@@ -420,7 +443,7 @@ func TestTwoSeatsOfOneMatchKeepSeparateState(t *testing.T) {
 		c.send(t, matchStarted("m1", 2))
 		for i, seat := range []int32{0, 2, 0, 2, 0} {
 			c.send(t, decisionMsg(request(fmt.Sprint("r", i), "m1", seat, 2000, draw)))
-			c.send(t, accepted(c.recvAction(t, 3*time.Second)))
+			c.recvAction(t, 3*time.Second) // accepted: no reply
 		}
 		close(done)
 		<-c.recvErr
@@ -460,8 +483,7 @@ func TestReconnectResumesSessionOnANewConnection(t *testing.T) {
 		case 1:
 			c.hello(t, "s1")
 			c.send(t, decisionMsg(withEvents(request("r1", "m1", 0, 2000, draw, play(7, false)), 1, 2, 3)))
-			a := c.recvAction(t, 3*time.Second)
-			c.send(t, accepted(a))
+			c.recvAction(t, 3*time.Second)
 			return status.Error(codes.Unavailable, "server going away") // drop the stream
 		case 2:
 			h := c.hello(t, "s1", &unov1.SeatRef{MatchId: "m1", Seat: 0})
@@ -476,7 +498,6 @@ func TestReconnectResumesSessionOnANewConnection(t *testing.T) {
 			if a.GetRequestId() != "r2" || a.GetActionId() != 1070 {
 				t.Errorf("action after reconnect %v", a)
 			}
-			c.send(t, accepted(a))
 			close(done)
 			<-c.recvErr
 			return nil
@@ -840,7 +861,8 @@ func TestRejectedAnswerIsRetriedExactlyOnce(t *testing.T) {
 	}
 }
 
-// Issue 11 may stop sending an ActionResult for accepted answers: the SDK must not need one.
+// The server sends no ActionResult for an accepted answer (issue 11): nothing waits for one, and
+// nothing piles up: the SDK keeps at most the seat's latest request.
 func TestNoActionResultNeededToProgress(t *testing.T) {
 	var rp atomic.Pointer[running]
 	done := make(chan struct{})

@@ -57,6 +57,14 @@ func (d *Decision) Prompt() unov1.Prompt { return d.Request.GetPrompt() }
 // Required is false for optional chances (UNO window, late UNO, jump-in).
 func (d *Decision) Required() bool { return d.Request.GetRequired() }
 
+// PreviousResponse is what the server measured for this seat's previous accepted answer in the
+// match (DecisionRequest.previous_response_ms): from that request's sending to the answer's
+// arrival, i.e. thinking time plus network lag both ways; 0 before the seat's first answer.
+// Compare it with your own thinking time to see the lag.
+func (d *Decision) PreviousResponse() time.Duration {
+	return time.Duration(d.Request.GetPreviousResponseMs()) * time.Millisecond
+}
+
 // Fallback is what the SDK answers when the decide function does not; see [Fallback].
 func (d *Decision) Fallback() int32 { return Fallback(d.Request) }
 

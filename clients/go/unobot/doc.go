@@ -18,6 +18,10 @@
 //     decide returns before the server closes the request, and silence is their fallback;
 //   - replaces an error, a panic or an id that is not legal by the fallback, and answers a
 //     rejected action once more with the fallback while the server says the request is open;
+//   - asks the server for batches (Hello.max_batch, [Config.MaxBatch], 64 by default) and handles
+//     every message of a batch exactly as if it had come alone, in order; sends an answer at once
+//     when no write is in flight, and the answers that piled up during a write together, in one
+//     ActionBatch. An accepted answer gets no reply; only a rejection does;
 //   - drops events it has already seen (by Event.sequence) so Decision.Events holds each event once;
 //   - reconnects on a new connection, with backoff from 100 ms doubling to 2 s (+-20%, reset on
 //     Welcome), resuming the session (Hello.resume with the session id and per-seat cursors),

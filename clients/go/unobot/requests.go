@@ -13,10 +13,10 @@ import (
 )
 
 // pending is a decision request of the current stream the bot has not finished with: decide is
-// running, or an answer was sent and a rejection could still ask for the one retry. It goes away
-// on the request's ActionResult or RequestClosed, on the seat's next DecisionRequest (at most one
-// request is open per seat, so a new one means the old one is over; this also covers servers
-// that send no ActionResult for an accepted answer), on MatchEnded, or with the stream.
+// running, or an answer was sent and a rejection could still ask for the one retry. An accepted
+// answer gets no reply, so an answered request goes away on its rejection (without a retry) or
+// its RequestClosed, on the seat's next DecisionRequest (at most one request is open per seat, so
+// a new one means the old one is over), on MatchEnded, or with the stream.
 type pending struct {
 	req     *unov1.DecisionRequest
 	key     seatKey
@@ -95,7 +95,8 @@ func (b *bot) onDecisionRequest(sessCtx context.Context, c *conn, req *unov1.Dec
 	b.mu.Unlock()
 
 	log.Debug("decision request", "prompt", req.GetPrompt().String(), "required", req.GetRequired(),
-		"time_left_ms", req.GetTimeLeftMs(), "legal", len(req.GetLegalActions()), "resent", req.GetResent())
+		"time_left_ms", req.GetTimeLeftMs(), "legal", len(req.GetLegalActions()), "resent", req.GetResent(),
+		"previous_response_ms", req.GetPreviousResponseMs())
 
 	d := &Decision{Request: req, Match: m, Events: events, Deadline: deadline, Log: log}
 	res := make(chan result, 1)
@@ -177,17 +178,15 @@ func (b *bot) onDecisionRequest(sessCtx context.Context, c *conn, req *unov1.Dec
 	}()
 }
 
-// answer sends an Action. The request stays pending (for the one retry after a rejection) until
-// its ActionResult, its RequestClosed, the seat's next request or the match's end.
+// answer sends an Action (at once, or together with other answers if a write is in flight; see
+// conn.sendAction). Nothing comes back for an accepted answer: the request stays pending, for the
+// one retry after a rejection, until its RequestClosed, the seat's next request or the match's end.
 func (b *bot) answer(c *conn, p *pending, id int32) {
 	p.cancel(errAnswered) // decide is over: release anything it still waits on
-	p.log.Debug("answering", "action", id, "description", describeAction(p.req, id))
-	err := c.send(&unov1.PlayRequest{Kind: &unov1.PlayRequest_Action{Action: &unov1.Action{
-		RequestId: p.req.GetRequestId(), ActionId: &id,
-	}}})
-	if err != nil {
-		p.log.Debug("could not send the action (stream ending)", "err", err)
-	}
+	c.sendAction(&unov1.Action{RequestId: p.req.GetRequestId(), ActionId: &id})
+	// Logged once the answer is on its way (or queued behind a write in flight): near a deadline
+	// every millisecond counts.
+	p.log.Debug("answered", "action", id, "description", describeAction(p.req, id))
 }
 
 func describeAction(req *unov1.DecisionRequest, id int32) string {
@@ -199,13 +198,9 @@ func describeAction(req *unov1.DecisionRequest, id int32) string {
 	return ""
 }
 
+// onActionResult handles a rejection: the server sends an ActionResult for a rejected answer
+// only.
 func (b *bot) onActionResult(c *conn, r *unov1.ActionResult) {
-	if r.GetAccepted() {
-		if p := b.takePending(r.GetRequestId()); p != nil {
-			p.log.Debug("action accepted", "action", r.GetActionId(), "response_ms", r.GetResponseMs())
-		}
-		return
-	}
 	log := b.log.With("match", r.GetMatchId(), "seat", r.GetSeat(), "request", r.GetRequestId())
 	log.Warn("action rejected", "action", r.GetActionId(), "code", codeName(codes.Code(r.GetCode())),
 		"reason", r.GetReason().String(), "message", r.GetMessage(), "request_open", r.GetRequestOpen())

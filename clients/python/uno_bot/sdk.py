@@ -81,6 +81,11 @@ FATAL_CODES: Final[frozenset[grpc.StatusCode]] = frozenset(
 malformed message, or another process of the same bot took the session over). Every other way
 a stream ends, a clean end included, is followed by a reconnect."""
 
+MAX_ACTION_BATCH: Final = 256
+"""Most answers the client packs into one PlayRequest.actions."""
+_FLUSH: Final = object()
+"""Outbox marker: send every answer waiting in ``BotClient._actions``."""
+
 MAX_MARGIN_MS: Final = 100
 """The safety margin kept back from ``time_left_ms``: min(100 ms, time_left_ms / 2)."""
 
@@ -190,9 +195,9 @@ class Bot:
         return None
 
     def on_action_result(self, result: bot_pb2.ActionResult, round_trip_s: float) -> None:
-        """Called for each ActionResult received. ``round_trip_s`` is the time from sending the
-        action to receiving its result, as this process saw it. The server may stop confirming
-        accepted actions one day; never wait for this to make progress."""
+        """Called for each ActionResult received: the server rejected one of this bot's
+        answers (accepted answers get no reply). ``round_trip_s`` is the time from sending the
+        action to receiving the rejection, as this process saw it."""
         return None
 
     def is_async(self) -> bool:
@@ -298,6 +303,9 @@ class ClientConfig:
     """Cap of the reconnect delay, jitter included: below the server's 5 s reconnect grace."""
     max_concurrent_matches: int = 0
     push_events: bool = False
+    max_batch: int = 64
+    """Hello.max_batch: the server may pack up to this many waiting messages into one (0 or 1:
+    never). Batching only changes the framing; it saves work on both sides under load."""
     stop_grace: float = 2.0
     """How long to wait for the server to end the stream after we half-close it on stop."""
     max_reconnects: int | None = None
@@ -385,7 +393,9 @@ class BotClient:
         self._received: dict[str, float] = {}
         self._answered: dict[str, _Answered] = {}
         self._retried: set[str] = set()
-        self._outbox: asyncio.Queue[bot_pb2.PlayRequest | None] | None = None
+        self._seat_request: dict[tuple[str, int], str] = {}  # the latest request of each seat
+        self._outbox: asyncio.Queue[Any] | None = None
+        self._actions: list[bot_pb2.Action] = []  # answers waiting for the writer
         self._welcomed = False
         self._rng = random.Random()
         self._pool = _DecidePool()
@@ -502,6 +512,7 @@ class BotClient:
             protocol_version=PROTOCOL_VERSION,
             max_concurrent_matches=cfg.max_concurrent_matches,
             push_events=cfg.push_events,
+            max_batch=cfg.max_batch,
         )
         if self.session_id:
             hello.resume.session_id = self.session_id
@@ -513,12 +524,23 @@ class BotClient:
 
     async def _session(self, stub: Any) -> None:
         """One stream, until it ends (raises AioRpcError if it failed) or :meth:`stop`."""
-        outbox: asyncio.Queue[bot_pb2.PlayRequest | None] = asyncio.Queue()
+        outbox: asyncio.Queue[Any] = asyncio.Queue()  # PlayRequest, _FLUSH, or None: the end
         self._outbox = outbox
         outbox.put_nowait(self._hello())
 
         async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
             while (msg := await outbox.get()) is not None:
+                if msg is _FLUSH:
+                    # every answer that piled up while the previous message was being written
+                    # goes out at once: one Action, or an ActionBatch of up to 256
+                    acts, self._actions = self._actions, []
+                    for i in range(0, len(acts), MAX_ACTION_BATCH):
+                        chunk = acts[i : i + MAX_ACTION_BATCH]
+                        if len(chunk) == 1:
+                            yield bot_pb2.PlayRequest(action=chunk[0])
+                        else:
+                            yield bot_pb2.PlayRequest(actions=bot_pb2.ActionBatch(actions=chunk))
+                    continue
                 yield msg
 
         metadata = (("authorization", f"Bearer {self.config.token}"),)
@@ -549,6 +571,8 @@ class BotClient:
         self._tasks.clear()
         self._received.clear()
         self._answered.clear()
+        self._seat_request.clear()
+        self._actions.clear()
         if self._outbox is not None:
             self._outbox.put_nowait(None)
         self._outbox = None
@@ -566,7 +590,10 @@ class BotClient:
     async def _dispatch(self, resp: bot_pb2.PlayResponse) -> None:
         """Handle one server message, in stream order. Nothing here waits for a decision."""
         kind = resp.WhichOneof("kind")
-        if kind == "decision_request":
+        if kind == "batch":  # several messages at once (Hello.max_batch): each as if alone
+            for msg in resp.batch.messages:
+                await self._dispatch(msg)
+        elif kind == "decision_request":
             await self._on_decision_request(resp.decision_request)
         elif kind == "action_result":
             self._on_action_result(resp.action_result)
@@ -604,6 +631,12 @@ class BotClient:
         st.decisions += 1
         st.hand_number = req.hand_number
         await self._deliver_events(st, req.events)
+        b = self.bot
+        if not b.threaded and not b.is_async():
+            # a quick sync decide (threaded = False) runs right here: no task, no timer
+            self._received.pop(req.request_id, None)
+            self._decide_inline(req, st)
+            return
         task = asyncio.create_task(self._handle_decision(req), name=_task_name(req))
         self._tasks[req.request_id] = task
         task.add_done_callback(functools.partial(self._task_done, req.request_id))
@@ -614,18 +647,21 @@ class BotClient:
             self._received.pop(request_id, None)
 
     def _forget_seat(self, match_id: str, seat: int, keep: str = "") -> None:
-        """Drop what is kept about the seat's requests other than ``keep``: they are settled
-        (answered and applied, closed, or the match ended)."""
-        for rid in [
-            r
-            for r, a in self._answered.items()
-            if r != keep and a.request.match_id == match_id and a.request.seat == seat
-        ]:
-            del self._answered[rid]
-            self._retried.discard(rid)
-        prefix = _task_prefix(match_id, seat)
-        for rid in [r for r, t in self._tasks.items() if r != keep and t.get_name() == prefix]:
-            self._tasks.pop(rid).cancel()
+        """Drop what is kept about the seat's earlier request (``keep`` is its new one, if any):
+        at most one request is open per seat, so a new one, a RequestClosed or the match end
+        settles the earlier one (answered and applied, closed, or over)."""
+        key = (match_id, seat)
+        old = self._seat_request.pop(key, None)
+        if keep:
+            self._seat_request[key] = keep
+        if old is None or old == keep:
+            return
+        self._answered.pop(old, None)
+        self._retried.discard(old)
+        self._received.pop(old, None)
+        task = self._tasks.pop(old, None)
+        if task is not None:
+            task.cancel()
 
     def _on_welcome(self, welcome: bot_pb2.Welcome) -> None:
         self.session_id = welcome.session_id
@@ -739,9 +775,6 @@ class BotClient:
             "request_id": msg.request_id,
             "action_id": msg.action_id,
         }
-        if msg.accepted:
-            log(logging.DEBUG, "action accepted", **fields, response_ms=msg.response_ms)
-            return
         log(
             logging.WARNING,
             "action rejected",
@@ -762,16 +795,83 @@ class BotClient:
 
     def _answer(self, req: bot_pb2.DecisionRequest, action_id: int, **_: Any) -> None:
         self._answered[req.request_id] = _Answered(req, action_id, time.monotonic())
-        self._send(
-            bot_pb2.PlayRequest(
-                action=bot_pb2.Action(request_id=req.request_id, action_id=action_id)
-            )
-        )
+        outbox = self._outbox
+        if outbox is None:
+            return
+        actions = self._actions
+        actions.append(bot_pb2.Action(request_id=req.request_id, action_id=action_id))
+        if len(actions) == 1:  # the writer sends every answer waiting when it gets to this
+            outbox.put_nowait(_FLUSH)
 
     def budget(self, req: bot_pb2.DecisionRequest) -> float | None:
         """Seconds ``decide`` may take for ``req``, from the moment it arrived; None: no timer
         (see :func:`decide_budget`)."""
         return decide_budget(req)
+
+    def _decide_inline(self, req: bot_pb2.DecisionRequest, st: MatchState) -> None:
+        """:meth:`_handle_decision` for a sync decide that runs on the event loop (``threaded =
+        False``): it is called and answered in one go. (It cannot be interrupted, which is why
+        only a decide that takes microseconds should run inline.)"""
+        if not req.required and not self.bot.answer_optional:
+            return
+        problem = ""
+        result: Any = None
+        try:
+            result = self.bot.decide(req, st)
+        except Exception as exc:
+            log(
+                logging.ERROR,
+                "decide raised",
+                match_id=req.match_id,
+                seat=req.seat,
+                request_id=req.request_id,
+                exc_info=True,
+            )
+            problem = _raised(exc)
+        if inspect.isawaitable(result):  # a sync decide that returned an awaitable after all
+            task = asyncio.create_task(self._finish_awaitable(req, result), name=_task_name(req))
+            self._tasks[req.request_id] = task
+            task.add_done_callback(functools.partial(self._task_done, req.request_id))
+            return
+        if not problem:
+            choice, problem = _check_choice(req, result)
+        if problem:
+            self._answer_fallback(req, problem)
+        elif choice is not None:
+            self._answer(req, choice)
+
+    async def _finish_awaitable(self, req: bot_pb2.DecisionRequest, result: Any) -> None:
+        budget = self.budget(req)
+        try:
+            value = await asyncio.wait_for(result, budget)
+        except TimeoutError:
+            self._answer_fallback(req, "decide did not return within its budget")
+            return
+        except Exception as exc:
+            self._answer_fallback(req, _raised(exc))
+            return
+        choice, problem = _check_choice(req, value)
+        if problem:
+            self._answer_fallback(req, problem)
+        elif choice is not None:
+            self._answer(req, choice)
+
+    def _answer_fallback(self, req: bot_pb2.DecisionRequest, problem: str) -> None:
+        choice = fallback_action(req)
+        log(
+            logging.WARNING,
+            "decide failed; answering the fallback"
+            if choice is not None
+            else "decide failed; leaving the optional request unanswered",
+            match_id=req.match_id,
+            seat=req.seat,
+            request_id=req.request_id,
+            prompt=_enum_name(bot_pb2.Prompt, req.prompt),
+            problem=problem,
+            fallback=choice,
+        )
+        if choice is not None:
+            self._answer(req, choice)
 
     async def _handle_decision(self, req: bot_pb2.DecisionRequest) -> None:
         loop = asyncio.get_running_loop()
@@ -849,12 +949,7 @@ class BotClient:
         except Exception as exc:
             log(logging.ERROR, "decide raised", **fields, exc_info=True)
             return None, _raised(exc)
-        if result is None:
-            return None, "" if not req.required else "decide returned None for a required request"
-        legal = {a.id for a in req.legal_actions}
-        if isinstance(result, bool) or not isinstance(result, int) or result not in legal:
-            return None, f"decide returned {result!r}, not one of the legal action ids"
-        return result, ""
+        return _check_choice(req, result)
 
     @staticmethod
     async def _await_until(fut: asyncio.Future[Any], deadline: float | None) -> Any:
@@ -889,6 +984,19 @@ class BotClient:
             f.exception()  # retrieved: no "never retrieved" warning
 
         fut.add_done_callback(late)
+
+
+def _check_choice(req: bot_pb2.DecisionRequest, result: Any) -> tuple[int | None, str]:
+    """What decide returned, checked: (the action id, "") or (None, what is wrong with it);
+    (None, "") is an optional request left unanswered."""
+    if result is None:
+        return None, "" if not req.required else "decide returned None for a required request"
+    if isinstance(result, bool) or not isinstance(result, int):
+        return None, f"decide returned {result!r}, not one of the legal action ids"
+    for a in req.legal_actions:
+        if a.id == result:
+            return result, ""
+    return None, f"decide returned {result!r}, not one of the legal action ids"
 
 
 def _raised(exc: BaseException) -> str:

@@ -16,6 +16,7 @@
 //!   --token TOKEN  the bot token issued by the server operator       [env UNO_ARENA_TOKEN]
 //!   --name NAME    the bot name (Hello.bot_name)                     [env UNO_ARENA_BOT_NAME]
 //!   --log LEVEL    error|warn|info|debug|trace, default info          [env UNO_ARENA_LOG]
+//!   --max-batch N  Hello.max_batch, 0 = never batch, at most 1024     [default 64]
 //! ```
 //!
 //! Exit status: 0 after Ctrl-C / SIGTERM (the stream is half-closed first), 2 for a bad command
@@ -49,12 +50,14 @@ pub enum Stop {
 /// The usage text for a program called `program`.
 pub fn usage(program: &str) -> String {
     format!(
-        "usage: {program} [--addr ADDR] [--token TOKEN] [--name NAME] [--log LEVEL]
+        "usage: {program} [--addr ADDR] [--token TOKEN] [--name NAME] [--log LEVEL] [--max-batch N]
 
   --addr ADDR    HOST:PORT, http://HOST:PORT or https://HOST:PORT [env UNO_ARENA_ADDR, default 127.0.0.1:50051]
   --token TOKEN  bot token issued by the server operator          [env UNO_ARENA_TOKEN]
   --name NAME    bot name (Hello.bot_name)                        [env UNO_ARENA_BOT_NAME]
   --log LEVEL    error|warn|info|debug|trace, default info         [env UNO_ARENA_LOG]
+  --max-batch N  Hello.max_batch: the most waiting messages the server may send in one batch,
+                 0 = never batch, at most 1024                     [default 64]
 
 Plays until Ctrl-C / SIGTERM; reconnects by itself when the stream drops."
     )
@@ -83,7 +86,7 @@ pub fn parse(
         if flag == "-h" || flag == "--help" {
             return Err(Stop::Help);
         }
-        if !["--addr", "--token", "--name", "--log"].contains(&flag.as_str()) {
+        if !["--addr", "--token", "--name", "--log", "--max-batch"].contains(&flag.as_str()) {
             return Err(Stop::Usage(format!("unknown argument {arg:?} (--help lists the flags)")));
         }
         let Some(value) = inline.or_else(|| args.next()) else {
@@ -93,6 +96,14 @@ pub fn parse(
             "--addr" => config.addr = value,
             "--token" => config.token = value,
             "--name" => config.bot_name = value,
+            "--max-batch" => {
+                config.max_batch = value
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= crate::client::MAX_HELLO_BATCH)
+                    .ok_or_else(|| Stop::Usage(format!("--max-batch must be 0-1024 (got {value:?})")))?;
+            }
             _ => log_level = Some(value),
         }
     }
@@ -186,6 +197,9 @@ mod tests {
         ]);
         let a = parse(args(&["--addr", "http://127.0.0.1:5", "--token=T", "--log", "debug"]), &e, "dflt")
             .unwrap();
+        assert_eq!(a.config.max_batch, crate::DEFAULT_MAX_BATCH);
+        assert_eq!(parse(args(&["--max-batch", "0"]), &e, "d").unwrap().config.max_batch, 0);
+        assert_eq!(parse(args(&["--max-batch=1024"]), &e, "d").unwrap().config.max_batch, 1024);
         assert_eq!(a.config.addr, "http://127.0.0.1:5");
         assert_eq!(a.config.token, "T");
         assert_eq!(a.config.bot_name, "envname");
@@ -209,6 +223,8 @@ mod tests {
         assert!(usage_line(&["--bogus"]).contains("unknown argument"));
         assert!(usage_line(&["--token"]).contains("needs a value"));
         assert!(usage_line(&["--log", "loud"]).contains("--log"));
+        assert!(usage_line(&["--max-batch", "2000"]).contains("--max-batch must be 0-1024"));
+        assert!(usage_line(&["--max-batch=-1"]).contains("--max-batch must be 0-1024"));
         assert_eq!(parse(args(&["--help"]), env(&[]), "n").unwrap_err(), Stop::Help);
         let bad_env = env(&[("UNO_ARENA_ADDR", "grpc://h:1")]);
         assert!(matches!(parse(args(&[]), bad_env, "n"), Err(Stop::Usage(_))));

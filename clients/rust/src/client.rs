@@ -22,8 +22,13 @@
 //!   answered (silence for an optional request).
 //! * **Rejections**: if the server rejects an answer and says the request is still open, the
 //!   SDK answers once more with the fallback: exactly one retry per request.
-//! * **Progress never waits for an `ActionResult`** of an accepted answer: a request is
-//!   forgotten when it closes, when the seat gets its next request or when the match ends.
+//! * **No reply to an accepted answer**: the server sends an `ActionResult` only for a rejected
+//!   one, so progress never waits for a reply; a request is forgotten when it closes, when the
+//!   seat gets its next request or when the match ends.
+//! * **Batching**: `Hello.max_batch` is [`Config::max_batch`] (64 by default; 0 turns it off).
+//!   Every message of a `ResponseBatch` is handled exactly as if it had come alone, in order. An
+//!   answer is handed to the stream at once when the stream is idle; the answers that pile up
+//!   while it is busy writing leave together in one `ActionBatch` (at most 256), in order.
 //! * **State**: one [`Bot::State`] per (match, seat), created on `MatchStarted` or the seat's
 //!   first request, dropped after `MatchEnded`. It survives reconnects.
 //! * **Reconnect**: every attempt opens a new connection. Delays: [`Backoff`] (100 ms doubling,
@@ -46,7 +51,6 @@ use std::time::{Duration, Instant};
 use log::{debug, error, info, warn};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Endpoint;
 use tonic::{Code, Status};
@@ -54,9 +58,15 @@ use tonic::{Code, Status};
 use crate::address::Address;
 use crate::backoff::Backoff;
 use crate::bot::{Bot, SeatKey, fallback_action, is_legal};
+use crate::outbox::Outbox;
 use crate::pb;
 use crate::pb::bot_service_client::BotServiceClient;
 use crate::seat::{DecideJob, Outcome as DecideOutcome, Seat};
+
+/// `Hello.max_batch` unless [`Config::max_batch`] says otherwise.
+pub const DEFAULT_MAX_BATCH: u32 = 64;
+/// The largest `Hello.max_batch` the server accepts.
+pub const MAX_HELLO_BATCH: u32 = 1024;
 
 /// Connection settings. Build with [`Config::new`] or [`Config::from_env`], then adjust fields.
 #[derive(Clone, Debug)]
@@ -71,6 +81,12 @@ pub struct Config {
     pub bot_version: String,
     /// `Hello.max_concurrent_matches` (advisory; 0 = no limit).
     pub max_concurrent_matches: i32,
+    /// `Hello.max_batch`: when several messages wait for the bot at the same moment, the server
+    /// may send up to this many in one `ResponseBatch`, which the SDK unpacks and handles one by
+    /// one, in order. Only the framing changes; it saves CPU on both sides when the bot plays
+    /// many tables. 0 turns batching off; at most [`MAX_HELLO_BATCH`]. Default
+    /// [`DEFAULT_MAX_BATCH`] (64).
+    pub max_batch: u32,
     /// Safety margin kept between the end of the decide budget and the server deadline, for
     /// network lag; never more than half the time left. Default 100 ms.
     pub deadline_margin: Duration,
@@ -91,6 +107,7 @@ impl Config {
             bot_name: bot_name.into(),
             bot_version: env!("CARGO_PKG_VERSION").to_string(),
             max_concurrent_matches: 0,
+            max_batch: DEFAULT_MAX_BATCH,
             deadline_margin: Duration::from_millis(100),
             backoff: Backoff::default(),
             max_reconnect_attempts: None,
@@ -154,6 +171,12 @@ where
     F: Future<Output = ()> + Send,
 {
     let address = Address::parse(&config.addr).map_err(Error::Address)?;
+    if config.max_batch > MAX_HELLO_BATCH {
+        return Err(Error::Config(format!(
+            "max_batch is {}, at most {MAX_HELLO_BATCH} (0 turns batching off)",
+            config.max_batch
+        )));
+    }
     let endpoint = Endpoint::from_shared(address.uri())
         .map_err(|_| Error::Address(crate::address::AddressError(config.addr.clone())))?
         .connect_timeout(config.connect_timeout)
@@ -314,6 +337,7 @@ impl<B: Bot> Session<B> {
                 resume,
                 max_concurrent_matches: self.config.max_concurrent_matches,
                 push_events: false,
+                max_batch: self.config.max_batch,
             })),
         }
     }
@@ -351,11 +375,12 @@ impl<B: Bot> Session<B> {
         };
         let mut client = BotServiceClient::new(channel);
 
-        let (tx, rx) = mpsc::channel::<pb::PlayRequest>(256);
+        // Room for a full ActionBatch and more: the reader never waits on it in practice.
+        let (tx, rx) = mpsc::channel::<pb::PlayRequest>(1024);
         let resuming = self.session_id.is_some();
         // Cannot fail: the receiver is alive and the buffer empty.
         let _ = tx.try_send(self.hello());
-        let mut request = tonic::Request::new(ReceiverStream::new(rx));
+        let mut request = tonic::Request::new(Outbox::new(rx));
         request.metadata_mut().insert("authorization", self.auth.clone());
 
         let mut inbound = tokio::select! {
@@ -405,11 +430,20 @@ impl<B: Bot> Session<B> {
                 }
                 msg = inbound.message() => match msg {
                     Ok(Some(resp)) => {
+                        let received = Instant::now();
                         let Some(kind) = resp.kind else { continue }; // unknown kind from a newer server
-                        if matches!(kind, pb::play_response::Kind::Welcome(_)) {
-                            welcomed = true;
+                        // Several messages that were waiting at once (Hello.max_batch): each
+                        // exactly as if it had come alone, in order.
+                        let kinds = match kind {
+                            pb::play_response::Kind::Batch(b) => b.messages.into_iter().filter_map(|m| m.kind).collect(),
+                            kind => vec![kind],
+                        };
+                        for kind in kinds {
+                            if matches!(kind, pb::play_response::Kind::Welcome(_)) {
+                                welcomed = true;
+                            }
+                            self.handle(kind, received, &mut pending, &mut tasks, &tx).await;
                         }
-                        self.handle(kind, Instant::now(), &mut pending, &mut tasks, &tx).await;
                     }
                     Ok(None) => {
                         return Outcome::Dropped { welcomed, reason: "server closed the stream".into() };
@@ -450,12 +484,13 @@ impl<B: Bot> Session<B> {
                 let key = SeatKey::new(req.match_id.clone(), req.seat);
                 self.advance_cursor(&key, &mut req.events);
                 debug!(
-                    "{key}: request {} prompt={} required={} time_left={}ms legal={}{}",
+                    "{key}: request {} prompt={} required={} time_left={}ms legal={} previous_response={}ms{}",
                     req.request_id,
                     req.prompt().as_str_name(),
                     req.required,
                     req.time_left_ms,
                     req.legal_actions.len(),
+                    req.previous_response_ms,
                     if req.resent { " (resent)" } else { "" }
                 );
                 // At most one request is open per seat: an older one of this seat is over.
@@ -482,13 +517,11 @@ impl<B: Bot> Session<B> {
                 }
             }
             Kind::ActionResult(r) => {
-                let Some(p) = pending.get_mut(&r.request_id) else { return };
-                let key = p.key.clone();
-                if r.accepted {
-                    debug!("{key}: action {:?} accepted ({} ms)", r.action_id, r.response_ms);
-                    pending.remove(&r.request_id);
-                    return;
-                }
+                // Always a rejection: an accepted answer gets no reply.
+                let key = match pending.get(&r.request_id) {
+                    Some(p) => p.key.clone(),
+                    None => SeatKey::new(r.match_id.clone(), r.seat),
+                };
                 warn!(
                     "{key}: action {:?} of request {} rejected: {} ({}){}",
                     r.action_id,
@@ -497,6 +530,7 @@ impl<B: Bot> Session<B> {
                     r.message,
                     if r.request_open { "; the request is still open" } else { "" }
                 );
+                let Some(p) = pending.get_mut(&r.request_id) else { return };
                 match p.fallback {
                     Some(fb) if r.request_open && !p.retried => {
                         info!("{key}: answering request {} once more, with the fallback {fb}", r.request_id);
@@ -555,6 +589,7 @@ impl<B: Bot> Session<B> {
                 self.advance_cursor(&key, &mut e.events);
             }
             Kind::Pong(p) => debug!("pong {}", p.nonce),
+            Kind::Batch(_) => warn!("ignoring a batch inside a batch (the server never nests them)"),
             Kind::Error(e) => {
                 let text = format!("the server reports {}: {}", e.reason().as_str_name(), e.message);
                 if e.fatal { error!("{text}; it ends the stream") } else { warn!("{text}") }

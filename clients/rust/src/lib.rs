@@ -26,7 +26,9 @@
 //! thread so any number of matches and seats are played concurrently while the stream keeps
 //! being read, keeps a per-seat state object ([`Bot::State`], dropped on `MatchEnded`), enforces
 //! the deadline (answers the request's `default_action_id` if your function is too slow),
-//! retries a rejected answer once with the fallback, reconnects with a new connection and capped
+//! retries a rejected answer once with the fallback (an accepted answer gets no reply), asks the
+//! server for batches and answers several seats in one message when they are ready together,
+//! reconnects with a new connection and capped
 //! exponential backoff (resuming the session), and half-closes the stream cleanly on shutdown.
 
 pub mod address;
@@ -37,6 +39,7 @@ pub mod client;
 pub mod helpers;
 pub mod heuristic;
 pub mod logger;
+mod outbox;
 mod seat;
 
 /// Messages and gRPC stubs generated from `proto/uno/v1/*.proto` by `build.rs` at every build
@@ -50,8 +53,9 @@ pub mod pb {
 
 pub use address::Address;
 pub use bot::{Bot, FnBot, SeatKey, fallback_action, from_fn, is_legal};
-pub use client::{Config, Error, run, run_until};
+pub use client::{Config, DEFAULT_MAX_BATCH, Error, MAX_HELLO_BATCH, run, run_until};
 pub use helpers::{card_points, is_play_of, last_played_seat, wild_color};
+pub use outbox::MAX_ACTION_BATCH;
 
 /// Protocol version spoken by this SDK (`Hello.protocol_version`).
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -22,6 +22,11 @@ struct Conn {
     peer: Option<std::net::SocketAddr>,
     inbound: Streaming<pb::PlayRequest>,
     out: mpsc::Sender<Result<pb::PlayResponse, Status>>,
+    /// The rest of an ActionBatch being read by `action()`.
+    rest: std::collections::VecDeque<pb::Action>,
+    /// The size of every ActionBatch `action()` got, and how many lone Actions.
+    batches: Vec<usize>,
+    singles: usize,
 }
 
 impl Conn {
@@ -54,21 +59,31 @@ impl Conn {
         .await;
     }
 
+    /// The bot's next answer, whether it came alone or in an ActionBatch (applied in order, each
+    /// as if it had come alone).
     async fn action(&mut self) -> pb::Action {
+        if let Some(a) = self.rest.pop_front() {
+            return a;
+        }
         match self.recv().await.and_then(|m| m.kind) {
-            Some(play_request::Kind::Action(a)) => a,
-            other => panic!("expected Action, got {other:?}"),
+            Some(play_request::Kind::Action(a)) => {
+                self.singles += 1;
+                a
+            }
+            Some(play_request::Kind::Actions(b)) => {
+                assert!((2..=256).contains(&b.actions.len()), "ActionBatch of {} actions", b.actions.len());
+                self.batches.push(b.actions.len());
+                self.rest.extend(b.actions);
+                self.rest.pop_front().unwrap()
+            }
+            other => panic!("expected an Action, got {other:?}"),
         }
     }
 
-    async fn accept(&self, a: &pb::Action) {
-        self.send(Kind::ActionResult(pb::ActionResult {
-            request_id: a.request_id.clone(),
-            action_id: a.action_id,
-            accepted: true,
-            ..Default::default()
-        }))
-        .await;
+    /// Several messages in one, as the server sends them to a bot whose Hello.max_batch >= 2.
+    async fn send_batch(&self, kinds: Vec<Kind>) {
+        let messages = kinds.into_iter().map(|k| pb::PlayResponse { kind: Some(k) }).collect();
+        self.send(Kind::Batch(pb::ResponseBatch { messages })).await;
     }
 }
 
@@ -90,7 +105,15 @@ impl BotService for FakeServer {
         }
         let peer = request.remote_addr();
         let (out, rx) = mpsc::channel(64);
-        let _ = self.conns.send(Conn { auth, peer, inbound: request.into_inner(), out });
+        let _ = self.conns.send(Conn {
+            auth,
+            peer,
+            inbound: request.into_inner(),
+            out,
+            rest: Default::default(),
+            batches: Vec::new(),
+            singles: 0,
+        });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
@@ -151,7 +174,6 @@ fn rejected(request_id: &str, action_id: Option<i32>) -> Kind {
     Kind::ActionResult(pb::ActionResult {
         request_id: request_id.into(),
         action_id,
-        accepted: false,
         code: 9,
         reason: pb::ErrorReason::IllegalAction as i32,
         request_open: true,
@@ -229,13 +251,13 @@ async fn hello_carries_the_token_and_requests_get_legal_answers() {
     assert_eq!(hello.bot_name, "rust-test");
     assert_eq!(hello.protocol_version, 1);
     assert!(hello.resume.is_none());
+    assert_eq!(hello.max_batch, 64, "batching is on by default");
     c.welcome("s1", false).await;
 
     c.send(Kind::DecisionRequest(request("r1", "m1", 0, 1))).await;
     let a = c.action().await;
     assert_eq!(a.request_id, "r1");
     assert_eq!(a.action_id, Some(1070));
-    c.accept(&a).await;
 
     // An optional request the bot ignores gets no answer; the next required one does.
     let mut optional = request("r2", "m1", 0, 2);
@@ -273,7 +295,6 @@ async fn two_matches_interleave_with_separate_state() {
     c.send(Kind::DecisionRequest(request("fast-1", "fast", 1, 1))).await;
     let first = c.action().await;
     assert_eq!(first.request_id, "fast-1");
-    c.accept(&first).await;
     c.send(Kind::DecisionRequest(request("fast-2", "fast", 1, 2))).await;
     let second = c.action().await;
     assert_eq!(second.request_id, "fast-2");
@@ -307,8 +328,7 @@ async fn a_dropped_stream_reconnects_and_resumes() {
     c.hello().await;
     c.welcome("s1", false).await;
     c.send(Kind::DecisionRequest(request("r1", "m1", 2, 7))).await;
-    let a = c.action().await;
-    c.accept(&a).await;
+    c.action().await; // accepted: no reply
     // The server drops the stream with an error status.
     c.out.send(Err(Status::unavailable("SHUTTING_DOWN"))).await.unwrap();
     drop(c);
@@ -767,4 +787,133 @@ async fn a_stream_ended_by_the_server_is_reported_in_plain_words() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+// ---------------------------------------------------------------------------- batching (issue 11)
+
+#[tokio::test]
+async fn hello_max_batch_follows_the_config_and_over_1024_is_refused() {
+    let (addr, mut conns) = start_server().await;
+    for (max_batch, want) in [(0, 0), (7, 7), (1024, 1024)] {
+        let mut cfg = config(&addr, TOKEN);
+        cfg.max_batch = max_batch;
+        let (stop, bot) = spawn_bot(cfg, Recorder::default());
+        let mut c = next_conn(&mut conns).await;
+        assert_eq!(c.hello().await.max_batch, want);
+        stop.send(()).unwrap();
+        drop(c);
+        tokio::time::timeout(STEP, bot).await.unwrap().unwrap().unwrap();
+    }
+    let mut cfg = config(&addr, TOKEN);
+    cfg.max_batch = 1025;
+    match uno_arena_bot::run_until(cfg, Recorder::default(), std::future::pending()).await {
+        Err(Error::Config(m)) => assert!(m.contains("max_batch"), "{m}"),
+        other => panic!("max_batch 1025: {other:?}, want a config error"),
+    }
+}
+
+/// Records, per decision, whether the seat's `match_started` ran before and how many new events
+/// the request carried.
+#[derive(Clone, Default)]
+struct Ordered {
+    seen: Arc<Mutex<Vec<String>>>,
+    ended: Arc<Mutex<Vec<i32>>>,
+}
+
+impl Bot for Ordered {
+    type State = bool; // match_started ran
+
+    fn decide(&self, started: &mut bool, req: &pb::DecisionRequest) -> Option<i32> {
+        self.seen.lock().unwrap().push(format!(
+            "{} started={} events={}",
+            req.request_id,
+            started,
+            req.events.len()
+        ));
+        Some(1070)
+    }
+
+    fn match_started(&self, started: &mut bool, _msg: &pb::MatchStarted) {
+        *started = true;
+    }
+
+    fn match_ended(&self, _started: &mut bool, msg: &pb::MatchEnded) {
+        self.ended.lock().unwrap().push(msg.seat);
+    }
+}
+
+#[tokio::test]
+async fn every_message_of_a_batch_is_handled_as_if_it_came_alone_in_order() {
+    let (addr, mut conns) = start_server().await;
+    let bot = Ordered::default();
+    let (seen, ended) = (bot.seen.clone(), bot.ended.clone());
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), bot);
+    let mut c = welcomed(&mut conns).await;
+    let started =
+        |seat| Kind::MatchStarted(pb::MatchStarted { match_id: "m1".into(), seat, ..Default::default() });
+    c.send_batch(vec![
+        started(0),
+        started(1),
+        Kind::DecisionRequest(request("r1", "m1", 0, 1)),
+        Kind::DecisionRequest(request("r2", "m1", 1, 1)),
+    ])
+    .await;
+    let mut got = vec![c.action().await.request_id, c.action().await.request_id];
+    got.sort();
+    assert_eq!(got, ["r1", "r2"]);
+    // r3 is closed by the next message of its batch: only r4 is answered.
+    c.send_batch(vec![
+        Kind::DecisionRequest(request("r3", "m1", 0, 2)),
+        Kind::RequestClosed(pb::RequestClosed {
+            request_id: "r3".into(),
+            match_id: "m1".into(),
+            seat: 0,
+            ..Default::default()
+        }),
+        Kind::DecisionRequest(request("r4", "m1", 0, 3)),
+    ])
+    .await;
+    assert_eq!(c.action().await.request_id, "r4");
+    expect_silence(&mut c, Duration::from_millis(300)).await;
+    let ended_msg =
+        |seat| Kind::MatchEnded(pb::MatchEnded { match_id: "m1".into(), seat, ..Default::default() });
+    c.send_batch(vec![ended_msg(0), ended_msg(1)]).await;
+    let deadline = Instant::now() + STEP;
+    while ended.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    ended.lock().unwrap().sort();
+    assert_eq!(*ended.lock().unwrap(), vec![0, 1], "both seats' MatchEnded");
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort();
+    let want = [
+        "r1 started=true events=1",
+        "r2 started=true events=1",
+        "r3 started=true events=1",
+        "r4 started=true events=1",
+    ];
+    // r3 may or may not have been decided before its RequestClosed: it is never answered either way.
+    seen.retain(|s| !s.starts_with("r3 "));
+    assert_eq!(seen, [want[0], want[1], want[3]]);
+}
+
+#[tokio::test]
+async fn the_answers_to_a_batch_of_requests_all_arrive_in_action_batches_or_alone() {
+    let (addr, mut conns) = start_server().await;
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), Recorder::default());
+    let mut c = welcomed(&mut conns).await;
+    let n = 41;
+    c.send_batch(
+        (0..n).map(|i| Kind::DecisionRequest(request(&format!("r{i}"), &format!("m{i}"), 0, 1))).collect(),
+    )
+    .await;
+    let mut got: Vec<String> = Vec::new();
+    for _ in 0..n {
+        got.push(c.action().await.request_id);
+    }
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), n, "every request answered once");
+    assert_eq!(c.singles + c.batches.iter().sum::<usize>(), n);
+    eprintln!("{n} answers: {} alone, batches {:?}", c.singles, c.batches);
 }

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 
 import { AddressError, parseAddress } from "./address";
-import { BotOptions, DecideFn } from "./client";
+import { BotOptions, DEFAULT_MAX_BATCH, DecideFn, MAX_HELLO_BATCH } from "./client";
 import { heuristicDecide } from "./heuristic";
 import { consoleLogger, parseLogLevel } from "./log";
 import { runMain } from "./main";
@@ -17,7 +17,7 @@ import { runMain } from "./main";
 const PROG = "uno-arena-ts-bot";
 
 const USAGE = `usage: ${PROG} [--addr ADDRESS] [--token TOKEN] [--name NAME] [--tls] [--log-level LEVEL]
-                        [--overrun-every N --overrun-ms MS]
+                        [--max-batch N] [--overrun-every N --overrun-ms MS]
 
   --addr           HOST:PORT or http://HOST:PORT (plaintext), https://HOST:PORT (TLS)
                                               [$UNO_ARENA_ADDR or 127.0.0.1:50051]
@@ -25,6 +25,8 @@ const USAGE = `usage: ${PROG} [--addr ADDRESS] [--token TOKEN] [--name NAME] [--
   --name           bot name                   [$UNO_ARENA_BOT_NAME or ts-heuristic]
   --tls            TLS for a HOST:PORT address, same as https://  [$UNO_ARENA_TLS=1]
   --log-level      debug|info|warn|error      [$UNO_ARENA_LOG_LEVEL or info]
+  --max-batch      Hello.max_batch: the most waiting messages the server may send in one
+                   batch, 0 = never batch, at most 1024 [64]
   --overrun-every  chaos: every Nth decision overruns its deadline [0 = off]
   --overrun-ms     chaos: how long an overrunning decision waits, in ms [0]`;
 
@@ -70,6 +72,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         name: { type: "string" },
         tls: { type: "boolean" },
         "log-level": { type: "string" },
+        "max-batch": { type: "string" },
         "overrun-every": { type: "string" },
         "overrun-ms": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -101,6 +104,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
     }
     const every = count("overrun-every", values["overrun-every"]);
     const ms = count("overrun-ms", values["overrun-ms"]);
+    const maxBatch = values["max-batch"] === undefined ? DEFAULT_MAX_BATCH : count("max-batch", values["max-batch"]);
+    if (maxBatch > MAX_HELLO_BATCH) throw new UsageError(`--max-batch must be 0-${MAX_HELLO_BATCH} (got ${maxBatch})`);
     options = {
       address,
       token,
@@ -109,6 +114,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       tls,
       decide: overrun(heuristicDecide, every, ms),
       logger: consoleLogger(level),
+      maxBatch,
     };
   } catch (err) {
     if (err instanceof UsageError || err instanceof AddressError) return fail(2, err.message);

@@ -5,6 +5,8 @@ export {
   FATAL_CODES,
   PROTOCOL_VERSION,
   SDK_VERSION,
+  DEFAULT_MAX_BATCH,
+  MAX_HELLO_BATCH,
   backoffDelay,
   decisionBudgetMs,
   fallbackAction,
@@ -15,6 +17,7 @@ export {
   type ReconnectOptions,
 } from "./client";
 export { runMain } from "./main";
+export { ActionWriter, MAX_ACTION_BATCH, type WriteFn } from "./outbox";
 export { AddressError, parseAddress, describeStatus, type Address } from "./address";
 export { cardPoints, isPlayOf, wildColor, lastPlayedSeat } from "./helpers";
 export { heuristicChoice, heuristicDecide, colorHeldMost, holdsActiveColor } from "./heuristic";

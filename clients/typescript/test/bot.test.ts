@@ -42,7 +42,7 @@ async function run(args: string[]): Promise<{ code: number; stderr: string }> {
 
 test("--help exits 0; a missing token, an unknown flag or a bad number exit 2 with one line", async () => {
   assert.equal((await run(["--help"])).code, 0);
-  for (const args of [[], ["--token", "t", "--bogus"], ["--token", "t", "--overrun-every", "x"], ["--token", "t", "--log-level", "loud"]]) {
+  for (const args of [[], ["--token", "t", "--bogus"], ["--token", "t", "--overrun-every", "x"], ["--token", "t", "--log-level", "loud"], ["--token", "t", "--max-batch", "2000"], ["--token", "t", "--max-batch=-1"]]) {
     const { code, stderr } = await run(args);
     assert.equal(code, 2, args.join(" "));
     assert.equal(stderr.split("\n").length, 2, `one line: ${stderr}`);

@@ -89,7 +89,7 @@ const blue3 = card(Color.BLUE, Rank.THREE);
 
 function rejected(requestId: string, actionId: number, requestOpen: boolean) {
   return {
-    actionResult: { requestId, matchId: "m1", accepted: false, actionId, code: 9, reason: ErrorReason.ILLEGAL_ACTION, message: "no", requestOpen },
+    actionResult: { requestId, matchId: "m1", actionId, code: 9, reason: ErrorReason.ILLEGAL_ACTION, message: "no", requestOpen },
   };
 }
 
@@ -116,6 +116,7 @@ describe("UnoBot against a fake BotService", () => {
     assert.equal(first.hello.botName, "tester");
     assert.equal(first.hello.protocolVersion, 1);
     assert.equal(first.hello.resume, undefined);
+    assert.equal(first.hello.maxBatch, 64, "batching is on by default");
     assert.equal(first.action, undefined);
   });
 
@@ -128,7 +129,6 @@ describe("UnoBot against a fake BotService", () => {
     assert.ok(msg?.action);
     assert.equal(msg.action.requestId, req.requestId);
     assert.equal(msg.action.actionId, 1071, "the heuristic plays red 7 calling UNO");
-    s.send({ actionResult: { requestId: req.requestId, matchId: "m1", accepted: true, actionId: 1071 } });
     await delay(20);
     assert.equal(bot.sessionId, "s1");
     assert.ok(bot.seatState("m1", 0));
@@ -416,6 +416,85 @@ describe("UnoBot against a fake BotService", () => {
     assert.ok(bot.openRequests <= 1, `${bot.openRequests} requests still tracked`);
     s.send({ matchEnded: { matchId: "m1", seat: 0 } });
     await waitFor("the last request to be forgotten", () => bot.openRequests === 0);
+  });
+
+  test("Hello.max_batch follows maxBatch: 0 turns batching off; over 1024 is refused", async () => {
+    for (const [maxBatch, want] of [
+      [0, 0],
+      [7, 7],
+      [1024, 1024],
+    ]) {
+      startBot(lastLegal, { maxBatch });
+      const { hello } = await server.handshake();
+      assert.equal(hello.hello?.maxBatch, want);
+    }
+    assert.throws(() => new UnoBot({ address: server.address, token: "T", botName: "x", decide: lastLegal, maxBatch: 1025 }), /maxBatch/);
+  });
+
+  test("every message of a ResponseBatch is handled as if it came alone, in order", async () => {
+    const seen: string[] = [];
+    const ended: number[] = [];
+    startBot(
+      async (ctx) => {
+        seen.push(`${ctx.request.requestId} started=${ctx.seat.started !== undefined} events=${ctx.events.length}`);
+        if (ctx.request.requestId === "r3") {
+          // answered only if the RequestClosed behind it in the batch were ignored
+          await new Promise((r) => ctx.signal.addEventListener("abort", r));
+        }
+        return lastLegal(ctx);
+      },
+      { onMatchEnded: (e) => ended.push(e.seat) },
+    );
+    const s = await handshake();
+    s.send({
+      batch: {
+        messages: [
+          { matchStarted: { matchId: "m1", seat: 0 } },
+          { matchStarted: { matchId: "m1", seat: 1 } },
+          { decisionRequest: request({ requestId: "r1", seat: 0, legal: [draw(), play(red7)], events: [event(1), event(2)] }) },
+          { decisionRequest: request({ requestId: "r2", seat: 1, legal: [draw(), play(blue3)], events: [event(1), event(2)] }) },
+        ],
+      },
+    });
+    const got = new Map<string, number | undefined>();
+    for (let i = 0; i < 2; i++) {
+      const msg = await s.next();
+      got.set(msg?.action?.requestId ?? "?", msg?.action?.actionId);
+    }
+    assert.deepEqual(Object.fromEntries(got), { r1: 1070, r2: 1510 });
+    s.send({
+      batch: {
+        messages: [
+          { decisionRequest: request({ requestId: "r3", seat: 0, legal: [draw(), play(red7)] }) },
+          { requestClosed: { requestId: "r3", matchId: "m1", seat: 0 } },
+          { decisionRequest: request({ requestId: "r4", seat: 0, legal: [draw(), play(red7)] }) },
+        ],
+      },
+    });
+    assert.equal((await s.next())?.action?.requestId, "r4");
+    assert.equal(await s.maybeNext(300), undefined, "r3 was closed by the next message of its batch");
+    s.send({ batch: { messages: [{ matchEnded: { matchId: "m1", seat: 0 } }, { matchEnded: { matchId: "m1", seat: 1 } }] } });
+    await waitFor("both seats' MatchEnded", () => ended.length === 2);
+    assert.deepEqual(seen, ["r1 started=true events=2", "r2 started=true events=2", "r3 started=true events=0", "r4 started=true events=0"]);
+  });
+
+  test("answers that pile up while a write is in flight leave in one ActionBatch, in order", async () => {
+    startBot(lastLegal);
+    const s = await handshake();
+    const n = 41;
+    s.send({
+      batch: {
+        messages: Array.from({ length: n }, (_, i) => ({
+          decisionRequest: request({ requestId: `r${i}`, matchId: `m${i}`, legal: [draw(), play(red7)] }),
+        })),
+      },
+    });
+    const order: string[] = [];
+    for (let i = 0; i < n; i++) order.push((await s.next())?.action?.requestId ?? "?");
+    assert.deepEqual(order, Array.from({ length: n }, (_, i) => `r${i}`));
+    // The first answer is written at once; the other 40 are decided while it is in flight.
+    assert.equal(s.singles, 1);
+    assert.deepEqual(s.batches, [n - 1]);
   });
 
   test("RequestClosed aborts decide and suppresses the answer", async () => {

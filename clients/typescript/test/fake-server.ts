@@ -17,14 +17,23 @@ export class FakeSession {
   private readonly waiters: Array<(m: PlayRequest | undefined) => void> = [];
   /** True once the client half-closed or cancelled. */
   clientGone = false;
+  /** The size of every ActionBatch received (its actions reach `next()` one by one). */
+  readonly batches: number[] = [];
+  /** How many lone Actions were received. */
+  singles = 0;
 
   constructor(readonly call: ServerCall) {
     this.metadata = call.metadata;
     this.peer = call.getPeer();
     call.on("data", (m: PlayRequest) => {
-      const w = this.waiters.shift();
-      if (w) w(m);
-      else this.inbox.push(m);
+      if (m.actions) {
+        // Applied in order exactly as if each had come alone: so the tests see them.
+        this.batches.push(m.actions.actions.length);
+        for (const action of m.actions.actions) this.deliver(PlayRequest.fromPartial({ action }));
+        return;
+      }
+      if (m.action) this.singles += 1;
+      this.deliver(m);
     });
     const gone = (): void => {
       this.clientGone = true;
@@ -35,7 +44,13 @@ export class FakeSession {
     call.on("error", gone);
   }
 
-  /** The next message from the bot; rejects after `timeoutMs`, resolves undefined if the bot left. */
+  private deliver(m: PlayRequest): void {
+    const w = this.waiters.shift();
+    if (w) w(m);
+    else this.inbox.push(m);
+  }
+
+  /** The next message from the bot (each Action of an ActionBatch as if it had come alone); rejects after `timeoutMs`, resolves undefined if the bot left. */
   next(timeoutMs = 5000): Promise<PlayRequest | undefined> {
     const queued = this.inbox.shift();
     if (queued) return Promise.resolve(queued);

@@ -2,10 +2,12 @@
 
 (a) The floor: a trivial grpc.aio bidirectional ping-pong. The server answers each small message
     with one the size of a real DecisionRequest; 16 streams come from a second process.
-(b) The service: 16 concurrent tables of four Python SDK random bots (4 bot processes' worth of
+(b) The service: 16 concurrent tables (``--tables``) of four Python SDK random bots (4 bot
     streams, run in a second process), single-hand matches back to back. Moves/s counts the
-    bots' accepted decisions; p50/p99 are the round trips the bots saw from sending an action
-    to receiving its result.
+    bots' accepted decisions. p50/p99 are decision round trips as the server measures them for
+    every accepted answer: from the moment the server issues a DecisionRequest to the moment it
+    takes the bot's answer (its own queueing both ways, the network, the bot). Server CPU per
+    move is the server process's CPU time over the bots' moves.
 
 Both run in the same invocation, one after the other, on this machine's 2 cores.
 """
@@ -25,7 +27,6 @@ from typing import Any
 import grpc
 
 STREAMS = 16
-TABLES = 16
 
 
 # --------------------------------------------------------------------------- (a) the floor
@@ -147,16 +148,9 @@ def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> N
 
     configure_logging("warning")
 
-    rtts: list[float] = []
-
-    class Timed(RandomBot):
-        def on_action_result(self, result: Any, round_trip_s: float) -> None:
-            if result.accepted:
-                rtts.append(round_trip_s)
-
     async def main() -> None:
         clients = [
-            BotClient(Timed(i), ClientConfig(addr=f"127.0.0.1:{port}", token=tok, name=name))
+            BotClient(RandomBot(i), ClientConfig(addr=f"127.0.0.1:{port}", token=tok, name=name))
             for i, (name, tok) in enumerate(tokens.items())
         ]
         tasks = [asyncio.create_task(c.run()) for c in clients]
@@ -168,10 +162,10 @@ def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> N
 
     cpu0 = time.process_time()
     asyncio.run(main())
-    out_q.put((rtts, time.process_time() - cpu0))
+    out_q.put(time.process_time() - cpu0)
 
 
-async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
+async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[float], float, int]:
     from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
     from uno_server.service.main import configure_logging
     from uno_server.service.server import ArenaServer, ServerConfig
@@ -195,6 +189,7 @@ async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
     reg = arena.metrics.registry
     hands = 0
     errors = 0
+    rtts: list[float] = []
     deadline = time.monotonic() + seconds
     seq = 0
 
@@ -214,55 +209,77 @@ async def _service(seconds: float) -> tuple[float, int, int, list[float]]:
             await table_.task
             hands += 1
             errors += sum(s.rejected - s.stale + s.strikes for s in table_.seats)
+            for s in table_.seats:
+                rtts.extend(s.response_ms)
 
     moves0 = reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0
     cpu0 = time.process_time()
     t0 = time.monotonic()
-    await asyncio.gather(*(table(k) for k in range(TABLES)))
+    await asyncio.gather(*(table(k) for k in range(tables)))
     dt = time.monotonic() - t0
     server_cpu = time.process_time() - cpu0
     moves = (reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0) - moves0
     stop_ev.set()
-    rtts, bots_cpu = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
+    bots_cpu = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
     proc.join(10)
     await ch.close()
     await server.stop(drain_timeout_s=1)
     print(
-        f"service: {int(moves):,} bot moves, {hands} hands in {dt:.1f} s over {TABLES} tables; "
+        f"service: {int(moves):,} bot moves, {hands} hands in {dt:.1f} s over {tables} tables; "
         f"CPU seconds: server {server_cpu:.1f}, bots process {bots_cpu:.1f}",
         flush=True,
     )
-    return moves / dt, hands, errors, rtts
+    return moves / dt, hands, errors, rtts, server_cpu / max(moves, 1) * 1e6, int(moves)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each part (default 20)")
+    ap.add_argument("--tables", type=int, default=16, help="concurrent tables (default 16)")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    ap.add_argument(
+        "--service-only",
+        action="store_true",
+        help="skip the floor (for make bench-server-profile, which profiles the service part)",
+    )
     args = ap.parse_args(argv)
     if args.seconds <= 0:
         print("bench-server: --seconds must be positive", file=sys.stderr)
         return 2
-    floor = measure_floor(args.seconds)
-    moves, hands, errors, rtts = asyncio.run(_service(args.seconds))
+    if not 1 <= args.tables <= 1000:
+        print("bench-server: --tables must be 1-1000", file=sys.stderr)
+        return 2
+    floor = float("nan") if args.service_only else measure_floor(args.seconds)
+    moves, hands, errors, rtts, cpu_us, n_moves = asyncio.run(_service(args.seconds, args.tables))
     q = statistics.quantiles(rtts, n=100) if len(rtts) >= 100 else [0.0] * 99
-    p50, p99 = q[49] * 1000, q[98] * 1000
+    p50, p99 = q[49], q[98]
     if args.json:
         print(
             json.dumps(
                 {
                     "moves_per_s": moves,
-                    "floor_rt_per_s": floor,
+                    "moves": n_moves,
+                    "floor_rt_per_s": None if args.service_only else floor,
                     "hands": hands,
                     "errors": errors,
                     "p50_ms": p50,
                     "p99_ms": p99,
+                    "server_cpu_us_per_move": cpu_us,
+                    "tables": args.tables,
                 }
             )
         )
+    if args.service_only:
+        print(
+            f"bench-server (service only): {moves:.0f} moves/s, p50 {p50:.1f} ms, "
+            f"p99 {p99:.1f} ms, server {cpu_us:.0f} us CPU/move, {args.tables} tables, "
+            f"{errors} errors"
+        )
+        return 0
     print(
         f"bench-server: {moves:.0f} moves/s, floor {floor:.0f} round-trips/s, "
-        f"ratio {moves / floor:.2f}, p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+        f"ratio {moves / floor:.2f}, p50 {p50:.1f} ms, p99 {p99:.1f} ms, "
+        f"server {cpu_us:.0f} us CPU/move, {args.tables} tables, {errors} errors"
     )
     return 0
 

@@ -30,6 +30,10 @@ MALFORMED: Final = errors_pb2.ERROR_REASON_MALFORMED_MESSAGE
 
 MAX_REQUEST_BYTES: Final = 512 * 1024
 """Largest serialised request message (PlayRequest or an admin request) the server reads."""
+MAX_ACTION_BATCH: Final = 256
+"""Most Actions in one PlayRequest.actions."""
+MAX_BATCH: Final = 1024
+"""Largest Hello.max_batch."""
 
 NAME_RE: Final = re.compile(r"[A-Za-z0-9_.\-]*")
 LABEL_KEY_RE: Final = re.compile(r"[A-Za-z0-9_.\-/]*")
@@ -102,12 +106,16 @@ LIMITS: Final[dict[str, Limit]] = {
     "uno.v1.Hello.bot_name": NAME,
     "uno.v1.Hello.bot_version": _text(64),
     "uno.v1.Hello.max_concurrent_matches": Limit(lo=0, hi=100_000, what="0-100000"),
+    "uno.v1.Hello.max_batch": Limit(lo=0, hi=MAX_BATCH, what=f"0-{MAX_BATCH}"),
     "uno.v1.Resume.session_id": _ascii(64),
     "uno.v1.Resume.cursors": Limit(max_len=4096, what="at most 4096 entries"),
     "uno.v1.EventCursor.match_id": MATCH_ID,
     "uno.v1.EventCursor.seat": Limit(lo=0, hi=MAX_SEATS - 1, what="0-9"),
     "uno.v1.EventCursor.last_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
     "uno.v1.Action.request_id": _ascii(128, min_len=1),
+    "uno.v1.ActionBatch.actions": Limit(
+        max_len=MAX_ACTION_BATCH, what=f"1-{MAX_ACTION_BATCH} entries"
+    ),
     "uno.v1.Ping.sent_at": Limit(timestamp=True, what="a valid Timestamp (years 1-9999)"),
     # ---- AdminService
     "uno.v1.CreateMatchRequest.seats": Limit(
@@ -145,6 +153,7 @@ REQUIRED: Final[dict[str, tuple[str, int]]] = {
     # field -> (what the message says, reason) for fields that must be set
     "uno.v1.Action.request_id": ("is required", MALFORMED),
     "uno.v1.Action.action_id": ("is required (0 means draw and must be set)", MALFORMED),
+    "uno.v1.ActionBatch.actions": (f"is required: 1-{MAX_ACTION_BATCH} actions", MALFORMED),
     "uno.v1.GetMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.WatchMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.CancelMatchRequest.match_id": ("is required", MALFORMED),
@@ -358,3 +367,9 @@ def action_ok(act: Message) -> bool:
         and rid.isprintable()
         and act.HasField("action_id")
     )
+
+
+def check_action(act: Message) -> Violation | None:
+    """:func:`check` of one Action (field paths start with ``action``), deciding the common case
+    with :func:`action_ok` first: this runs on every move."""
+    return None if action_ok(act) else check(act, "action")

@@ -40,7 +40,7 @@ from uno_server.engine.errors import InvalidRulesError
 from uno_server.engine.match import Match
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
-from . import convert, limits
+from . import convert, limits, wire
 from .auth import TokenRegistry, bearer
 from .metrics import ServiceMetrics
 from .table import ReplayBudget, Seat, Table, TimeControl, make_builtin
@@ -129,6 +129,7 @@ class BotSession:
         self.protocol_version = hello.protocol_version or PROTOCOL_VERSION
         self.max_concurrent = hello.max_concurrent_matches
         self.push_events = hello.push_events
+        self.max_batch = hello.max_batch  # 0 or 1: never batch (limits.py bounds it)
         self.peer = peer[:200]
         self.session_id = uuid.uuid4().hex
         self.connected_at = time.time()
@@ -982,16 +983,36 @@ class BotServicer:
             await _abort(context, session.end_status, arena.metrics)
 
     async def _write(self, context: grpc.aio.ServicerContext[Any, Any], s: BotSession) -> None:
+        """Send the session's queue. With Hello.max_batch >= 2, every message waiting when the
+        writer wakes goes out in one PlayResponse.batch (at most max_batch of them); the first
+        message, the Welcome, always goes alone, and so does a fatal StreamError (kill() empties
+        the queue before queueing it)."""
         loop = asyncio.get_running_loop()
         queue = s.queue
+        limit = s.max_batch
+        first = True
         try:
             while True:
-                msg = await queue.get()
+                msg: Any = await queue.get()
                 if msg is None:
                     return
+                last = False
+                if limit > 1 and not first and not queue.empty():
+                    items = [msg]
+                    while len(items) < limit and not queue.empty():
+                        nxt = queue.get_nowait()
+                        if nxt is None:
+                            last = True
+                            break
+                        items.append(nxt)
+                    if len(items) > 1:
+                        msg = wire.batch(items)
+                first = False
                 s.writing_since = loop.time()
                 await context.write(msg)
                 s.writing_since = None
+                if last:
+                    return
         except asyncio.CancelledError:
             if s.end_status is not None:
                 return  # cut by the janitor: the stream stalled; Play sends the status
@@ -1044,7 +1065,23 @@ class BotServicer:
                 kind = req.WhichOneof("kind")
                 if kind == "action":
                     act = req.action
-                    self._action(session, act, None if limits.action_ok(act) else limits.check(req))
+                    self._action(session, act, limits.check_action(act))
+                    continue
+                if kind == "actions":
+                    acts = req.actions.actions
+                    if not 1 <= len(acts) <= limits.MAX_ACTION_BATCH:
+                        session.stream_error(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            errors_pb2.ERROR_REASON_MALFORMED_MESSAGE
+                            if not acts
+                            else errors_pb2.ERROR_REASON_LIMIT_EXCEEDED,
+                            f"actions.actions: {len(acts)} entries; 1-"
+                            f"{limits.MAX_ACTION_BATCH} allowed (none was applied)",
+                            "actions.actions",
+                        )
+                        continue
+                    for act in acts:  # each exactly as if it had come alone
+                        self._action(session, act, limits.check_action(act))
                     continue
                 bad = limits.check(req)
                 if bad is not None:
@@ -1091,10 +1128,10 @@ class BotServicer:
         self, session: BotSession, act: bot_pb2.Action, bad: limits.Violation | None
     ) -> None:
         arena = self.arena
+        res: bot_pb2.ActionResult | None
         if bad is not None and bad.field != "action.action_id":
             res = bot_pb2.ActionResult(
                 request_id=act.request_id if bad.field != "action.request_id" else "",
-                accepted=False,
                 code=3,
                 reason=bad.reason,
                 message=bad.message,
@@ -1113,7 +1150,6 @@ class BotServicer:
             if table is None:
                 res = bot_pb2.ActionResult(
                     request_id=act.request_id,
-                    accepted=False,
                     code=5,
                     reason=errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
                     message="this server has no such request (nor a match it would belong to)",
@@ -1128,8 +1164,9 @@ class BotServicer:
                     number,
                     act.action_id if act.HasField("action_id") else None,
                 )
-        if not res.accepted:
-            arena.rejected[session.bot_name] += 1
+        if res is None:
+            return  # accepted: no reply, its effects arrive as events
+        arena.rejected[session.bot_name] += 1
         out = bot_pb2.PlayResponse()
         out.action_result.CopyFrom(res)
         session.send(out)
@@ -1421,7 +1458,7 @@ class ArenaServer:
                         "Play": grpc.stream_stream_rpc_method_handler(
                             bots.Play,
                             request_deserializer=_identity,
-                            response_serializer=bot_pb2.PlayResponse.SerializeToString,
+                            response_serializer=wire.serialize,
                         )
                     },
                 ),

@@ -45,7 +45,7 @@ from uno_server.engine.views import SPECTATOR, redact
 from uno_server.engine.views import seat_view as engine_view
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
-from . import convert
+from . import convert, wire
 from .convert import Connection, MatchCancelled, ServiceEvent, TakenOver, TimedOut
 from .metrics import ServiceMetrics
 
@@ -159,7 +159,8 @@ class Seat:
     stale: int = 0
     decisions: int = 0
     response_ms_total: float = 0.0
-    response_ms: list[int] = field(default_factory=list)
+    response_ms: list[float] = field(default_factory=list)  # MatchSeat.response_ms, unrounded
+    last_response_ms: int = 0  # the latest accepted answer's response time (previous_response_ms)
     taken_over: bool = False
     takeover_cause: int = 0
     cursor: int = 0  # records delivered to the seat's bot (= the last sequence it was sent)
@@ -187,6 +188,9 @@ class Record:
     event: E.Event | ServiceEvent  # in match seat numbering
     extra: Any = None  # HandStarted: the hand's match seats; HandEnded: (seed, dealer, actions)
     public: game_pb2.Event | None = None  # what every seat but the owner sees, cached
+    public_field: bytes | None = None  # the same as a DecisionRequest.events entry (_HIDDEN:
+    # nothing to see)
+    private: bool = False  # one seat sees more of it than everyone else
 
 
 async def _deal_inline(fn: Callable[[], Any]) -> Any:
@@ -219,6 +223,8 @@ class Table:
 
     def __post_init__(self) -> None:
         self._waiter: asyncio.Future[bool] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
         self._changed: asyncio.Future[None] | None = None
         self._requests: dict[str, OpenRequest] = {}
         self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
@@ -228,6 +234,18 @@ class Table:
         self._window_opened: float = 0.0
         self._rules_proto = convert.rules_to_proto(self.match.rules)
         self._tc_proto = self.time_control.to_proto()
+        self._request_static = wire.request_static(
+            self.match_id,
+            self.time_control.decision_ms,
+            bytes(self._rules_proto.SerializeToString()),
+        )
+        moves = self.metrics.moves
+        self._moves_metric = {src: moves.labels(src) for src in _MOVE_SOURCES}
+        self._latency_metric = {
+            st.bot_name: self.metrics.decision_latency.labels(st.bot_name)
+            for st in self.seats
+            if st.bot_name
+        }
         self._log = log.bind(match_id=self.match_id)
         self._push = any(st.push for st in self.seats)
         self._cancel_reason: tuple[int, str] | None = None
@@ -339,16 +357,30 @@ class Table:
 
     async def _wait(self, loop: asyncio.AbstractEventLoop, wake: float) -> bool:
         """Wait until something changes (True) or the loop clock reaches ``wake`` (False).
-        A bare future and one timer handle: no task per move, unlike asyncio.wait_for."""
+
+        A bare future, and one timer per table that is re-armed only when it would fire too
+        late: every move moves the deadline later, so the timer armed for an earlier deadline
+        stays, fires at most once too early (the caller then finds nothing due and waits
+        again), and no move pays for a new timer (unlike asyncio.wait_for)."""
         fut: asyncio.Future[bool] = loop.create_future()
         self._waiter = fut
-        timer = None if wake == float("inf") else loop.call_at(wake, _resolve, fut, False)
+        if wake != float("inf"):
+            timer = self._timer
+            if timer is None or self._timer_at > wake:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(wake, self._fire)
+                self._timer_at = wake
         try:
             return await fut
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
+
+    def _fire(self) -> None:
+        self._timer = None
+        fut = self._waiter
+        if fut is not None and not fut.done():
+            fut.set_result(False)
 
     def _wake(self) -> None:
         fut = self._waiter
@@ -429,7 +461,7 @@ class Table:
         hand = self.match.hand
         had_window = hand.window >= 0
         events = self.match.apply(seat, action_id)
-        self.metrics.moves.labels(source).inc()
+        self._moves_metric[source].inc()
         self._record_all(events)
         if hand.window >= 0 and not had_window:
             loop = asyncio.get_running_loop()
@@ -471,20 +503,16 @@ class Table:
 
     def submit(
         self, outbox: Outbox, request_id: str, number: int, action_id: int | None
-    ) -> bot_pb2.ActionResult:
+    ) -> bot_pb2.ActionResult | None:
         """A bot's answer. ``number`` is the request id's numeric suffix (-1 if it has none).
-        Returns the ActionResult to send back on its stream."""
-        received = time.time()
-        res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
-        res.received_at.FromNanoseconds(int(received * 1e9))
-        if action_id is not None:
-            res.action_id = action_id
+        Returns None if the action was applied (accepted actions get no reply), else the
+        ActionResult of the rejection to send back on the bot's stream."""
         req = self._requests.get(request_id)
         if req is None:
-            return self._reject_closed(res, outbox.bot_name, number)
+            return self._reject_closed(self._result(request_id, action_id), outbox.bot_name, number)
         st = self.seats[req.seat]
-        res.seat = req.seat
         if st.bot_name != outbox.bot_name:
+            res = self._result(request_id, action_id, req.seat)
             return self._reject(
                 res,
                 self._first_seat(outbox.bot_name),
@@ -495,7 +523,7 @@ class Table:
             )
         if action_id is None:  # the stream's limits check lets no such Action through
             return self._reject(
-                res,
+                self._result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 INVALID_ARGUMENT,
@@ -508,7 +536,7 @@ class Table:
             engine_id = convert.id_from_wire(action_id, self._m2h)
             if engine_id is None:
                 return self._reject(
-                    res,
+                    self._result(request_id, action_id, req.seat),
                     st,
                     st.bot_name,
                     FAILED_PRECONDITION,
@@ -519,7 +547,7 @@ class Table:
             self._apply(self._m2h[req.seat], engine_id, "bot")
         except MalformedActionError as exc:
             return self._reject(
-                res,
+                self._result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 INVALID_ARGUMENT,
@@ -533,10 +561,17 @@ class Table:
                 if reason == errors_pb2.ERROR_REASON_STALE_REQUEST
                 else (FAILED_PRECONDITION)
             )
-            return self._reject(res, st, st.bot_name, code, reason, str(exc))
+            return self._reject(
+                self._result(request_id, action_id, req.seat),
+                st,
+                st.bot_name,
+                code,
+                reason,
+                str(exc),
+            )
         except EngineError as exc:  # pragma: no cover - every engine error is one of the above
             return self._reject(
-                res,
+                self._result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 FAILED_PRECONDITION,
@@ -548,15 +583,25 @@ class Table:
             st.bank_ms = max(0, st.bank_ms - int(elapsed_ms - self.time_control.decision_ms))
         st.decisions += 1
         st.response_ms_total += elapsed_ms
+        st.last_response_ms = int(elapsed_ms)
         if len(st.response_ms) < RESPONSE_MS_CAP:
-            st.response_ms.append(int(elapsed_ms))
-        self.metrics.decision_latency.labels(st.bot_name).observe(elapsed_ms / 1000)
+            st.response_ms.append(elapsed_ms)
+        self._latency_metric[st.bot_name].observe(elapsed_ms / 1000)
         if st.open is req:
             st.open = None
         self._forget(req, _ANSWERED)
-        res.accepted = True
-        res.response_ms = int(elapsed_ms)
-        res.time_bank_ms = st.bank_ms
+        return None
+
+    def _result(
+        self, request_id: str, action_id: int | None, seat: int | None = None
+    ) -> bot_pb2.ActionResult:
+        """The ActionResult of a rejection (only rejections get one)."""
+        res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
+        res.received_at.FromNanoseconds(time.time_ns())
+        if action_id is not None:
+            res.action_id = action_id
+        if seat is not None:
+            res.seat = seat
         return res
 
     def _reject_closed(
@@ -615,7 +660,6 @@ class Table:
         message: str,
         field: str = "",
     ) -> bot_pb2.ActionResult:
-        res.accepted = False
         res.code = code
         res.reason = reason
         res.message = message
@@ -673,6 +717,49 @@ class Table:
             prompt = bot_pb2.PROMPT_JUMP_IN
         else:
             prompt = _PROMPTS.get(hand.phase, bot_pb2.PROMPT_TURN)
+        taken = [s.taken_over for s in self.seats]
+        if self._ident:
+            # the hot path: the request encoded directly (wire.py), from cached fragments
+            now_ns = time.time_ns()
+            default = None
+            deadline_ns = time_left_ms = 0
+            if req.required:
+                left = max(0.0, req.deadline - now)
+                deadline_ns = now_ns + int(left * 1e9)
+                time_left_ms = int(left * 1000)
+                default = hand.default_action(h)
+            view = wire.seat_view(
+                hand,
+                h,
+                self.match.totals,
+                taken,
+                int(self._window_wall * 1e9) if window else 0,
+                int(self._window_opened * 1e9) if window else 0,
+            )
+            outbox.send(
+                wire.decision_request(
+                    self._request_static,
+                    req.request_id,
+                    st.seat,
+                    hand.hand_number,
+                    hand.turn,
+                    prompt,
+                    req.required,
+                    deadline_ns,
+                    time_left_ms,
+                    st.bank_ms,
+                    st.strikes,
+                    default,
+                    view,
+                    req.legal,
+                    self._event_fields_for(st, outbox),
+                    now_ns,
+                    resent,
+                    st.last_response_ms,
+                )
+            )
+            return
+        # seats mapped (Challenge UNO after an elimination): the general, slower path
         events = self._events_for(st, outbox)
         msg = bot_pb2.PlayResponse()
         dr = msg.decision_request
@@ -692,26 +779,20 @@ class Table:
             dr.time_left_ms = int(left * 1000)
             default = hand.default_action(h)
             if default is not None:
-                dr.default_action_id = default if self._ident else self._to_wire(default)
+                dr.default_action_id = self._to_wire(default)
         closes = convert.timestamp(self._window_wall) if window else None
         opened = convert.timestamp(self._window_opened) if window else None
-        taken = [s.taken_over for s in self.seats]
-        if self._ident:
-            dr.view.CopyFrom(convert.seat_view(hand, h, self.match.totals, taken, closes, opened))
-            dr.legal_actions.extend(convert.legal_action(a) for a in req.legal)
-        else:
-            dr.view.CopyFrom(
-                convert.seat_view_mapped(
-                    hand, h, self.match.totals, taken, closes, self._h2m, opened
-                )
-            )
-            dr.legal_actions.extend(
-                convert.legal_action(convert.id_to_wire(a, self._h2m)) for a in req.legal
-            )
+        dr.view.CopyFrom(
+            convert.seat_view_mapped(hand, h, self.match.totals, taken, closes, self._h2m, opened)
+        )
+        dr.legal_actions.extend(
+            convert.legal_action(convert.id_to_wire(a, self._h2m)) for a in req.legal
+        )
         dr.events.extend(events)
         dr.rules.CopyFrom(self._rules_proto)
         dr.sent_at.FromNanoseconds(time.time_ns())
         dr.resent = resent
+        dr.previous_response_ms = st.last_response_ms
         outbox.send(msg)
 
     def _to_wire(self, action_id: int) -> int:
@@ -802,9 +883,9 @@ class Table:
     # ------------------------------------------------------------------ events
 
     def _record(self, event: E.Event | ServiceEvent, extra: Any = None) -> None:
-        self.records.append(
-            Record(len(self.records) + 1, self.match.hand_number, time.time(), event, extra)
-        )
+        rec = Record(len(self.records) + 1, self.match.hand_number, time.time(), event, extra)
+        rec.private = isinstance(event, _PRIVATE)
+        self.records.append(rec)
         changed = self._changed
         if changed is not None:
             self._changed = None
@@ -822,7 +903,9 @@ class Table:
             extra = self._hand_extra(e) if type(e) in _HAND_MARKS else None
             if remap is not None:
                 e = convert.remap_event(e, remap, n)
-            records.append(Record(len(records) + 1, hand_number, now, e, extra))
+            rec = Record(len(records) + 1, hand_number, now, e, extra)
+            rec.private = isinstance(e, _PRIVATE)
+            records.append(rec)
         changed = self._changed
         if changed is not None:
             self._changed = None
@@ -866,6 +949,31 @@ class Table:
             rec.public = self._convert(rec, ev)
         return rec.public
 
+    def _event_field(self, rec: Record, viewer: int) -> bytes | None:
+        """:meth:`_to_proto` as a DecisionRequest.events entry; every view but the owner's is
+        encoded once per event."""
+        ev = rec.event
+        if rec.private:
+            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat  # type: ignore[union-attr]
+            if viewer == owner:
+                if type(ev) is E.Drew:  # the owner's drawn cards, on nearly every draw
+                    raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), ev)
+                    assert raw is not None
+                    return wire.event_field(raw)
+                return wire.event_field(bytes(self._convert(rec, ev).SerializeToString()))
+        b = rec.public_field
+        if b is None:
+            raw = None
+            if type(ev) in wire.FAST_EVENTS:  # the events of nearly every move: encoded by hand
+                pub = redact(ev, SPECTATOR) if rec.private else ev
+                raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), pub)
+            if raw is None:
+                m = self._to_proto(rec, viewer)
+                raw = None if m is None else bytes(m.SerializeToString())
+            b = _HIDDEN if raw is None else wire.event_field(raw)
+            rec.public_field = b
+        return None if b is _HIDDEN else b
+
     def spectator_event(self, rec: Record) -> game_pb2.Event | None:
         return self._to_proto(rec, SPECTATOR)
 
@@ -906,6 +1014,27 @@ class Table:
             m = self._to_proto(rec, seat)
             if m is not None:
                 out.append(m)
+        st.cursor = len(records)
+        return out
+
+    def _event_fields_for(self, st: Seat, outbox: Outbox) -> list[bytes]:
+        """:meth:`_events_for` as encoded DecisionRequest.events entries (the hot path)."""
+        start = st.cursor
+        records = self.records
+        if len(records) - start > EVENTS_INLINE:
+            self._flush(st, outbox, keep=EVENTS_INLINE)
+            start = st.cursor
+        out = []
+        seat = st.seat
+        for rec in records[start:]:
+            b = rec.public_field
+            if b is None or rec.private:
+                b = self._event_field(rec, seat)
+                if b is None:
+                    continue
+            elif b is _HIDDEN:
+                continue
+            out.append(b)
         st.cursor = len(records)
         return out
 
@@ -969,6 +1098,9 @@ class Table:
     def _finish(self, cause: int) -> None:
         if self.state != 1:
             return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.ended_at = time.time()
         self.end_cause = cause
         self.state = 2 if cause == game_pb2.END_CAUSE_COMPLETED else 3
@@ -1070,11 +1202,13 @@ class Table:
                 mean_response_ms=int(st.response_ms_total / st.decisions) if st.decisions else 0,
             )
             ms.player.CopyFrom(self.player_proto(st))
-            ms.response_ms.extend(st.response_ms)
+            ms.response_ms.extend([int(x) for x in st.response_ms])
         return mi
 
 
 _PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
+_HIDDEN: Final = b"<hidden>"  # Record.public_bytes of an event nobody but its owner sees
+_MOVE_SOURCES: Final = ("bot", "builtin", "timeout", "system")
 _HAND_MARKS: Final = frozenset({E.HandStarted, E.HandEnded})  # events the table adds to
 
 _PROMPTS: Final = {
@@ -1083,11 +1217,6 @@ _PROMPTS: Final = {
     STACK: bot_pb2.PROMPT_STACK,
     CHOOSE_COLOR: bot_pb2.PROMPT_CHOOSE_COLOR,
 }
-
-
-def _resolve(fut: asyncio.Future[bool], value: bool) -> None:
-    if not fut.done():
-        fut.set_result(value)
 
 
 __all__ = ["Hand", "Outbox", "Record", "Seat", "Table", "TimeControl", "make_builtin"]

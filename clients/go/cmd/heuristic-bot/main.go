@@ -51,6 +51,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	name := fs.String("name", env("UNO_ARENA_BOT_NAME", "go-heuristic"), "bot name [$UNO_ARENA_BOT_NAME]")
 	useTLS := fs.Bool("tls", false, "connect to a HOST:PORT address with TLS (system roots); same as https://")
 	verbose := fs.Bool("v", false, "debug logging (every request and answer)")
+	maxBatch := fs.Int("max-batch", unobot.DefaultMaxBatch,
+		"Hello.max_batch: the most waiting messages the server may send in one batch (0 = never batch, at most 1024)")
 	overrunEvery := fs.Int("overrun-every", 0, "chaos: every Nth decision overruns its deadline (0 = off)")
 	overrunMs := fs.Int("overrun-ms", 0, "chaos: how long an overrunning decision blocks, in ms")
 	if err := fs.Parse(args); err != nil {
@@ -80,6 +82,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(2, "--overrun-every and --overrun-ms must be 0 or more")
 	}
 
+	if *maxBatch < 0 || *maxBatch > unobot.MaxHelloBatch {
+		return fail(2, "--max-batch must be 0-%d", unobot.MaxHelloBatch)
+	}
+	batch := int32(*maxBatch)
+	if batch == 0 {
+		batch = unobot.NoBatching
+	}
+
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -87,11 +97,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	cfg := unobot.Config{
-		Addr:   *addr,
-		Token:  *token,
-		Name:   *name,
-		Decide: overrun(heuristic.Decide, *overrunEvery, time.Duration(*overrunMs)*time.Millisecond),
-		Logger: log,
+		Addr:     *addr,
+		Token:    *token,
+		Name:     *name,
+		Decide:   overrun(heuristic.Decide, *overrunEvery, time.Duration(*overrunMs)*time.Millisecond),
+		Logger:   log,
+		MaxBatch: batch,
 	}
 	if *useTLS {
 		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}

@@ -56,6 +56,9 @@ func TestUsageErrors(t *testing.T) {
 	if code, out := runCmd(t, "--addr", "http://127.0.0.1:1", "--tls", "--token", "t"); code != 2 || strings.Count(out, "\n") != 1 {
 		t.Errorf("http:// with --tls: exit %d, %q", code, out)
 	}
+	if code, out := runCmd(t, "--addr", "127.0.0.1:1", "--token", "t", "--max-batch", "2000"); code != 2 || !strings.Contains(out, "--max-batch must be 0-1024") {
+		t.Errorf("--max-batch 2000: exit %d, %q", code, out)
+	}
 }
 
 type refuser struct {

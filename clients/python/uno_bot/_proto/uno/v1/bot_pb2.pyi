@@ -51,30 +51,40 @@ CLOSE_REASON_MATCH_ENDED: CloseReason
 CLOSE_REASON_TAKEN_OVER: CloseReason
 
 class PlayRequest(_message.Message):
-    __slots__ = ("hello", "action", "ping")
+    __slots__ = ("hello", "action", "ping", "actions")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: Action
     ping: Ping
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
+    actions: ActionBatch
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., actions: _Optional[_Union[ActionBatch, _Mapping]] = ...) -> None: ...
+
+class ActionBatch(_message.Message):
+    __slots__ = ("actions",)
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "protocol_version", "resume", "max_concurrent_matches", "push_events")
+    __slots__ = ("bot_name", "bot_version", "protocol_version", "resume", "max_concurrent_matches", "push_events", "max_batch")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _ClassVar[int]
     PUSH_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BATCH_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     protocol_version: int
     resume: Resume
     max_concurrent_matches: int
     push_events: bool
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., max_concurrent_matches: _Optional[int] = ..., push_events: _Optional[bool] = ...) -> None: ...
+    max_batch: int
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., max_concurrent_matches: _Optional[int] = ..., push_events: _Optional[bool] = ..., max_batch: _Optional[int] = ...) -> None: ...
 
 class Resume(_message.Message):
     __slots__ = ("session_id", "cursors")
@@ -111,7 +121,7 @@ class Ping(_message.Message):
     def __init__(self, nonce: _Optional[int] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("welcome", "decision_request", "action_result", "request_closed", "match_started", "match_ended", "seat_events", "pong", "error")
+    __slots__ = ("welcome", "decision_request", "action_result", "request_closed", "match_started", "match_ended", "seat_events", "pong", "error", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     DECISION_REQUEST_FIELD_NUMBER: _ClassVar[int]
     ACTION_RESULT_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +131,7 @@ class PlayResponse(_message.Message):
     SEAT_EVENTS_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     decision_request: DecisionRequest
     action_result: ActionResult
@@ -130,7 +141,14 @@ class PlayResponse(_message.Message):
     seat_events: SeatEvents
     pong: Pong
     error: StreamError
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., action_result: _Optional[_Union[ActionResult, _Mapping]] = ..., request_closed: _Optional[_Union[RequestClosed, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., seat_events: _Optional[_Union[SeatEvents, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., error: _Optional[_Union[StreamError, _Mapping]] = ...) -> None: ...
+    batch: ResponseBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., action_result: _Optional[_Union[ActionResult, _Mapping]] = ..., request_closed: _Optional[_Union[RequestClosed, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., seat_events: _Optional[_Union[SeatEvents, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., error: _Optional[_Union[StreamError, _Mapping]] = ..., batch: _Optional[_Union[ResponseBatch, _Mapping]] = ...) -> None: ...
+
+class ResponseBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[PlayResponse]
+    def __init__(self, messages: _Optional[_Iterable[_Union[PlayResponse, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("session_id", "server_version", "protocol_version", "supported_protocol_versions", "resumed", "bot_name", "server_time", "seats")
@@ -161,7 +179,7 @@ class SeatRef(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "match_id", "seat", "hand_number", "turn", "prompt", "required", "deadline", "time_left_ms", "decision_ms", "time_bank_ms", "strikes", "default_action_id", "view", "legal_actions", "events", "rules", "sent_at", "resent")
+    __slots__ = ("request_id", "match_id", "seat", "hand_number", "turn", "prompt", "required", "deadline", "time_left_ms", "decision_ms", "time_bank_ms", "strikes", "default_action_id", "view", "legal_actions", "events", "rules", "sent_at", "resent", "previous_response_ms")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +199,7 @@ class DecisionRequest(_message.Message):
     RULES_FIELD_NUMBER: _ClassVar[int]
     SENT_AT_FIELD_NUMBER: _ClassVar[int]
     RESENT_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_RESPONSE_MS_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     match_id: str
     seat: int
@@ -200,15 +219,15 @@ class DecisionRequest(_message.Message):
     rules: _game_pb2.RuleSet
     sent_at: _timestamp_pb2.Timestamp
     resent: bool
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., hand_number: _Optional[int] = ..., turn: _Optional[int] = ..., prompt: _Optional[_Union[Prompt, str]] = ..., required: _Optional[bool] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_left_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., strikes: _Optional[int] = ..., default_action_id: _Optional[int] = ..., view: _Optional[_Union[_game_pb2.SeatView, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.LegalAction, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resent: _Optional[bool] = ...) -> None: ...
+    previous_response_ms: int
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., hand_number: _Optional[int] = ..., turn: _Optional[int] = ..., prompt: _Optional[_Union[Prompt, str]] = ..., required: _Optional[bool] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_left_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., strikes: _Optional[int] = ..., default_action_id: _Optional[int] = ..., view: _Optional[_Union[_game_pb2.SeatView, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.LegalAction, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resent: _Optional[bool] = ..., previous_response_ms: _Optional[int] = ...) -> None: ...
 
 class ActionResult(_message.Message):
-    __slots__ = ("request_id", "match_id", "seat", "action_id", "accepted", "code", "reason", "message", "request_open", "received_at", "response_ms", "time_bank_ms", "field")
+    __slots__ = ("request_id", "match_id", "seat", "action_id", "code", "reason", "message", "request_open", "received_at", "response_ms", "time_bank_ms", "field")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
-    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -221,7 +240,6 @@ class ActionResult(_message.Message):
     match_id: str
     seat: int
     action_id: int
-    accepted: bool
     code: int
     reason: _errors_pb2.ErrorReason
     message: str
@@ -230,7 +248,7 @@ class ActionResult(_message.Message):
     response_ms: int
     time_bank_ms: int
     field: str
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_id: _Optional[int] = ..., accepted: _Optional[bool] = ..., code: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., request_open: _Optional[bool] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., response_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., field: _Optional[str] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_id: _Optional[int] = ..., code: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., request_open: _Optional[bool] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., response_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., field: _Optional[str] = ...) -> None: ...
 
 class RequestClosed(_message.Message):
     __slots__ = ("request_id", "match_id", "seat", "reason", "applied_action_id", "strikes")

@@ -219,7 +219,26 @@ export interface PlayRequest {
     | Action
     | undefined;
   /** Optional application-level heartbeat; the server answers with Pong. */
-  ping?: Ping | undefined;
+  ping?:
+    | Ping
+    | undefined;
+  /**
+   * Several answers at once, applied in order exactly as if each had come in its own
+   * PlayRequest.action (any bot may send these; no opt-in).
+   */
+  actions?: ActionBatch | undefined;
+}
+
+/**
+ * Several Actions in one message, for a bot that has more than one answer ready at once (its
+ * seats at many tables). 1-256 entries; each is checked and answered on its own, as a lone
+ * Action would be. An empty batch is answered with StreamError INVALID_ARGUMENT /
+ * MALFORMED_MESSAGE (field "actions.actions"); more than 256 entries with INVALID_ARGUMENT /
+ * LIMIT_EXCEEDED, and none of them is applied.
+ */
+export interface ActionBatch {
+  /** The answers, in the order the server applies them: 1-256 entries. */
+  actions: Action[];
 }
 
 /** Introduces the bot. The token (metadata) authenticates it; the name identifies it in matches. */
@@ -261,6 +280,14 @@ export interface Hello {
    * each seat exactly once per connection.
    */
   pushEvents: boolean;
+  /**
+   * Opt-in batching, 0-1024: the most messages the server may pack into one
+   * PlayResponse.batch when several are waiting for this bot at the same moment (it never
+   * waits to fill a batch). 0 or 1: never batch, every message comes alone. Batching changes
+   * only the framing: the messages and their order are the same. It saves per-message work on
+   * both sides when a bot plays many tables at once; every UNO Arena SDK turns it on.
+   */
+  maxBatch: number;
 }
 
 /** Resume information of a reconnecting bot. */
@@ -334,7 +361,7 @@ export interface PlayResponse {
   decisionRequest?:
     | DecisionRequest
     | undefined;
-  /** The outcome of one Action. */
+  /** Why an Action was rejected (accepted Actions get no reply). */
   actionResult?:
     | ActionResult
     | undefined;
@@ -362,7 +389,22 @@ export interface PlayResponse {
     | Pong
     | undefined;
   /** A fault not tied to one action, or a notice before the stream ends. */
-  error?: StreamError | undefined;
+  error?:
+    | StreamError
+    | undefined;
+  /** Several of the messages above at once (only if Hello.max_batch >= 2). */
+  batch?: ResponseBatch | undefined;
+}
+
+/**
+ * Several server messages in one, in the order they would otherwise have been sent; handle
+ * them one by one exactly as if each had come alone. Sent only to a bot whose Hello.max_batch
+ * is 2 or more, with at most that many messages; never nested, never holding a Welcome, and
+ * never holding a fatal StreamError (that always comes alone, just before the stream ends).
+ */
+export interface ResponseBatch {
+  /** The messages, in order. */
+  messages: PlayResponse[];
 }
 
 /** The server's answer to Hello. */
@@ -490,9 +532,20 @@ export interface DecisionRequest {
    * are current.
    */
   resent: boolean;
+  /**
+   * What the server measured for this seat's previous accepted answer in this match, in
+   * milliseconds: from that request's sent_at to the answer's arrival, i.e. the bot's thinking
+   * time plus the network lag both ways (compare with your own thinking time to see the lag).
+   * 0 before the seat's first accepted answer.
+   */
+  previousResponseMs: number;
 }
 
-/** The outcome of one Action. Every Action gets exactly one ActionResult. */
+/**
+ * Why an Action was rejected. Sent for every rejected Action, and only for those: an accepted
+ * Action gets no reply at all (its effects arrive as events in the seat's next DecisionRequest,
+ * SeatEvents or MatchEnded), so never wait for a reply to make progress.
+ */
 export interface ActionResult {
   /** Action.request_id as received; empty if it was over its limit. */
   requestId: string;
@@ -505,20 +558,15 @@ export interface ActionResult {
     | number
     | undefined;
   /**
-   * True if the action was applied. Its effects arrive as events in the seat's next
-   * DecisionRequest (or SeatEvents / MatchEnded).
-   */
-  accepted: boolean;
-  /**
-   * gRPC status code of the rejection as its number (google.rpc.Code): 0 OK when accepted,
-   * 3 INVALID_ARGUMENT, 5 NOT_FOUND, 9 FAILED_PRECONDITION, 10 ABORTED. See errors.proto.
+   * gRPC status code of the rejection as its number (google.rpc.Code): 3 INVALID_ARGUMENT,
+   * 5 NOT_FOUND, 9 FAILED_PRECONDITION, 10 ABORTED. See errors.proto.
    * Every rejection, whatever its reason, counts in the seat's MatchSeat.rejected_actions (for
    * an action that names another bot's or an unknown request: the sender's first seat in that
    * match, if any) and in the sender's BotInfo.rejected_actions; ABORTED ones (answers that came
    * too late) also in MatchSeat.stale_actions. No rejection is ever a strike.
    */
   code: number;
-  /** Machine-readable reason of a rejection; ERROR_REASON_UNSPECIFIED when accepted. */
+  /** Machine-readable reason of the rejection. */
   reason: ErrorReason;
   /**
    * Human-readable explanation, e.g. "red_7 matches neither the active colour blue nor the top
@@ -539,7 +587,7 @@ export interface ActionResult {
    * lag as the server measured it.
    */
   responseMs: number;
-  /** The seat's time bank left after this answer, in milliseconds. */
+  /** The seat's time bank left, in milliseconds (the clock of an open request keeps running). */
   timeBankMs: number;
   /** For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id"; empty otherwise. */
   field: string;
@@ -694,7 +742,7 @@ export interface StreamError {
 }
 
 function createBasePlayRequest(): PlayRequest {
-  return { hello: undefined, action: undefined, ping: undefined };
+  return { hello: undefined, action: undefined, ping: undefined, actions: undefined };
 }
 
 export const PlayRequest: MessageFns<PlayRequest> = {
@@ -707,6 +755,9 @@ export const PlayRequest: MessageFns<PlayRequest> = {
     }
     if (message.ping !== undefined) {
       Ping.encode(message.ping, writer.uint32(26).fork()).join();
+    }
+    if (message.actions !== undefined) {
+      ActionBatch.encode(message.actions, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -748,6 +799,14 @@ export const PlayRequest: MessageFns<PlayRequest> = {
             message.ping = Ping.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.actions = ActionBatch.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -765,6 +824,7 @@ export const PlayRequest: MessageFns<PlayRequest> = {
       hello: isSet(object.hello) ? Hello.fromJSON(object.hello) : undefined,
       action: isSet(object.action) ? Action.fromJSON(object.action) : undefined,
       ping: isSet(object.ping) ? Ping.fromJSON(object.ping) : undefined,
+      actions: isSet(object.actions) ? ActionBatch.fromJSON(object.actions) : undefined,
     };
   },
 
@@ -779,6 +839,9 @@ export const PlayRequest: MessageFns<PlayRequest> = {
     if (message.ping !== undefined) {
       obj.ping = Ping.toJSON(message.ping);
     }
+    if (message.actions !== undefined) {
+      obj.actions = ActionBatch.toJSON(message.actions);
+    }
     return obj;
   },
 
@@ -792,6 +855,78 @@ export const PlayRequest: MessageFns<PlayRequest> = {
       ? Action.fromPartial(object.action)
       : undefined;
     message.ping = (object.ping !== undefined && object.ping !== null) ? Ping.fromPartial(object.ping) : undefined;
+    message.actions = (object.actions !== undefined && object.actions !== null)
+      ? ActionBatch.fromPartial(object.actions)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseActionBatch(): ActionBatch {
+  return { actions: [] };
+}
+
+export const ActionBatch: MessageFns<ActionBatch> = {
+  encode(message: ActionBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.actions) {
+      Action.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActionBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActionBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.actions.push(Action.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActionBatch {
+    return {
+      actions: globalThis.Array.isArray(object?.actions) ? object.actions.map((e: any) => Action.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ActionBatch): unknown {
+    const obj: any = {};
+    if (message.actions?.length) {
+      obj.actions = message.actions.map((e) => Action.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ActionBatch>): ActionBatch {
+    return ActionBatch.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ActionBatch>): ActionBatch {
+    const message = createBaseActionBatch();
+    message.actions = object.actions?.map((e) => Action.fromPartial(e)) || [];
     return message;
   },
 };
@@ -804,6 +939,7 @@ function createBaseHello(): Hello {
     resume: undefined,
     maxConcurrentMatches: 0,
     pushEvents: false,
+    maxBatch: 0,
   };
 }
 
@@ -826,6 +962,9 @@ export const Hello: MessageFns<Hello> = {
     }
     if (message.pushEvents !== false) {
       writer.uint32(48).bool(message.pushEvents);
+    }
+    if (message.maxBatch !== 0) {
+      writer.uint32(56).uint32(message.maxBatch);
     }
     return writer;
   },
@@ -891,6 +1030,14 @@ export const Hello: MessageFns<Hello> = {
             message.pushEvents = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.maxBatch = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -931,6 +1078,11 @@ export const Hello: MessageFns<Hello> = {
         : isSet(object.push_events)
         ? globalThis.Boolean(object.push_events)
         : false,
+      maxBatch: isSet(object.maxBatch)
+        ? globalThis.Number(object.maxBatch)
+        : isSet(object.max_batch)
+        ? globalThis.Number(object.max_batch)
+        : 0,
     };
   },
 
@@ -954,6 +1106,9 @@ export const Hello: MessageFns<Hello> = {
     if (message.pushEvents !== false) {
       obj.pushEvents = message.pushEvents;
     }
+    if (message.maxBatch !== 0) {
+      obj.maxBatch = Math.round(message.maxBatch);
+    }
     return obj;
   },
 
@@ -970,6 +1125,7 @@ export const Hello: MessageFns<Hello> = {
       : undefined;
     message.maxConcurrentMatches = object.maxConcurrentMatches ?? 0;
     message.pushEvents = object.pushEvents ?? false;
+    message.maxBatch = object.maxBatch ?? 0;
     return message;
   },
 };
@@ -1373,6 +1529,7 @@ function createBasePlayResponse(): PlayResponse {
     seatEvents: undefined,
     pong: undefined,
     error: undefined,
+    batch: undefined,
   };
 }
 
@@ -1404,6 +1561,9 @@ export const PlayResponse: MessageFns<PlayResponse> = {
     }
     if (message.error !== undefined) {
       StreamError.encode(message.error, writer.uint32(74).fork()).join();
+    }
+    if (message.batch !== undefined) {
+      ResponseBatch.encode(message.batch, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -1493,6 +1653,14 @@ export const PlayResponse: MessageFns<PlayResponse> = {
             message.error = StreamError.decode(reader, reader.uint32());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.batch = ResponseBatch.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1540,6 +1708,7 @@ export const PlayResponse: MessageFns<PlayResponse> = {
         : undefined,
       pong: isSet(object.pong) ? Pong.fromJSON(object.pong) : undefined,
       error: isSet(object.error) ? StreamError.fromJSON(object.error) : undefined,
+      batch: isSet(object.batch) ? ResponseBatch.fromJSON(object.batch) : undefined,
     };
   },
 
@@ -1571,6 +1740,9 @@ export const PlayResponse: MessageFns<PlayResponse> = {
     }
     if (message.error !== undefined) {
       obj.error = StreamError.toJSON(message.error);
+    }
+    if (message.batch !== undefined) {
+      obj.batch = ResponseBatch.toJSON(message.batch);
     }
     return obj;
   },
@@ -1605,6 +1777,80 @@ export const PlayResponse: MessageFns<PlayResponse> = {
     message.error = (object.error !== undefined && object.error !== null)
       ? StreamError.fromPartial(object.error)
       : undefined;
+    message.batch = (object.batch !== undefined && object.batch !== null)
+      ? ResponseBatch.fromPartial(object.batch)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseResponseBatch(): ResponseBatch {
+  return { messages: [] };
+}
+
+export const ResponseBatch: MessageFns<ResponseBatch> = {
+  encode(message: ResponseBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      PlayResponse.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResponseBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResponseBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(PlayResponse.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResponseBatch {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => PlayResponse.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ResponseBatch): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => PlayResponse.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResponseBatch>): ResponseBatch {
+    return ResponseBatch.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResponseBatch>): ResponseBatch {
+    const message = createBaseResponseBatch();
+    message.messages = object.messages?.map((e) => PlayResponse.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1949,6 +2195,7 @@ function createBaseDecisionRequest(): DecisionRequest {
     rules: undefined,
     sentAt: undefined,
     resent: false,
+    previousResponseMs: 0,
   };
 }
 
@@ -2010,6 +2257,9 @@ export const DecisionRequest: MessageFns<DecisionRequest> = {
     }
     if (message.resent !== false) {
       writer.uint32(152).bool(message.resent);
+    }
+    if (message.previousResponseMs !== 0) {
+      writer.uint32(160).int32(message.previousResponseMs);
     }
     return writer;
   },
@@ -2179,6 +2429,14 @@ export const DecisionRequest: MessageFns<DecisionRequest> = {
             message.resent = reader.bool();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.previousResponseMs = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2250,6 +2508,11 @@ export const DecisionRequest: MessageFns<DecisionRequest> = {
         ? fromJsonTimestamp(object.sent_at)
         : undefined,
       resent: isSet(object.resent) ? globalThis.Boolean(object.resent) : false,
+      previousResponseMs: isSet(object.previousResponseMs)
+        ? globalThis.Number(object.previousResponseMs)
+        : isSet(object.previous_response_ms)
+        ? globalThis.Number(object.previous_response_ms)
+        : 0,
     };
   },
 
@@ -2312,6 +2575,9 @@ export const DecisionRequest: MessageFns<DecisionRequest> = {
     if (message.resent !== false) {
       obj.resent = message.resent;
     }
+    if (message.previousResponseMs !== 0) {
+      obj.previousResponseMs = Math.round(message.previousResponseMs);
+    }
     return obj;
   },
 
@@ -2341,6 +2607,7 @@ export const DecisionRequest: MessageFns<DecisionRequest> = {
       : undefined;
     message.sentAt = object.sentAt ?? undefined;
     message.resent = object.resent ?? false;
+    message.previousResponseMs = object.previousResponseMs ?? 0;
     return message;
   },
 };
@@ -2351,7 +2618,6 @@ function createBaseActionResult(): ActionResult {
     matchId: "",
     seat: 0,
     actionId: undefined,
-    accepted: false,
     code: 0,
     reason: 0,
     message: "",
@@ -2376,9 +2642,6 @@ export const ActionResult: MessageFns<ActionResult> = {
     }
     if (message.actionId !== undefined) {
       writer.uint32(32).int32(message.actionId);
-    }
-    if (message.accepted !== false) {
-      writer.uint32(40).bool(message.accepted);
     }
     if (message.code !== 0) {
       writer.uint32(48).int32(message.code);
@@ -2450,14 +2713,6 @@ export const ActionResult: MessageFns<ActionResult> = {
             }
 
             message.actionId = reader.int32();
-            continue;
-          }
-          case 5: {
-            if (tag !== 40) {
-              break;
-            }
-
-            message.accepted = reader.bool();
             continue;
           }
           case 6: {
@@ -2554,7 +2809,6 @@ export const ActionResult: MessageFns<ActionResult> = {
         : isSet(object.action_id)
         ? globalThis.Number(object.action_id)
         : undefined,
-      accepted: isSet(object.accepted) ? globalThis.Boolean(object.accepted) : false,
       code: isSet(object.code) ? globalThis.Number(object.code) : 0,
       reason: isSet(object.reason) ? errorReasonFromJSON(object.reason) : 0,
       message: isSet(object.message) ? globalThis.String(object.message) : "",
@@ -2596,9 +2850,6 @@ export const ActionResult: MessageFns<ActionResult> = {
     if (message.actionId !== undefined) {
       obj.actionId = Math.round(message.actionId);
     }
-    if (message.accepted !== false) {
-      obj.accepted = message.accepted;
-    }
     if (message.code !== 0) {
       obj.code = Math.round(message.code);
     }
@@ -2635,7 +2886,6 @@ export const ActionResult: MessageFns<ActionResult> = {
     message.matchId = object.matchId ?? "";
     message.seat = object.seat ?? 0;
     message.actionId = object.actionId ?? undefined;
-    message.accepted = object.accepted ?? false;
     message.code = object.code ?? 0;
     message.reason = object.reason ?? 0;
     message.message = object.message ?? "";

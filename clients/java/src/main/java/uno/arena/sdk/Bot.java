@@ -39,8 +39,8 @@ public interface Bot {
   default void onMatchEnded(MatchContext match, MatchEnded ended) {}
 
   /**
-   * Called for every ActionResult the server sends (on the hook thread). Do not count on one per
-   * accepted answer: a future protocol version may confirm only rejections.
+   * Called for every ActionResult the server sends (on the hook thread): each is a rejection of
+   * one of this bot's answers. Accepted answers get no reply.
    */
   default void onActionResult(MatchContext match, ActionResult result) {}
 }

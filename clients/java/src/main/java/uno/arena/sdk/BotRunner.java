@@ -21,6 +21,7 @@ import java.util.logging.SimpleFormatter;
  *   --version V        bot version string    (env UNO_ARENA_BOT_VERSION)
  *   --tls              TLS for a HOST:PORT address (env UNO_ARENA_TLS=1; same as https://)
  *   --verbose          log every decision    (env UNO_ARENA_VERBOSE=1)
+ *   --max-batch N      Hello.max_batch, 0 = never batch, at most 1024 (default 64)
  * </pre>
  *
  * <p>Exit status: 0 after SIGINT / SIGTERM (the stream is half-closed first); 2 for a bad command
@@ -36,7 +37,13 @@ public final class BotRunner {
   private BotRunner() {}
 
   /** Parsed command line. */
-  public record Options(String addr, String token, String name, String version, boolean tls, boolean verbose) {}
+  public record Options(
+      String addr, String token, String name, String version, boolean tls, boolean verbose, int maxBatch) {
+    /** With the default Hello.max_batch (64). */
+    public Options(String addr, String token, String name, String version, boolean tls, boolean verbose) {
+      this(addr, token, name, version, tls, verbose, UnoBotClient.DEFAULT_MAX_BATCH);
+    }
+  }
 
   /** Runs the bot with this command line until stopped, then exits the JVM with the status above. */
   public static void main(String[] args, Bot bot, String defaultName) {
@@ -68,6 +75,7 @@ public final class BotRunner {
             .token(o.token())
             .botName(o.name())
             .botVersion(o.version())
+            .maxBatch(o.maxBatch())
             .bot(bot)
             .build();
     Thread hook =
@@ -153,6 +161,7 @@ public final class BotRunner {
     String version = env.getOrDefault("UNO_ARENA_BOT_VERSION", defaultVersion);
     boolean tls = truthy(env.get("UNO_ARENA_TLS"));
     boolean verbose = truthy(env.get("UNO_ARENA_VERBOSE"));
+    int maxBatch = UnoBotClient.DEFAULT_MAX_BATCH;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       String value = null;
@@ -166,6 +175,7 @@ public final class BotRunner {
         case "--token":
         case "--name":
         case "--version":
+        case "--max-batch":
           if (value == null) {
             if (i + 1 >= args.length) {
               throw new IllegalArgumentException(a + " needs a value");
@@ -178,6 +188,8 @@ public final class BotRunner {
             token = value;
           } else if (a.equals("--name")) {
             name = value;
+          } else if (a.equals("--max-batch")) {
+            maxBatch = parseMaxBatch(value);
           } else {
             version = value;
           }
@@ -203,13 +215,28 @@ public final class BotRunner {
     if (name == null || name.isEmpty()) {
       throw new IllegalArgumentException("a bot name is required (--name or UNO_ARENA_BOT_NAME)");
     }
-    return new Options(addr, token, name, version, tls, verbose);
+    return new Options(addr, token, name, version, tls, verbose, maxBatch);
+  }
+
+  private static int parseMaxBatch(String value) {
+    try {
+      int n = Integer.parseInt(value.trim());
+      if (n >= 0 && n <= UnoBotClient.MAX_HELLO_BATCH) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw new IllegalArgumentException("--max-batch must be 0-" + UnoBotClient.MAX_HELLO_BATCH + ", not \"" + value + "\"");
   }
 
   public static String usage() {
-    return "usage: java -jar my-bot.jar [--addr ADDR] --token TOKEN [--name NAME] [--version V] [--tls] [--verbose]\n"
+    return "usage: java -jar my-bot.jar [--addr ADDR] --token TOKEN [--name NAME] [--version V] [--tls] [--verbose]"
+        + " [--max-batch N]\n"
         + "  ADDR: HOST:PORT, http://HOST:PORT or https://HOST:PORT (default 127.0.0.1:50051)\n"
         + "  (or env UNO_ARENA_ADDR, UNO_ARENA_TOKEN, UNO_ARENA_BOT_NAME, UNO_ARENA_BOT_VERSION, UNO_ARENA_TLS, UNO_ARENA_VERBOSE)\n"
+        + "  --max-batch N: Hello.max_batch, the most waiting messages the server may send in one batch"
+        + " (0 = never batch, at most 1024; default 64)\n"
         + "  Plays until Ctrl-C / SIGTERM; reconnects by itself when the stream drops.";
   }
 

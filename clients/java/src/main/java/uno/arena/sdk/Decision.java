@@ -97,6 +97,16 @@ public final class Decision {
   }
 
   /**
+   * What the server measured for this seat's previous accepted answer in this match, in
+   * milliseconds ({@code DecisionRequest.previous_response_ms}): from sending that request to
+   * receiving the answer, i.e. thinking time plus network lag both ways; 0 before the first.
+   * Compare it with your own thinking time to see the lag.
+   */
+  public int previousResponseMs() {
+    return request.getPreviousResponseMs();
+  }
+
+  /**
    * Events of this seat not seen before by this client (duplicates re-sent after a reconnect are
    * dropped), oldest first.
    */

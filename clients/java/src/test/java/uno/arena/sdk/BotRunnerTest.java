@@ -21,6 +21,9 @@ class BotRunnerTest {
     assertEquals("dflt", o.name());
     assertEquals("127.0.0.1:50051", o.addr());
     assertTrue(o.verbose());
+    assertEquals(UnoBotClient.DEFAULT_MAX_BATCH, o.maxBatch());
+    assertEquals(0, BotRunner.parse(new String[] {"--token", "x", "--max-batch", "0"}, Map.of(), "d", "1").maxBatch());
+    assertEquals(1024, BotRunner.parse(new String[] {"--token", "x", "--max-batch=1024"}, Map.of(), "d", "1").maxBatch());
   }
 
   @Test
@@ -29,6 +32,13 @@ class BotRunnerTest {
     assertThrows(IllegalArgumentException.class, () -> BotRunner.parse(new String[] {"--token", "t", "--bogus"}, Map.of(), "n", "1"));
     assertThrows(IllegalArgumentException.class, () -> BotRunner.parse(new String[] {"--token"}, Map.of(), "n", "1"));
     assertNull(BotRunner.parse(new String[] {"--help"}, Map.of(), "n", "1"));
+    for (String bad : new String[] {"1025", "-1", "x"}) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> BotRunner.parse(new String[] {"--token", "t", "--max-batch", bad}, Map.of(), "n", "1"));
+      assertTrue(e.getMessage().startsWith("--max-batch must be 0-1024"), e.getMessage());
+    }
   }
 
   @Test

@@ -3,6 +3,7 @@ package uno.arena.sdk;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.ClientInterceptor;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ManagedChannel;
@@ -24,9 +25,11 @@ import java.util.function.Supplier;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import uno.v1.DecisionRequest;
 import uno.v1.PlayRequest;
 import uno.v1.PlayResponse;
+import uno.v1.ResponseBatch;
 import uno.v1.Prompt;
 import uno.v1.BotServiceGrpc;
 import uno.v1.Card;
@@ -65,9 +68,9 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
   }
 
   /** Makes a new in-process channel for each connection attempt, and remembers it. */
-  Supplier<ManagedChannel> channelFactory() {
+  Supplier<ManagedChannel> channelFactory(ClientInterceptor... interceptors) {
     return () -> {
-      ManagedChannel c = InProcessChannelBuilder.forName(name).build();
+      ManagedChannel c = InProcessChannelBuilder.forName(name).intercept(interceptors).build();
       channels.add(c);
       return c;
     };
@@ -99,6 +102,10 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
     final String authorization;
     final BlockingQueue<PlayRequest> received = new LinkedBlockingQueue<>();
     final CompletableFuture<Status> clientEnded = new CompletableFuture<>();
+    /** The size of every ActionBatch received (its actions reach {@link #received} one by one). */
+    final List<Integer> batches = new CopyOnWriteArrayList<>();
+    /** How many lone Actions were received. */
+    final AtomicInteger singles = new AtomicInteger();
     private final StreamObserver<PlayResponse> out;
 
     FakeStream(String authorization, StreamObserver<PlayResponse> out) {
@@ -134,8 +141,24 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
       return r.getAction();
     }
 
+    /** Several messages in one, as the server sends them to a bot whose Hello.max_batch >= 2. */
+    void sendBatch(PlayResponse... messages) {
+      send(PlayResponse.newBuilder().setBatch(ResponseBatch.newBuilder().addAllMessages(List.of(messages))).build());
+    }
+
     @Override
     public void onNext(PlayRequest value) {
+      if (value.hasActions()) {
+        // applied in order, each exactly as if it had come alone: so the tests see them
+        batches.add(value.getActions().getActionsCount());
+        for (uno.v1.Action a : value.getActions().getActionsList()) {
+          received.add(PlayRequest.newBuilder().setAction(a).build());
+        }
+        return;
+      }
+      if (value.hasAction()) {
+        singles.incrementAndGet();
+      }
       received.add(value);
     }
 

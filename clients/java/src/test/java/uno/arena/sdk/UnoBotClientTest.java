@@ -89,18 +89,6 @@ class UnoBotClientTest {
         .build();
   }
 
-  private static PlayResponse accepted(Action a, String matchId, int seat) {
-    return PlayResponse.newBuilder()
-        .setActionResult(
-            ActionResult.newBuilder()
-                .setRequestId(a.getRequestId())
-                .setMatchId(matchId)
-                .setSeat(seat)
-                .setActionId(a.getActionId())
-                .setAccepted(true))
-        .build();
-  }
-
   private static boolean isLegal(DecisionRequest.Builder r, int id) {
     return r.getLegalActionsList().stream().anyMatch(a -> a.getId() == id);
   }
@@ -117,6 +105,7 @@ class UnoBotClientTest {
     assertEquals("9.9", h.getBotVersion());
     assertEquals(1, h.getProtocolVersion());
     assertFalse(h.hasResume());
+    assertEquals(64, h.getMaxBatch(), "batching is on by default");
 
     s.send(welcome("s-1", false));
     s.send(PlayResponse.newBuilder().setMatchStarted(MatchStarted.newBuilder().setMatchId("m1").setSeat(0)).build());
@@ -127,7 +116,6 @@ class UnoBotClientTest {
     assertTrue(a.hasActionId());
     assertTrue(isLegal(req, a.getActionId()));
     assertEquals(1510, a.getActionId());
-    s.send(accepted(a, "m1", 0));
 
     // stop(): the client half-closes (leaving) and run() returns
     client.stop();
@@ -173,8 +161,6 @@ class UnoBotClientTest {
     assertEquals("m2-r1", first.getRequestId());
     assertEquals("m1-r1", second.getRequestId());
     assertEquals(List.of("m2", "m1"), order);
-    s.send(accepted(first, "m2", 3));
-    s.send(accepted(second, "m1", 0));
 
     // a second decision of m1: same per-match context
     s.send(FakeArena.wrap(FakeArena.turn("m1-r2", "m1", 0, 3000)));

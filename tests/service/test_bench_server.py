@@ -1,0 +1,120 @@
+"""make bench-server and make bench-server-profile, reduced: short real runs, and the profile's
+attribution of stacks to the parts of the per-move path."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from uno_server.benchmarks.breakdown import NATIVE, PARTS, attribute, part_of, table
+
+LOOP = (
+    "main (uno_server/benchmarks/server.py:250);run (asyncio/runners.py:190);"
+    "BaseEventLoop.run_until_complete (asyncio/base_events.py:640);"
+    "BaseEventLoop._run_once (asyncio/base_events.py:1922)"
+)
+STEP = LOOP + ";Handle._run (asyncio/events.py:80)"
+
+
+def test_each_sample_goes_to_the_deepest_part_on_its_stack() -> None:
+    raw = [
+        # an answer: read, submitted, applied by the engine
+        STEP + ";BotServicer._read (uno_server/service/server.py:1084);"
+        "BotServicer._action (uno_server/service/server.py:1161);"
+        "Table.submit (uno_server/service/table.py:547);"
+        "Table._apply (uno_server/service/table.py:464);"
+        "Match.apply (uno_server/engine/match.py:86) 7",
+        # the same answer, in the table's own code
+        STEP + ";BotServicer._read (uno_server/service/server.py:1084);"
+        "Table.submit (uno_server/service/table.py:581) 5",
+        # the reader alone
+        STEP + ";BotServicer._read (uno_server/service/server.py:1032) 3",
+        # a view's varints are the view's, not serialisation's
+        STEP + ";Table.run (uno_server/service/table.py:277);"
+        "Table._send_request (uno_server/service/table.py:740);"
+        "seat_view (uno_server/service/wire.py:194);varint (uno_server/service/wire.py:74) 11",
+        STEP + ";Table.run (uno_server/service/table.py:277);"
+        "decision_request (uno_server/service/wire.py:368);uint (uno_server/service/wire.py:94) 2",
+        STEP + ";BotServicer._write (uno_server/service/server.py:1012) 13",
+        STEP + ";AdminServicer.CreateMatch (uno_server/service/server.py:1276);"
+        "Arena.create (uno_server/service/server.py:400) 4",
+        STEP + ";_service.<locals>.table (uno_server/benchmarks/server.py:206) 1",
+        STEP + ";Queue.get (asyncio/queues.py:160) 6",
+        LOOP + ";EpollSelector.select (selectors.py:468) 17",  # the loop itself
+        "Thread._bootstrap (threading.py:1002);_worker (concurrent/futures/thread.py:81) 99",
+        "",
+    ]
+    parts = attribute(raw)
+    assert parts == {
+        "engine": 7,
+        "bookkeeping": 5,
+        "receive": 3,
+        "view": 11,
+        "serialise": 2,
+        "send": 13 + 6,
+        "matches": 4,
+        "bench driver": 1,
+        "event loop": 17,
+    }
+    assert part_of("Match.apply (uno_server/engine/match.py:86)") == "engine"
+    assert part_of("varint (uno_server/service/wire.py:74)") is None
+
+
+def test_the_rows_add_up_to_the_measured_cpu_per_move() -> None:
+    parts = attribute([STEP + ";BotServicer._write (uno_server/service/server.py:1012) 250"])
+    rows = dict(table(parts, rate=250, moves=10_000, cpu_us=180.0))
+    assert list(rows) == [*PARTS, NATIVE]
+    assert rows["send"] == pytest.approx(100.0)  # 1 s of samples over 10,000 moves
+    assert rows[NATIVE] == pytest.approx(80.0)
+    assert sum(rows.values()) == pytest.approx(180.0)
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_bench_server_runs_and_prints_its_figures() -> None:
+    done = _run("uno_server.benchmarks.server", "--seconds", "2", "--tables", "4")
+    assert done.returncode == 0, done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    m = re.fullmatch(
+        r"bench-server: (\d+) moves/s, floor (\d+) round-trips/s, ratio ([\d.]+), "
+        r"p50 ([\d.]+) ms, p99 ([\d.]+) ms, server (\d+) us CPU/move, 4 tables, (\d+) errors",
+        last,
+    )
+    assert m, last
+    moves, floor, ratio = int(m[1]), int(m[2]), float(m[3])
+    assert moves > 0 and floor > 0 and ratio == pytest.approx(moves / floor, abs=0.01)
+    assert int(m[6]) > 0 and m[7] == "0"
+
+
+def test_bench_server_refuses_bad_options_in_one_line() -> None:
+    done = _run("uno_server.benchmarks.server", "--tables", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "bench-server: --tables must be 1-1000"
+
+
+def test_the_profile_breaks_the_cpu_per_move_down() -> None:
+    if shutil.which("py-spy", path=os.path.dirname(sys.executable)) is None:
+        assert os.environ.get("CI") != "true", "py-spy is in the dev extras: CI must have it"
+        pytest.skip("py-spy is not installed (pip install py-spy)")
+    done = _run("uno_server.benchmarks.breakdown", "--seconds", "3", "--tables", "4")
+    if done.returncode == 1 and "ptrace" in done.stderr and os.environ.get("CI") != "true":
+        pytest.skip("py-spy may not trace processes here (no CAP_SYS_PTRACE)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    m = re.fullmatch(r"bench-server-profile: (\d+) us CPU/move = (.*) \(us\)", last)
+    assert m, last
+    rows = dict(kv.rsplit(" ", 1) for kv in m[2].split(", "))
+    assert list(rows) == [*PARTS, NATIVE]
+    us = {k: float(v) for k, v in rows.items()}
+    assert sum(us.values()) == pytest.approx(float(m[1]), abs=len(us))  # rounded to whole µs
+    for part in ("receive", "view", "serialise", "send", "bookkeeping"):
+        assert us[part] > 0, (part, done.stdout)
