@@ -3,7 +3,7 @@
 * ``--shards N`` (one machine): the runner starts N shard workers, each its own process group
   with a game server and its own copies of the launched bots, and stays the single writer of
   the store (:mod:`uno_tournament.worker`). The default N is what the machine's cores allow:
-  a hand costs about 85 CPU-ms (30 in its shard's server, the rest following the tables and in
+  a hand costs about 70 CPU-ms (23 in its shard's server, the rest following the tables and in
   the bots; ``make bench-tournament``), so with half the usable cores as shards
   (:func:`default_shards`) every core is busy while no server reaches its own core's limit.
 * ``--shard I/N`` (many machines, a Kubernetes Indexed Job with ``--shard
