@@ -161,3 +161,31 @@ def test_store_errors_are_one_line_without_the_password(postgres: TempPostgres) 
         assert "wrong-one" not in res.stderr
     finally:
         postgres.drop_database(db)
+
+
+def test_a_follower_sees_a_hand_committed_after_a_later_one(pg_url: str) -> None:
+    """PostgreSQL hands out ``seq`` before commit, so a shard's hand can become visible after
+    a hand with a higher ``seq`` that another shard committed first. The live leaderboards
+    (a ``--shard`` runner's heartbeat and ``tournament watch``) must still count it, once."""
+    from uno_tournament.runner import FOLLOW_OVERLAP
+    from uno_tournament.watch import Follower
+
+    PgStore.connect(pg_url, create=True).close()
+    slow, fast, reader = (PgStore.connect(pg_url) for _ in range(3))
+    follower = Follower(reader, ["a", "b", "c", "d"], "count")
+    try:
+        with slow.lock, slow._transaction():
+            assert slow._insert(_hand("x/t0/b0/d0/r0"))  # takes seq 1, not committed yet
+            assert fast.add_hand(_hand("x/t1/b0/d0/r0", winner=2))  # seq 2, committed
+            got, seq = reader.new_hands(0, overlap=FOLLOW_OVERLAP)
+            assert [h.hand_id for h in got] == ["x/t1/b0/d0/r0"]
+            assert follower.poll() == 1
+        # what the runner's heartbeat reads next: the late commit, below the last seq seen
+        late, _ = reader.new_hands(seq, overlap=FOLLOW_OVERLAP)
+        assert "x/t0/b0/d0/r0" in {h.hand_id for h in late}
+        assert follower.poll() == 1 and follower.poll() == 0
+        assert follower.seen == {"x/t0/b0/d0/r0", "x/t1/b0/d0/r0"}
+        assert len(follower.standings) == 2
+    finally:
+        for s in (slow, fast, reader):
+            s.close()
