@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -40,20 +41,23 @@ from .test_resume import _alive
 BOTS = ["h0", "h1", "p0", "p1", "p2"]
 PLANNED = 120  # 5 bots: 5 tables x 24 hands
 
-DETERMINISTIC = "\n".join(
-    [
-        *(
-            f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "-m", "uno_tournament.bots.graded",'
-            f' "--randomness", "0", "--log-level", "warning"]\n'
-            for n in BOTS[:2]
-        ),
-        *(
-            f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "-m", '
-            f'"uno_bot.examples.heuristic_bot", "--log-level", "warning"]\n'
-            for n in BOTS[2:]
-        ),
-    ]
-)
+
+def bot_entries(names: list[str]) -> str:
+    """Config entries of deterministic bots: h* the engine's heuristic, the rest the SDK's."""
+    entries = []
+    for n in names:
+        module = (
+            "uno_tournament.bots.graded" if n.startswith("h") else "uno_bot.examples.heuristic_bot"
+        )
+        extra = '"--randomness", "0", ' if n.startswith("h") else ""
+        entries.append(
+            f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "-m", "{module}", {extra}'
+            '"--log-level", "warning"]\n'
+        )
+    return "\n".join(entries)
+
+
+DETERMINISTIC = bot_entries(BOTS)
 
 
 def write_config(folder: Path, name: str = "sh") -> Path:
@@ -240,6 +244,65 @@ def test_shards_2_kill9_of_the_runner_then_resume(
     assert got == reference["ratings"]
     verified = run_ok("tournament", "verify", str(out))
     assert f"verified {PLANNED} of {PLANNED} stored hands" in verified
+
+
+def test_shards_2_tell_an_external_bot_every_address(tmp_path: Path) -> None:
+    """A bot that connects by itself plays on every shard: the runner names each shard's
+    server in ``shards.json``, one copy of the bot connects to each, and the run finishes with
+    the external bot in every hand, on both shards."""
+    out = tmp_path / "out"
+    cfg = tmp_path / "ext.toml"
+    cfg.write_text(
+        f'[tournament]\nname = "ext"\nseed = 3\nblocks = 1\nconcurrency = 4\noutput = "{out}"\n'
+        "[time_control]\ndecision_ms = 20000\n[faults]\nstartup_timeout_s = 60\n"
+        + bot_entries(BOTS[:3])
+        + '\n[[bots]]\nname = "ext"\ntoken = "ext-token"\n'
+    )
+    proc = subprocess.Popen(
+        cli("tournament", "run", str(cfg), "--shards", "2", "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    bots: list[subprocess.Popen[str]] = []
+    try:
+
+        def addresses() -> list[str]:
+            path = out / "shards.json"
+            if not path.exists():
+                return []
+            return [s["addr"] for s in json.loads(path.read_text()) if s["addr"]]
+
+        wait_for(lambda: proc.poll() is not None or len(addresses()) == 2, "two shard addresses")
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        for addr in addresses():
+            bots.append(
+                subprocess.Popen(
+                    [
+                        *(sys.executable, "-m", "uno_bot.examples.heuristic_bot"),
+                        *("--addr", addr, "--token", "ext-token", "--name", "ext"),
+                        *("--log-level", "warning"),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+            )
+        text = proc.communicate(timeout=300)[0]
+    finally:
+        for p in [proc, *bots]:
+            if p.poll() is None:
+                p.kill()
+                p.communicate(timeout=30)
+    assert proc.returncode == 0, text
+    assert f"shard addresses (for external bots): {out / 'shards.json'}" in text
+    conn = sqlite3.connect(out / "tournament.sqlite")
+    hands = conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0]
+    ext = conn.execute("SELECT COUNT(*) FROM seats WHERE bot = 'ext'").fetchone()[0]
+    conn.close()
+    assert hands == ext == 24  # 4 bots: one table of 6 deals x 4 rotations, ext in each hand
+    split = re.search(r"0/2 (\d+) hands, 1/2 (\d+) hands", text)
+    assert split and int(split[1]) > 0 and int(split[2]) > 0, text  # both shards played
 
 
 # ------------------------------------------------------------------------------ many machines
