@@ -231,7 +231,9 @@ def test_shards_2_kill9_of_the_runner_then_resume(
         conn.execute("SELECT value FROM meta WHERE key = 'tournament_id'").fetchone()[0]
     )
     seats = conn.execute("SELECT COUNT(*) FROM seats").fetchone()[0]
+    states = dict(conn.execute("SELECT shard, state FROM shards").fetchall())
     conn.close()
+    assert states == {"0/2": "finished", "1/2": "finished"}  # what `tournament watch` shows
     print(
         f"--shards 2 with SQLite: planned {PLANNED}, stored {len(ids)}, duplicates "
         f"{len(ids) - len(set(ids))}; the runner killed at {stored} hands"
