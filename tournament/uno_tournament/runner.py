@@ -102,7 +102,11 @@ when its transaction starts writing, so a position may become visible after high
 
 def _fitter_init() -> None:
     """In the refit process: yield the CPU to the tables (a refit is background work), leave
-    Ctrl-C to the runner, and die with it (Linux)."""
+    Ctrl-C to the runner, and die with it (Linux).
+
+    The death signal only covers a runner that dies after it is set: a runner killed while this
+    process was still starting (it imports the ratings first, seconds on a busy machine) left it
+    running for ever, holding the runner's stdout. So it also exits if its parent is gone."""
     with contextlib.suppress(OSError):
         os.nice(10)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -110,6 +114,9 @@ def _fitter_init() -> None:
         import ctypes
 
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid != os.getppid():
+        os._exit(1)  # the runner died before the death signal was armed
 
 
 class RunnerError(Exception):
