@@ -145,3 +145,27 @@ def test_a_refit_process_whose_runner_died_while_it_started_exits(runner_alive: 
         assert (res.returncode, res.stdout) == (0, "refitting\n"), res.stderr
     else:
         assert (res.returncode, res.stdout) == (1, ""), res.stderr
+
+
+@pytest.mark.parametrize("runner_alive", [True, False])
+def test_a_launched_process_whose_runner_died_while_it_started_exits(
+    runner_alive: bool, tmp_path: Path
+) -> None:
+    """The same for the bots, servers and shard workers the runner launches: a launch whose
+    runner is already gone does not start the program."""
+    from uno_tournament.procs import launcher
+
+    cmd = launcher(str(tmp_path))
+    if not runner_alive:
+        cmd[cmd.index(str(os.getpid()))] = "0"  # this process's parent is someone else
+    res = subprocess.run(
+        [*cmd, sys.executable, "-c", "import os; print(os.getcwd())"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if runner_alive:
+        assert (res.returncode, res.stdout) == (0, f"{tmp_path}\n"), res.stderr
+    else:
+        assert (res.returncode, res.stdout) == (1, ""), res.stderr

@@ -38,7 +38,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from .procs import _LAUNCH, BotProcess, tail
+from .procs import BotProcess, launcher, tail
 
 _SERVING = re.compile(r"serving on (\S+):(\d+)")
 _METRICS = re.compile(r"metrics on http://(\S+):(\d+)/metrics")
@@ -135,12 +135,7 @@ class ServerProcess:
                 )
                 log.flush()
                 self.proc = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    "-c",
-                    _LAUNCH,
-                    os.getcwd(),
+                    *launcher(os.getcwd()),
                     *args,
                     env=env,
                     stdin=asyncio.subprocess.DEVNULL,
@@ -320,12 +315,7 @@ class WorkerProcess:
             log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} shard {self.name}\n".encode())
             log.flush()
             self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-I",
-                "-S",
-                "-c",
-                _LAUNCH,
-                os.getcwd(),
+                *launcher(os.getcwd()),
                 sys.executable,
                 "-m",
                 "uno_tournament.worker",
