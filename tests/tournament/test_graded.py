@@ -21,6 +21,15 @@ def test_graded_randomness_is_ranked_in_order(tmp_path: Path) -> None:
         tmp_path, [graded(n, p) for n, p in ps.items()], name="graded", blocks=4, concurrency=12
     )
     assert cli_main(["tournament", "run", str(cfg), "--quiet"]) == 0
-    board = json.loads((tmp_path / "out" / "results.json").read_text())["leaderboard"]
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    board = results["leaderboard"]
     assert [b["bot"] for b in board] == list(ps)
-    assert board[0]["ci_low"] > board[-1]["ci_high"]
+    if results["model"]["note"]:
+        # the fully random bot sometimes never finishes ahead in 96 hands (about 1 run in 3):
+        # its rating is then unbounded below, the fit falls back to a N(0, 1000 Elo) prior and
+        # its interval is the prior's. Its estimate, pulled up toward 0 by that prior, must still
+        # lie below the best bot's whole interval.
+        assert "prior" in results["model"]["note"]
+        assert board[0]["ci_low"] > board[-1]["rating"], board
+    else:
+        assert board[0]["ci_low"] > board[-1]["ci_high"], board
