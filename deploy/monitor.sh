@@ -18,6 +18,8 @@ sed "s|http://prometheus:9090|http://127.0.0.1:$PROM_PORT|" \
 sed "s|/var/lib/grafana/dashboards/uno-arena|$PWD/deploy/grafana/dashboards|" \
   deploy/grafana/provisioning/dashboards/uno-arena.yml > "$state/grafana/dashboards/uno-arena.yml"
 mkdir -p "$state/grafana/plugins" "$state/grafana/alerting" "$state/grafana/notifiers"
+cp deploy/grafana/provisioning/plugins/*.yml "$state/grafana/plugins/"
+cp deploy/grafana/provisioning/alerting/*.yml "$state/grafana/alerting/"
 
 prometheus --config.file=deploy/prometheus/local.yml --storage.tsdb.path="$state/prometheus" \
   --web.listen-address="127.0.0.1:$PROM_PORT" >"$state/prometheus.log" 2>&1 &
@@ -41,7 +43,7 @@ cat <<MSG
 
 MSG
 args=(tournament run deploy/tournament/arena.toml --out "runs/monitor-$(date +%Y%m%d-%H%M%S)"
-      --metrics-port 9101)
+      --metrics-port 9101 --metrics-linger "${LINGER:-5}")
 if [[ -n "${BLOCKS:-}" ]]; then args+=(--blocks "$BLOCKS"); fi
 "$PYTHON" -m uno_server.cli "${args[@]}"
 echo "tournament over; Prometheus keeps running at http://127.0.0.1:$PROM_PORT until Ctrl-C"

@@ -253,6 +253,7 @@ class Runner:
         admin_token: str | None = None,
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
+        metrics_linger_s: float = 0.0,
         progress: bool = True,
         stream: TextIO | None = None,
         max_hands: int | None = None,
@@ -270,7 +271,8 @@ class Runner:
         self.max_hands = max_hands
         self.metrics_host = metrics_host
         self.refit_interval_s = refit_interval_s
-        self.metrics = TournamentMetrics()
+        self.metrics = TournamentMetrics(tournament_id)
+        self.metrics_linger_s = metrics_linger_s
         self.lag = LagMonitor(self.metrics)
         self.elo = SequentialElo()
         self.names = [b.name for b in config.bots]
@@ -647,7 +649,7 @@ class Runner:
         assert self.progress is not None
         self.progress.add(rec.moves)
         self.metrics.hands_completed.set(self.progress.done)
-        self.metrics.hands_per_second.set(self.progress.rate())
+        self.metrics.hands_stored.inc()
         self.metrics.set_live(self._sequential())
         self._count(rec)
 
@@ -762,6 +764,7 @@ class Runner:
             self.metrics.bot_hands.labels(n)
             self.metrics.bot_wins.labels(n)
             self.metrics.bot_forfeits.labels(n)
+            self.metrics.bot_crashes.labels(n)
             self.metrics.bot_given_up.labels(n).set(0)
         for _, bot, _, detail in self.store.incidents(["given_up"]):
             self.given_up.setdefault(bot, detail)  # a resume keeps the marks
@@ -829,6 +832,7 @@ class Runner:
                     await t
             for sig in installed:
                 loop.remove_signal_handler(sig)
+            await self._linger()
             await self._shutdown()
         if self.fatal is not None:
             raise self.fatal
@@ -860,6 +864,15 @@ class Runner:
             self.metrics_port, addr=self.metrics_host, registry=_Registries(*collectors)
         )
         self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
+
+    async def _linger(self) -> None:
+        """Hold the metrics page (and the server it re-exposes) open for a last scrape, so
+        that Prometheus sees the final counts (``--metrics-linger``); not after a Ctrl-C."""
+        if self.metrics_port is None or self.metrics_linger_s <= 0 or self.stop_requested:
+            return
+        self.say(f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape")
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(self.metrics_linger_s)
 
     async def _shutdown(self) -> None:
         if self.shard is not None:

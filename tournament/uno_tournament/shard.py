@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
 import os
 import re
 import secrets
 import signal
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +35,14 @@ from .procs import _LAUNCH, BotProcess, tail
 
 _SERVING = re.compile(r"serving on (\S+):(\d+)")
 _METRICS = re.compile(r"metrics on http://(\S+):(\d+)/metrics")
+
+
+def json_line(event: str, level: str = "info", **fields: str) -> bytes:
+    """One log line in the server's JSON format (structlog's JSONRenderer: ``event``,
+    ``level``, ``timestamp`` in UTC ISO 8601)."""
+    ts = datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
+    rec = {"event": event, "level": level, "timestamp": ts, **fields}
+    return (json.dumps(rec) + "\n").encode()
 
 
 class ServerProcessError(Exception):
@@ -96,9 +104,7 @@ class ServerProcess:
         env["PYTHONUNBUFFERED"] = "1"
         try:
             with self.log_path.open("ab") as log:
-                log.write(
-                    f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting the server\n".encode()
-                )
+                log.write(json_line("starting the server", args=" ".join(args[3:])))
                 log.flush()
                 self.proc = await asyncio.create_subprocess_exec(
                     sys.executable,
@@ -140,11 +146,14 @@ class ServerProcess:
         asyncio.get_running_loop().create_task(self._drain(out))
 
     async def _drain(self, out: asyncio.StreamReader) -> None:
-        """Copy the server's later stdout lines (its stop messages) to its log."""
+        """Copy the server's later stdout lines (its stop messages) to its log, as JSON lines
+        like the server's own log lines."""
         with contextlib.suppress(Exception):
             while line := await out.readline():
-                with self.log_path.open("ab") as log:
-                    log.write(line)
+                text = line.decode(errors="replace").strip()
+                if text:
+                    with self.log_path.open("ab") as log:
+                        log.write(json_line(text.removeprefix("uno-arena: "), logger="stdout"))
 
     def _why(self, what: str) -> str:
         lines = tail(self.log_path, 3)
