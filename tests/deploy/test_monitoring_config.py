@@ -1,13 +1,15 @@
 """Static checks of the monitoring setup that issue 13 asked for: the k8s tournament is the demo
 tournament, Grafana's provisioning folder is complete, no host port clashes with node_exporter,
-and `make monitor` waits for a last scrape."""
+`make monitor` waits for a last scrape, and the dashboards' queries are per tournament, with
+no fallback that could hide a misspelt metric."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from typing import Any
 
-from .common import DEPLOY, K8S, load_yaml, load_yaml_all
+from .common import DASHBOARDS, DEPLOY, K8S, load_json, load_yaml, load_yaml_all, panels
 
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
 NODE_EXPORTER_PORT = 9100
@@ -61,3 +63,57 @@ def test_no_host_port_is_node_exporters() -> None:
 def test_make_monitor_lingers_for_a_last_scrape() -> None:
     text = (DEPLOY / "monitor.sh").read_text()
     assert "--metrics-linger" in text
+
+
+# ------------------------------------------------------------------------------ dashboards
+
+
+def dashboard_targets() -> list[tuple[str, dict[str, Any], str]]:
+    return [
+        (path.stem, p, t["expr"])
+        for path in DASHBOARDS
+        for p in panels(load_json(path))
+        for t in p.get("targets", [])
+    ]
+
+
+def test_no_query_hides_a_missing_series_behind_a_fallback() -> None:
+    """``a or b * 0`` turns a misspelt ``a`` into a plausible zero; the server creates its
+    series at zero instead (tests/service/test_observability.py)."""
+    for dash, p, expr in dashboard_targets():
+        assert " or " not in expr and "* 0" not in expr, f"{dash} / {p['title']}: {expr}"
+
+
+def test_runner_queries_are_per_tournament() -> None:
+    for path in DASHBOARDS:
+        names = [v["name"] for v in load_json(path)["templating"]["list"]]
+        assert "tournament" in names, path.name
+    for dash, p, expr in dashboard_targets():
+        if "uno_tournament_" not in expr:
+            continue
+        where = f"{dash} / {p['title']}: {expr}"
+        for m in re.finditer(r"uno_tournament_\w+(\{[^}]*\})?", expr):
+            assert m.group(1) and 'tournament=~"$tournament"' in m.group(1), where
+        assert "by (tournament" in expr, where
+
+
+def test_pace_and_eta_come_from_the_counter_of_stored_hands() -> None:
+    exprs = {p["title"]: e for _, p, e in dashboard_targets()}
+    assert "rate(uno_tournament_hands_stored_total" in exprs["ETA"]
+    for _, p, e in dashboard_targets():
+        assert "hands_per_second" not in e, p["title"]
+
+
+def test_leaderboard_is_sorted_strongest_first() -> None:
+    board = next(p for _, p, _ in dashboard_targets() if p["title"] == "Leaderboard (rating now)")
+    assert board["targets"][0]["expr"].startswith("sort_desc(")
+    sort = [t for t in board.get("transformations", []) if t["id"] == "sortBy"]
+    assert sort and sort[0]["options"]["sort"] == [{"field": "Value", "desc": True}]
+
+
+def test_heatmap_has_no_time_series_legend() -> None:
+    heatmaps = [p for _, p, _ in dashboard_targets() if p["type"] == "heatmap"]
+    assert heatmaps
+    for p in heatmaps:
+        legend = p["options"].get("legend", {})
+        assert not {"displayMode", "placement", "showLegend"} & set(legend), p["title"]
