@@ -215,7 +215,7 @@ def provoke(prom: str, grpc_addr: str, state: dict[str, bool]) -> None:
         return
     md = (("authorization", f"Bearer {ADMIN}"),)
     with grpc.insecure_channel(grpc_addr) as ch:
-        admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
+        admin = admin_pb2_grpc.AdminServiceStub(ch)
         running = admin.ListMatches(
             admin_pb2.ListMatchesRequest(states=[admin_pb2.MATCH_STATE_RUNNING]),
             metadata=md,
@@ -228,7 +228,7 @@ def provoke(prom: str, grpc_addr: str, state: dict[str, bool]) -> None:
             metadata=md,
             timeout=5,
         )
-        stub = bot_pb2_grpc.BotServiceStub(ch)  # type: ignore[no-untyped-call]
+        stub = bot_pb2_grpc.BotServiceStub(ch)
         call = stub.Play(
             iter([bot_pb2.PlayRequest()]),
             metadata=(("authorization", "Bearer not-a-token"),),
@@ -238,7 +238,7 @@ def provoke(prom: str, grpc_addr: str, state: dict[str, bool]) -> None:
             for _ in call:
                 pass
         except grpc.RpcError as err:
-            assert err.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+            assert err.code() == grpc.StatusCode.UNAUTHENTICATED
     state["done"] = True
 
 
