@@ -3,6 +3,7 @@
 # tournament (deploy/tournament/arena.toml, embedded server, metrics on port 9101), for users
 # without Docker. Ctrl-C stops both. Environment: PROM_PORT (default 9190, so that it does not
 # clash with a Debian prometheus service on 9090), BLOCKS (default: the config's), PYTHON.
+# LINGER (default 5): seconds the finished run keeps its metrics up for a last scrape.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
