@@ -87,8 +87,14 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 
 
 def version_line() -> str:
-    """The version, and which build of the rules engine this installation runs."""
-    return f"uno-arena {__version__}, python {sys.version.split()[0]}, engine {BUILD}"
+    """The version, and which builds of the rules engine and wire encoder this installation
+    runs."""
+    from .service import BUILD as WIRE_BUILD
+
+    return (
+        f"uno-arena {__version__}, python {sys.version.split()[0]}, engine {BUILD}, "
+        f"wire encoder {WIRE_BUILD}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -277,3 +277,88 @@ def test_k8s_references_resolve() -> None:
     assert svc["spec"]["sessionAffinity"] == "ClientIP"
     job = by_kind["Job"]["uno-arena-tournament"]["spec"]["template"]["spec"]["containers"][0]
     assert "--server=uno-arena-server:50051" in job["args"]
+
+
+# ------------------------------------------------------------------------------ sharded run
+
+SHARDS = sorted((DEPLOY / "k8s" / "shards").glob("*.yaml"))
+
+
+def shard_docs() -> dict[str, dict[str, dict[str, Any]]]:
+    by_kind: dict[str, dict[str, dict[str, Any]]] = {}
+    for p in SHARDS:
+        if p.name == "kustomization.yaml":
+            continue
+        for d in load_yaml_all(p):
+            assert d["metadata"]["namespace"] == "uno-arena"
+            by_kind.setdefault(d["kind"], {})[d["metadata"]["name"]] = d
+    return by_kind
+
+
+@pytest.mark.parametrize("path", [p for p in SHARDS if p.name != "kustomization.yaml"], ids=str)
+def test_shard_manifests_validate(path: Path) -> None:
+    for doc in load_yaml_all(path):
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_indexed_job_plays_one_shard_per_index_into_the_shared_store(tmp_path: Path) -> None:
+    kust = load_yaml(DEPLOY / "k8s" / "shards" / "kustomization.yaml")
+    assert sorted(kust["resources"]) == sorted(p.name for p in SHARDS if p.name != kust_name())
+    by_kind = shard_docs()
+    job = by_kind["Job"]["uno-arena-shards"]["spec"]
+    n = job["completions"]
+    assert job["completionMode"] == "Indexed" and job["parallelism"] == n >= 2
+    assert job["backoffLimitPerIndex"] >= 1  # a failed index is retried, alone
+    pod = job["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    c = pod["containers"][0]
+    args = c["args"]
+    assert args[:2] == ["tournament", "run"]
+    assert f"--shard=$(JOB_COMPLETION_INDEX)/{n}" in args
+    assert not any(a.startswith("--store") for a in args)  # the URL holds a password
+    env = {e["name"]: e for e in c["env"]}
+    assert (
+        "job-completion-index" in env["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
+    )
+    ref = env["UNO_ARENA_STORE"]["valueFrom"]["secretKeyRef"]
+    secret = by_kind["Secret"][ref["name"]]["stringData"]
+    # the URL agrees with the server it names and the credentials the server starts with
+    svc = by_kind["Service"]["uno-arena-postgres"]
+    sts = by_kind["StatefulSet"]["uno-arena-postgres"]
+    port = svc["spec"]["ports"][0]["port"]
+    assert secret[ref["key"]] == (
+        f"postgresql://{secret['user']}:{secret['password']}@uno-arena-postgres:{port}/"
+        f"{secret['database']}"
+    )
+    assert sts["spec"]["serviceName"] == "uno-arena-postgres"
+    assert svc["spec"]["selector"].items() <= sts["spec"]["template"]["metadata"]["labels"].items()
+    pg_env = {
+        e["name"]: e["valueFrom"]["secretKeyRef"]
+        for e in sts["spec"]["template"]["spec"]["containers"][0]["env"]
+        if "valueFrom" in e
+    }
+    assert {k: v["key"] for k, v in pg_env.items()} == {
+        "POSTGRES_USER": "user",
+        "POSTGRES_PASSWORD": "password",
+        "POSTGRES_DB": "database",
+    }
+    # the config the pods mount is a valid tournament configuration
+    vol = next(v for v in pod["volumes"] if "secret" in v)
+    mount = next(m for m in c["volumeMounts"] if m["name"] == vol["name"])
+    config_path = args[2]
+    assert config_path.startswith(mount["mountPath"] + "/")
+    text = by_kind["Secret"][vol["secret"]["secretName"]]["stringData"][Path(config_path).name]
+    (tmp_path / "t.toml").write_text(text)
+    assert len(load_tournament(tmp_path / "t.toml").bots) >= 4
+    # external bots and Prometheus find every shard pod through the headless Service
+    headless = by_kind["Service"][pod["subdomain"]]["spec"]
+    assert headless["clusterIP"] == "None"
+    assert headless["selector"].items() <= job["template"]["metadata"]["labels"].items()
+    assert {p["port"] for p in headless["ports"]} == {
+        int(a.split("=")[1]) for a in args if a.startswith(("--port=", "--metrics-port="))
+    }
+    assert "uno-arena-shards.uno-arena.svc.cluster.local" in k8s_prometheus_config()
+
+
+def kust_name() -> str:
+    return "kustomization.yaml"

@@ -20,7 +20,8 @@ from prometheus_client import generate_latest
 
 from uno_tournament.config import load
 from uno_tournament.report import GIVEN_UP_MARK
-from uno_tournament.runner import Runner, new_tournament_id
+from uno_tournament.runner import Runner
+from uno_tournament.sharding import new_tournament_id
 from uno_tournament.standings import Standings
 from uno_tournament.store import Store
 

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from uno_tournament.schedule import plan
 
 from .helpers import bot_entry, write_config
@@ -114,3 +116,56 @@ def test_ctrl_c_stops_cleanly_and_prints_how_to_resume(tmp_path: Path) -> None:
     stdout, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert f"uno-arena tournament resume {out}" in stdout
+
+
+_FITTER_START = """
+import multiprocessing, sys
+from uno_tournament import runner
+class Parent:
+    pid = int(sys.argv[1])
+multiprocessing.parent_process = lambda: Parent()
+runner._fitter_init()
+print("refitting")
+"""
+
+
+@pytest.mark.parametrize("runner_alive", [True, False])
+def test_a_refit_process_whose_runner_died_while_it_started_exits(runner_alive: bool) -> None:
+    """kill -9 of the runner while its refit process is still starting (before the death
+    signal is armed) must not leave that process behind, holding the runner's stdout."""
+    parent = os.getpid() if runner_alive else 0  # 0: this process's parent is someone else
+    res = subprocess.run(
+        [sys.executable, "-c", _FITTER_START, str(parent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if runner_alive:
+        assert (res.returncode, res.stdout) == (0, "refitting\n"), res.stderr
+    else:
+        assert (res.returncode, res.stdout) == (1, ""), res.stderr
+
+
+@pytest.mark.parametrize("runner_alive", [True, False])
+def test_a_launched_process_whose_runner_died_while_it_started_exits(
+    runner_alive: bool, tmp_path: Path
+) -> None:
+    """The same for the bots, servers and shard workers the runner launches: a launch whose
+    runner is already gone does not start the program."""
+    from uno_tournament.procs import launcher
+
+    cmd = launcher(str(tmp_path))
+    if not runner_alive:
+        cmd[cmd.index(str(os.getpid()))] = "0"  # this process's parent is someone else
+    res = subprocess.run(
+        [*cmd, sys.executable, "-c", "import os; print(os.getcwd())"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if runner_alive:
+        assert (res.returncode, res.stdout) == (0, f"{tmp_path}\n"), res.stderr
+    else:
+        assert (res.returncode, res.stdout) == (1, ""), res.stderr

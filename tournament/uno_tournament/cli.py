@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .config import ConfigError, TournamentConfig, load
 from .replay import ReplayError
-from .store import Store, StoreError
+from .sharding import ShardError, ShardSpec, check_shards, default_shards
+from .store import ResultStore, StoreError
 
 EXIT_ERROR = 2
 
@@ -68,6 +69,84 @@ def _linger(seconds: float) -> float:
     return seconds
 
 
+def _shard_args(p: argparse.ArgumentParser, *, pod: bool) -> None:
+    p.add_argument(
+        "--shards",
+        type=int,
+        metavar="N",
+        help="play on N shards, each its own process group with a game server and copies of "
+        f"the bots (default: half the usable cores, here {default_shards()})",
+    )
+    if pod:
+        p.add_argument(
+            "--shard",
+            metavar="I/N",
+            help="play only shard I of N into a shared --store (a Kubernetes Indexed Job: "
+            "--shard $(JOB_COMPLETION_INDEX)/N)",
+        )
+        p.add_argument(
+            "--store",
+            metavar="URL",
+            help="write the results to this PostgreSQL database (postgresql://USER:PASSWORD@"
+            "HOST:PORT/DB; env UNO_ARENA_STORE) instead of a SQLite file in the output folder",
+            default=os.environ.get("UNO_ARENA_STORE") or None,
+        )
+    p.add_argument(
+        "--bind",
+        metavar="HOST",
+        default="127.0.0.1",
+        help="address the shards' game servers listen on (default 127.0.0.1; 0.0.0.0 lets "
+        "external bots on other machines connect)",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="game server port (shard I of --shards N: PORT+I; default 0: any free port)",
+    )
+    p.add_argument(
+        "--advertise",
+        metavar="HOST",
+        default="",
+        help="host name external bots use to reach the game server (default: --bind, or this "
+        "machine's name when it is 0.0.0.0)",
+    )
+
+
+def _shard_kwargs(args: argparse.Namespace) -> dict[str, object]:
+    if args.port and not 1 <= args.port <= 65535:
+        raise TournamentCliError(f"--port must be 1-65535, got {args.port}")
+    only = None
+    if getattr(args, "shard", None) is not None:
+        if args.shards is not None:
+            raise TournamentCliError(
+                "give --shards N (one machine) or --shard I/N (one shard of many), not both"
+            )
+        only = ShardSpec.parse(args.shard)
+        if not getattr(args, "store", None):
+            raise TournamentCliError(
+                f"--shard {args.shard} plays one shard into a shared store: add --store "
+                "postgresql://..., or use --shards N to play every shard on this machine"
+            )
+    shards = check_shards(args.shards) if args.shards is not None else default_shards()
+    if only is not None:
+        shards = 1
+    if args.server and shards > 1:
+        if args.shards is not None:
+            raise TournamentCliError(
+                "--shards N starts N game servers of its own; it cannot use --server"
+            )
+        shards = 1
+    return {
+        "shards": shards,
+        "only": only,
+        "host": args.bind,
+        "port": args.port,
+        "advertise": args.advertise,
+    }
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a tournament from a TOML configuration."""
     from . import runner
@@ -83,10 +162,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.concurrency < 1:
             raise TournamentCliError("--concurrency must be at least 1")
         config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
+    shard_kw = _shard_kwargs(args)
+    store_url = args.store
+    if store_url:
+        from .pgstore import is_url
+
+        if not is_url(store_url):
+            raise TournamentCliError(
+                f"--store {store_url}: give a postgresql:// URL (a SQLite store is the output "
+                "folder: --out DIR)"
+            )
     return runner.start(
         config,
         out,
         config_text=path.read_text(),
+        store_url=store_url,
+        **shard_kw,
         server=args.server,
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
@@ -103,6 +194,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     return runner.resume(
         Path(args.dir),
+        **_shard_kwargs(args),
         server=args.server,
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
@@ -113,23 +205,54 @@ def cmd_resume(args: argparse.Namespace) -> int:
     )
 
 
+def _open_for_report(args: argparse.Namespace) -> tuple[ResultStore, Path]:
+    """The store a report or watch reads: ``--store`` (a URL or a folder), or DIR."""
+    from .sharding import open_store
+
+    where = args.store or args.dir
+    if not where:
+        raise TournamentCliError("name the tournament: a folder, or --store URL")
+    if args.store and args.dir:
+        raise TournamentCliError("give a tournament folder or --store, not both")
+    store = open_store(where)
+    if args.dir:
+        return store, Path(args.dir)
+    return store, Path(args.out) if args.out else Path(".")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    """Write the reports of a tournament folder (also of an unfinished one) and print the
-    leaderboard."""
+    """Write the reports of a tournament (also of an unfinished one, and of every shard of a
+    run in a shared --store) and print the leaderboard."""
     from . import report
     from .runner import ensure_replays, load_config
 
-    folder = Path(args.dir)
-    store = Store.open(folder)
+    store, folder = _open_for_report(args)
     try:
-        config = load_config(store, folder)
+        config = load_config(store, store.location)
         tid = str(store.meta()["tournament_id"])
         planned = len(config.plan(tid))
+        if args.store and not args.out:
+            report.print_leaderboard(report.summarize(store, config, tid, planned), sys.stdout)
+            print("(--out DIR writes the report files and the replays)")
+            return 0
+        folder.mkdir(parents=True, exist_ok=True)
         ensure_replays(store, folder / "replays")
         report.write_all(folder, store, config, tid, stream=sys.stdout, planned=planned)
     finally:
         store.close()
     return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Follow a running tournament from its store (a folder, or every shard of a run in a
+    shared --store): progress, each shard's state, and the live leaderboard."""
+    from .watch import watch
+
+    store, _ = _open_for_report(args)
+    try:
+        return watch(store, interval_s=args.interval, once=args.once)
+    finally:
+        store.close()
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -191,15 +314,29 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     run.add_argument("--concurrency", type=int, help="override tournament.concurrency")
     run.add_argument("--max-hands", type=int, help=argparse.SUPPRESS)
     _server_args(run)
+    _shard_args(run, pod=True)
     run.set_defaults(func=cmd_run)
     res = tsub.add_parser("resume", help=cmd_resume.__doc__, description=cmd_resume.__doc__)
     res.add_argument("dir", help="the tournament's output folder")
     res.add_argument("--max-hands", type=int, help=argparse.SUPPRESS)
     _server_args(res)
+    _shard_args(res, pod=False)
     res.set_defaults(func=cmd_resume)
-    rep = tsub.add_parser("report", help="write the reports of a tournament folder")
-    rep.add_argument("dir", help="the tournament's output folder")
+    rep = tsub.add_parser(
+        "report", help="write the reports of a tournament", description=cmd_report.__doc__
+    )
+    rep.add_argument("dir", nargs="?", help="the tournament's output folder")
+    rep.add_argument("--store", metavar="URL", help="the run's shared store (postgresql://...)")
+    rep.add_argument("--out", metavar="DIR", help="with --store: write the reports here")
     rep.set_defaults(func=cmd_report)
+    wat = tsub.add_parser(
+        "watch", help="follow a running tournament live", description=cmd_watch.__doc__
+    )
+    wat.add_argument("dir", nargs="?", help="the tournament's output folder")
+    wat.add_argument("--store", metavar="URL", help="the run's shared store (postgresql://...)")
+    wat.add_argument("--interval", type=float, default=5.0, help="seconds between looks")
+    wat.add_argument("--once", action="store_true", help="print the standings once and exit")
+    wat.set_defaults(func=cmd_watch, out=None)
     ver = tsub.add_parser(
         "verify", help="check every stored hand of a run", description=cmd_verify.__doc__
     )
@@ -230,7 +367,7 @@ def _need_sub(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]
     return f
 
 
-ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError)
+ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError, ShardError)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -25,7 +25,9 @@ LOG_TAIL_LINES = 5
 
 # Runs in the child before exec: own session, SIGTERM when the runner dies (Linux), the bot's
 # working directory. Launching through it lets Python use posix_spawn (no fork() in the runner,
-# whose gRPC threads dislike forks).
+# whose gRPC threads dislike forks). The death signal covers only a runner that dies after it is
+# armed, so a child whose runner is already gone (its parent is not the pid it was given) exits
+# instead of running for ever.
 _LAUNCH = (
     "import os, sys, signal\n"
     "os.setsid()\n"
@@ -34,13 +36,20 @@ _LAUNCH = (
     "    ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM)\n"
     "except Exception:\n"
     "    pass\n"
-    "os.chdir(sys.argv[1])\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(1)\n"
+    "os.chdir(sys.argv[2])\n"
     "try:\n"
-    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "    os.execvp(sys.argv[3], sys.argv[3:])\n"
     "except OSError as e:\n"
-    "    print(f'cannot start {sys.argv[2]}: {e.strerror}', file=sys.stderr)\n"
+    "    print(f'cannot start {sys.argv[3]}: {e.strerror}', file=sys.stderr)\n"
     "    sys.exit(127)\n"
 )
+
+
+def launcher(cwd: str) -> list[str]:
+    """The command line that runs ``_LAUNCH`` in ``cwd``; the program and its arguments follow."""
+    return [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), cwd]
 
 
 def tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
@@ -121,12 +130,7 @@ class BotProcess:
             log.flush()
             try:
                 self.proc = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    "-c",
-                    _LAUNCH,
-                    spec.cwd,
+                    *launcher(spec.cwd),
                     *args,
                     env=env,
                     stdin=asyncio.subprocess.DEVNULL,

@@ -28,7 +28,7 @@ import numpy as np
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
 from .ratings import Outcomes, Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_ratings, rated_outcomes
-from .store import Store
+from .store import ResultStore
 
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
 GAP_EXAMPLES = (50, 100, 200, 400)
@@ -160,7 +160,7 @@ class Summary:
 
 
 def summarize(
-    store: Store,
+    store: ResultStore,
     config: TournamentConfig,
     tid: str,
     planned: int = 0,
@@ -562,7 +562,7 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
 
 def write_all(
     out: Path,
-    store: Store,
+    store: ResultStore,
     config: TournamentConfig,
     tid: str,
     *,

@@ -1,5 +1,10 @@
 """Run a tournament: start (or reach) the server, launch the bots, play every planned hand.
 
+Shards (:mod:`uno_tournament.sharding`): with ``--shards N`` the runner starts N worker
+processes (:mod:`uno_tournament.worker`), each playing its share of the schedule on its own
+server and bots, and stores what they send; with ``--shard I/N`` it plays shard I only, into a
+shared PostgreSQL store, and follows the other shards' hands there for its live ratings.
+
 The runner is a client of the service. Without ``--server`` it starts its own game server as a
 child process (:mod:`uno_tournament.shard`), so the tables never share an event loop, or a GIL,
 with the runner's own work.
@@ -27,11 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
 import secrets
 import signal
+import socket
 import sys
 import time
 from collections import deque
@@ -56,9 +63,18 @@ from .config import ConfigError, TournamentConfig
 from .metrics import TournamentMetrics
 from .procs import BotProcess
 from .ratings import Finish, HandResult, SequentialElo
-from .shard import RemoteMetrics, ServerProcess, ServerProcessError, Shard
+from .shard import (
+    WORKER_SERIES,
+    Relabeled,
+    RemoteMetrics,
+    ServerProcess,
+    ServerProcessError,
+    Shard,
+    WorkerProcess,
+)
+from .sharding import ShardSpec, identity_digest, join_store, new_tournament_id
 from .standings import Standings, live_fit
-from .store import HandRecord, SeatRecord, Store
+from .store import HandRecord, ResultStore, SeatRecord, ShardStatus, Store, StoreError
 
 REPLAY_FORMAT = "uno-arena-replay/2"
 FALLBACK = {"heuristic": game_pb2.BUILTIN_BOT_HEURISTIC, "random": game_pb2.BUILTIN_BOT_RANDOM}
@@ -77,11 +93,20 @@ _TRANSIENT = {
 }
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 REFIT_INTERVAL_S = 5.0
+HEARTBEAT_S = 5.0
+"""How often a shard records its state in the store and reads the other shards' new hands."""
+FOLLOW_OVERLAP = 4096
+"""How far back (in store positions) a follower re-reads: PostgreSQL hands out a hand's position
+when its transaction starts writing, so a position may become visible after higher ones."""
 
 
 def _fitter_init() -> None:
     """In the refit process: yield the CPU to the tables (a refit is background work), leave
-    Ctrl-C to the runner, and die with it (Linux)."""
+    Ctrl-C to the runner, and die with it (Linux).
+
+    The death signal only covers a runner that dies after it is set: a runner killed while this
+    process was still starting (it imports the ratings first, seconds on a busy machine) left it
+    running for ever, holding the runner's stdout. So it also exits if its parent is gone."""
     with contextlib.suppress(OSError):
         os.nice(10)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -89,6 +114,9 @@ def _fitter_init() -> None:
         import ctypes
 
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid != os.getppid():
+        os._exit(1)  # the runner died before the death signal was armed
 
 
 class RunnerError(Exception):
@@ -122,7 +150,7 @@ def write_replay(folder: Path, replay: dict[str, Any]) -> Path:
     return path
 
 
-def ensure_replays(store: Store, folder: Path) -> int:
+def ensure_replays(store: ResultStore, folder: Path) -> int:
     """Write the replay files of stored hands that have none (after a crash); returns how many.
     Reads only the missing hands' replays from the store."""
     try:
@@ -135,6 +163,25 @@ def ensure_replays(store: Store, folder: Path) -> int:
         write_replay(folder, replay)
         n += 1
     return n
+
+
+def hand_to_json(rec: HandRecord) -> dict[str, Any]:
+    """A finished hand as JSON (a shard worker's message to the runner; events already
+    converted)."""
+    out = {
+        f.name: getattr(rec, f.name)
+        for f in dataclasses.fields(rec)
+        if f.name not in ("seats", "replay", "replay_raw")
+    }
+    out["seats"] = [dataclasses.asdict(s) for s in rec.seats]
+    out["replay"] = rec.replay
+    return out
+
+
+def hand_from_json(data: dict[str, Any]) -> HandRecord:
+    d = dict(data)
+    seats = [SeatRecord(**s) for s in d.pop("seats")]
+    return HandRecord(seats=seats, **d)
 
 
 def hand_result(h: HandRecord) -> HandResult:
@@ -230,22 +277,33 @@ class LagMonitor:
 
 
 class _Registries:
-    """Several collectors served as one /metrics page (the runner's and its server's; their
-    metric names do not overlap: ``uno_tournament_*`` and ``uno_*``)."""
+    """Several collectors served as one /metrics page (the runner's and its servers', told
+    apart by their ``shard`` label). The list may grow while it is served."""
 
-    def __init__(self, *collectors: Any) -> None:
+    def __init__(self, collectors: list[Any]) -> None:
         self.collectors = collectors
 
     def collect(self) -> Iterator[Metric]:
-        for c in self.collectors:
-            yield from c.collect()
+        merged: dict[str, Metric] = {}
+        for c in list(self.collectors):
+            for fam in c.collect():
+                have = merged.get(fam.name)
+                if have is None:
+                    merged[fam.name] = fam
+                else:  # one family per name on a page: the shards' samples side by side
+                    have.samples.extend(fam.samples)
+        yield from merged.values()
 
 
-class Runner:
+class Player:
+    """Plays hands on one shard: starts (or reaches) its game server, launches the bots, and
+    plays each hand spec it is given, handing every finished hand to :meth:`_record`. The
+    :class:`Runner` records them in the store; a shard worker of ``--shards N``
+    (:class:`uno_tournament.worker.ShardWorker`) sends them to the runner."""
+
     def __init__(
         self,
         out: Path,
-        store: Store,
         config: TournamentConfig,
         tournament_id: str,
         *,
@@ -256,11 +314,14 @@ class Runner:
         metrics_linger_s: float = 0.0,
         progress: bool = True,
         stream: TextIO | None = None,
-        max_hands: int | None = None,
-        refit_interval_s: float = REFIT_INTERVAL_S,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        advertise: str = "",
+        shard_name: str = "0/1",
+        log_dir: Path | None = None,
     ) -> None:
         self.out = out
-        self.store = store
+        self.log_dir = log_dir or out / "logs"
         self.config = config
         self.tid = tournament_id
         self.server_addr = server
@@ -268,19 +329,19 @@ class Runner:
         self.metrics_port = metrics_port
         self.show_progress = progress
         self.stream = stream or sys.stdout
-        self.max_hands = max_hands
         self.metrics_host = metrics_host
-        self.refit_interval_s = refit_interval_s
+        self.host = host
+        self.port = port
+        self.advertise = advertise
+        """The host name external bots use to reach this shard's server (default: ``host``,
+        or this machine's name when ``host`` is 0.0.0.0)."""
+        self.shard_name = shard_name
         self.metrics = TournamentMetrics(tournament_id)
         self.metrics_linger_s = metrics_linger_s
         self.lag = LagMonitor(self.metrics)
-        self.elo = SequentialElo()
         self.names = [b.name for b in config.bots]
-        self.standings = Standings(self.names, config.faults.forfeit)
-        self.live: dict[str, float] = {}
-        """Latest live Plackett-Luce ratings (empty until the first refit)."""
-        self.refits = 0
-        self.refit_seconds = 0.0
+        for n in self.names:  # at zero from the start, so that rate() sees a first crash
+            self.metrics.bot_crashes.labels(n)
         self.tokens: dict[str, str] = {}
         self.shard: Shard | None = None
         self.channel: grpc.aio.Channel | None = None
@@ -303,7 +364,30 @@ class Runner:
         self.given_up: dict[str, str] = {}
         self._workers: list[asyncio.Task[None]] = []
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
-        self._fitter: ProcessPoolExecutor | None = None
+        self.needed: set[str] | None = None
+        """The bots this shard's hands seat (None: every bot); only these are launched."""
+
+    @property
+    def public_addr(self) -> str:
+        """This shard's server as external bots reach it."""
+        addr = self.shard.addr if self.shard is not None else ""
+        if not addr:
+            return ""
+        host, _, port = addr.rpartition(":")
+        if self.advertise:
+            return f"{self.advertise}:{port}"
+        if host in ("0.0.0.0", "::", "[::]"):
+            return f"{socket.getfqdn()}:{port}"
+        return addr
+
+    async def _record(self, rec: HandRecord) -> None:
+        raise NotImplementedError
+
+    def _note_incident(self, bot: str, kind: str, detail: str) -> None:
+        """Keep a bot incident (the runner: in the store)."""
+
+    def _stored_note(self) -> str:
+        return ""
 
     def say(self, msg: str) -> None:
         print(msg, file=self.stream, flush=True)
@@ -319,7 +403,7 @@ class Runner:
     # ------------------------------------------------------------------ setup
 
     async def _start_shard(self) -> Shard:
-        logs = self.out / "logs"
+        logs = self.log_dir
         logs.mkdir(parents=True, exist_ok=True)
         for b in self.config.bots:
             self.tokens[b.name] = b.token or secrets.token_hex(16)
@@ -333,7 +417,7 @@ class Runner:
                         "config (bots[].token) that the server knows"
                     )
             return Shard(self.server_addr, self.admin_token)
-        server = ServerProcess(logs, self.tokens, metrics=True)
+        server = ServerProcess(logs, self.tokens, metrics=True, host=self.host, port=self.port)
         try:
             addr = await server.start(timeout_s=max(30.0, self.config.faults.startup_timeout_s))
         except ServerProcessError as exc:
@@ -347,14 +431,17 @@ class Runner:
         return {b.bot_name for b in res.bots if b.connected}
 
     async def _launch_bots(self, shard: Shard) -> None:
+        want = {b.name for b in self.config.bots}
+        if self.needed is not None:
+            want &= self.needed
         for b in self.config.bots:
-            if b.external:
+            if b.external or b.name not in want:
                 continue
             p = BotProcess(
                 b,
                 self.tokens[b.name],
                 shard.addr,
-                self.out / "logs",
+                self.log_dir,
                 max_restarts=self.config.faults.max_restarts,
                 on_incident=self._incident,
             )
@@ -364,7 +451,6 @@ class Runner:
             except OSError as exc:
                 raise RunnerError(p.failure(f"cannot run its command ({exc})")) from exc
         deadline = time.monotonic() + self.config.faults.startup_timeout_s
-        want = {b.name for b in self.config.bots}
         while True:
             for p in shard.bots.values():
                 if p.crashes:
@@ -392,9 +478,11 @@ class Runner:
                 )
             await asyncio.sleep(0.2)
 
-    def _incident(self, bot: str, kind: str, detail: str) -> None:
-        self.store.add_incident(bot, kind, detail)
-        if kind == "crash":
+    def _incident(self, bot: str, kind: str, detail: str, *, count: bool = True) -> None:
+        """A bot incident: kept, shown, and counted (``count``; not when a shard worker
+        reports it: the worker's own series counts it)."""
+        self._note_incident(bot, kind, detail)
+        if kind == "crash" and count:
             self.metrics.bot_crashes.labels(bot).inc()
         if kind == "given_up":
             self._give_up(bot, detail, record=False)
@@ -406,7 +494,7 @@ class Runner:
         self.given_up[bot] = why
         self.metrics.bot_given_up.labels(bot).set(1)
         if record:
-            self.store.add_incident(bot, "given_up", why)
+            self._note_incident(bot, "given_up", why)
             self.say(f"bot {bot}: given up ({why}); a stand-in plays its seats, each a forfeit")
 
     # ------------------------------------------------------------------ one hand
@@ -503,8 +591,9 @@ class Runner:
             f"Start the server again, then: uno-arena tournament resume {self.out}{hint}"
         )
 
-    def _retry(self) -> None:
-        self.metrics.hand_retries.inc()
+    def _retry(self, *, count: bool = True) -> None:
+        if count:
+            self.metrics.hand_retries.inc()
         if self.progress is not None:
             self.progress.retries += 1
 
@@ -623,48 +712,6 @@ class Runner:
             replay=replay,
         )
 
-    # ------------------------------------------------------------------ the run
-
-    def _write(self, rec: HandRecord) -> bool:
-        """On the writer thread: events to JSON, the hand to the store, its replay file."""
-        rec.replay["events"] = [
-            json_format.MessageToDict(e, preserving_proto_field_name=True)
-            for e in rec.replay["events"]
-        ]
-        if not self.store.add_hand(rec):
-            return False
-        write_replay(self.out / "replays", rec.replay)
-        return True
-
-    async def _record(self, rec: HandRecord) -> None:
-        loop = asyncio.get_running_loop()
-        if not await loop.run_in_executor(self._writer, self._write, rec):
-            return
-        self.standings.add(
-            rec.hand_id, rec.deal_id, [(s.bot, s.place, s.taken_over) for s in rec.seats]
-        )
-        rated = rated_result(rec, self.config.faults.forfeit)
-        if rated is not None:
-            self.elo.update(rated)
-        assert self.progress is not None
-        self.progress.add(rec.moves)
-        self.metrics.hands_completed.set(self.progress.done)
-        self.metrics.hands_stored.inc()
-        self.metrics.set_live(self._sequential())
-        self._count(rec)
-
-    def _count(self, rec: HandRecord) -> None:
-        for s in rec.seats:
-            self.metrics.bot_hands.labels(s.bot).inc()
-            if s.place == 1:
-                self.metrics.bot_wins.labels(s.bot).inc()
-            if s.taken_over and self.config.faults.forfeit != "count":
-                self.metrics.bot_forfeits.labels(s.bot).inc()
-
-    def _sequential(self) -> dict[str, float]:
-        arr = self.elo.as_array(self.names)
-        return {n: float(v) for n, v in zip(self.names, arr, strict=True)}
-
     async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
         while queue and not self.stop_requested:
             spec = queue.popleft()
@@ -682,6 +729,186 @@ class Runner:
         for w in self._workers:
             if w is not asyncio.current_task():
                 w.cancel()
+
+    async def _watch_server(self, server: ServerProcess) -> None:
+        await server.wait()
+        if not self.stop_requested:
+            self._fail(
+                RunnerError(
+                    f"{server.exit_reason()}{self._stored_note()}. "
+                    f"Resume with: uno-arena tournament resume {self.out}"
+                )
+            )
+
+    def _interrupt(self) -> None:
+        if self.stop_requested:
+            os._exit(130)  # second Ctrl-C: leave at once
+        self.interrupted = True
+        self.stop_requested = True
+        self.say("\nstopping (Ctrl-C again to quit at once) ...")
+        for w in self._workers:
+            w.cancel()
+
+
+class Runner(Player):
+    """Plays a tournament (or one shard of it) and records every hand in the store: on one
+    in-process shard, or on ``shards`` worker processes (``--shards N``) whose hands it
+    receives, staying the store's single writer."""
+
+    def __init__(
+        self,
+        out: Path,
+        store: ResultStore,
+        config: TournamentConfig,
+        tournament_id: str,
+        *,
+        max_hands: int | None = None,
+        refit_interval_s: float = REFIT_INTERVAL_S,
+        shards: int = 1,
+        only: ShardSpec | None = None,
+        replay_files: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if only is not None:
+            kwargs.setdefault("shard_name", str(only))
+        super().__init__(out, config, tournament_id, **kwargs)
+        self.store = store
+        self.max_hands = max_hands
+        self.refit_interval_s = refit_interval_s
+        self.n_shards = shards
+        """Local shard workers (``--shards N``); 1 plays in this process."""
+        self.only = only
+        """``--shard I/N``: play this shard of the schedule only (the store is shared)."""
+        self.replay_files = isinstance(store, Store) if replay_files is None else replay_files
+        """Write a replay file per hand into ``out/replays`` (a local run; a shared store
+        keeps the replays in the database)."""
+        self.elo = SequentialElo()
+        self.standings = Standings(self.names, config.faults.forfeit)
+        self.live: dict[str, float] = {}
+        """Latest live Plackett-Luce ratings (empty until the first refit)."""
+        self.refits = 0
+        self.refit_seconds = 0.0
+        self._fitter: ProcessPoolExecutor | None = None
+        self.procs: list[WorkerProcess] = []
+        """The shard workers (``--shards N``)."""
+        self._collectors: list[Any] = []
+        self._seen: set[str] = set()
+        """Hands already in the live standings (a shard also follows the others' hands)."""
+        self._follow_seq = 0
+        self._connected_shards = 0
+        self.started_at = time.time()
+
+    def _note_incident(self, bot: str, kind: str, detail: str) -> None:
+        self.store.add_incident(bot, kind, detail)
+
+    def _stored_note(self) -> str:
+        return f"; {self.store.count()} hands stored"
+
+    # ------------------------------------------------------------------ the run
+
+    def _write(self, rec: HandRecord) -> bool:
+        """On the writer thread: events to JSON, the hand to the store, its replay file."""
+        events = rec.replay.get("events") or []
+        if events and not isinstance(events[0], dict):
+            rec.replay["events"] = [
+                json_format.MessageToDict(e, preserving_proto_field_name=True) for e in events
+            ]
+        if not self.store.add_hand(rec):
+            return False
+        if self.replay_files:
+            write_replay(self.out / "replays", rec.replay)
+        return True
+
+    async def _record(self, rec: HandRecord) -> None:
+        loop = asyncio.get_running_loop()
+        if not await loop.run_in_executor(self._writer, self._write, rec):
+            return
+        self._absorb(rec)
+        assert self.progress is not None
+        self.progress.add(rec.moves)
+        self.metrics.hands_completed.set(self.progress.done)
+        self.metrics.hands_stored.inc()
+        self.metrics.set_live(self._sequential())
+        self._count(rec)
+
+    def _absorb(self, rec: HandRecord) -> None:
+        """A stored hand into the live standings (once: a shard also reads the other shards'
+        hands from the shared store)."""
+        if rec.hand_id in self._seen:
+            return
+        self._seen.add(rec.hand_id)
+        self.standings.add(
+            rec.hand_id, rec.deal_id, [(s.bot, s.place, s.taken_over) for s in rec.seats]
+        )
+        rated = rated_result(rec, self.config.faults.forfeit)
+        if rated is not None:
+            self.elo.update(rated)
+
+    def _count(self, rec: HandRecord) -> None:
+        for s in rec.seats:
+            self.metrics.bot_hands.labels(s.bot).inc()
+            if s.place == 1:
+                self.metrics.bot_wins.labels(s.bot).inc()
+            if s.taken_over and self.config.faults.forfeit != "count":
+                self.metrics.bot_forfeits.labels(s.bot).inc()
+
+    def _sequential(self) -> dict[str, float]:
+        arr = self.elo.as_array(self.names)
+        return {n: float(v) for n, v in zip(self.names, arr, strict=True)}
+
+    # ------------------------------------------------------------------ shards
+
+    def _status(self, state: str) -> ShardStatus:
+        prog = self.progress
+        return ShardStatus(
+            shard=self.shard_name,
+            addr=self.public_addr,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            state=state,
+            planned=prog.planned if prog is not None else 0,
+            done=prog.done if prog is not None else 0,
+            started_at=self.started_at,
+            heartbeat_at=time.time(),
+        )
+
+    def _heartbeat(self, state: str) -> list[HandRecord]:
+        """On the writer thread: this shard's state into the store, and (a shard of a shared
+        store) the hands the other shards stored since the last look."""
+        if self.only is not None:
+            self.store.set_shard(self._status(state))
+        else:
+            now = time.time()
+            for w in self.procs:
+                self.store.set_shard(
+                    ShardStatus(
+                        w.name,
+                        w.addr,
+                        socket.gethostname(),
+                        w.proc.pid if w.proc else 0,
+                        w.state,
+                        w.planned,
+                        w.done,
+                        self.started_at,
+                        now,
+                    )
+                )
+        if self.only is None:
+            return []
+        hands, self._follow_seq = self.store.new_hands(self._follow_seq, overlap=FOLLOW_OVERLAP)
+        return hands
+
+    async def _heartbeat_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                hands = await loop.run_in_executor(self._writer, self._heartbeat, "playing")
+            except StoreError as exc:
+                self._fail(RunnerError(str(exc)))
+                return
+            for h in hands:
+                self._absorb(h)
 
     def _fitter_pool(self) -> ProcessPoolExecutor:
         if self._fitter is None:
@@ -728,35 +955,21 @@ class Runner:
             except (ValueError, np.linalg.LinAlgError, FloatingPointError):
                 continue
 
-    async def _watch_server(self, server: ServerProcess) -> None:
-        await server.wait()
-        if not self.stop_requested:
-            self._fail(
-                RunnerError(
-                    f"{server.exit_reason()}; {self.store.count()} hands stored. "
-                    f"Resume with: uno-arena tournament resume {self.out}"
-                )
-            )
-
-    def _interrupt(self) -> None:
-        if self.stop_requested:
-            os._exit(130)  # second Ctrl-C: leave at once
-        self.interrupted = True
-        self.stop_requested = True
-        self.say("\nstopping (Ctrl-C again to quit at once) ...")
-        for w in self._workers:
-            w.cancel()
-
     async def run(self) -> int:
-        plan = self.config.plan(self.tid)
+        full_plan = self.config.plan(self.tid)
+        plan = full_plan
+        if self.only is not None:
+            plan = schedule.partition(full_plan, self.only.index, self.only.count, self.config.seed)
         done = self.store.done_ids()
-        replays = ensure_replays(self.store, self.out / "replays")
-        if replays:
-            self.say(f"wrote {replays} missing replay files")
+        if self.replay_files:
+            replays = ensure_replays(self.store, self.out / "replays")
+            if replays:
+                self.say(f"wrote {replays} missing replay files")
         pending = deque(h for h in plan if h.hand_id not in done)
         if self.max_hands is not None:
             pending = deque(list(pending)[: self.max_hands])
-        stored = sum(1 for h in plan if h.hand_id in done)
+        mine = {h.hand_id for h in plan}
+        stored = len(mine & done)
         self.progress = Progress(planned=len(plan), done=stored)
         self.metrics.hands_planned.set(len(plan))
         self.metrics.hands_completed.set(stored)
@@ -764,24 +977,28 @@ class Runner:
             self.metrics.bot_hands.labels(n)
             self.metrics.bot_wins.labels(n)
             self.metrics.bot_forfeits.labels(n)
-            self.metrics.bot_crashes.labels(n)
             self.metrics.bot_given_up.labels(n).set(0)
         for _, bot, _, detail in self.store.incidents(["given_up"]):
             self.given_up.setdefault(bot, detail)  # a resume keeps the marks
             self.metrics.bot_given_up.labels(bot).set(1)
         self.standings = Standings.from_store(self.store, self.names, self.config.faults.forfeit)
         for h in self.store.hand_rows():
+            self._seen.add(h.hand_id)
             rated = rated_result(h, self.config.faults.forfeit)
             if rated is not None:
                 self.elo.update(rated)
-            self._count(h)
-        n_tables = len({h.table for h in plan})
+            if h.hand_id in mine:
+                self._count(h)  # a shard counts its own hands; the others count theirs
+        if self.only is not None:
+            _, self._follow_seq = self.store.new_hands(0)
+        n_tables = len({h.table for h in full_plan})
         design = self.config.design()
+        where = f"shard {self.only}: {len(plan)} of " if self.only is not None else ""
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
-            f"{len(plan)} hands ({stored} done; {design.reason}; 95% CI of a gap about "
-            f"+-{schedule.expected_precision(len(plan), len(self.config.bots)):.0f} Elo), "
-            f"output {self.out}"
+            f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "
+            f"about +-{schedule.expected_precision(len(full_plan), len(self.config.bots)):.0f} "
+            f"Elo), {'store ' + self.store.location if self.only else 'output ' + str(self.out)}"
         )
         loop = asyncio.get_running_loop()
         installed = []
@@ -794,37 +1011,11 @@ class Runner:
             if pending:
                 # the refit process starts now, before the tables, and imports in the background
                 self._fitter_pool().submit(int, 0)
-                self.shard = await self._start_shard()
-                addr = self.shard.addr
                 self._serve_metrics()
-                self.channel = grpc.aio.insecure_channel(
-                    addr,
-                    options=[
-                        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-                        ("grpc.keepalive_time_ms", 20_000),
-                        ("grpc.max_reconnect_backoff_ms", 5_000),  # a restarted server is seen soon
-                    ],
-                )
-                self.admin = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
-                if self.shard.server is None:
-                    self.store.set_meta("server", addr)
-                    self.say(f"using server {addr}")
+                if self.n_shards > 1 and self.only is None:
+                    await self._play_sharded(full_plan, pending, tasks)
                 else:
-                    self.say(f"game server process on {addr} (log: {self.shard.server.log_path})")
-                    tasks.append(loop.create_task(self._watch_server(self.shard.server)))
-                await self._launch_bots(self.shard)
-                self.say(f"{len(self.config.bots)} bots connected")
-                self.progress.started = time.monotonic()
-                self.lag.reset()  # from here on the tables run: what stalls now matters
-                tasks.append(loop.create_task(self._refit_loop()))
-                tasks.append(loop.create_task(self._display()))
-                self._workers = [
-                    loop.create_task(self._worker(pending))
-                    for _ in range(min(self.config.concurrency, len(pending)))
-                ]
-                await asyncio.gather(*self._workers, return_exceptions=True)
-            else:
-                self._serve_metrics()
+                    await self._play_here(pending, tasks)
         finally:
             for t in tasks:
                 t.cancel()
@@ -836,6 +1027,8 @@ class Runner:
             await self._shutdown()
         if self.fatal is not None:
             raise self.fatal
+        if self.only is not None:
+            return self._finish_shard(full_plan, mine)
         total = self.store.count()
         if self.interrupted or total < len(plan):
             self.say(
@@ -854,14 +1047,244 @@ class Runner:
         )
         return 0
 
+    def _finish_shard(self, full_plan: list[schedule.HandSpec], mine: set[str]) -> int:
+        """The end of ``--shard I/N``: this shard's state in the store, and the reports once
+        every shard is done."""
+        done = self.store.done_ids()
+        own = len(mine & done)
+        finished = own == len(mine)
+        state = "finished" if finished else ("stopped" if self.interrupted else "playing")
+        with contextlib.suppress(StoreError):
+            self.store.set_shard(self._status(state))
+        total = len(done & {h.hand_id for h in full_plan})
+        if not finished:
+            self.say(
+                f"shard {self.only} stopped: {own} of {len(mine)} of its hands stored. Run the "
+                "same command again to finish it"
+            )
+            return 130 if self.interrupted else 0
+        self.say(
+            f"shard {self.only} finished: its {own} hands stored; the tournament has {total} "
+            f"of {len(full_plan)} hands"
+        )
+        if total == len(full_plan):
+            self.out.mkdir(parents=True, exist_ok=True)
+            report.write_all(
+                self.out,
+                self.store,
+                self.config,
+                self.tid,
+                stream=self.stream,
+                planned=len(full_plan),
+            )
+        else:
+            self.say(
+                f"when every shard is done: uno-arena tournament report --store "
+                f"{self.store.location} --out DIR"
+            )
+        return 0
+
+    async def _play_here(
+        self, pending: deque[schedule.HandSpec], tasks: list[asyncio.Task[None]]
+    ) -> None:
+        """Play ``pending`` on a shard of this process (its own server, unless --server)."""
+        loop = asyncio.get_running_loop()
+        self.needed = {b for h in pending for b in h.bots}
+        self.shard = await self._start_shard()
+        addr = self.shard.addr
+        self._watch_metrics()
+        self.channel = grpc.aio.insecure_channel(
+            addr,
+            options=[
+                ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                ("grpc.keepalive_time_ms", 20_000),
+                ("grpc.max_reconnect_backoff_ms", 5_000),  # a restarted server is seen soon
+            ],
+        )
+        self.admin = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        if self.shard.server is None:
+            if self.only is None:
+                self.store.set_meta("server", addr)
+            self.say(f"using server {addr}")
+        else:
+            self.say(f"game server process on {addr} (log: {self.shard.server.log_path})")
+            tasks.append(loop.create_task(self._watch_server(self.shard.server)))
+        if self.only is not None:
+            self.store.set_shard(self._status("starting"))
+            self.say(f"shard {self.only}: external bots connect to {self.public_addr}")
+        await self._launch_bots(self.shard)
+        self.say(f"{len(self.bots) or len(self.config.bots)} bots connected")
+        if self.shard.server is not None:
+            self.shard.server.mark()
+        self.progress_started()
+        tasks.append(loop.create_task(self._refit_loop()))
+        tasks.append(loop.create_task(self._display()))
+        if self.only is not None:
+            tasks.append(loop.create_task(self._heartbeat_loop()))
+        self._workers = [
+            loop.create_task(self._worker(pending))
+            for _ in range(min(self.config.concurrency, len(pending)))
+        ]
+        await asyncio.gather(*self._workers, return_exceptions=True)
+
+    @property
+    def server_cpu_s(self) -> float:
+        """CPU seconds the game servers this run started used (read when they stopped)."""
+        if self.procs:
+            return sum(w.server_cpu_s for w in self.procs)
+        if self.shard is not None and self.shard.server is not None:
+            return self.shard.server.play_cpu_s
+        return 0.0
+
+    def progress_started(self) -> None:
+        assert self.progress is not None
+        self.progress.started = time.monotonic()
+        self.lag.reset()  # from here on the tables run: what stalls now matters
+
+    # ------------------------------------------------------------------ --shards N
+
+    async def _play_sharded(
+        self,
+        full_plan: list[schedule.HandSpec],
+        pending: deque[schedule.HandSpec],
+        tasks: list[asyncio.Task[None]],
+    ) -> None:
+        """Play ``pending`` on ``n_shards`` worker processes; store what they send."""
+        loop = asyncio.get_running_loop()
+        owner = schedule.shard_units(full_plan, self.n_shards, self.config.seed)
+        parts: list[list[str]] = [[] for _ in range(self.n_shards)]
+        for h in pending:
+            parts[owner[(h.table, h.block, h.deal)]].append(h.hand_id)
+        self.say(
+            f"{self.n_shards} shards, each with its own game server and bots: "
+            + ", ".join(f"{i}/{self.n_shards} {len(p)} hands" for i, p in enumerate(parts))
+        )
+        for i, ids in enumerate(parts):
+            if not ids:
+                continue
+            w = WorkerProcess(i, self.n_shards, self.out / "logs" / f"shard-{i}")
+            w.planned = len(ids)
+            self.procs.append(w)
+            job = {
+                "config": self.config.to_dict(),
+                "tournament_id": self.tid,
+                "shard": [i, self.n_shards],
+                "hands": ids,
+                "out": str(self.out),
+                "log_dir": str(w.log_dir),
+                "given_up": self.given_up,
+                "host": self.host,
+                "port": self.port + i if self.port else 0,
+                "advertise": self.advertise,
+                "metrics": self.metrics_port is not None,
+            }
+            await w.start(job)
+        self._connected_shards = 0
+        self._workers = [loop.create_task(self._pump(w)) for w in self.procs]
+        tasks.append(loop.create_task(self._refit_loop()))
+        tasks.append(loop.create_task(self._display()))
+        tasks.append(loop.create_task(self._shard_status_loop()))
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        with contextlib.suppress(StoreError):  # the shards' last states
+            await loop.run_in_executor(self._writer, self._heartbeat, "")
+
+    async def _pump(self, w: WorkerProcess) -> None:
+        """Everything one shard worker says, until it exits."""
+        async for msg in w.messages():
+            kind = msg.get("type")
+            if kind == "hand":
+                w.done += 1
+                await self._record(hand_from_json(msg["hand"]))
+            elif kind == "serving":
+                w.addr = str(msg.get("addr", ""))
+                w.metrics_url = str(msg.get("metrics_url", ""))
+                if w.metrics_url:
+                    self._collectors.append(
+                        Relabeled(
+                            RemoteMetrics(w.metrics_url),
+                            {"shard": w.name, "tournament": self.tid},
+                            only=WORKER_SERIES,
+                        )
+                    )
+                self.say(f"shard {w.name}: game server on {w.addr} (logs: {w.log_dir})")
+                self._write_addresses()
+            elif kind == "connected":
+                w.state = "playing"
+                self._connected_shards += 1
+                if self._connected_shards == len(self.procs):
+                    self.say(f"bots connected on all {len(self.procs)} shards")
+                    self.progress_started()
+            elif kind == "incident":
+                bot, what, detail = str(msg["bot"]), str(msg["kind"]), str(msg["detail"])
+                self._incident(bot, what, f"{detail} (shard {w.name})", count=False)
+            elif kind == "retry":
+                self._retry(count=False)
+            elif kind == "error":
+                w.state = "failed"
+                self._fail(RunnerError(f"shard {w.name}: {msg.get('message', '')}"))
+            elif kind == "done":
+                w.state = "finished"
+            elif kind == "stats":
+                w.server_cpu_s = float(msg.get("server_cpu_s", 0.0))
+        code = await w.proc.wait() if w.proc is not None else 0
+        if w.state not in ("finished", "failed") and not self.stop_requested:
+            w.state = "failed"
+            self._fail(
+                RunnerError(
+                    w.why(f"the worker exited with status {code}")
+                    + f"{self._stored_note()}. Resume with: uno-arena tournament resume "
+                    f"{self.out}"
+                )
+            )
+
+    def _write_addresses(self) -> None:
+        """``shards.json`` in the run folder: each shard's game server, for external bots."""
+        data = [
+            {"shard": w.name, "addr": w.addr, "metrics": w.metrics_url, "log": str(w.log_dir)}
+            for w in self.procs
+        ]
+        path = self.out / "shards.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)
+        if all(w.addr for w in self.procs):
+            self.say(f"shard addresses (for external bots): {path}")
+
+    async def _shard_status_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            with contextlib.suppress(StoreError):
+                await loop.run_in_executor(self._writer, self._heartbeat, "playing")
+
+    def _fail(self, exc: BaseException) -> None:
+        super()._fail(exc)
+        for w in self.procs:
+            w.terminate()
+
+    def _interrupt(self) -> None:
+        if not self.procs:
+            super()._interrupt()
+            return
+        if self.stop_requested:
+            os._exit(130)
+        self.interrupted = True
+        self.stop_requested = True
+        self.say("\nstopping the shards (Ctrl-C again to quit at once) ...")
+        for w in self.procs:  # they stop their tables; what they finished still arrives
+            w.terminate()
+
     def _serve_metrics(self) -> None:
+        """The metrics page: this process's series (labelled with its shard: ``I/N``, or
+        ``all`` for the runner of ``--shards N``), and its shards' servers and workers."""
         if self.metrics_port is None:
             return
-        collectors: list[Any] = [self.metrics.registry]
-        if self.shard is not None and self.shard.server is not None:
-            collectors.append(RemoteMetrics(self.shard.server.metrics_url))
+        name = "all" if self.n_shards > 1 and self.only is None else self.shard_name
+        self._collectors.append(
+            Relabeled(self.metrics.registry, {"shard": name, "tournament": self.tid})
+        )
         start_http_server(
-            self.metrics_port, addr=self.metrics_host, registry=_Registries(*collectors)
+            self.metrics_port, addr=self.metrics_host, registry=_Registries(self._collectors)
         )
         self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
 
@@ -874,7 +1297,19 @@ class Runner:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(self.metrics_linger_s)
 
+    def _watch_metrics(self) -> None:
+        """Re-expose this process's own game server's metrics (once it serves)."""
+        if self.metrics_port is None or self.shard is None or self.shard.server is None:
+            return
+        self._collectors.append(
+            Relabeled(
+                RemoteMetrics(self.shard.server.metrics_url),
+                {"shard": self.shard_name, "tournament": self.tid},
+            )
+        )
+
     async def _shutdown(self) -> None:
+        await asyncio.gather(*(w.stop() for w in self.procs), return_exceptions=True)
         if self.shard is not None:
             await asyncio.gather(
                 *(p.stop() for p in self.shard.bots.values()), return_exceptions=True
@@ -920,17 +1355,33 @@ class Runner:
 # ------------------------------------------------------------------------ entry points
 
 
-def new_tournament_id(name: str) -> str:
-    return f"{name}-{secrets.token_hex(3)}"
-
-
 def start(
     config: TournamentConfig,
     out: Path,
     *,
     config_text: str = "",
+    store_url: str | None = None,
     **kwargs: Any,
 ) -> int:
+    """Start a tournament: a new SQLite store in ``out``, or (``store_url``) a PostgreSQL store,
+    new or already holding this tournament (a shard started again resumes)."""
+    store: ResultStore
+    if store_url:
+        from .pgstore import PgStore
+
+        only: ShardSpec | None = kwargs.get("only")
+        store = PgStore.connect(store_url, create=True)
+        try:
+            tid = join_store(
+                store,
+                config,
+                config_text=config_text,
+                shards=only.count if only is not None else None,
+            )
+        except Exception:
+            store.close()
+            raise
+        return _run(Runner(out, store, config, tid, **kwargs))
     tid = new_tournament_id(config.name)
     store = Store.create(
         out,
@@ -938,13 +1389,14 @@ def start(
             "tournament_id": tid,
             "config": config.to_dict(),
             "config_text": config_text,
+            "identity": identity_digest(config),
             "created_at": time.time(),
         },
     )
     return _run(Runner(out, store, config, tid, **kwargs))
 
 
-def load_config(store: Store, out: Path) -> TournamentConfig:
+def load_config(store: ResultStore, out: Path | str) -> TournamentConfig:
     meta = store.meta()
     try:
         return TournamentConfig.from_dict(meta["config"])

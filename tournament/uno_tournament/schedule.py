@@ -285,3 +285,34 @@ def plan(
                         )
                     )
     return out
+
+
+# ------------------------------------------------------------------------------ shards
+
+
+def shard_units(
+    plan_: Sequence[HandSpec], count: int, seed: int
+) -> dict[tuple[int, int, int], int]:
+    """The shard (0..count-1) of each deal of the plan, keyed ``(table, block, deal)``.
+
+    The unit of a partition is a table's deal: its 4 rotations, the duplicate set whose hands
+    share one deck. The deals are put in a seeded order (SHA-256 of ``seed/table/block/deal``)
+    and dealt to the shards in turn, so every shard gets the same number of deals, give or take
+    one, and a mix of every table and block. The partition depends on the tournament seed and
+    the number of shards only; a hand's deal seed, seating and id never depend on it, so a
+    hand plays the same whichever shard plays it."""
+    if count < 1:
+        raise ValueError(f"the number of shards must be at least 1, got {count}")
+    units = sorted(
+        {(h.table, h.block, h.deal) for h in plan_},
+        key=lambda u: hashlib.sha256(f"{seed}/{u[0]}/{u[1]}/{u[2]}".encode()).digest(),
+    )
+    return {u: k % count for k, u in enumerate(units)}
+
+
+def partition(plan_: Sequence[HandSpec], index: int, count: int, seed: int) -> list[HandSpec]:
+    """The hands of shard ``index`` of ``count``, in playing order (see :func:`shard_units`)."""
+    if not 0 <= index < count:
+        raise ValueError(f"shard index {index} is not in 0..{count - 1}")
+    owner = shard_units(plan_, count, seed)
+    return [h for h in plan_ if owner[(h.table, h.block, h.deal)] == index]

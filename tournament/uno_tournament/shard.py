@@ -6,10 +6,15 @@ other client, so nothing the runner does (storing hands, refitting the ratings, 
 can stall the tables or charge a bot for the harness's pauses: the tables' event loop is in
 another process.
 
-The boundary is drawn for more than one shard: a :class:`Shard` is an address, an admin token,
-and the processes it owns (its server, if the runner started one, and its launched bots). A later
-runner can start N shards, give each a share of the schedule and store every hand in the one
-database, since hands are independent and stored idempotently by hand id.
+A :class:`Shard` is an address, an admin token, and the processes it owns (its server, if the
+runner started one, and its launched bots). With ``--shards N`` the runner starts N
+:class:`WorkerProcess` es, each its own process group that plays its share of the schedule on its
+own shard and sends every finished hand back to the runner (:mod:`uno_tournament.worker`); with
+``--shard I/N`` one process plays shard I into a shared store.
+
+Metrics: :class:`Relabeled` adds ``shard`` (and ``tournament``, unless a series has it already)
+to every series a process exports or re-exposes, so the series of N shards never collide on one
+/metrics page or in one Prometheus.
 """
 
 from __future__ import annotations
@@ -24,14 +29,16 @@ import secrets
 import signal
 import sys
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
-from .procs import _LAUNCH, BotProcess, tail
+from .procs import BotProcess, launcher, tail
 
 _SERVING = re.compile(r"serving on (\S+):(\d+)")
 _METRICS = re.compile(r"metrics on http://(\S+):(\d+)/metrics")
@@ -60,8 +67,12 @@ class ServerProcess:
         admin_token: str | None = None,
         metrics: bool = True,
         drain_timeout_s: float = 0.5,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.log_path = log_dir / "server.log"
+        self.host = host
+        self.port = port
         self.tokens = dict(tokens)
         self.admin_token = admin_token or secrets.token_hex(24)
         self.metrics = metrics
@@ -70,6 +81,29 @@ class ServerProcess:
         self.addr = ""
         self.metrics_url = ""
         self._stopping = False
+        self.cpu_s = 0.0
+        """CPU seconds (user + system) the server process used, read when it is stopped."""
+        self.cpu_base = 0.0
+        """Its CPU seconds when the tables started (:meth:`mark`): startup is not play."""
+
+    def mark(self) -> None:
+        self.cpu_base = self.read_cpu()
+
+    @property
+    def play_cpu_s(self) -> float:
+        """CPU seconds the server spent from :meth:`mark` to its stop."""
+        return max(0.0, self.cpu_s - self.cpu_base)
+
+    def read_cpu(self) -> float:
+        """The server's CPU seconds so far (Linux /proc; 0 elsewhere)."""
+        if self.proc is None:
+            return self.cpu_s
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            self.cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+        return self.cpu_s
 
     @property
     def running(self) -> bool:
@@ -96,7 +130,7 @@ class ServerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         conf = self._config_file()
         args = [sys.executable, "-m", "uno_server.cli", "serve", "--config", str(conf)]
-        args += ["--port", "0", "--log-level", "warning"]
+        args += ["--host", self.host, "--port", str(self.port), "--log-level", "warning"]
         if self.metrics:
             args += ["--metrics-port", "0"]
         env = dict(os.environ)
@@ -107,12 +141,7 @@ class ServerProcess:
                 log.write(json_line("starting the server", args=" ".join(args[3:])))
                 log.flush()
                 self.proc = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    "-c",
-                    _LAUNCH,
-                    os.getcwd(),
+                    *launcher(os.getcwd()),
                     *args,
                     env=env,
                     stdin=asyncio.subprocess.DEVNULL,
@@ -173,6 +202,7 @@ class ServerProcess:
         proc = self.proc
         if proc is None or proc.returncode is not None:
             return
+        self.read_cpu()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -216,3 +246,131 @@ class Shard:
         await asyncio.gather(*(p.stop() for p in self.bots.values()), return_exceptions=True)
         if self.server is not None:
             await self.server.stop()
+
+
+class _Collector(Protocol):
+    def collect(self) -> Iterable[Metric]: ...
+
+
+class Relabeled:
+    """Another collector's series with labels added: ``labels`` are set on every sample (a
+    label the series already has wins), so that N shards' series stay apart. ``only``, if
+    given, keeps the ``uno_tournament_*`` families named there (a shard worker's own runner
+    series) and every other family (its game server's ``uno_*``)."""
+
+    def __init__(
+        self,
+        inner: _Collector,
+        labels: Mapping[str, str],
+        only: Collection[str] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.labels = dict(labels)
+        self.only = only
+
+    def collect(self) -> Iterator[Metric]:
+        for fam in self.inner.collect():
+            if (
+                self.only is not None
+                and fam.name.startswith("uno_tournament_")
+                and fam.name not in self.only
+            ):
+                continue
+            out = Metric(fam.name, fam.documentation, fam.type, fam.unit)
+            for smp in fam.samples:
+                labels = {**self.labels, **smp.labels}
+                out.samples.append(Sample(smp.name, labels, smp.value, smp.timestamp, smp.exemplar))
+            yield out
+
+
+WORKER_SERIES = (
+    "uno_tournament_hand_retries",
+    "uno_tournament_bot_crashes",
+    "uno_tournament_event_loop_lag_seconds",
+    "uno_tournament_event_loop_lag_max_seconds",
+)
+"""The runner series a shard worker owns (the runner keeps the ones its store decides: progress,
+ratings, hands and wins per bot); see :class:`Relabeled`."""
+
+
+class WorkerProcess:
+    """One shard worker of ``--shards N``: ``python -m uno_tournament.worker`` in its own
+    session (SIGTERM when the runner dies), its job as one JSON line on stdin, its messages as
+    JSON lines on stdout, its log in ``logs/shard-I/worker.log``."""
+
+    def __init__(self, index: int, count: int, log_dir: Path) -> None:
+        self.index = index
+        self.count = count
+        self.log_dir = log_dir
+        self.log_path = log_dir / "worker.log"
+        self.proc: asyncio.subprocess.Process | None = None
+        self.addr = ""
+        self.metrics_url = ""
+        self.state = "starting"
+        self.planned = 0
+        self.done = 0
+        self.server_cpu_s = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    async def start(self, job: dict[str, Any]) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env.setdefault("GRPC_VERBOSITY", "ERROR")
+        env["PYTHONUNBUFFERED"] = "1"
+        with self.log_path.open("ab") as log:
+            log.write(json_line("starting the shard worker", shard=self.name))
+            log.flush()
+            self.proc = await asyncio.create_subprocess_exec(
+                *launcher(os.getcwd()),
+                sys.executable,
+                "-m",
+                "uno_tournament.worker",
+                env=env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+                close_fds=False,
+                limit=256 * 1024 * 1024,  # one line per hand, replay included
+            )
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(job).encode() + b"\n")
+        await self.proc.stdin.drain()
+
+    async def messages(self) -> AsyncIterator[dict[str, Any]]:
+        """The worker's messages until it exits."""
+        assert self.proc is not None and self.proc.stdout is not None
+        out = self.proc.stdout
+        while line := await out.readline():
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict):
+                yield msg
+
+    def why(self, what: str) -> str:
+        lines = tail(self.log_path, 3)
+        last = " | ".join(lines) if lines else "(log empty)"
+        return f"shard {self.name}: {what}; last log lines: {last} (log: {self.log_path})"
+
+    def terminate(self) -> None:
+        """Ask the worker to stop (it stops its tables, server and bots, then exits)."""
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+
+    async def stop(self, grace_s: float = 15.0) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            self.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), grace_s)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()

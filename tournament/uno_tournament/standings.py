@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .ratings import Outcomes, Ratings, apply_forfeits, fit_outcomes
-from .store import Columns, Store
+from .store import Columns, ResultStore
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -97,7 +97,7 @@ class Standings:
         return st
 
     @classmethod
-    def from_store(cls, store: Store, bots: Sequence[str], policy: str) -> Standings:
+    def from_store(cls, store: ResultStore, bots: Sequence[str], policy: str) -> Standings:
         return cls.from_columns(store.columns(bots), bots, policy)
 
     def _bot(self, name: str) -> int:

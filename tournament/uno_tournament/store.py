@@ -16,11 +16,20 @@ Layout (schema 2):
   reports and live ratings never read it;
 * ``meta``, ``incidents``, ``schema_version``.
 
+* ``shards``: the shards that play the run (address, host, state, hands done, last heartbeat),
+  added in place to older files (a new table; readers that do not know it ignore it).
+
 A schema 1 file (the first release) is upgraded in place when it is opened.
+
+:class:`ResultStore` holds every query; :class:`Store` is the SQLite file of one output folder
+and :class:`uno_tournament.pgstore.PgStore` the same tables in a PostgreSQL database shared by
+the shards of a run on many machines. Both write a hand the same way: one transaction, keyed by
+the hand id (``ON CONFLICT(hand_id) DO NOTHING``), with the content hash.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -91,6 +100,20 @@ CREATE TABLE IF NOT EXISTS incidents (
 );
 """
 
+_SHARDS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS shards (
+    shard TEXT PRIMARY KEY,
+    addr TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    planned INTEGER NOT NULL,
+    done INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    heartbeat_at REAL NOT NULL
+);
+"""
+
 _HAND_COLS = (
     "hand_id, table_no, block, deal, rotation, deal_id, match_seed, hand_seed, dealer, match_id, "
     "winner_seat, moves, duration_s, finished_at, content_hash"
@@ -148,6 +171,9 @@ class HandRecord:
     replay: dict[str, Any]
     finished_at: float = 0.0
     content_hash: str = ""
+    replay_raw: bytes = b""
+    """The replay's canonical JSON, when the player already made it (a shard worker sends it
+    so the writer need not serialize the replay again)."""
 
     @property
     def winner(self) -> str:
@@ -182,100 +208,93 @@ class Columns:
         return len(self.hand_ids)
 
 
-class Store:
-    """One tournament database; one writer process at a time. The runner writes hands from a
-    writer thread and incidents from its event loop: every use holds :attr:`lock`."""
+@dataclass
+class ShardStatus:
+    """One shard of a run as the store records it."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
-        self.path = path
-        self.conn = conn
+    shard: str
+    """``I/N``."""
+    addr: str
+    """The shard's game server (host:port), for external bots."""
+    host: str
+    pid: int
+    state: str
+    """``starting``, ``playing``, ``finished``, ``stopped`` or ``failed``."""
+    planned: int
+    done: int
+    started_at: float
+    heartbeat_at: float
+
+
+class ResultStore:
+    """Every query of a tournament's record, over a DB-API connection (``?`` placeholders;
+    a subclass translates them). One writer thread and readers share :attr:`lock`."""
+
+    seq_col = "rowid"
+    """A column that grows with every stored hand (the order in which hands were committed,
+    or close to it: :meth:`new_hands` tolerates gaps and late commits)."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        """Where the record is, for messages (a file path, or a URL without its password)."""
         self.lock = threading.RLock()
 
-    # ------------------------------------------------------------------ open
+    # ------------------------------------------------------------------ dialect
 
-    @classmethod
-    def create(cls, folder: Path, meta: dict[str, Any]) -> Store:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / DB_NAME
-        if path.exists():
-            raise StoreError(
-                f"{folder} already holds a tournament; resume it with "
-                f"`uno-arena tournament resume {folder}` or choose another output folder"
-            )
-        store = cls(path, _connect(path))
-        with store.conn:
-            store.conn.executescript(_SCHEMA)
-            store.conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            store.conn.executemany(
-                "INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()]
-            )
-        return store
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        raise NotImplementedError
 
-    @classmethod
-    def open(cls, folder: Path) -> Store:
-        path = folder / DB_NAME
-        if not path.is_file():
-            raise StoreError(f"{folder}: no tournament here ({DB_NAME} is missing)")
-        try:
-            conn = _connect(path)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
-        try:
-            row = conn.execute("SELECT version FROM schema_version").fetchone()
-            conn.execute("SELECT key FROM meta LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
-        version = row[0] if row else None
-        if version == 1:
-            try:
-                _upgrade_1_to_2(conn)
-            except sqlite3.DatabaseError as exc:
-                conn.close()
-                raise StoreError(f"{path}: cannot upgrade it from schema 1 ({exc})") from exc
-        elif version != SCHEMA_VERSION:
-            conn.close()
-            raise StoreError(
-                f"{path}: schema version {version if version is not None else '?'}, this runner "
-                f"reads {SCHEMA_VERSION}"
-            )
-        return cls(path, conn)
+    def _executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def _transaction(self) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
 
     def close(self) -> None:
-        with self.lock:
-            self.conn.close()
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ meta
 
     def meta(self) -> dict[str, Any]:
         with self.lock:
-            rows = self.conn.execute("SELECT key, value FROM meta").fetchall()
+            rows = self._execute("SELECT key, value FROM meta").fetchall()
         return {k: json.loads(v) for k, v in rows}
 
     def set_meta(self, key: str, value: Any) -> None:
-        with self.lock, self.conn:
-            self.conn.execute(
+        with self.lock, self._transaction():
+            self._execute(
                 "INSERT INTO meta VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, json.dumps(value)),
             )
 
+    def init_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """Write each key that is not set yet (a first writer wins, later ones keep what is
+        there); returns the meta now stored."""
+        with self.lock, self._transaction():
+            for k, v in meta.items():
+                self._execute(
+                    "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING",
+                    (k, json.dumps(v)),
+                )
+        return self.meta()
+
     # ------------------------------------------------------------------ hands
 
     def add_hand(self, h: HandRecord) -> bool:
         """Store a finished hand in one transaction; False if the hand id was already stored."""
-        with self.lock, self.conn:
+        with self.lock, self._transaction():
             return self._insert(h)
 
     def add_hands(self, hands: Iterable[HandRecord]) -> int:
         """Store many hands in one transaction (bulk loads); returns how many were new."""
-        with self.lock, self.conn:
+        with self.lock, self._transaction():
             return sum(self._insert(h) for h in hands)
 
     def _insert(self, h: HandRecord) -> bool:
-        raw = canonical_json(h.replay)
+        raw = h.replay_raw or canonical_json(h.replay)
         digest = hashlib.sha256(raw).hexdigest()
-        cur = self.conn.execute(
+        cur = self._execute(
             f"INSERT INTO hands ({_HAND_COLS}) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hand_id) DO NOTHING",
             (
@@ -299,7 +318,7 @@ class Store:
         if cur.rowcount != 1:
             return False
         h.content_hash = digest
-        self.conn.executemany(
+        self._executemany(
             "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
@@ -320,25 +339,21 @@ class Store:
                 for s in h.seats
             ],
         )
-        self.conn.execute(
-            "INSERT INTO replays VALUES (?, ?)", (h.hand_id, zlib.compress(raw, level=6))
-        )
+        self._execute("INSERT INTO replays VALUES (?, ?)", (h.hand_id, zlib.compress(raw, level=6)))
         return True
 
     def done_ids(self) -> set[str]:
         with self.lock:
-            return {r[0] for r in self.conn.execute("SELECT hand_id FROM hands")}
+            return {r[0] for r in self._execute("SELECT hand_id FROM hands")}
 
     def count(self) -> int:
         with self.lock:
-            return int(self.conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+            return int(self._execute("SELECT COUNT(*) FROM hands").fetchone()[0])
 
     def replay(self, hand_id: str) -> dict[str, Any] | None:
         """The stored replay of a hand (None if the hand is not stored)."""
         with self.lock:
-            row = self.conn.execute(
-                "SELECT data FROM replays WHERE hand_id = ?", (hand_id,)
-            ).fetchone()
+            row = self._execute("SELECT data FROM replays WHERE hand_id = ?", (hand_id,)).fetchone()
         if row is None:
             return None
         data: dict[str, Any] = json.loads(zlib.decompress(row[0]))
@@ -354,51 +369,20 @@ class Store:
     def hand_rows(self) -> Iterator[HandRecord]:
         """Every stored hand with its seats, WITHOUT its replay (``replay`` is {}), in hand id
         order. Streams: seats are read alongside, one hand at a time."""
-        seat_rows = self.conn.execute(
-            "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
-            "illegal, taken_over, takeover_cause, decisions, response_ms FROM seats "
-            "ORDER BY hand_id, seat"
+        seat_rows = iter(
+            self._execute(
+                "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
+                "illegal, taken_over, takeover_cause, decisions, response_ms FROM seats "
+                "ORDER BY hand_id, seat"
+            )
         )
         pending = next(seat_rows, None)
-        for r in self.conn.execute(f"SELECT {_HAND_COLS} FROM hands ORDER BY hand_id"):
+        for r in self._execute(f"SELECT {_HAND_COLS} FROM hands ORDER BY hand_id"):
             seats: list[SeatRecord] = []
             while pending is not None and pending[0] == r[0]:
-                seats.append(
-                    SeatRecord(
-                        seat=pending[1],
-                        bot=pending[2],
-                        place=pending[3],
-                        points_left=pending[4],
-                        points_won=pending[5],
-                        timeouts=pending[6],
-                        strikes=pending[7],
-                        illegal=pending[8],
-                        taken_over=bool(pending[9]),
-                        takeover_cause=pending[10],
-                        decisions=pending[11],
-                        response_ms=_ms(pending[12]).tolist(),
-                    )
-                )
+                seats.append(_seat(pending))
                 pending = next(seat_rows, None)
-            yield HandRecord(
-                hand_id=r[0],
-                table=r[1],
-                block=r[2],
-                deal=r[3],
-                rotation=r[4],
-                deal_id=r[5],
-                match_seed=r[6] & (2**64 - 1),
-                hand_seed=r[7] & (2**64 - 1),
-                dealer=r[8],
-                match_id=r[9],
-                winner_seat=r[10],
-                moves=r[11],
-                duration_s=r[12],
-                finished_at=r[13],
-                content_hash=r[14],
-                replay={},
-                seats=seats,
-            )
+            yield _hand_row(r, seats)
 
     def hands(self) -> Iterator[HandRecord]:
         """Every stored hand with its seats and its replay, in hand id order (reads every
@@ -417,7 +401,7 @@ class Store:
         deal_ids: list[str] = []
         winner: list[int] = []
         moves: list[int] = []
-        for hid, did, w, m in self.conn.execute(
+        for hid, did, w, m in self._execute(
             "SELECT hand_id, deal_id, winner_seat, moves FROM hands ORDER BY hand_id"
         ):
             hand_ids.append(hid)
@@ -426,7 +410,7 @@ class Store:
             moves.append(m)
         n = len(hand_ids)
         row_of = {h: i for i, h in enumerate(hand_ids)}
-        top = self.conn.execute("SELECT COALESCE(MAX(seat), 3) FROM seats").fetchone()[0]
+        top = self._execute("SELECT COALESCE(MAX(seat), 3) FROM seats").fetchone()[0]
         width = max(4, int(top) + 1)
         cols = {
             k: np.zeros((n, width), dtype=np.int64)
@@ -448,7 +432,7 @@ class Store:
             tk,
             dec,
             ms,
-        ) in self.conn.execute(
+        ) in self._execute(
             "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
             "illegal, taken_over, decisions, response_ms FROM seats"
         ):
@@ -493,25 +477,212 @@ class Store:
     def hashes(self) -> dict[str, str]:
         """``hand_id -> content_hash`` of every stored hand."""
         with self.lock:
-            return dict(self.conn.execute("SELECT hand_id, content_hash FROM hands"))
+            return dict(self._execute("SELECT hand_id, content_hash FROM hands"))
 
     # ------------------------------------------------------------------ incidents
 
     def add_incident(self, bot: str, kind: str, detail: str) -> None:
-        with self.lock, self.conn:
-            self.conn.execute(
+        with self.lock, self._transaction():
+            self._execute(
                 "INSERT INTO incidents (at, bot, kind, detail) VALUES (?, ?, ?, ?)",
                 (time.time(), bot, kind, detail),
             )
 
     def incidents(self, kinds: Sequence[str] | None = None) -> list[tuple[float, str, str, str]]:
         with self.lock:
-            rows = self.conn.execute(
+            rows = self._execute(
                 "SELECT at, bot, kind, detail FROM incidents ORDER BY id"
             ).fetchall()
         return [
             (float(a), str(b), str(k), str(d)) for a, b, k, d in rows if kinds is None or k in kinds
         ]
+
+    # ------------------------------------------------------------------ shards
+
+    def set_shard(self, status: ShardStatus) -> None:
+        """Record (or update) a shard's address, state and progress."""
+        with self.lock, self._transaction():
+            self._execute(
+                "INSERT INTO shards VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(shard) DO "
+                "UPDATE SET addr = excluded.addr, host = excluded.host, pid = excluded.pid, "
+                "state = excluded.state, planned = excluded.planned, done = excluded.done, "
+                "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at",
+                (
+                    status.shard,
+                    status.addr,
+                    status.host,
+                    status.pid,
+                    status.state,
+                    status.planned,
+                    status.done,
+                    status.started_at,
+                    status.heartbeat_at,
+                ),
+            )
+
+    def shards(self) -> list[ShardStatus]:
+        """Every shard recorded, by shard name (empty for a file that has no shards table)."""
+        with self.lock:
+            try:
+                rows = self._execute(
+                    "SELECT shard, addr, host, pid, state, planned, done, started_at, "
+                    "heartbeat_at FROM shards ORDER BY shard"
+                ).fetchall()
+            except sqlite3.OperationalError:
+                return []
+        return [ShardStatus(*r) for r in rows]
+
+    # ------------------------------------------------------------------ following a run
+
+    def new_hands(self, after: int, overlap: int = 0) -> tuple[list[HandRecord], int]:
+        """Hands stored after position ``after`` of :attr:`seq_col` (``overlap`` positions
+        earlier too, for stores whose positions are handed out before commit), WITHOUT replays,
+        and the highest position seen. A watcher dedupes by hand id."""
+        low = max(0, after - overlap)
+        with self.lock:
+            hands = self._execute(
+                f"SELECT {self.seq_col}, {_HAND_COLS} FROM hands WHERE {self.seq_col} > ? "
+                f"ORDER BY {self.seq_col}",
+                (low,),
+            ).fetchall()
+            if not hands:
+                return [], after
+            seats = self._execute(
+                "SELECT s.hand_id, s.seat, s.bot, s.place, s.points_left, s.points_won, "
+                "s.timeouts, s.strikes, s.illegal, s.taken_over, s.takeover_cause, s.decisions, "
+                f"s.response_ms FROM seats s JOIN hands h ON h.hand_id = s.hand_id "
+                f"WHERE h.{self.seq_col} > ? ORDER BY s.hand_id, s.seat",
+                (low,),
+            ).fetchall()
+        by_hand: dict[str, list[SeatRecord]] = {}
+        for r in seats:
+            by_hand.setdefault(r[0], []).append(_seat(r))
+        out = [_hand_row(r[1:], by_hand.get(r[1], [])) for r in hands]
+        return out, max([after, *(int(r[0]) for r in hands)])
+
+
+class Store(ResultStore):
+    """The SQLite file of one output folder; one writer process at a time. The runner writes
+    hands from a writer thread and incidents from its event loop: every use holds
+    :attr:`lock`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        super().__init__(str(path))
+        self.path = path
+        self.conn = conn
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def _executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def _transaction(self) -> contextlib.AbstractContextManager[Any]:
+        return self.conn
+
+    # ------------------------------------------------------------------ open
+
+    @classmethod
+    def create(cls, folder: Path, meta: dict[str, Any]) -> Store:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / DB_NAME
+        if path.exists():
+            raise StoreError(
+                f"{folder} already holds a tournament; resume it with "
+                f"`uno-arena tournament resume {folder}` or choose another output folder"
+            )
+        store = cls(path, _connect(path))
+        with store.conn:
+            store.conn.executescript(_SCHEMA + _SHARDS_SCHEMA)
+            store.conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            store.conn.executemany(
+                "INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()]
+            )
+        return store
+
+    @classmethod
+    def open(cls, folder: Path, *, readonly: bool = False) -> Store:
+        """Open a folder's database (``readonly``: for a watcher beside a running writer; no
+        upgrade, no new table)."""
+        path = folder / DB_NAME
+        if not path.is_file():
+            raise StoreError(f"{folder}: no tournament here ({DB_NAME} is missing)")
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+        try:
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            conn.execute("SELECT key FROM meta LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+        version = row[0] if row else None
+        if version == 1 and not readonly:
+            try:
+                _upgrade_1_to_2(conn)
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(f"{path}: cannot upgrade it from schema 1 ({exc})") from exc
+        elif version != SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(
+                f"{path}: schema version {version if version is not None else '?'}, this runner "
+                f"reads {SCHEMA_VERSION}"
+            )
+        if not readonly:
+            try:
+                with conn:
+                    conn.executescript(_SHARDS_SCHEMA)
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+        return cls(path, conn)
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def _seat(r: Sequence[Any]) -> SeatRecord:
+    """A seat row (hand_id first) as a SeatRecord."""
+    return SeatRecord(
+        seat=r[1],
+        bot=r[2],
+        place=r[3],
+        points_left=r[4],
+        points_won=r[5],
+        timeouts=r[6],
+        strikes=r[7],
+        illegal=r[8],
+        taken_over=bool(r[9]),
+        takeover_cause=r[10],
+        decisions=r[11],
+        response_ms=_ms(r[12]).tolist(),
+    )
+
+
+def _hand_row(r: Sequence[Any], seats: list[SeatRecord]) -> HandRecord:
+    """A hands row (the columns of ``_HAND_COLS``) as a HandRecord without its replay."""
+    return HandRecord(
+        hand_id=r[0],
+        table=r[1],
+        block=r[2],
+        deal=r[3],
+        rotation=r[4],
+        deal_id=r[5],
+        match_seed=r[6] & (2**64 - 1),
+        hand_seed=r[7] & (2**64 - 1),
+        dealer=r[8],
+        match_id=r[9],
+        winner_seat=r[10],
+        moves=r[11],
+        duration_s=r[12],
+        finished_at=r[13],
+        content_hash=r[14],
+        replay={},
+        seats=seats,
+    )
 
 
 def _ms(value: bytes | str) -> IntArray:

@@ -1,9 +1,10 @@
 """``make bench-server-profile``: where the server's CPU per move goes, from a py-spy profile.
 
 It runs the service part of ``make bench-server`` (16 tables of four Python SDK random bots in a
-second process) under ``py-spy record --gil``, which samples the server's Python stacks only
-while a thread holds the GIL. Each sample is given to one part of the per-move path, by the
-deepest frame on its stack that names one:
+second process) under ``py-spy record --gil --native``, which samples the server's stacks, the
+compiled (mypyc) engine and wire encoder included, while a thread holds the GIL. Each sample of
+the event loop's thread is given to one part of the per-move path, by the deepest frame on its
+stack that names one:
 
 - receive: the bot stream's reader (``BotServicer._read``), decoding, the input limits;
 - engine: the rules engine (``uno_server/engine``), applying moves and listing legal actions;
@@ -15,14 +16,13 @@ deepest frame on its stack that names one:
   metrics);
 - matches: what each match costs once: CreateMatch, the deal (in a worker thread), MatchStarted,
   MatchEnded, the summary for the retention and freeing the table (the bench plays single-hand
-  matches of about 80 moves back to back);
+  matches of about 60 moves back to back);
 - event loop: asyncio and grpc.aio's Python side waking tasks, with no part of ours on the stack;
 - bench driver: the benchmark's own CreateMatch client, which shares the server's process.
 
-The GIL-held samples, at the sampling rate, give each part's CPU time; divided by the bots'
-moves, its microseconds per move. The rest of the server's CPU time (measured by the process
-itself) ran without the GIL: gRPC's C core in its own threads and the kernel's socket work. It is
-reported as its own row, so the rows add up to the measured CPU per move.
+The event loop thread's CPU time per move (measured by the benchmark itself) is split in the
+proportions of its samples; the rest of the process's CPU per move ran in other threads (gRPC's
+C core, the deal pool) and is its own row, so the rows add up to the measured CPU per move.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ PARTS = (
     "event loop",
     "bench driver",
 )
-NATIVE = "gRPC core and kernel (no GIL)"
+NATIVE = "other threads"  # gRPC's C core, the deal pool
 
 # (part, predicate on one py-spy frame "function (path:line)"): the deepest frame that matches
 # any rule names the part; rules are tried in this order for each frame.
@@ -98,10 +98,21 @@ _MATCH_FUNCS = (
 )
 
 
+_ENGINE_NATIVE = tuple(
+    f"{kind}_{m}___"
+    for kind in ("CPyDef", "CPyPy")
+    for m in ("cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate")
+)
+"""mypyc's C function names for the compiled engine's modules (``CPyDef_hand___Hand___apply``)."""
+_WIRE_VIEW = ("wire___seat_view", "wire____seat_state", "wire___public_event")
+
+
 def part_of(frame: str) -> str | None:
     """The part one stack frame belongs to, or None if it names none (a helper, asyncio...)."""
-    if "uno_server/engine/" in frame:
+    if "uno_server/engine/" in frame or frame.startswith(_ENGINE_NATIVE):
         return "engine"
+    if frame.startswith(("CPyDef_wire___", "CPyPy_wire___")):
+        return "view" if any(w in frame for w in _WIRE_VIEW) else "serialise"
     if frame.startswith(_VIEW_FUNCS):
         return "view"
     if frame.startswith(_SERIALISE_FUNCS) or "service/convert.py" in frame:
@@ -142,11 +153,12 @@ def attribute(lines: Iterable[str]) -> Counter[str]:
     return parts
 
 
-def table(parts: Counter[str], rate: float, moves: int, cpu_us: float) -> list[tuple[str, float]]:
-    """(part, µs per move) rows: each part's GIL-held time per move, then the remainder of the
-    measured CPU per move as the native row."""
-    rows = [(p, parts[p] / rate / moves * 1e6) for p in PARTS]
-    rows.append((NATIVE, max(0.0, cpu_us - sum(us for _, us in rows))))
+def table(parts: Counter[str], loop_us: float, cpu_us: float) -> list[tuple[str, float]]:
+    """(part, µs per move) rows: the event loop thread's CPU per move split in the proportions
+    of its samples, then the rest of the process's CPU per move (other threads)."""
+    total = sum(parts[p] for p in PARTS) or 1
+    rows = [(p, loop_us * parts[p] / total) for p in PARTS]
+    rows.append((NATIVE, max(0.0, cpu_us - loop_us)))
     return rows
 
 
@@ -154,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=15.0, help="length of the run (default 15)")
     ap.add_argument("--tables", type=int, default=16, help="concurrent tables (default 16)")
-    ap.add_argument("--rate", type=int, default=250, help="py-spy samples per second (250)")
+    ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second (100)")
     args = ap.parse_args(argv)
     if args.seconds <= 0 or not 1 <= args.tables <= 1000 or not 10 <= args.rate <= 1000:
         print(
@@ -173,8 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "profile.txt")
         cmd = [
-            spy, "record", "--gil", "--rate", str(args.rate), "--format", "raw", "--output", raw,
-            "--", sys.executable, "-m", "uno_server.benchmarks.server", "--service-only", "--json",
+            spy, "record", "--gil", "--native", "--rate", str(args.rate),
+            "--format", "raw", "--output", raw, "--",
+            sys.executable, "-m", "uno_server.benchmarks.server", "--service-only", "--json",
             "--seconds", str(args.seconds), "--tables", str(args.tables),
         ]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -191,10 +204,10 @@ def main(argv: list[str] | None = None) -> int:
             parts = attribute(f)
     moves = int(figures["moves"])
     cpu_us = float(figures["server_cpu_us_per_move"])
-    rows = table(parts, args.rate, moves, cpu_us)
+    rows = table(parts, float(figures["loop_thread_cpu_us_per_move"]), cpu_us)
     print(
-        f"server CPU per move, {moves:,} moves at {figures['moves_per_s']:.0f} moves/s, "
-        f"{args.tables} tables ({sum(parts.values()):,} GIL-held samples at {args.rate}/s):"
+        f"server CPU per move, {moves:,} moves at {figures['moves_per_s']:.0f} moves/s "
+        f"(slowed by the profiler), {args.tables} tables, {sum(parts.values()):,} samples:"
     )
     width = max(len(p) for p, _ in rows)
     for p, us in rows:

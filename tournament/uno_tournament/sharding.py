@@ -1,0 +1,200 @@
+"""Which shard plays what, where the results go, and which runs may share a store.
+
+* ``--shards N`` (one machine): the runner starts N shard workers, each its own process group
+  with a game server and its own copies of the launched bots, and stays the single writer of
+  the store (:mod:`uno_tournament.worker`). The default N is what the machine's cores allow:
+  a hand costs about 70 CPU-ms (23 in its shard's server, the rest following the tables and in
+  the bots; ``make bench-tournament``), so with half the usable cores as shards
+  (:func:`default_shards`) every core is busy while no server reaches its own core's limit.
+* ``--shard I/N`` (many machines, a Kubernetes Indexed Job with ``--shard
+  $JOB_COMPLETION_INDEX/N``): this process plays shard I only, with its server and bots, and
+  writes to a shared PostgreSQL store (``--store postgresql://...``).
+
+Both split the schedule with :func:`uno_tournament.schedule.partition`: by deal, in a seeded
+order, so a hand plays the same whichever shard plays it, and the result of N shards is the
+result of one process with the same seed.
+
+A store holds one tournament. The first shard to reach an empty store writes the tournament's
+identity (:func:`identity`: name, seed, size, bots, rules, time control, fault policy) and the
+number of shards; a process that brings another identity or another N is refused with one line
+(:func:`join_store`), so two runs are never mixed. What may differ between the shards of one
+run: the bots' command lines and working folders (they depend on the machine), the output
+folder, the concurrency.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import ConfigError, TournamentConfig
+from .store import ResultStore, Store, StoreError
+
+_SHARD_RE = re.compile(r"^\s*(\d*)\s*/\s*(\d*)\s*$")
+MAX_SHARDS = 1024
+
+
+class ShardError(Exception):
+    """A bad --shard/--shards value or a store that belongs to another run."""
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """Shard ``index`` of ``count`` (``I/N``)."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @classmethod
+    def parse(cls, text: str) -> ShardSpec:
+        m = _SHARD_RE.match(text)
+        if not m:
+            raise ShardError(f"--shard {text!r}: give I/N, e.g. --shard 0/3 (shard 0 of 3)")
+        index, count = m.groups()
+        if not index:
+            raise ShardError(
+                f"--shard {text!r}: the shard index is empty; in a Kubernetes Indexed Job "
+                "pass --shard $(JOB_COMPLETION_INDEX)/N"
+            )
+        if not count:
+            raise ShardError(f"--shard {text!r}: give the number of shards after the '/'")
+        i, n = int(index), int(count)
+        if not 1 <= n <= MAX_SHARDS:
+            raise ShardError(f"--shard {text!r}: the number of shards must be 1-{MAX_SHARDS}")
+        if not 0 <= i < n:
+            raise ShardError(f"--shard {text!r}: the index must be 0-{n - 1}")
+        return cls(i, n)
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_shards(cores: int | None = None) -> int:
+    """Shards one machine can keep busy: half its usable cores, at least 1 (see the module
+    docstring and the README's Performance section for the measurement behind the half)."""
+    return max(1, (cores if cores is not None else usable_cores()) // 2)
+
+
+def check_shards(n: int) -> int:
+    if not 1 <= n <= MAX_SHARDS:
+        raise ShardError(f"--shards must be 1-{MAX_SHARDS}, got {n}")
+    return n
+
+
+# ------------------------------------------------------------------------ run identity
+
+IDENTITY_KEYS = (
+    "name",
+    "seed",
+    "blocks",
+    "hands",
+    "precision_elo",
+    "pair_meetings",
+    "bots",
+    "rules",
+    "time_control",
+    "faults",
+)
+
+
+def identity(config: TournamentConfig) -> dict[str, Any]:
+    """What makes two runs the same tournament: everything that decides which hands are
+    planned and how they are played and rated, not where the bots' programs live."""
+    d = config.to_dict()
+    out = {k: d[k] for k in IDENTITY_KEYS}
+    out["bots"] = [b["name"] for b in d["bots"]]
+    return out
+
+
+def identity_digest(config: TournamentConfig) -> str:
+    raw = json.dumps(identity(config), sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _difference(stored: dict[str, Any], mine: dict[str, Any]) -> str:
+    for k in IDENTITY_KEYS:
+        a, b = stored.get(k), mine.get(k)
+        if a != b:
+            if k == "bots":
+                return f"its bots are {', '.join(map(str, a or []))}, yours {', '.join(b or [])}"
+            if isinstance(a, dict) and isinstance(b, dict):
+                for sub in sorted(set(a) | set(b)):
+                    if a.get(sub) != b.get(sub):
+                        return f"its {k}.{sub} is {a.get(sub)!r}, yours {b.get(sub)!r}"
+            return f"its {k} is {a!r}, yours {b!r}"
+    return "its configuration differs from yours"
+
+
+def new_tournament_id(name: str) -> str:
+    return f"{name}-{secrets.token_hex(3)}"
+
+
+def join_store(
+    store: ResultStore,
+    config: TournamentConfig,
+    *,
+    config_text: str = "",
+    shards: int | None = None,
+) -> str:
+    """Make ``store`` hold this tournament, or check that it already does; returns the
+    tournament id. An empty store takes this run's identity (the first of several shards
+    starting together wins, the others read what it wrote); a store of another tournament,
+    seed or configuration, or of another number of shards, is refused."""
+    mine = identity(config)
+    digest = identity_digest(config)
+    wanted: dict[str, Any] = {
+        "tournament_id": new_tournament_id(config.name),
+        "config": config.to_dict(),
+        "config_text": config_text,
+        "identity": digest,
+        "created_at": time.time(),
+    }
+    if shards is not None:
+        wanted["shards"] = shards
+    meta = store.init_meta(wanted)
+    where = f"store {store.location}"
+    if meta.get("identity") != digest:
+        try:
+            stored = identity(TournamentConfig.from_dict(meta["config"]))
+        except (KeyError, TypeError, ValueError, ConfigError):
+            stored = {}
+        raise ShardError(
+            f"{where} holds tournament {meta.get('tournament_id', '?')}, not this one: "
+            f"{_difference(stored, mine)}. A store holds one tournament: use another database "
+            "(or schema) for a new run, or the configuration that started this one"
+        )
+    if shards is not None and meta.get("shards", shards) != shards:
+        raise ShardError(
+            f"{where} is played by {meta['shards']} shards; this process says --shard I/"
+            f"{shards}. Use the same N as the rest of the run (the partition depends on it)"
+        )
+    return str(meta["tournament_id"])
+
+
+def open_store(location: str, *, create: bool = False) -> ResultStore:
+    """A store by ``--store`` value: a postgresql:// URL, or a tournament folder (SQLite)."""
+    from .pgstore import PgStore, is_url
+
+    if is_url(location):
+        return PgStore.connect(location, create=create)
+    if "://" in location:
+        scheme = location.split("://", 1)[0]
+        raise StoreError(
+            f"--store {scheme}://...: unknown kind of store; give a postgresql:// URL or a "
+            "tournament folder"
+        )
+    return Store.open(Path(location))

@@ -1,0 +1,134 @@
+"""``uno-arena tournament watch DIR|--store URL``: follow a running tournament from its store.
+
+Every few seconds it reads the hands stored since its last look (:meth:`ResultStore.new_hands`:
+seat rows only, never a replay), refits the ratings with a warm start, and shows the progress,
+each shard's state (from the ``shards`` table the shards keep up to date) and the leaderboard
+with its 95% intervals. It reads only, so it can follow a ``--shards N`` run in its folder or
+every shard of a Kubernetes Indexed Job in the shared PostgreSQL store, from any machine.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+
+from .runner import FOLLOW_OVERLAP, load_config
+from .standings import Standings
+from .store import ResultStore, ShardStatus
+
+STALE_S = 30.0
+"""A shard whose last heartbeat is older than this is shown as silent."""
+
+
+@dataclass
+class Follower:
+    """The standings of a store, kept up to date by reading only what is new."""
+
+    store: ResultStore
+    names: list[str]
+    policy: str
+    standings: Standings = field(init=False)
+    seen: set[str] = field(default_factory=set)
+    seq: int = 0
+
+    def __post_init__(self) -> None:
+        self.standings = Standings(self.names, self.policy)
+
+    def poll(self) -> int:
+        """Read the new hands; returns how many were new."""
+        hands, self.seq = self.store.new_hands(self.seq, overlap=FOLLOW_OVERLAP)
+        before = len(self.seen)
+        for h in hands:
+            self._add(h.hand_id, h.deal_id, [(s.bot, s.place, s.taken_over) for s in h.seats])
+        if self.store.count() != len(self.seen):  # a commit fell out of the overlap: resync
+            for h in self.store.hand_rows():
+                self._add(h.hand_id, h.deal_id, [(s.bot, s.place, s.taken_over) for s in h.seats])
+        return len(self.seen) - before
+
+    def _add(self, hand_id: str, deal_id: str, seats: list[tuple[str, int, bool]]) -> None:
+        if hand_id not in self.seen:
+            self.seen.add(hand_id)
+            self.standings.add(hand_id, deal_id, seats)
+
+
+def _shard_table(shards: list[ShardStatus], now: float) -> Table:
+    t = Table(title="shards", title_justify="left", box=None)
+    for col in ("shard", "state", "hands", "server", "host", "last seen"):
+        t.add_column(col, justify="right" if col in ("hands", "last seen") else "left")
+    for s in shards:
+        age = now - s.heartbeat_at
+        state = s.state if s.state != "playing" or age < STALE_S else "silent"
+        t.add_row(s.shard, state, f"{s.done}/{s.planned}", s.addr, s.host, f"{age:.0f} s ago")
+    return t
+
+
+def render(
+    follower: Follower, planned: int, rate: float, shards: list[ShardStatus], title: str
+) -> RenderableType:
+    done = len(follower.seen)
+    eta = f", ETA {(planned - done) / rate:.0f} s" if rate > 0 and done < planned else ""
+    head = (
+        f"{title}: {done}/{planned} hands ({100 * done / planned if planned else 0:.1f}%), "
+        f"{rate:.1f} hands/s{eta}"
+    )
+    parts: list[RenderableType] = [head]
+    if shards:
+        parts.append(_shard_table(shards, time.time()))
+    board = Table(title="leaderboard (live fit)", title_justify="left", box=None)
+    for col in ("#", "bot", "Elo", "95% CI"):
+        board.add_column(col, justify="left" if col == "bot" else "right")
+    r = None
+    if len(follower.standings) >= 8:
+        r, _ = follower.standings.fit(prior_sd_elo=1000.0)
+    if r is not None:
+        order = sorted(range(len(r.bots)), key=lambda i: -float(r.elo[i]))
+        for k, i in enumerate(order, start=1):
+            board.add_row(
+                str(k),
+                r.bots[i],
+                f"{float(r.elo[i]):+.0f}",
+                f"[{float(r.ci_low[i]):+.0f}, {float(r.ci_high[i]):+.0f}]",
+            )
+    else:
+        board.add_row("", "(ratings from 8 hands on)", "", "")
+    parts.append(board)
+    return Group(*parts)
+
+
+def watch(
+    store: ResultStore,
+    *,
+    interval_s: float = 5.0,
+    once: bool = False,
+    stream: TextIO | None = None,
+) -> int:
+    out = stream or sys.stdout
+    config = load_config(store, store.location)
+    tid = str(store.meta()["tournament_id"])
+    planned = len(config.plan(tid))
+    follower = Follower(store, [b.name for b in config.bots], config.faults.forfeit)
+    console = Console(file=out, width=120)
+    title = f"tournament {tid} ({store.location})"
+    last_n, last_t = 0, time.monotonic()
+    rate = 0.0
+    try:
+        while True:
+            follower.poll()
+            now = time.monotonic()
+            n = len(follower.seen)
+            if last_n and now > last_t:
+                rate = (n - last_n) / (now - last_t)
+            last_n, last_t = n, now
+            console.print(render(follower, planned, rate, store.shards(), title))
+            if once or n >= planned:
+                if n >= planned:
+                    console.print("every planned hand is stored")
+                return 0
+            time.sleep(interval_s)
+    except KeyboardInterrupt:
+        return 130
