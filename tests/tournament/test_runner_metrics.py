@@ -104,3 +104,61 @@ def test_metrics_page_labels_counts_and_lingers(tmp_path: Path) -> None:
     for line in lines:
         rec = json.loads(line)
         assert rec["event"] and rec["level"] and rec["timestamp"], line
+
+
+def test_the_shards_of_one_tournament_add_up_to_the_run(tmp_path: Path, pg_url: str) -> None:
+    """Two pods of ``--shard I/2`` into one PostgreSQL store: both pages carry the same
+    tournament id, and what the dashboards add up per tournament (stored, planned, the counter
+    of stored hands, hands per bot) is the whole run."""
+    cfg = write_config(
+        tmp_path,
+        [
+            bot_entry("heur"),
+            bot_entry("rand", "uno_bot.examples.random_bot"),
+            bot_entry("heur2"),
+            bot_entry("rand2", "uno_bot.examples.random_bot"),
+        ],
+        concurrency=4,
+    )
+    ports = [free_port(), free_port()]
+    pods = [
+        subprocess.Popen(
+            [
+                *(sys.executable, "-m", "uno_server.cli", "tournament", "run", str(cfg)),
+                *("--shard", f"{i}/2", "--store", pg_url, "--out", str(tmp_path / f"pod{i}")),
+                *("--metrics-port", str(port), "--metrics-linger", "4", "--quiet"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=ROOT,
+        )
+        for i, port in enumerate(ports)
+    ]
+    last: list[list[Sample] | None] = [None, None]
+    deadline = time.monotonic() + 180
+    try:
+        while any(p.poll() is None for p in pods) and time.monotonic() < deadline:
+            for i, port in enumerate(ports):
+                got = scrape(f"http://127.0.0.1:{port}/metrics")
+                if got:
+                    last[i] = got
+            time.sleep(0.2)
+    finally:
+        outs = [p.communicate(timeout=60)[0] for p in pods]
+    assert [p.returncode for p in pods] == [0, 0], outs
+    assert last[0] is not None and last[1] is not None, outs
+    pages = [s for s in (last[0], last[1]) if s is not None]
+    tids = {s.labels["tournament"] for page in pages for s in page if "tournament" in s.labels}
+    assert len(tids) == 1, tids
+
+    def total(name: str, **labels: str) -> float:
+        return sum(v for page in pages if (v := value(page, name, **labels)) is not None)
+
+    assert total("uno_tournament_hands_planned") == 24
+    assert total("uno_tournament_hands_completed") == 24
+    assert total("uno_tournament_hands_stored_total") == 24
+    shares = [value(page, "uno_tournament_hands_stored_total") or 0 for page in pages]
+    assert all(0 < n < 24 for n in shares), shares  # each pod its own share
+    for bot in ("heur", "rand", "heur2", "rand2"):
+        assert total("uno_tournament_bot_hands_total", bot=bot) == 24, bot  # in every hand
