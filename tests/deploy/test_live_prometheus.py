@@ -9,8 +9,9 @@ The scenario provokes every event a panel shows:
   BOT_NOT_CONNECTED errors while the runner waits for it). The test cancels one running match
   (the runner plays that hand again: a hand retry) and opens a stream with a wrong token (a
   server error).
-* tournament B runs at the same time with its embedded server (the `make monitor` setup): 24
-  hands, two of its bots named as two of A's, so that the runs could mix.
+* tournament B runs at the same time on two shards of one machine (``--shards 2``: two shard
+  workers, each with its own embedded server and bots), 24 hands, two of its bots named as two
+  of A's, so that the runs could mix; its shards must add up to one run.
 
 Both runners hold their metrics up for a last scrape (--metrics-linger). Then every panel query
 of both dashboards is evaluated as a RANGE query over the whole run, with Grafana's variables
@@ -299,7 +300,10 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
                 cwd=ROOT,
             ),
             subprocess.Popen(
-                [*cli, "tournament", "run", str(second), "--metrics-port", str(runner_b), *common],
+                [
+                    *(*cli, "tournament", "run", str(second), "--shards", "2"),
+                    *("--metrics-port", str(runner_b), *common),
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
@@ -331,6 +335,12 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
             res = query_range(prom, fill(progress, ".*", tid), start, end)
             assert len(res) == 1 and res[0]["metric"]["tournament"] == tid, res
             assert float(res[0]["values"][-1][1]) == 1.0, (tid, res[0]["values"][-5:])
+        shards = instant(
+            prom, 'count by (shard) (last_over_time(uno_hands_total{tournament=~"second-.*"}[10m]))'
+        )
+        assert {r["metric"]["shard"] for r in shards} == {"0/2", "1/2"}, shards
+        played = instant(prom, 'sum(last_over_time(uno_hands_total{tournament=~"second-.*"}[10m]))')
+        assert float(played[0]["value"][1]) == 24, played  # both shards' servers, to the end
         both = query_range(prom, fill(progress, ".*"), start, end)
         assert {s["metric"]["tournament"] for s in both} == set(tids)
         for title in ("Live Elo per bot", "Win rate per bot"):  # a bot in both runs: twice

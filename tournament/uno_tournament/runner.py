@@ -1199,13 +1199,16 @@ class Runner(Player):
                 w.addr = str(msg.get("addr", ""))
                 w.metrics_url = str(msg.get("metrics_url", ""))
                 if w.metrics_url:
+                    w.metrics = RemoteMetrics(w.metrics_url)
                     self._collectors.append(
                         Relabeled(
-                            RemoteMetrics(w.metrics_url),
+                            w.metrics,
                             {"shard": w.name, "tournament": self.tid},
                             only=WORKER_SERIES,
                         )
                     )
+            elif kind == "metrics" and w.metrics is not None:
+                w.metrics.freeze(str(msg.get("text", "")))  # the shard's final values
                 self.say(f"shard {w.name}: game server on {w.addr} (logs: {w.log_dir})")
                 self._write_addresses()
             elif kind == "connected":

@@ -220,8 +220,17 @@ class RemoteMetrics:
     def __init__(self, url: str, timeout_s: float = 2.0) -> None:
         self.url = url
         self.timeout_s = timeout_s
+        self.frozen: str | None = None
+
+    def freeze(self, text: str) -> None:
+        """Serve ``text`` from now on (a shard worker's final page, sent before it exits, so
+        that the runner's last scrapes still count every hand of the shard)."""
+        self.frozen = text
 
     def collect(self) -> Iterator[Metric]:
+        if self.frozen is not None:
+            yield from text_string_to_metric_families(self.frozen)
+            return
         if not self.url:
             return
         try:
@@ -306,6 +315,7 @@ class WorkerProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self.addr = ""
         self.metrics_url = ""
+        self.metrics: RemoteMetrics | None = None
         self.state = "starting"
         self.planned = 0
         self.done = 0
