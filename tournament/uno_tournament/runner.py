@@ -1207,10 +1207,11 @@ class Runner(Player):
                             only=WORKER_SERIES,
                         )
                     )
-            elif kind == "metrics" and w.metrics is not None:
-                w.metrics.freeze(str(msg.get("text", "")))  # the shard's final values
                 self.say(f"shard {w.name}: game server on {w.addr} (logs: {w.log_dir})")
                 self._write_addresses()
+            elif kind == "metrics":
+                if w.metrics is not None:
+                    w.metrics.freeze(str(msg.get("text", "")))  # the shard's final values
             elif kind == "connected":
                 w.state = "playing"
                 self._connected_shards += 1
