@@ -34,7 +34,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import grpc
 
@@ -150,7 +150,7 @@ def wait_for(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> 
 
 
 @contextmanager
-def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+def processes(log: IO[str]) -> Iterator[list[subprocess.Popen[bytes]]]:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         yield procs
@@ -164,6 +164,7 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        log.close()
 
 
 def write_configs(tmp: Path, grpc_port: int, server_metrics: int) -> tuple[Path, Path, Path]:
@@ -224,11 +225,15 @@ def provoke(prom: str, grpc_addr: str, state: dict[str, bool]) -> None:
         ).matches
         if not running:
             return
-        admin.CancelMatch(
-            admin_pb2.CancelMatchRequest(match_id=running[0].match_id, reason="live test"),
-            metadata=md,
-            timeout=5,
-        )
+        try:
+            admin.CancelMatch(
+                admin_pb2.CancelMatchRequest(match_id=running[0].match_id, reason="live test"),
+                metadata=md,
+                timeout=5,
+            )
+        except grpc.RpcError as err:  # it ended meanwhile: another one at the next turn
+            assert err.code() == grpc.StatusCode.FAILED_PRECONDITION, err
+            return
         stub = bot_pb2_grpc.BotServiceStub(ch)
         call = stub.Play(
             iter([bot_pb2.PlayRequest()]),
@@ -261,10 +266,10 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
     )
     server_cfg, arena, second = write_configs(tmp_path, grpc_port, server_metrics)
     cli = [sys.executable, "-m", "uno_server.cli"]
-    log = (tmp_path / "logs.txt").open("w")
+    log = (tmp_path / "logs.txt").open("w")  # closed by processes() with the processes
     start = time.time()
     state: dict[str, bool] = {}
-    with processes() as procs:
+    with processes(log) as procs:
         procs.append(
             subprocess.Popen(
                 [
@@ -367,4 +372,3 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
                 assert any(p.startswith(f"{dash} / {title} / {ref} ") for p in found), (
                     f"misspelling {name} in {dash} / {title} / {ref} went unnoticed"
                 )
-    log.close()
