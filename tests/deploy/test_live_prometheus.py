@@ -22,6 +22,7 @@ metric name of every query is then misspelt in turn: the same check must fail, n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
@@ -32,7 +33,6 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -149,7 +149,17 @@ def wait_for(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> 
     raise AssertionError(f"{url} did not answer within {timeout_s:g} s")
 
 
-@contextmanager
+def wait_scraped(prom: str, job: str, timeout_s: float = 60) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        with contextlib.suppress(OSError):
+            if any(r["value"][1] == "1" for r in instant(prom, f'up{{job="{job}"}}')):
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"Prometheus did not scrape {job} within {timeout_s:g} s")
+
+
+@contextlib.contextmanager
 def processes(log: IO[str]) -> Iterator[list[subprocess.Popen[bytes]]]:
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -180,7 +190,7 @@ def write_configs(tmp: Path, grpc_port: int, server_metrics: int) -> tuple[Path,
     for old, new in (
         ('"--slow", "0.02"', '"--slow", "0.08"'),
         ('"--illegal", "0.02"', '"--illegal", "0.05"'),
-        ('"--disconnect-every", "8"', '"--disconnect-every", "3", "--crash-after", "10"'),
+        ('"--disconnect-every", "8"', '"--disconnect-every", "3", "--crash-after", "4"'),
         ("reconnect_grace_ms = 5000", "reconnect_grace_ms = 300"),
     ):
         assert old in a, old
@@ -291,6 +301,7 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
             )
         )
         wait_for(f"http://127.0.0.1:{server_metrics}/metrics", procs[-1])
+        wait_scraped(prom, "uno-server")  # so that its series are seen at 0 before the run
         common = ["--blocks", "1", "--quiet", "--metrics-linger", "3"]
         runners = [
             subprocess.Popen(
@@ -364,6 +375,24 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
             + urllib.parse.urlencode({"match[]": "uno_decision_latency_seconds_count"})
         )["data"]
         assert {FLAKY, "py-heuristic", "b-random"} <= set(bots), bots
+
+        # every counter that counts faults was scraped at 0 before its first increment, so
+        # rate() and increase() see that increment
+        for counter in (
+            "uno_timeouts_total",
+            "uno_disconnects_total",
+            "uno_takeovers_total",
+            "uno_illegal_actions_total",
+            "uno_server_errors_total",
+            "uno_tournament_bot_crashes_total",
+            "uno_tournament_hand_retries_total",
+        ):
+            counted = [
+                r for r in query_range(prom, counter, start, end) if float(r["values"][-1][1]) > 0
+            ]
+            assert counted, counter
+            for r in counted:
+                assert r["values"][0][1] == "0", (counter, r["metric"], r["values"][:3])
 
         # a misspelt metric name fails the check, naming every panel that uses it
         for name, mutated in mutations(tgts):
