@@ -3,6 +3,7 @@
 # tournament (deploy/tournament/arena.toml, embedded server, metrics on port 9101), for users
 # without Docker. Ctrl-C stops both. Environment: PROM_PORT (default 9190, so that it does not
 # clash with a Debian prometheus service on 9090), BLOCKS (default: the config's), PYTHON.
+# LINGER (default 5): seconds the finished run keeps its metrics up for a last scrape.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -18,6 +19,8 @@ sed "s|http://prometheus:9090|http://127.0.0.1:$PROM_PORT|" \
 sed "s|/var/lib/grafana/dashboards/uno-arena|$PWD/deploy/grafana/dashboards|" \
   deploy/grafana/provisioning/dashboards/uno-arena.yml > "$state/grafana/dashboards/uno-arena.yml"
 mkdir -p "$state/grafana/plugins" "$state/grafana/alerting" "$state/grafana/notifiers"
+cp deploy/grafana/provisioning/plugins/*.yml "$state/grafana/plugins/"
+cp deploy/grafana/provisioning/alerting/*.yml "$state/grafana/alerting/"
 
 prometheus --config.file=deploy/prometheus/local.yml --storage.tsdb.path="$state/prometheus" \
   --web.listen-address="127.0.0.1:$PROM_PORT" >"$state/prometheus.log" 2>&1 &
@@ -41,7 +44,7 @@ cat <<MSG
 
 MSG
 args=(tournament run deploy/tournament/arena.toml --out "runs/monitor-$(date +%Y%m%d-%H%M%S)"
-      --metrics-port 9101)
+      --metrics-port 9101 --metrics-linger "${LINGER:-5}")
 if [[ -n "${BLOCKS:-}" ]]; then args+=(--blocks "$BLOCKS"); fi
 "$PYTHON" -m uno_server.cli "${args[@]}"
 echo "tournament over; Prometheus keeps running at http://127.0.0.1:$PROM_PORT until Ctrl-C"

@@ -1,7 +1,9 @@
 """A deliberately unreliable bot for the monitoring demo: the heuristic player that now and then
 answers too late (a timeout), sends an action id that is not legal (an illegal action), or drops
-its stream and reconnects (a disconnect). It gives the Grafana panels on timeouts, illegal
-actions, disconnects and takeovers something real to show.
+its stream and reconnects (a disconnect), and with ``--crash-after`` exits as if it crashed (the
+runner restarts it: a bot crash, and a takeover when it stays away past the reconnect grace). It
+gives the Grafana panels on timeouts, illegal actions, disconnects, takeovers and crashes
+something real to show.
 
 Run (the demo tournaments in deploy/tournament/ start it for you)::
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
 import signal
 import sys
@@ -63,22 +66,32 @@ class FlakyClient(BotClient):
         self._drop_session()
 
 
-async def run(client: FlakyClient, disconnect_every: float) -> None:
+CRASH_STATUS = 3
+
+
+async def run(client: FlakyClient, disconnect_every: float, crash_after: float = 0.0) -> None:
     async def dropper() -> None:
         while disconnect_every > 0:
             await asyncio.sleep(disconnect_every * (0.5 + client.chaos.random()))
             client.reconnect()
 
+    async def crasher() -> None:
+        await asyncio.sleep(crash_after * (0.5 + client.chaos.random()))
+        os._exit(CRASH_STATUS)  # no goodbye, no flush: what a crash looks like to the server
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, client.stop)
-    task = asyncio.create_task(dropper())
+    tasks = [asyncio.create_task(dropper())]
+    if crash_after > 0:
+        tasks.append(asyncio.create_task(crasher()))
     try:
         await client.run()
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,12 +101,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--disconnect-every", type=float, default=20.0, help="mean seconds between drops (0: off)"
     )
+    p.add_argument(
+        "--crash-after",
+        type=float,
+        default=0.0,
+        help="exit with status 3 after about this many seconds, like a crash (0: never)",
+    )
     p.add_argument("--seed", type=int, default=None)
     ns, cfg = parse_args(argv, default_name="py-flaky", parser=p)
     configure_logging(ns.log_level, json=ns.log_json)
     client = FlakyClient(HeuristicBot(), cfg, slow=ns.slow, illegal=ns.illegal, seed=ns.seed)
     try:
-        asyncio.run(run(client, ns.disconnect_every))
+        asyncio.run(run(client, ns.disconnect_every, ns.crash_after))
     except KeyboardInterrupt:
         pass
     return 0

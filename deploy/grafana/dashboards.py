@@ -6,9 +6,12 @@ nothing beyond the standard library. Run ``make dashboards`` (or this file) afte
 
 Every query is PromQL over the metrics of ``uno-arena serve`` (``uno_*``) and of the tournament
 runner (``uno_tournament_*``); none filters on ``job``, so it does not matter whether the
-server's metrics come from its own target or from the runner's (embedded server). Per-bot
-counters that a well-behaved bot never increments (timeouts, illegal actions, ...) fall back to
-0 for every bot that is deciding, so the panels show a real zero rather than "No data".
+server's metrics come from its own target or from the runner's (embedded server). The server
+creates every per-bot series at zero when a bot is registered, so no query needs a fallback for
+a counter that was never incremented (a fallback would hide a misspelt metric name too).
+
+Runner series carry a ``tournament`` label (the ``$tournament`` variable) and are added up per
+tournament, so two runs stay apart and the shards of one run add up to it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ DATASOURCE = {"type": "prometheus", "uid": DATASOURCE_UID}
 OUT = Path(__file__).resolve().parent / "dashboards"
 RATE = "$__rate_interval"
 BOT = '{bot=~"$bot"}'
+TOURNAMENT = '{tournament=~"$tournament"}'
+BOT_T = '{bot=~"$bot",tournament=~"$tournament"}'
 
 Json = dict[str, Any]
 
@@ -57,12 +62,6 @@ class Panel:
 class Row:
     title: str
     panels: list[Panel]
-
-
-def zero_per_bot(expr: str) -> str:
-    """``expr`` (a ``sum by (bot)``), or 0 for each bot that made decisions in the window."""
-    seen = f"sum by (bot) (rate(uno_decision_latency_seconds_count{BOT}[{RATE}]))"
-    return f"{expr} or {seen} * 0"
 
 
 def per_minute(metric: str, by: str = "bot") -> str:
@@ -106,17 +105,27 @@ def ci_overrides() -> list[Json]:
 
 
 def rating_band(bot_matcher: str) -> list[Query]:
+    """One bot's rating in the selected tournament (the shards of one run fit on the same
+    store, so their ratings agree; ``avg`` joins them)."""
+    by = "avg by (tournament, bot)"
     return [
-        Query(f"max(uno_tournament_rating{bot_matcher})", "rating"),
-        Query(f"max(uno_tournament_rating_ci_low{bot_matcher})", "95% low"),
-        Query(f"max(uno_tournament_rating_ci_high{bot_matcher})", "95% high"),
+        Query(f"{by} (uno_tournament_rating{bot_matcher})", "rating"),
+        Query(f"{by} (uno_tournament_rating_ci_low{bot_matcher})", "95% low"),
+        Query(f"{by} (uno_tournament_rating_ci_high{bot_matcher})", "95% high"),
     ]
 
 
+def per_run(metric: str, matcher: str = TOURNAMENT) -> str:
+    """A runner series added up over the processes of one tournament (the runner, or the
+    shards of ``--shard I/N``: each reports its own share)."""
+    return f"sum by (tournament) ({metric}{matcher})"
+
+
 WIN_RATE = (
-    f"sum by (bot) (uno_tournament_bot_wins_total{BOT}) / "
-    f"(sum by (bot) (uno_tournament_bot_hands_total{BOT}) > 0)"
+    f"sum by (tournament, bot) (uno_tournament_bot_wins_total{BOT_T}) / "
+    f"(sum by (tournament, bot) (uno_tournament_bot_hands_total{BOT_T}) > 0)"
 )
+PACE = f"sum by (tournament) (rate(uno_tournament_hands_stored_total{TOURNAMENT}[1m]))"
 
 
 # ------------------------------------------------------------------------------ overview
@@ -129,12 +138,13 @@ def overview_rows() -> list[Row]:
             [
                 Panel(
                     "Tournament progress",
-                    "Hands stored by the tournament runner out of the hands it planned.",
+                    "Hands stored out of the hands planned, per tournament (the shards of one "
+                    "run added up).",
                     [
                         Query(
-                            "max(uno_tournament_hands_completed) / "
-                            "max(uno_tournament_hands_planned)",
-                            "progress",
+                            f"{per_run('uno_tournament_hands_completed')} / "
+                            f"{per_run('uno_tournament_hands_planned')}",
+                            "{{tournament}}",
                         )
                     ],
                     kind="gauge",
@@ -146,14 +156,14 @@ def overview_rows() -> list[Row]:
                 ),
                 Panel(
                     "ETA",
-                    "Time to finish the plan at the runner's current pace (hands stored per "
-                    "second over the last 30 s).",
+                    "Time to finish the plan at the pace of the last minute (hands stored per "
+                    "second, from the counter of stored hands). No value while nothing is "
+                    "stored: a stalled run has no ETA.",
                     [
                         Query(
-                            "(max(uno_tournament_hands_planned) - "
-                            "max(uno_tournament_hands_completed)) / "
-                            "(max(uno_tournament_hands_per_second) > 0)",
-                            "ETA",
+                            f"({per_run('uno_tournament_hands_planned')} - "
+                            f"{per_run('uno_tournament_hands_completed')}) / ({PACE} > 0)",
+                            "{{tournament}}",
                         )
                     ],
                     kind="stat",
@@ -163,10 +173,10 @@ def overview_rows() -> list[Row]:
                 ),
                 Panel(
                     "Hands stored / planned",
-                    "Hands the tournament runner has stored, and how many it plans in all.",
+                    "Hands stored so far, and how many are planned in all, per tournament.",
                     [
-                        Query("max(uno_tournament_hands_completed)", "stored"),
-                        Query("max(uno_tournament_hands_planned)", "planned"),
+                        Query(per_run("uno_tournament_hands_completed"), "stored {{tournament}}"),
+                        Query(per_run("uno_tournament_hands_planned"), "planned {{tournament}}"),
                     ],
                     kind="stat",
                     w=4,
@@ -205,10 +215,15 @@ def overview_rows() -> list[Row]:
                 ),
                 Panel(
                     "Hands per second",
-                    "Hands finished per second on the server, and the runner's own 30 s average.",
+                    "Hands finished per second on the server(s), and hands stored per second "
+                    "by each tournament (it drops to 0 when a run stalls).",
                     [
                         Query(f"sum(rate(uno_hands_total[{RATE}]))", "server"),
-                        Query("max(uno_tournament_hands_per_second)", "runner (30 s average)"),
+                        Query(
+                            "sum by (tournament) "
+                            f"(rate(uno_tournament_hands_stored_total{TOURNAMENT}[{RATE}]))",
+                            "stored {{tournament}}",
+                        ),
                     ],
                     unit="ops",
                     w=12,
@@ -233,30 +248,54 @@ def overview_rows() -> list[Row]:
             [
                 Panel(
                     "Rating per bot",
-                    "Plackett-Luce rating (Elo scale) of every bot, refitted every few seconds "
-                    "once 8 hands are stored. Higher is stronger.",
-                    [Query(f"max by (bot) (uno_tournament_rating{BOT})", "{{bot}}")],
+                    "Plackett-Luce rating (Elo scale) of every bot in each tournament, refitted "
+                    "every few seconds once 8 hands are stored. Higher is stronger.",
+                    [
+                        Query(
+                            f"avg by (tournament, bot) (uno_tournament_rating{BOT_T})",
+                            "{{bot}} {{tournament}}",
+                        )
+                    ],
                     w=12,
                     decimals=0,
                 ),
                 Panel(
                     "Leaderboard (rating now)",
-                    "The latest rating of every bot, strongest first.",
-                    [Query(f"max by (bot) (uno_tournament_rating{BOT})", "{{bot}}", instant=True)],
+                    "The latest rating of every bot, strongest first (pick one tournament).",
+                    [
+                        Query(
+                            f"sort_desc(avg by (tournament, bot) (uno_tournament_rating{BOT_T}))",
+                            "{{bot}} {{tournament}}",
+                            instant=True,
+                        )
+                    ],
                     kind="bargauge",
                     w=12,
                     decimals=0,
+                    extra={
+                        "targets_format": "table",
+                        "transformations": [
+                            {
+                                "id": "organize",
+                                "options": {"excludeByName": {"Time": True, "tournament": True}},
+                            },
+                            {
+                                "id": "sortBy",
+                                "options": {"sort": [{"field": "Value", "desc": True}]},
+                            },
+                        ],
+                    },
                     options={
                         "orientation": "horizontal",
                         "displayMode": "gradient",
-                        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                        "reduceOptions": {"calcs": [], "fields": "/^Value$/", "values": True},
                     },
                 ),
                 Panel(
                     "Win rate per bot",
                     "Share of its stored hands each bot won (finished first). With four seats "
                     "a bot of average strength wins about 25%.",
-                    [Query(WIN_RATE, "{{bot}}")],
+                    [Query(WIN_RATE, "{{bot}} {{tournament}}")],
                     unit="percentunit",
                     w=12,
                     minimum=0,
@@ -265,15 +304,21 @@ def overview_rows() -> list[Row]:
                     "Live Elo per bot",
                     "The sequential Elo of the runner's progress display: quicker to move, "
                     "noisier than the Plackett-Luce rating.",
-                    [Query(f"max by (bot) (uno_tournament_live_elo{BOT})", "{{bot}}")],
+                    [
+                        Query(
+                            f"avg by (tournament, bot) (uno_tournament_live_elo{BOT_T})",
+                            "{{bot}} {{tournament}}",
+                        )
+                    ],
                     w=12,
                     decimals=0,
                 ),
                 Panel(
                     "Rating with 95% CI: $bot",
                     "One panel per bot (repeated over the bot variable): the rating and its "
-                    "95% confidence band. Overlapping bands mean the order is not settled yet.",
-                    rating_band('{bot=~"$bot"}'),
+                    "95% confidence band (pick one tournament). Overlapping bands mean the "
+                    "order is not settled yet.",
+                    rating_band(BOT_T),
                     w=8,
                     decimals=0,
                     overrides=ci_overrides(),
@@ -288,7 +333,9 @@ def overview_rows() -> list[Row]:
                     Panel(
                         f"Decision latency p{int(q * 100)} per bot",
                         f"{int(q * 100)}th percentile of the time from the server's decision "
-                        "request to the bot's accepted answer (network plus thinking).",
+                        "request to the bot's accepted answer (network plus thinking); a "
+                        "decision that timed out counts at its deadline, so a percentile at "
+                        "the deadline means timeouts.",
                         [Query(latency(q), "{{bot}}")],
                         unit="s",
                         w=8,
@@ -299,25 +346,25 @@ def overview_rows() -> list[Row]:
                     "Timeouts per bot (per minute)",
                     "Decisions a bot did not answer in time; the server played the default "
                     "action and gave the seat a strike.",
-                    [Query(zero_per_bot(per_minute("uno_timeouts_total")), "{{bot}}")],
+                    [Query(per_minute("uno_timeouts_total"), "{{bot}}")],
                     w=6,
                 ),
                 Panel(
                     "Illegal actions per bot (per minute)",
                     "Actions the server rejected as malformed or not legal (all reasons).",
-                    [Query(zero_per_bot(per_minute("uno_illegal_actions_total")), "{{bot}}")],
+                    [Query(per_minute("uno_illegal_actions_total"), "{{bot}}")],
                     w=6,
                 ),
                 Panel(
                     "Disconnects per bot (per minute)",
                     "Bot streams that ended (a bot that crashes, restarts or loses its network).",
-                    [Query(zero_per_bot(per_minute("uno_disconnects_total")), "{{bot}}")],
+                    [Query(per_minute("uno_disconnects_total"), "{{bot}}")],
                     w=6,
                 ),
                 Panel(
                     "Takeovers per bot (per minute)",
                     "Seats handed to the built-in AI (too many strikes, or the bot stayed away).",
-                    [Query(zero_per_bot(per_minute("uno_takeovers_total")), "{{bot}}")],
+                    [Query(per_minute("uno_takeovers_total"), "{{bot}}")],
                     w=6,
                 ),
             ],
@@ -327,17 +374,16 @@ def overview_rows() -> list[Row]:
             [
                 Panel(
                     "Server errors (per second)",
-                    "Requests the server answered with a gRPC error, by status code; 'none' "
-                    "while there are none.",
+                    "Requests the server answered with a gRPC error, the five most frequent "
+                    "status codes (the server logs each kind, rate-limited).",
                     [
                         Query(
-                            f"sum by (code) (rate(uno_server_errors_total[{RATE}])) or on () "
-                            'label_replace(sum(uno_connected_bots) * 0, "code", "none", "", "")',
+                            f"topk(5, sum by (code) (rate(uno_server_errors_total[{RATE}])))",
                             "{{code}}",
                         )
                     ],
                     unit="ops",
-                    w=8,
+                    w=6,
                 ),
                 Panel(
                     "Matches finished (per second)",
@@ -349,25 +395,40 @@ def overview_rows() -> list[Row]:
                         )
                     ],
                     unit="ops",
-                    w=8,
+                    w=6,
                 ),
                 Panel(
                     "Runner retries and bot crashes",
-                    "Hands the runner had to play again (server restart, transient errors), and "
-                    "bot processes that exited during the run (the runner restarts them).",
+                    "Hands the runner had to play again (server restart, cancelled match, "
+                    "transient errors), and bot processes that exited during the run (the "
+                    "runner restarts them), per tournament.",
                     [
                         Query(
-                            f"sum(increase(uno_tournament_hand_retries_total[{RATE}]))",
-                            "hand retries",
+                            "sum by (tournament) (increase("
+                            f"uno_tournament_hand_retries_total{TOURNAMENT}[{RATE}]))",
+                            "hand retries {{tournament}}",
                         ),
                         Query(
-                            "sum by (bot) "
-                            f"(increase(uno_tournament_bot_crashes_total{BOT}[{RATE}])) "
-                            f"or sum by (bot) (uno_tournament_bot_hands_total{BOT}) * 0",
-                            "crashes {{bot}}",
+                            "sum by (tournament, bot) "
+                            f"(increase(uno_tournament_bot_crashes_total{BOT_T}[{RATE}]))",
+                            "crashes {{bot}} {{tournament}}",
                         ),
                     ],
-                    w=8,
+                    w=6,
+                ),
+                Panel(
+                    "CPU of the server and the runner",
+                    "CPU seconds per second of the game server and the tournament runner "
+                    "processes (1 = one core busy). A server near 1 is at its limit.",
+                    [
+                        Query(
+                            "sum by (process) (rate(process_cpu_seconds_total"
+                            f'{{process=~"server|runner"}}[{RATE}]))',
+                            "{{process}}",
+                        )
+                    ],
+                    unit="percentunit",
+                    w=6,
                 ),
             ],
         ),
@@ -384,8 +445,9 @@ def bot_rows() -> list[Row]:
             [
                 Panel(
                     "Rating with 95% CI",
-                    "The bot's Plackett-Luce rating (Elo scale) and its 95% confidence band.",
-                    rating_band(BOT),
+                    "The bot's Plackett-Luce rating (Elo scale) and its 95% confidence band "
+                    "in the selected tournament.",
+                    rating_band(BOT_T),
                     w=12,
                     decimals=0,
                     overrides=ci_overrides(),
@@ -393,17 +455,17 @@ def bot_rows() -> list[Row]:
                 Panel(
                     "Win rate",
                     "Share of the bot's stored hands it won.",
-                    [Query(WIN_RATE, "{{bot}}")],
+                    [Query(WIN_RATE, "{{bot}} {{tournament}}")],
                     unit="percentunit",
                     w=6,
                     minimum=0,
                 ),
                 Panel(
                     "Hands played / won",
-                    "Hands of this bot the runner stored, and how many it won.",
+                    "Hands of this bot stored in the selected tournament, and how many it won.",
                     [
-                        Query(f"sum(uno_tournament_bot_hands_total{BOT})", "played"),
-                        Query(f"sum(uno_tournament_bot_wins_total{BOT})", "won"),
+                        Query(per_run("uno_tournament_bot_hands_total", BOT_T), "played"),
+                        Query(per_run("uno_tournament_bot_wins_total", BOT_T), "won"),
                     ],
                     kind="stat",
                     w=6,
@@ -416,7 +478,8 @@ def bot_rows() -> list[Row]:
             [
                 Panel(
                     "Decision latency p50 / p95 / p99",
-                    "Percentiles of the time from decision request to accepted answer.",
+                    "Percentiles of the time from decision request to accepted answer; a "
+                    "timed-out decision counts at its deadline.",
                     [
                         Query(latency(0.5), "p50"),
                         Query(latency(0.95), "p95"),
@@ -442,11 +505,13 @@ def bot_rows() -> list[Row]:
                         "yAxis": {"unit": "s"},
                         "cellGap": 1,
                         "color": {"scheme": "Oranges", "mode": "scheme"},
+                        "legend": {"show": True},
+                        "tooltip": {"show": True, "yHistogram": True},
                     },
                 ),
                 Panel(
                     "Decisions per second",
-                    "Accepted answers of the bot per second.",
+                    "Decisions of the bot per second (answered, or timed out).",
                     [
                         Query(
                             f"sum(rate(uno_decision_latency_seconds_count{BOT}[{RATE}]))",
@@ -465,20 +530,18 @@ def bot_rows() -> list[Row]:
                     "Timeouts, disconnects, takeovers (per minute)",
                     "Late answers, dropped streams and seats handed to the built-in AI.",
                     [
-                        Query(zero_per_bot(per_minute("uno_timeouts_total")), "timeouts"),
-                        Query(zero_per_bot(per_minute("uno_disconnects_total")), "disconnects"),
-                        Query(zero_per_bot(per_minute("uno_takeovers_total")), "takeovers"),
+                        Query(per_minute("uno_timeouts_total"), "timeouts"),
+                        Query(per_minute("uno_disconnects_total"), "disconnects"),
+                        Query(per_minute("uno_takeovers_total"), "takeovers"),
                     ],
                     w=12,
                 ),
                 Panel(
                     "Illegal actions by reason (per minute)",
-                    "Rejected actions of the bot, by the server's reason.",
+                    "Rejected actions of the bot, the five most frequent of the server's reasons.",
                     [
                         Query(
-                            f"{per_minute('uno_illegal_actions_total', 'reason')} or on () "
-                            "label_replace(sum(rate(uno_decision_latency_seconds_count"
-                            f'{BOT}[{RATE}])) * 0, "reason", "none", "", "")',
+                            f"topk(5, {per_minute('uno_illegal_actions_total', 'reason')})",
                             "{{reason}}",
                         )
                     ],
@@ -511,6 +574,28 @@ def bot_variable(*, multi: bool) -> Json:
     }
 
 
+def tournament_variable() -> Json:
+    """Which tournaments the runner panels show: each run has its own id (``NAME-xxxxxx``),
+    the shards of one run share it."""
+    query = "label_values(uno_tournament_hands_planned, tournament)"
+    return {
+        "name": "tournament",
+        "label": "Tournament",
+        "description": "The tournament id of a run (its shards share it); All shows each "
+        "selected run apart.",
+        "type": "query",
+        "datasource": DATASOURCE,
+        "query": {"query": query, "refId": "tournament"},
+        "definition": query,
+        "refresh": 2,
+        "sort": 2,
+        "multi": True,
+        "includeAll": True,
+        "allValue": ".*",
+        "current": {"text": "All", "value": "$__all"},
+    }
+
+
 def panel_json(p: Panel, pid: int, x: int, y: int) -> Json:
     fmt = p.extra.get("targets_format", "time_series")
     targets = [
@@ -535,6 +620,8 @@ def panel_json(p: Panel, pid: int, x: int, y: int) -> Json:
     if p.kind == "timeseries":
         defaults["custom"] = {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 0}
     options: Json = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}
+    if p.kind in ("heatmap", "bargauge"):
+        options = {}  # their own legend options (a time-series legend is not theirs)
     if p.kind in ("stat", "gauge"):
         options = {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
     options.update(p.options)
@@ -604,7 +691,7 @@ def dashboard(uid: str, title: str, description: str, rows: list[Row], *, multi:
                 "keepTime": True,
             }
         ],
-        "templating": {"list": [bot_variable(multi=multi)]},
+        "templating": {"list": [tournament_variable(), bot_variable(multi=multi)]},
         "panels": panels,
     }
 

@@ -120,7 +120,8 @@ def test_the_policy_and_the_given_up_mark_are_in_every_output(
     assert f"crashy {GIVEN_UP_MARK}" in terminal and "Forfeits: last" in terminal
     assert "bot crashy: given_up" in terminal
     metrics = generate_latest(runner.metrics.registry).decode()
-    assert 'uno_tournament_bot_given_up{bot="crashy"} 1.0' in metrics
-    assert 'uno_tournament_bot_given_up{bot="h0"} 0.0' in metrics
+    t = f'tournament="{runner.tid}"'
+    assert f'uno_tournament_bot_given_up{{bot="crashy",{t}}} 1.0' in metrics
+    assert f'uno_tournament_bot_given_up{{bot="h0",{t}}} 0.0' in metrics
     forfeits = [ln for ln in metrics.splitlines() if ln.startswith("uno_tournament_bot_forfeits")]
     assert any('bot="crashy"' in ln and not ln.endswith(" 0.0") for ln in forfeits)

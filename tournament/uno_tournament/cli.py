@@ -52,7 +52,21 @@ def _server_args(p: argparse.ArgumentParser) -> None:
         default="127.0.0.1",
         help="address of the metrics endpoint (default 127.0.0.1; 0.0.0.0 in a container)",
     )
+    p.add_argument(
+        "--metrics-linger",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --metrics-port: keep the metrics up this long after the last hand, so that "
+        "Prometheus scrapes the final values (at least one scrape interval)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def _linger(seconds: float) -> float:
+    if not 0 <= seconds <= 3600:
+        raise TournamentCliError("--metrics-linger must be 0-3600 seconds")
+    return seconds
 
 
 def _shard_args(p: argparse.ArgumentParser, *, pod: bool) -> None:
@@ -168,6 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
+        metrics_linger_s=_linger(args.metrics_linger),
         progress=not args.quiet,
         max_hands=args.max_hands,
     )
@@ -184,6 +199,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
+        metrics_linger_s=_linger(args.metrics_linger),
         progress=not args.quiet,
         max_hands=args.max_hands,
     )

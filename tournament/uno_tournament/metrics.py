@@ -7,6 +7,13 @@ Plackett-Luce fit (refitted every few seconds while hands come in);
 seats) and ``uno_tournament_bot_forfeits_total{bot}`` counts the hands rated as its forfeits.
 ``uno_tournament_event_loop_lag_seconds`` is how late the runner's event loop wakes a 10 ms
 sleep: the stalls of the runner itself (the tables run in the server's own process).
+``uno_tournament_hands_stored_total`` counts the hands this process stored: the dashboards
+derive the pace and the ETA from its ``rate()``, which falls to 0 in a stall (a gauge of the
+pace would keep its last value).
+
+Every series carries a ``tournament`` label (the tournament id), so that two runs scraped by one
+Prometheus stay apart and the shards of one run add up; the runner's ``process_*`` and
+``python_*`` series carry ``process="runner"`` besides.
 """
 
 from __future__ import annotations
@@ -15,11 +22,18 @@ from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from uno_server.service.metrics import Labelled, add_process_collectors
+
 
 class TournamentMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
-        r = self.registry
+    def __init__(self, tournament: str = "", *, process: bool = True) -> None:
+        r = CollectorRegistry()
+        if process:
+            add_process_collectors(r, "runner")
+        self.tournament = tournament
+        self.registry = CollectorRegistry()
+        """What the metrics page serves: every series of ``r``, labelled with the tournament."""
+        self.registry.register(Labelled(r, {"tournament": tournament}))
         self.rating = Gauge(
             "uno_tournament_rating", "Plackett-Luce rating (Elo scale)", ["bot"], registry=r
         )
@@ -36,8 +50,10 @@ class TournamentMetrics:
             "uno_tournament_hands_completed", "Hands stored so far", registry=r
         )
         self.hands_planned = Gauge("uno_tournament_hands_planned", "Hands planned", registry=r)
-        self.hands_per_second = Gauge(
-            "uno_tournament_hands_per_second", "Hands stored per second (last 30 s)", registry=r
+        self.hands_stored = Counter(
+            "uno_tournament_hands_stored",
+            "Hands stored by this process (rate() of it is the pace)",
+            registry=r,
         )
         self.hand_retries = Counter(
             "uno_tournament_hand_retries", "Hand attempts that had to be repeated", registry=r

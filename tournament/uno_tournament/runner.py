@@ -311,6 +311,7 @@ class Player:
         admin_token: str | None = None,
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
+        metrics_linger_s: float = 0.0,
         progress: bool = True,
         stream: TextIO | None = None,
         host: str = "127.0.0.1",
@@ -335,9 +336,12 @@ class Player:
         """The host name external bots use to reach this shard's server (default: ``host``,
         or this machine's name when ``host`` is 0.0.0.0)."""
         self.shard_name = shard_name
-        self.metrics = TournamentMetrics()
+        self.metrics = TournamentMetrics(tournament_id)
+        self.metrics_linger_s = metrics_linger_s
         self.lag = LagMonitor(self.metrics)
         self.names = [b.name for b in config.bots]
+        for n in self.names:  # at zero from the start, so that rate() sees a first crash
+            self.metrics.bot_crashes.labels(n)
         self.tokens: dict[str, str] = {}
         self.shard: Shard | None = None
         self.channel: grpc.aio.Channel | None = None
@@ -823,7 +827,7 @@ class Runner(Player):
         assert self.progress is not None
         self.progress.add(rec.moves)
         self.metrics.hands_completed.set(self.progress.done)
-        self.metrics.hands_per_second.set(self.progress.rate())
+        self.metrics.hands_stored.inc()
         self.metrics.set_live(self._sequential())
         self._count(rec)
 
@@ -1019,6 +1023,7 @@ class Runner(Player):
                     await t
             for sig in installed:
                 loop.remove_signal_handler(sig)
+            await self._linger()
             await self._shutdown()
         if self.fatal is not None:
             raise self.fatal
@@ -1194,15 +1199,19 @@ class Runner(Player):
                 w.addr = str(msg.get("addr", ""))
                 w.metrics_url = str(msg.get("metrics_url", ""))
                 if w.metrics_url:
+                    w.metrics = RemoteMetrics(w.metrics_url)
                     self._collectors.append(
                         Relabeled(
-                            RemoteMetrics(w.metrics_url),
+                            w.metrics,
                             {"shard": w.name, "tournament": self.tid},
                             only=WORKER_SERIES,
                         )
                     )
                 self.say(f"shard {w.name}: game server on {w.addr} (logs: {w.log_dir})")
                 self._write_addresses()
+            elif kind == "metrics":
+                if w.metrics is not None:
+                    w.metrics.freeze(str(msg.get("text", "")))  # the shard's final values
             elif kind == "connected":
                 w.state = "playing"
                 self._connected_shards += 1
@@ -1282,6 +1291,15 @@ class Runner(Player):
             self.metrics_port, addr=self.metrics_host, registry=_Registries(self._collectors)
         )
         self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
+
+    async def _linger(self) -> None:
+        """Hold the metrics page (and the server it re-exposes) open for a last scrape, so
+        that Prometheus sees the final counts (``--metrics-linger``); not after a Ctrl-C."""
+        if self.metrics_port is None or self.metrics_linger_s <= 0 or self.stop_requested:
+            return
+        self.say(f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape")
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(self.metrics_linger_s)
 
     def _watch_metrics(self) -> None:
         """Re-expose this process's own game server's metrics (once it serves)."""

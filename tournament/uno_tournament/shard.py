@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
 import os
 import re
 import secrets
 import signal
 import sys
-import time
 import urllib.request
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +42,14 @@ from .procs import BotProcess, launcher, tail
 
 _SERVING = re.compile(r"serving on (\S+):(\d+)")
 _METRICS = re.compile(r"metrics on http://(\S+):(\d+)/metrics")
+
+
+def json_line(event: str, level: str = "info", **fields: str) -> bytes:
+    """One log line in the server's JSON format (structlog's JSONRenderer: ``event``,
+    ``level``, ``timestamp`` in UTC ISO 8601)."""
+    ts = datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
+    rec = {"event": event, "level": level, "timestamp": ts, **fields}
+    return (json.dumps(rec) + "\n").encode()
 
 
 class ServerProcessError(Exception):
@@ -130,9 +138,7 @@ class ServerProcess:
         env["PYTHONUNBUFFERED"] = "1"
         try:
             with self.log_path.open("ab") as log:
-                log.write(
-                    f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting the server\n".encode()
-                )
+                log.write(json_line("starting the server", args=" ".join(args[3:])))
                 log.flush()
                 self.proc = await asyncio.create_subprocess_exec(
                     *launcher(os.getcwd()),
@@ -169,11 +175,14 @@ class ServerProcess:
         asyncio.get_running_loop().create_task(self._drain(out))
 
     async def _drain(self, out: asyncio.StreamReader) -> None:
-        """Copy the server's later stdout lines (its stop messages) to its log."""
+        """Copy the server's later stdout lines (its stop messages) to its log, as JSON lines
+        like the server's own log lines."""
         with contextlib.suppress(Exception):
             while line := await out.readline():
-                with self.log_path.open("ab") as log:
-                    log.write(line)
+                text = line.decode(errors="replace").strip()
+                if text:
+                    with self.log_path.open("ab") as log:
+                        log.write(json_line(text.removeprefix("uno-arena: "), logger="stdout"))
 
     def _why(self, what: str) -> str:
         lines = tail(self.log_path, 3)
@@ -211,8 +220,17 @@ class RemoteMetrics:
     def __init__(self, url: str, timeout_s: float = 2.0) -> None:
         self.url = url
         self.timeout_s = timeout_s
+        self.frozen: str | None = None
+
+    def freeze(self, text: str) -> None:
+        """Serve ``text`` from now on (a shard worker's final page, sent before it exits, so
+        that the runner's last scrapes still count every hand of the shard)."""
+        self.frozen = text
 
     def collect(self) -> Iterator[Metric]:
+        if self.frozen is not None:
+            yield from text_string_to_metric_families(self.frozen)
+            return
         if not self.url:
             return
         try:
@@ -297,6 +315,7 @@ class WorkerProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self.addr = ""
         self.metrics_url = ""
+        self.metrics: RemoteMetrics | None = None
         self.state = "starting"
         self.planned = 0
         self.done = 0
@@ -312,7 +331,7 @@ class WorkerProcess:
         env.setdefault("GRPC_VERBOSITY", "ERROR")
         env["PYTHONUNBUFFERED"] = "1"
         with self.log_path.open("ab") as log:
-            log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} shard {self.name}\n".encode())
+            log.write(json_line("starting the shard worker", shard=self.name))
             log.flush()
             self.proc = await asyncio.create_subprocess_exec(
                 *launcher(os.getcwd()),

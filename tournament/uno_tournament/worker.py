@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from google.protobuf import json_format
-from prometheus_client import start_http_server
+from prometheus_client import generate_latest, start_http_server
 
 from .config import TournamentConfig
 from .runner import Player, Progress, RunnerError, hand_to_json
@@ -95,14 +95,29 @@ class ShardWorker(Player):
     def _metrics_url(self) -> str:
         if not self.serve_metrics:
             return ""
+        httpd, _ = start_http_server(0, addr="127.0.0.1", registry=self._page())
+        return f"http://127.0.0.1:{httpd.server_port}/metrics"
+
+    def _page(self) -> Any:
         from .runner import _Registries
         from .shard import RemoteMetrics
 
         collectors: list[Any] = [self.metrics.registry]
         if self.shard is not None and self.shard.server is not None:
             collectors.append(RemoteMetrics(self.shard.server.metrics_url))
-        httpd, _ = start_http_server(0, addr="127.0.0.1", registry=_Registries(collectors))
-        return f"http://127.0.0.1:{httpd.server_port}/metrics"
+        return _Registries(collectors)
+
+    async def _send_final_metrics(self) -> None:
+        """This shard's final metrics page (its series and its server's), before the server
+        stops: the runner serves it from then on, so a last scrape counts every hand."""
+        if not self.serve_metrics:
+            return
+        page = self._page()
+        with contextlib.suppress(Exception):
+            text = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: generate_latest(page).decode()
+            )
+            self.send({"type": "metrics", "text": text})
 
     async def run(self) -> int:
         plan = {h.hand_id: h for h in self.config.plan(self.tid)}
@@ -151,6 +166,7 @@ class ShardWorker(Player):
                 t.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await t
+            await self._send_final_metrics()
             await self._close()
         if self.shard is not None and self.shard.server is not None:
             self.send({"type": "stats", "server_cpu_s": self.shard.server.play_cpu_s})

@@ -133,17 +133,34 @@ def configure_logging(level: str = "info", json_logs: bool = True) -> None:
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    processors.append(
+    renderer: Any = (
         structlog.processors.JSONRenderer()
         if json_logs
         else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
-        processors=processors,
+        processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(lvl),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    # the standard library's loggers (grpc, asyncio, warnings) in the same format, so that a
+    # JSON log stays JSON line by line
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            foreign_pre_chain=[
+                structlog.stdlib.add_logger_name,
+                *processors[1:],
+                structlog.processors.format_exc_info,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(lvl)
+    logging.captureWarnings(True)
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:

@@ -43,6 +43,7 @@ from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 from . import convert, limits, wire
 from .auth import TokenRegistry, bearer
 from .metrics import ServiceMetrics
+from .ratelog import RateLimitedLog
 from .table import ReplayBudget, Seat, Table, TimeControl, make_builtin
 
 log = structlog.get_logger("uno.server")
@@ -175,6 +176,7 @@ class BotSession:
         meta = {"field": field} if field else {}
         self.end_status = status_error(code, reason, message, **meta)
         self.metrics.count_stream_error(self.bot_name, reason)
+        log_rejection(self.end_status, peer=self.peer, bot=self.bot_name)
         while not self.queue.empty():
             self.queue.get_nowait()
         err = bot_pb2.PlayResponse()
@@ -248,6 +250,7 @@ class Arena:
         self.tokens = TokenRegistry(admin_token=config.admin_token)
         for name, token in config.bots.items():
             self.tokens.add_bot(name, token)
+            self.metrics.add_bot(name)
         self.sessions: dict[str, BotSession] = {}
         self.last_seen: dict[str, BotSession] = {}
         self.running: dict[str, Table] = {}
@@ -759,10 +762,42 @@ def _time_control(tc: game_pb2.TimeControl) -> TimeControl:
     )
 
 
+REJECTIONS = RateLimitedLog()
+"""Rejected RPCs and streams are logged, at most ``BURST`` a minute per status code and reason."""
+
+
+def _reason(status: status_pb2.Status) -> str:
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return str(info.reason)
+    return ""
+
+
+def log_rejection(status: status_pb2.Status, *, peer: str = "", bot: str = "") -> None:
+    code = code_pb2.Code.Name(status.code)
+    reason = _reason(status)
+    level = log.error if status.code == code_pb2.INTERNAL else log.warning
+    REJECTIONS.log(
+        (code, reason),
+        level,
+        "rpc rejected",
+        code=code,
+        reason=reason,
+        detail=status.message[:300],
+        bot=bot or None,
+        peer=peer[:200] or None,
+    )
+
+
 async def _abort(
-    context: grpc.aio.ServicerContext[Any, Any], status: status_pb2.Status, metrics: ServiceMetrics
+    context: grpc.aio.ServicerContext[Any, Any],
+    status: status_pb2.Status,
+    metrics: ServiceMetrics,
+    bot: str = "",
 ) -> NoReturn:
     metrics.errors.labels(code_pb2.Code.Name(status.code)).inc()
+    log_rejection(status, peer=context.peer(), bot=bot)
     await context.abort_with_status(rpc_status.to_status(status))
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -803,7 +838,9 @@ class BotServicer:
         except Exception:  # the peer is gone or does not read: the status is all it gets
             pass
         meta = {"field": field} if field else {}
-        await _abort(context, status_error(code, reason, message, **meta), self.arena.metrics)
+        await _abort(
+            context, status_error(code, reason, message, **meta), self.arena.metrics, bot=bot
+        )
 
     async def Play(  # noqa: N802 - gRPC method name
         self,
@@ -980,7 +1017,9 @@ class BotServicer:
             arena.unregister(session)
             slog.info("bot disconnected")
         if session.end_status is not None:
-            await _abort(context, session.end_status, arena.metrics)
+            # (logged by BotSession.kill already; counted here as the call's status)
+            arena.metrics.errors.labels(code_pb2.Code.Name(session.end_status.code)).inc()
+            await context.abort_with_status(rpc_status.to_status(session.end_status))
 
     async def _write(self, context: grpc.aio.ServicerContext[Any, Any], s: BotSession) -> None:
         """Send the session's queue. With Hello.max_batch >= 2, every message waiting when the
@@ -1164,6 +1203,14 @@ class BotServicer:
                 if act.HasField("action_id"):
                     res.action_id = act.action_id
                 arena.metrics.illegal.labels(session.bot_name, "request_not_found").inc()
+                REJECTIONS.log(
+                    ("action", "REQUEST_NOT_FOUND"),
+                    log.info,
+                    "action rejected",
+                    bot=session.bot_name,
+                    reason="REQUEST_NOT_FOUND",
+                    request_id=act.request_id[:100],
+                )
             else:
                 res = table.submit(
                     session,

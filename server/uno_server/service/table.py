@@ -247,7 +247,7 @@ class Table:
             for st in self.seats
             if st.bot_name
         }
-        self._log = log.bind(match_id=self.match_id)
+        self._log = log
         self._push = any(st.push for st in self.seats)
         self._cancel_reason: tuple[int, str] | None = None
         self._begin_hand()
@@ -256,6 +256,14 @@ class Table:
 
     def _begin_hand(self) -> None:
         """Take the seat numbering of the hand just dealt."""
+        # every line of the table names its match and hand (and its seat: None for the table's
+        # own lines), and the labels its creator gave the match (a tournament's hand coordinates)
+        self._log = log.bind(
+            match_id=self.match_id,
+            hand=self.match.hand_number,
+            seat=None,
+            **({"labels": self.labels} if self.labels else {}),
+        )
         active = list(self.match.active)
         self._h2m = active
         self._m2h = {m: h for h, m in enumerate(active)}
@@ -409,12 +417,13 @@ class Table:
         st.strikes += 1
         st.bank_ms = 0
         self.metrics.timeouts.labels(st.bot_name).inc()
+        # at its deadline in the latency histogram too, so a p99 near the deadline warns
+        self._latency_metric[st.bot_name].observe(req.deadline - req.sent_at)
         self._log.warning(
             "decision timed out",
             seat=st.seat,
             bot=st.bot_name,
             strikes=st.strikes,
-            hand=hand.hand_number,
         )
         wire = None if default is None else self._to_wire(default)
         self._close(st, bot_pb2.CLOSE_REASON_TIMED_OUT, wire, kind=_TIMED_OUT)
