@@ -23,6 +23,7 @@ from uno_server.engine import InvalidRulesError, RuleSet
 from uno_server.engine._build import COMPILED_MODULES, RECORD, SHARED_LIB, compiled_problem
 
 ROOT = Path(__file__).resolve().parents[2]
+KNOWN = RuleSet().to_dict()
 PLAY = r"""
 import hashlib, sys
 from tests.engine.make_golden import CASES, build, dumps
@@ -118,6 +119,9 @@ def test_setup_compiles_the_modules_the_engine_checks() -> None:
         ({"seats": "4"}, "rules.seats: must be an integer, got '4'"),
         ({"seats": True}, "rules.seats: must be an integer, got True"),
         ({"first_flip": 1}, "rules.first_flip: must be a string, got 1"),
+        # an unknown name is quoted when it is not a plain name: the error stays on one line
+        ({"a\nb": 1}, "rules.'a\\nb': unknown option (known: " + ", ".join(sorted(KNOWN)) + ")"),
+        ({"bogus": 1}, "rules.bogus: unknown option (known: " + ", ".join(sorted(KNOWN)) + ")"),
     ],
 )
 def test_rule_sets_of_the_wrong_type_name_the_field_in_either_build(

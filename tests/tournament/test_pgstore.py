@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -189,3 +190,31 @@ def test_a_follower_sees_a_hand_committed_after_a_later_one(pg_url: str) -> None
     finally:
         for s in (slow, fast, reader):
             s.close()
+
+
+def test_hands_stored_while_hand_rows_reads_never_come_without_seats(pg_url: str) -> None:
+    """Each read of a PostgreSQL store sees its own snapshot, and shards keep writing while a
+    report or a watcher reads: a hand stored between the read of the hands and the read of the
+    seats must not appear as a hand with no seats (it did: an IndexError in the 3-pod test)."""
+    pg = PgStore.connect(pg_url, create=True)
+    try:
+        pg.init_meta({"tournament_id": "x"})
+        for i in range(0, 10, 2):
+            assert pg.add_hand(_hand(f"x/t{i}/b0/d0/r0"))
+        real = pg._execute
+        writes = iter(range(1, 10, 2))  # ids between the stored ones, and one after them all
+
+        def racing(sql: str, params: Any = ()) -> Any:
+            res = real(sql, params)
+            for i in writes:  # another shard commits right after the first read
+                assert pg.add_hand(_hand(f"x/t{i}/b0/d0/r0"))
+            return res
+
+        pg._execute = racing  # type: ignore[method-assign]
+        rows = list(pg.hand_rows())
+        pg._execute = real  # type: ignore[method-assign]
+        assert [h.hand_id for h in rows] == [f"x/t{i}/b0/d0/r0" for i in range(0, 10, 2)]
+        assert all(len(h.seats) == 4 for h in rows), [len(h.seats) for h in rows]
+        assert len(list(pg.hand_rows())) == 10
+    finally:
+        pg.close()

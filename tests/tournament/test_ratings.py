@@ -348,6 +348,8 @@ def test_two_forfeits_in_one_hand_tie_for_last() -> None:
 
 def test_a_gap_means_odds_of_going_out_first() -> None:
     assert first_out_probability(0) == 0.5
+    assert first_out_probability(-15_500_000) == 0.0  # a runaway fit's gap: no OverflowError
+    assert first_out_probability(15_500_000) == 1.0
     assert first_out_probability(100) == pytest.approx(0.640, abs=1e-3)
     assert gap_for_probability(first_out_probability(237.0)) == pytest.approx(237.0)
 
@@ -393,3 +395,40 @@ def test_naive_pairwise_fit_is_a_bradley_terry_on_six_games(sample: list[HandRes
     r = fit_pairwise_naive(sample)
     assert r.converged and r.places == "pairwise" and r.cluster is None
     assert kendall_tau(r.elo, true_ratings(SyntheticConfig())) > 0.8
+
+
+def test_the_final_table_never_reports_a_runaway_rating() -> None:
+    """A bot that never finishes ahead has no finite maximum-likelihood rating. Whether the
+    optimiser reports it as not converged or stops early far out, the final table falls back to
+    the prior, says so, and every rating stays a number a reader can use."""
+    from uno_tournament.standings import RUNAWAY_ELO, fit_ratings
+
+    hands = _two_bot_hands(0, 30)
+    o = rt.Outcomes.from_results(hands, {"A": 0, "B": 1}, "deal")
+    r, note = fit_ratings(o, ["A", "B"])
+    assert r is not None and "prior" in note, note
+    assert np.all(np.abs(r.elo) < RUNAWAY_ELO) and np.all(np.isfinite(r.se))
+    assert r.elo[0] < r.elo[1]
+
+
+def test_a_fit_that_stops_far_out_is_redone_with_the_prior(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An optimiser can also stop early, "converged", thousands of Elo out on its way toward an
+    unbounded rating (a forfeits run once reported -15.5 million): that fit is redone too."""
+    import dataclasses
+
+    from uno_tournament import standings
+
+    hands = _two_bot_hands(1, 30)
+    o = rt.Outcomes.from_results(hands, {"A": 0, "B": 1}, "deal")
+    real = rt.fit_outcomes
+
+    def stops_far_out(*args: object, **kw: object) -> rt.Ratings:
+        r = real(*args, **kw)  # type: ignore[arg-type]
+        if kw.get("prior_sd_elo") is None:
+            r = dataclasses.replace(r, converged=True, elo=r.elo * 10_000)
+        return r
+
+    monkeypatch.setattr(standings, "fit_outcomes", stops_far_out)
+    r, note = standings.fit_ratings(o, ["A", "B"])
+    assert r is not None and "prior" in note, note
+    assert np.all(np.abs(r.elo) < standings.RUNAWAY_ELO)

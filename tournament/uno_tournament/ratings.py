@@ -102,8 +102,13 @@ ClusterBy = Literal["deal", "hand"] | None
 
 
 def first_out_probability(gap_elo: float) -> float:
-    """P(the stronger of two bots goes out first | one of the two goes out first), for a gap."""
-    return 1.0 / (1.0 + math.pow(10.0, -gap_elo / 400.0))
+    """P(the stronger of two bots goes out first | one of the two goes out first), for a gap.
+    Written so that no gap overflows (a runaway fit's gap of millions of Elo gives 0 or 1)."""
+    x = gap_elo / 400.0 * math.log(10.0)
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
 
 
 def gap_for_probability(p: float) -> float:

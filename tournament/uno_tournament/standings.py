@@ -47,6 +47,11 @@ def rated_outcomes(
     return Outcomes(b, p, cluster, len(cluster_of))
 
 
+RUNAWAY_ELO = 4000.0
+"""A rating this far from the mean (odds of 10^10 to 1) is no estimate but a fit running away
+toward an unbounded rating, which a tolerance stopped early: such a fit is redone with the prior."""
+
+
 def fit_ratings(
     outcomes: Outcomes,
     names: Sequence[str],
@@ -58,7 +63,12 @@ def fit_ratings(
     if outcomes.n_hands == 0 or len(names) < 2:
         return None, "no hands"
     r = fit_outcomes(outcomes, names, start=start)
-    if r.converged and bool(np.all(np.isfinite(r.elo))) and bool(np.all(np.isfinite(r.se))):
+    if (
+        r.converged
+        and bool(np.all(np.isfinite(r.elo)))
+        and bool(np.all(np.isfinite(r.se)))
+        and float(np.max(np.abs(r.elo))) < RUNAWAY_ELO
+    ):
         return r, ""
     r = fit_outcomes(outcomes, names, prior_sd_elo=1000.0, start=start)
     return r, "maximum likelihood did not converge; fitted with a N(0, 1000 Elo) prior"

@@ -368,7 +368,13 @@ class ResultStore:
 
     def hand_rows(self) -> Iterator[HandRecord]:
         """Every stored hand with its seats, WITHOUT its replay (``replay`` is {}), in hand id
-        order. Streams: seats are read alongside, one hand at a time."""
+        order. Streams: seats are read alongside, one hand at a time.
+
+        The hands are read first, their seats after: a hand and its seats are stored in one
+        transaction, so every hand read has its seats in the second read, even where each read
+        sees its own snapshot (PostgreSQL, with shards still writing). Seats of hands stored
+        between the two reads are skipped."""
+        hand_rows = self._execute(f"SELECT {_HAND_COLS} FROM hands ORDER BY hand_id")
         seat_rows = iter(
             self._execute(
                 "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
@@ -377,8 +383,10 @@ class ResultStore:
             )
         )
         pending = next(seat_rows, None)
-        for r in self._execute(f"SELECT {_HAND_COLS} FROM hands ORDER BY hand_id"):
+        for r in hand_rows:
             seats: list[SeatRecord] = []
+            while pending is not None and pending[0] < r[0]:  # a hand newer than the first read
+                pending = next(seat_rows, None)
             while pending is not None and pending[0] == r[0]:
                 seats.append(_seat(pending))
                 pending = next(seat_rows, None)

@@ -129,8 +129,9 @@ class RuleSet:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         for key, value in data.items():
             if key not in fields:
-                raise InvalidRulesError(
-                    f"rules.{key}: unknown option (known: {', '.join(sorted(fields))})"
+                name = key if isinstance(key, str) and key.isidentifier() else repr(key)
+                raise InvalidRulesError(  # a quoted name: never a raw newline in the message
+                    f"rules.{name}: unknown option (known: {', '.join(sorted(fields))})"
                 )
             # before construction: the compiled class would refuse a wrong type with TypeError
             _check_type(fields[key], value)
