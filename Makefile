@@ -73,7 +73,7 @@ clean:
 .PHONY: bench-ratings bench-report
 JOBS ?= 1
 # synthetic (5 loser signals x 200 repeats) and engine-played (150 repeats) validation; about
-# 45 min on one core (JOBS=2 plays the engine hands in two processes)
+# 30 min on one core, measured 28 (JOBS=2 plays the engine hands in two processes)
 bench-ratings: venv
 	$(BIN)/python -m uno_tournament.validate_ratings --repeats 200 --engine-repeats 150 --jobs $(JOBS)
 
