@@ -75,6 +75,18 @@ def describe_exit(code: int) -> str:
     return f"exited with status {code}"
 
 
+async def stop_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
+    """SIGTERM to the process group the child leads, SIGKILL after ``grace_s`` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), grace_s)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+
+
 class BotProcess:
     """One launched bot."""
 
@@ -177,14 +189,7 @@ class BotProcess:
         proc = self.proc
         if proc is None or proc.returncode is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), grace_s)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+        await stop_group(proc, grace_s)
 
     def failure(self, why: str) -> str:
         """A one-line startup failure report with the last log lines."""

@@ -38,7 +38,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from .procs import BotProcess, launcher, tail
+from .procs import BotProcess, launcher, stop_group, tail
 
 _SERVING = re.compile(r"serving on (\S+):(\d+)")
 _METRICS = re.compile(r"metrics on http://(\S+):(\d+)/metrics")
@@ -203,14 +203,7 @@ class ServerProcess:
         if proc is None or proc.returncode is not None:
             return
         self.read_cpu()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), grace_s)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+        await stop_group(proc, grace_s)
 
 
 class RemoteMetrics:
