@@ -225,6 +225,7 @@ class Table:
         self._waiter: asyncio.Future[bool] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._clock: Callable[[], float] = time.monotonic  # the loop's clock once a hand runs
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop, once a hand runs
         self._timer_at = 0.0
         self._changed: asyncio.Future[None] | None = None
         self._requests: dict[str, OpenRequest] = {}
@@ -317,6 +318,7 @@ class Table:
         hand = self.match.hand
         loop = asyncio.get_running_loop()
         self._clock = loop.time  # for submit: asyncio.get_running_loop() per answer costs
+        self._loop = loop
         seats = self.seats
         while hand.phase != OVER:
             if hand.turn > MAX_HAND_ACTIONS:
@@ -343,27 +345,61 @@ class Table:
             if acted:
                 await asyncio.sleep(0)  # let other tables and the RPCs run between AI moves
                 continue
-            wake = float("inf")
-            current = hand.current if hand.window < 0 else -1
-            for s in pending:
-                st = seats[h2m[s]]
-                legal = hand.legal_actions(s)
-                if not legal:
-                    continue
-                req = st.open
-                if req is None or req.legal != legal:
-                    req = self._open_request(st, s, legal, s == current, now)
-                if req.required:
-                    wake = min(wake, req.deadline)
-            if self._window_deadline is not None:
-                wake = min(wake, self._window_deadline)
-            for st in seats:
-                if st.disconnected_since is not None and st.ai is None:
-                    wake = min(
-                        wake, st.disconnected_since + self.time_control.reconnect_grace_ms / 1000
-                    )
-            if not await self._wait(loop, wake):
+            if not await self._wait(loop, self._serve_pending(now)):
                 self._on_timer(loop.time())
+
+    def _serve_pending(self, now: float) -> float:
+        """Open a request for every pending seat a bot plays whose choices changed (a seat
+        whose open request still lists its legal actions keeps it). Returns the loop time at
+        which the table must look again: the earliest deadline (inf: only when woken)."""
+        hand = self.match.hand
+        seats = self.seats
+        h2m = self._h2m
+        wake = float("inf")
+        current = hand.current if hand.window < 0 else -1
+        for s in hand.pending_seats():
+            st = seats[h2m[s]]
+            legal = hand.legal_actions(s)
+            if not legal:
+                continue
+            req = st.open
+            if req is None or req.legal != legal:
+                req = self._open_request(st, s, legal, s == current, now)
+            if req.required and req.deadline < wake:
+                wake = req.deadline
+        if self._window_deadline is not None and self._window_deadline < wake:
+            wake = self._window_deadline
+        for st in seats:
+            if st.disconnected_since is not None and st.ai is None:
+                wake = min(
+                    wake, st.disconnected_since + self.time_control.reconnect_grace_ms / 1000
+                )
+        return wake
+
+    def _step_inline(self, now: float) -> bool:
+        """After a bot's accepted answer, do at once what the table's task would do next when
+        that is only sending the next requests (the common case): no task switch per move.
+        Returns False (nothing done) when the task must run instead: the hand is over or ran
+        too long, a built-in AI seat is to act, or a seat is disconnected."""
+        hand = self.match.hand
+        loop = self._loop
+        if (
+            self._waiter is None
+            or loop is None
+            or hand.phase == OVER
+            or hand.turn > MAX_HAND_ACTIONS
+        ):
+            return False
+        seats = self.seats
+        h2m = self._h2m
+        for st in seats:
+            if st.disconnected_since is not None and st.ai is None:
+                return False
+        for s in hand.pending_seats():
+            if seats[h2m[s]].ai is not None:
+                return False
+        self._arm(loop, self._serve_pending(now))
+        return True
 
     async def _wait(self, loop: asyncio.AbstractEventLoop, wake: float) -> bool:
         """Wait until something changes (True) or the loop clock reaches ``wake`` (False).
@@ -374,6 +410,14 @@ class Table:
         again), and no move pays for a new timer (unlike asyncio.wait_for)."""
         fut: asyncio.Future[bool] = loop.create_future()
         self._waiter = fut
+        self._arm(loop, wake)
+        try:
+            return await fut
+        finally:
+            self._waiter = None
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, wake: float) -> None:
+        """Make sure the table's timer fires no later than ``wake`` (see :meth:`_wait`)."""
         if wake != float("inf"):
             timer = self._timer
             if timer is None or self._timer_at > wake:
@@ -381,10 +425,6 @@ class Table:
                     timer.cancel()
                 self._timer = loop.call_at(wake, self._fire)
                 self._timer_at = wake
-        try:
-            return await fut
-        finally:
-            self._waiter = None
 
     def _fire(self) -> None:
         self._timer = None
@@ -417,8 +457,10 @@ class Table:
         st.strikes += 1
         st.bank_ms = 0
         self.metrics.timeouts.labels(st.bot_name).inc()
-        # at its deadline in the latency histogram too, so a p99 near the deadline warns
-        self._latency_metric[st.bot_name].observe(req.deadline - req.sent_at)
+        # at its deadline in the latency histogram too, so a p99 near the deadline warns (to
+        # the microsecond: (now + 0.05) - now is not always 0.05 in floating point, and a
+        # 50 ms deadline must count in the 0.05 bucket)
+        self._latency_metric[st.bot_name].observe(round(req.deadline - req.sent_at, 6))
         self._log.warning(
             "decision timed out",
             seat=st.seat,
@@ -468,7 +510,9 @@ class Table:
     # ------------------------------------------------------------------ applying
 
     def _apply(self, seat: int, action_id: int, source: str) -> None:
-        """Apply an engine action of hand seat ``seat`` (engine numbering)."""
+        """Apply an engine action of hand seat ``seat`` (engine numbering). It does not wake the
+        table's task: the task's own moves need no wake, and submit() serves the next requests
+        itself or wakes the task."""
         hand = self.match.hand
         had_window = hand.window >= 0
         events = self.match.apply(seat, action_id)
@@ -510,7 +554,6 @@ class Table:
                     self._close(st, why, None)
         if self._push:
             self._push_events()
-        self._wake()
 
     def submit(
         self, outbox: Outbox, request_id: str, number: int, action_id: int | None
@@ -601,6 +644,8 @@ class Table:
         if st.open is req:
             st.open = None
         self._forget(req, _ANSWERED)
+        if not self._step_inline(self._clock()):
+            self._wake()
         return None
 
     def _result(
