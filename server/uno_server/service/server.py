@@ -1057,7 +1057,7 @@ class BotServicer:
                     # so fewer, larger writes save CPU. A bot whose messages come less than
                     # WRITE_LINGER_S apart (many tables at once) waits that long; any other
                     # waits one turn of the loop. At 16 tables: 0.63 -> 0.51 writes per move
-                    # with one turn, 0.51 -> 0.3x with the linger, and about 10% less server
+                    # with one turn, 0.51 -> 0.37 with the linger, and about 10% less server
                     # CPU per move.
                     await asyncio.sleep(WRITE_LINGER_S if s.gap < WRITE_LINGER_S else 0)
                 if limit > 1 and not first and not queue.empty():
