@@ -88,6 +88,17 @@ def test_the_rows_add_up_to_the_measured_cpu_per_move() -> None:
     assert sum(rows.values()) == pytest.approx(180.0)
 
 
+def test_the_compiled_wire_encoder_is_told_apart_by_its_function_names() -> None:
+    # built alone, mypyc names the wire module's C functions without a module prefix
+    assert part_of("CPyPy_seat_view (__native__native.c:4702)") == "view"
+    assert part_of("CPyDef__seat_state (__native__native.c:1)") == "view"
+    assert part_of("CPyDef_public_event (__native__native.c:8485)") == "view"
+    assert part_of("CPyDef_decision_request (__native__native.c:5952)") == "serialise"
+    assert part_of("CPyDef__ts_body (__native__native.c:5262)") == "serialise"
+    assert part_of("CPyDef_batch (__native__native.c:4825)") == "serialise"
+    assert part_of("CPyDef_hand___Hand___apply (__native__native.c:5)") == "engine"
+
+
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout, check=False

@@ -104,15 +104,27 @@ _ENGINE_NATIVE = tuple(
     for m in ("cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate")
 )
 """mypyc's C function names for the compiled engine's modules (``CPyDef_hand___Hand___apply``)."""
-_WIRE_VIEW = ("wire___seat_view", "wire____seat_state", "wire___public_event")
+_WIRE_VIEW = frozenset({"seat_view", "_seat_state", "_play_order", "_card_message", "public_event"})
+"""The compiled wire encoder's functions that build what a seat sees; its others serialise."""
+
+
+def _native_name(frame: str) -> str | None:
+    """The Python name of a compiled (mypyc) function from its C frame, or None for any other
+    frame: ``CPyDef_wire___seat_view`` and ``CPyPy_seat_view`` (a module compiled alone keeps
+    no prefix) both give ``seat_view``."""
+    if not frame.startswith(("CPyDef_", "CPyPy_")):
+        return None
+    name = frame.split(" ", 1)[0].split("_", 1)[1]
+    return name[7:] if name.startswith("wire___") else name
 
 
 def part_of(frame: str) -> str | None:
     """The part one stack frame belongs to, or None if it names none (a helper, asyncio...)."""
     if "uno_server/engine/" in frame or frame.startswith(_ENGINE_NATIVE):
         return "engine"
-    if frame.startswith(("CPyDef_wire___", "CPyPy_wire___")):
-        return "view" if any(w in frame for w in _WIRE_VIEW) else "serialise"
+    native = _native_name(frame)
+    if native is not None:  # the wire encoder: the engine's compiled modules are matched above
+        return "view" if native in _WIRE_VIEW else "serialise"
     if frame.startswith(_VIEW_FUNCS):
         return "view"
     if frame.startswith(_SERIALISE_FUNCS) or "service/convert.py" in frame:
