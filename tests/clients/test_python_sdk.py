@@ -1293,3 +1293,30 @@ def test_the_sdk_imports_nothing_of_the_server() -> None:
     assert deps is not None
     names = sorted(re.findall(r'"([a-z0-9_-]+)', deps.group(1)))
     assert names == ["grpcio", "protobuf"]
+
+
+def test_events_reach_on_events_once_each_oldest_first_even_when_sent_again() -> None:
+    """After a resume the server may send events again: on_events gets each sequence once."""
+    got: list[list[int]] = []
+
+    class Recorder(Bot):
+        def decide(self, request: Any, state: MatchState) -> int:
+            return 0
+
+        def on_events(self, state: MatchState, events: Any) -> None:
+            assert isinstance(events, list)
+            got.append([e.sequence for e in events])
+
+    client = BotClient(Recorder(), ClientConfig(addr="127.0.0.1:1", token="t"))
+    st = client._state("m1", 0)
+
+    def evs(*seqs: int) -> list[game_pb2.Event]:
+        return [game_pb2.Event(sequence=s) for s in seqs]
+
+    async def feed() -> None:
+        for batch in (evs(1, 2, 3), evs(2, 3, 4, 5), evs(4, 5), evs(), evs(6), evs(1, 6, 7)):
+            await client._deliver_events(st, batch)
+
+    asyncio.run(feed())
+    assert got == [[1, 2, 3], [4, 5], [6], [7]]
+    assert st.last_sequence == 7

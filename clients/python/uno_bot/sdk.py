@@ -633,14 +633,15 @@ class BotClient:
     async def _on_decision_request(self, req: bot_pb2.DecisionRequest) -> None:
         b = self.bot
         inline = not b.threaded and not self._decide_is_async
+        rid, match_id, seat = req.request_id, req.match_id, req.seat
         if not inline:
-            self._received[req.request_id] = self._loop_time()
+            self._received[rid] = self._loop_time()
         # at most one request is open per (match, seat): a new one settles every earlier one
-        self._forget_seat(req.match_id, req.seat, keep=req.request_id)
-        prev = self._tasks.pop(req.request_id, None)
+        self._forget_seat(match_id, seat, keep=rid)
+        prev = self._tasks.pop(rid, None)
         if prev is not None:  # re-sent while we were still thinking: start over
             prev.cancel()
-        st = self._state(req.match_id, req.seat)
+        st = self._state(match_id, seat)
         st.decisions += 1
         st.hand_number = req.hand_number
         await self._deliver_events(st, req.events)
@@ -718,14 +719,21 @@ class BotClient:
             )
 
     async def _deliver_events(self, st: MatchState, events: Sequence[game_pb2.Event]) -> None:
-        last = st.last_sequence
-        fresh = [e for e in events if e.sequence > last]
-        if not fresh:
+        if not events:
             return
-        st.last_sequence = max(e.sequence for e in fresh)
+        last = st.last_sequence
+        # events come oldest first (bot.proto), so the first and the last tell the usual cases
+        # apart without touching the others: all new, or all seen before (a replay)
+        if events[0].sequence > last:
+            fresh: Sequence[game_pb2.Event] = events
+        elif events[-1].sequence <= last:
+            return
+        else:
+            fresh = [e for e in events if e.sequence > last]
+        st.last_sequence = max(last, fresh[-1].sequence)
         # Bot.on_events itself does nothing: a bot that keeps it costs no call per request
         if getattr(self.bot.on_events, "__func__", None) is not _BASE_ON_EVENTS:
-            await self._call_hook("on_events", lambda: self.bot.on_events(st, fresh), st)
+            await self._call_hook("on_events", lambda: self.bot.on_events(st, list(fresh)), st)
 
     async def _on_match_started(self, msg: bot_pb2.MatchStarted) -> None:
         st = self._state(msg.match_id, msg.seat)

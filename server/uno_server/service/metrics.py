@@ -12,6 +12,7 @@ first increment has no earlier sample to rise from.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from prometheus_client import (
@@ -21,9 +22,9 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
 )
-from prometheus_client.metrics_core import Metric
+from prometheus_client.utils import floatToGoString
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from uno_server.gen.uno.v1 import errors_pb2, game_pb2
@@ -75,6 +76,124 @@ class Labelled:
             yield out
 
 
+class LoopCount:
+    """One series of a :class:`LoopCounter`: a plain number, no lock."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+
+class LoopCounter:
+    """A labelled counter for the per-move path, written only by the event loop's thread.
+
+    prometheus_client's Counter takes a lock and checks its state on every ``inc``, which costs
+    about a microsecond a move; this one adds to a plain number and builds the samples only when
+    Prometheus scrapes (from another thread: a reader sees each number before or after an
+    update, never a torn one). Same exposition: ``<name>_total`` per label set, created at zero
+    by :meth:`labels`."""
+
+    def __init__(
+        self, name: str, documentation: str, labelnames: tuple[str, ...], registry: CollectorRegistry
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = labelnames
+        self._children: dict[tuple[str, ...], LoopCount] = {}
+        registry.register(self)  # type: ignore[arg-type]
+
+    def labels(self, *values: str) -> LoopCount:
+        child = self._children.get(values)
+        if child is None:
+            if len(values) != len(self.labelnames):
+                raise ValueError(f"{self.name}: expected labels {self.labelnames}, got {values}")
+            child = self._children[values] = LoopCount()
+        return child
+
+    def describe(self) -> list[Metric]:
+        return [CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> Iterator[Metric]:
+        fam = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in list(self._children.items()):
+            fam.add_metric(list(values), child.value)
+        yield fam
+
+
+class LoopObservations:
+    """One series of a :class:`LoopHistogram`: counts per bucket (not cumulative) and a sum."""
+
+    __slots__ = ("bounds", "counts", "sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)  # the last: above every bound (+Inf only)
+        self.sum = 0.0
+
+    def observe(self, amount: float) -> None:
+        # bisect_left: the first bound >= amount, as Prometheus' "le" (less or equal) wants
+        self.counts[bisect_left(self.bounds, amount)] += 1
+        self.sum += amount
+
+
+class LoopHistogram:
+    """A labelled histogram for the per-move path, written only by the event loop's thread: an
+    observation is one bisect and two additions, no lock (see :class:`LoopCounter`). Same
+    exposition as prometheus_client's Histogram: cumulative ``_bucket`` samples with ``le``,
+    ``_count`` and ``_sum``."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: tuple[str, ...],
+        buckets: tuple[float, ...],
+        registry: CollectorRegistry,
+    ) -> None:
+        if list(buckets) != sorted(set(buckets)):
+            raise ValueError(f"{name}: buckets must be distinct and ascending, got {buckets}")
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = labelnames
+        self.buckets = buckets
+        self._children: dict[tuple[str, ...], LoopObservations] = {}
+        registry.register(self)  # type: ignore[arg-type]
+
+    def labels(self, *values: str) -> LoopObservations:
+        child = self._children.get(values)
+        if child is None:
+            if len(values) != len(self.labelnames):
+                raise ValueError(f"{self.name}: expected labels {self.labelnames}, got {values}")
+            child = self._children[values] = LoopObservations(self.buckets)
+        return child
+
+    def describe(self) -> list[Metric]:
+        return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> Iterator[Metric]:
+        fam = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in list(self._children.items()):
+            counts = child.counts[:]  # one consistent copy: _count is the +Inf bucket
+            total = child.sum
+            cumulative = []
+            acc = 0
+            for bound, n in zip(self.buckets, counts, strict=False):
+                acc += n
+                cumulative.append((_le(bound), acc))
+            cumulative.append(("+Inf", acc + counts[-1]))
+            fam.add_metric(list(values), cumulative, total)
+        yield fam
+
+
+def _le(bound: float) -> str:
+    """A bucket bound as prometheus_client writes it (``0.005``, ``1.0``)."""
+    return floatToGoString(bound)
+
+
 def add_process_collectors(registry: CollectorRegistry, process: str) -> None:
     """``process_*`` (CPU, memory, open files) and ``python_*`` (GC, version) series of this
     process, as the default registry has them, labelled ``process`` (``server``, ``runner``):
@@ -94,14 +213,15 @@ class ServiceMetrics:
         self.matches = Counter(
             "uno_matches_total", "Matches finished, by how they ended.", ["outcome"], registry=r
         )
-        self.moves = Counter(
-            "uno_moves_total", "Actions applied, by who decided them.", ["source"], registry=r
+        # the two metrics of every move: lock-free, written by the event loop's thread only
+        self.moves = LoopCounter(
+            "uno_moves", "Actions applied, by who decided them.", ("source",), registry=r
         )
-        self.decision_latency = Histogram(
+        self.decision_latency = LoopHistogram(
             "uno_decision_latency_seconds",
             "Time from sending a decision request to receiving the accepted answer, per bot; "
             "a decision that timed out counts at its deadline (the time the bot was given).",
-            ["bot"],
+            ("bot",),
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
