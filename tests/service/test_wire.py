@@ -4,9 +4,11 @@ runtime builds field by field."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -194,3 +196,94 @@ def test_the_common_events_encode_as_the_runtime_does(rules: RuleSet) -> None:
 def test_large_varints_match_the_runtime(n: int) -> None:
     msg = game_pb2.Event(sequence=n)
     assert wire.uint(1, n) == msg.SerializeToString()
+
+
+def _played_table(rules: RuleSet, seed: int, hands: int) -> Any:
+    """A Table whose match was played at random for up to ``hands`` hands (no bot connected:
+    the table only records), as Table.run plays it."""
+    from uno_server.engine.hand import OVER
+    from uno_server.engine.match import Match
+    from uno_server.service.metrics import ServiceMetrics
+    from uno_server.service.table import Seat, Table, TimeControl
+
+    match = Match(rules, seed)
+    seats = [Seat(i, f"b{i}", 0, None, 0) for i in range(rules.seats)]
+    table = Table(
+        f"m{seed}", match, seats, TimeControl(), ServiceMetrics(process=False), lambda _: None
+    )
+    rng = random.Random(seed)
+    for played in range(1, hands + 1):
+        hand = match.hand
+        while hand.phase != OVER and hand.turn < 600:
+            seat = rng.choice(hand.pending_seats())
+            legal = hand.legal_actions(seat)
+            if not legal:
+                continue
+            plays = [a for a in legal if a >= 1000]
+            table._apply(seat, rng.choice(plays if plays and rng.random() < 0.8 else legal), "bot")
+        if match.over or played == hands or hand.phase != OVER:
+            break
+        new = match.next_hand()
+        match.log.clear()
+        table._begin_hand()
+        table._record_all(new.log)
+    return table
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.seats}seats")
+def test_every_event_entry_is_the_tables_own_conversion_for_every_seat(rules: RuleSet) -> None:
+    """Table._event_field (hand-encoded where wire.FAST_EVENTS allow) against Table._to_proto
+    (the protobuf runtime), for every event of played matches as every seat sees it: the
+    owner's own cards, everyone else's redacted view, and what no one else may see."""
+    seen: set[str] = set()
+
+    async def check() -> None:
+        for seed in range(3):
+            table = _played_table(rules, seed, hands=3)
+            for rec in table.records:
+                for viewer in range(rules.seats):
+                    field = table._event_field(rec, viewer)
+                    want = table._to_proto(rec, viewer)
+                    if field is None:
+                        assert want is None, rec
+                        continue
+                    got = list(bot_pb2.DecisionRequest.FromString(field).events)
+                    assert got == [want], (rec, viewer)
+                    seen.add(type(rec.event).__name__)
+
+    asyncio.run(check())
+    assert {"Dealt", "DealerDraw", "DealerChosen", "FirstCard", "Played", "Drew"} <= seen
+
+
+def test_match_ended_from_event_entries_is_the_runtimes_message() -> None:
+    """The hand-built MatchEnded (wire.match_ended) parses to the message the protobuf path
+    builds, for every seat, with the events each seat had not had."""
+    from uno_server.gen.uno.v1 import game_pb2 as g
+
+    sent: list[Any] = []
+
+    class Box:
+        bot_name = "b0"
+
+        def send(self, msg: Any) -> None:
+            sent.append(msg)
+
+    async def check() -> None:
+        table = _played_table(RuleSet(), 5, hands=1)
+        table.seats[2].strikes, table.seats[3].taken_over = 2, True
+        table._finish(g.END_CAUSE_COMPLETED)
+        for st in table.seats:
+            st.cursor = max(0, len(table.records) - 5 - st.seat)  # some events still to deliver
+            start = st.cursor
+            table.send_match_ended(st, Box())
+            table._ident, st.cursor, st.ended_sent = False, start, False
+            table.send_match_ended(st, Box())
+            table._ident = True
+            fast, slow = sent[-2], sent[-1]
+            assert isinstance(fast, bytes) and not isinstance(slow, bytes)
+            got = bot_pb2.PlayResponse.FromString(fast)
+            assert got == slow, st.seat
+            assert len(got.match_ended.events) == 5 + st.seat
+            assert got.match_ended.strikes == st.strikes
+
+    asyncio.run(check())

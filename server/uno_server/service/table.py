@@ -1012,7 +1012,7 @@ class Table:
         if rec.private:
             owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat  # type: ignore[union-attr]
             if viewer == owner:
-                if type(ev) is E.Drew:  # the owner's drawn cards, on nearly every draw
+                if type(ev) is E.Drew or type(ev) is E.Dealt:  # the owner's own cards
                     raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), ev)
                     assert raw is not None
                     return wire.event_field(raw)
@@ -1021,8 +1021,12 @@ class Table:
         if b is None:
             raw = None
             if type(ev) in wire.FAST_EVENTS:  # the events of nearly every move: encoded by hand
-                pub = redact(ev, SPECTATOR) if rec.private else ev
-                raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), pub)
+                wall_ns = int(rec.wall * 1e9)
+                if type(ev) is E.Dealt:  # its number of cards is public, the cards are not
+                    raw = wire.public_event(rec.sequence, rec.hand_number, wall_ns, ev, False)
+                else:
+                    pub = redact(ev, SPECTATOR) if rec.private else ev
+                    raw = wire.public_event(rec.sequence, rec.hand_number, wall_ns, pub)
             if raw is None:
                 m = self._to_proto(rec, viewer)
                 raw = None if m is None else bytes(m.SerializeToString())
@@ -1208,8 +1212,24 @@ class Table:
     def send_match_ended(self, st: Seat, outbox: Outbox) -> None:
         """MatchEnded for the seat, with the events it has not had (a long backlog first, in
         SeatEvents)."""
-        me = self.match_ended(st, self._events_for(st, outbox))
         st.ended_sent = True
+        if self._ident:
+            # the events as the encoded entries the seat's requests use (each encoded once per
+            # match, shared by every seat), around the rest of the message
+            events = self._event_fields_for(st, outbox)
+            me = self.match_ended(st, [])
+            tail = bot_pb2.MatchEnded(
+                strikes=me.strikes, rejected_actions=me.rejected_actions, taken_over=me.taken_over
+            )
+            me.strikes = me.rejected_actions = 0
+            me.taken_over = False
+            outbox.send(
+                wire.match_ended(
+                    bytes(me.SerializeToString()), events, bytes(tail.SerializeToString())
+                )
+            )
+            return
+        me = self.match_ended(st, self._events_for(st, outbox))
         outbox.send(bot_pb2.PlayResponse(match_ended=me))
 
     def _send_to(self, st: Seat, msg: bot_pb2.PlayResponse) -> None:

@@ -369,6 +369,14 @@ def decision_request(
     return b"\x12" + enc(len(msg)) + msg  # PlayResponse field 2
 
 
+def match_ended(head: bytes, events: list[bytes], tail: bytes) -> bytes:
+    """A whole PlayResponse{match_ended}: ``head`` the encoded MatchEnded fields 1-6, ``tail``
+    fields 8-10, and between them ``events`` (field 7) from DecisionRequest.events entries made
+    by :func:`event_field` (the same Event bytes under another field number)."""
+    body = head + b"".join([b"\x3a" + e[2:] for e in events]) + tail  # 0x82 0x01: field 16
+    return b"\x32" + _encode_varint(len(body)) + body  # PlayResponse field 6
+
+
 # ---------------------------------------------------------------------------- events
 
 _DRAW_REASON: Final = {
@@ -391,15 +399,26 @@ FAST_EVENTS: Final = frozenset(
         E.UnoCalled,
         E.UnoWindowClosed,
         E.NoCatch,
+        E.Dealt,
+        E.DealerDraw,
+        E.DealerChosen,
+        E.FirstCard,
+        E.ColorChosen,
+        E.Challenged,
     }
 )
-"""The engine events :func:`public_event` encodes itself: the ones of nearly every move."""
+"""The engine events :func:`public_event` encodes itself: the ones of nearly every move, and
+those every hand or match starts with."""
 
 
-def public_event(sequence: int, hand_number: int, wall_ns: int, ev: object) -> bytes | None:
+def public_event(
+    sequence: int, hand_number: int, wall_ns: int, ev: object, show_cards: bool = True
+) -> bytes | None:
     """The encoded Event message of one of :data:`FAST_EVENTS`, or None for any other event: the
     same message as ``convert.event_to_proto`` of ``ev``. Pass the redacted event for every seat
-    but the owner (a Drew without its cards), the engine's own Drew for its owner."""
+    but the owner (a Drew without its cards), the engine's own Drew for its owner. A Dealt is
+    always the engine's own: ``show_cards`` False (every seat but the owner) leaves its cards out
+    and keeps their number, as the table's conversion does."""
     t = type(ev)
     if t is E.Played:
         assert isinstance(ev, E.Played)
@@ -429,6 +448,25 @@ def public_event(sequence: int, hand_number: int, wall_ns: int, ev: object) -> b
     elif t is E.UnoWindowClosed:
         assert isinstance(ev, E.UnoWindowClosed)
         kind = ld(25, uint(1, ev.seat) + uint(2, ev.caught))
+    elif t is E.Dealt:
+        assert isinstance(ev, E.Dealt)
+        cards = b"".join([ld(3, CARD[c]) for c in ev.cards]) if show_cards else b""
+        kind = ld(11, uint(1, ev.seat) + uint(2, len(ev.cards)) + cards)
+    elif t is E.DealerDraw:
+        assert isinstance(ev, E.DealerDraw)
+        kind = ld(32, uint(1, ev.seat) + ld(2, CARD[ev.card]))
+    elif t is E.DealerChosen:
+        assert isinstance(ev, E.DealerChosen)
+        kind = ld(33, uint(1, ev.seat))
+    elif t is E.FirstCard:
+        assert isinstance(ev, E.FirstCard)
+        kind = ld(12, ld(1, CARD[ev.card]) + uint(2, ev.returned))
+    elif t is E.ColorChosen:
+        assert isinstance(ev, E.ColorChosen)
+        kind = ld(14, uint(1, ev.seat) + uint(2, ev.color + 1))
+    elif t is E.Challenged:
+        assert isinstance(ev, E.Challenged)
+        kind = ld(21, uint(1, ev.challenger) + uint(2, ev.offender) + uint(3, ev.bluff))
     else:
         return None
     cache = _EVENT_TIME
