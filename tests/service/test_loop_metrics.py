@@ -14,9 +14,7 @@ from uno_server.service.metrics import LATENCY_BUCKETS, LoopCounter, LoopHistogr
 def _lines(registry: CollectorRegistry) -> list[str]:
     # prometheus_client adds *_created series (a timestamp) that the loop metrics leave out
     return [
-        line
-        for line in generate_latest(registry).decode().splitlines()
-        if "_created" not in line
+        line for line in generate_latest(registry).decode().splitlines() if "_created" not in line
     ]
 
 
@@ -79,3 +77,18 @@ def test_the_service_exposes_moves_and_latency_under_their_documented_names() ->
     le = {"bot": "alice", "le": "0.005"}
     assert reg.get_sample_value("uno_decision_latency_seconds_bucket", le) == 1
     assert reg.get_sample_value("uno_decision_latency_seconds_bucket", {**le, "le": "0.0025"}) == 0
+
+
+def test_tune_gc_freezes_startup_objects_and_raises_the_thresholds() -> None:
+    import gc
+
+    from uno_server.service.server import GC_THRESHOLDS, tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold() == GC_THRESHOLDS
+        assert gc.get_freeze_count() > 1000  # the modules' objects, out of the collector's way
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

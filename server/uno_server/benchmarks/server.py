@@ -170,12 +170,13 @@ async def _service(
 ) -> tuple[float, int, int, list[float], float, int, float]:
     from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
     from uno_server.service.main import configure_logging
-    from uno_server.service.server import ArenaServer, ServerConfig
+    from uno_server.service.server import ArenaServer, ServerConfig, tune_gc
 
     configure_logging("error")
     tokens = {f"bench-bot-{i}": f"bench-token-{i}-secret" for i in range(4)}
     server = ArenaServer(ServerConfig(port=0, admin_token="bench-admin-token", bots=tokens))
     port = await server.start()
+    tune_gc()  # as uno-server serve does
     ctx = mp.get_context("spawn")
     out_q = ctx.Queue()
     stop_ev = ctx.Event()

@@ -16,7 +16,7 @@ import structlog
 
 from .auth import parse_bot_specs
 from .limits import NAME_RE
-from .server import ArenaServer, ServerConfig
+from .server import ArenaServer, ServerConfig, tune_gc
 
 
 class ConfigError(Exception):
@@ -242,6 +242,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
 async def serve(cfg: ServerConfig, web_port: int | None = None) -> int:
     server = ArenaServer(cfg)
     port = await server.start()
+    tune_gc()
     print(f"uno-arena: serving on {cfg.host}:{port}", flush=True)
     if server.metrics_port is not None:
         print(f"uno-arena: metrics on http://{cfg.host}:{server.metrics_port}/metrics", flush=True)

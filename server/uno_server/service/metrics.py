@@ -23,9 +23,9 @@ from prometheus_client import (
     Counter,
     Gauge,
 )
-from prometheus_client.utils import floatToGoString
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from uno_server.gen.uno.v1 import errors_pb2, game_pb2
 
@@ -98,13 +98,17 @@ class LoopCounter:
     by :meth:`labels`."""
 
     def __init__(
-        self, name: str, documentation: str, labelnames: tuple[str, ...], registry: CollectorRegistry
+        self,
+        name: str,
+        documentation: str,
+        labelnames: tuple[str, ...],
+        registry: CollectorRegistry,
     ) -> None:
         self.name = name
         self.documentation = documentation
         self.labelnames = labelnames
         self._children: dict[tuple[str, ...], LoopCount] = {}
-        registry.register(self)  # type: ignore[arg-type]
+        registry.register(self)
 
     def labels(self, *values: str) -> LoopCount:
         child = self._children.get(values)
@@ -161,7 +165,7 @@ class LoopHistogram:
         self.labelnames = labelnames
         self.buckets = buckets
         self._children: dict[tuple[str, ...], LoopObservations] = {}
-        registry.register(self)  # type: ignore[arg-type]
+        registry.register(self)
 
     def labels(self, *values: str) -> LoopObservations:
         child = self._children.get(values)
@@ -191,7 +195,7 @@ class LoopHistogram:
 
 def _le(bound: float) -> str:
     """A bucket bound as prometheus_client writes it (``0.005``, ``1.0``)."""
-    return floatToGoString(bound)
+    return str(floatToGoString(bound))  # type: ignore[no-untyped-call]
 
 
 def add_process_collectors(registry: CollectorRegistry, process: str) -> None:

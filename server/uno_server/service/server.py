@@ -17,6 +17,7 @@ import asyncio
 import bisect
 import collections
 import concurrent.futures
+import gc
 import hashlib
 import hmac
 import secrets
@@ -110,6 +111,29 @@ def _parse(raw: bytes, cls: type[M]) -> M:
 
 def _identity(raw: bytes) -> bytes:
     return raw
+
+
+GC_THRESHOLDS = (50_000, 20, 20)
+"""The server process's garbage collector thresholds (CPython's default: 700, 10, 10)."""
+
+
+def tune_gc() -> None:
+    """Set the garbage collector up for a long-running server process, once it has started.
+
+    Every move allocates a few dozen short-lived containers (events, records, requests), so
+    CPython's default young-generation threshold (700 allocations) ran a collection every few
+    moves and promoted live tables' objects into older generations that are scanned again and
+    again: about 3% of the event loop's samples in bench-server-profile. Everything allocated
+    at startup (modules, descriptors, the config) is frozen out of the collector's sight, and
+    collections run about 70 times less often; the young generation then holds at most
+    50,000 objects, a few MiB. Measured: +3% moves/s in bench-server at 16 tables.
+
+    A process-wide setting, so only the server's own entry points call it (``uno-server serve``,
+    which the tournament's embedded and shard servers run too, and bench-server), never the
+    ArenaServer library class."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 WRITE_LINGER_S = 0.0004
