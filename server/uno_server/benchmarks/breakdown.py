@@ -18,7 +18,8 @@ stack that names one:
   MatchEnded, the summary for the retention and freeing the table (the bench plays single-hand
   matches of about 60 moves back to back);
 - event loop: asyncio and grpc.aio's Python side waking tasks, with no part of ours on the stack;
-- bench driver: the benchmark's own CreateMatch client, which shares the server's process.
+- bench driver: the benchmark's own code in the server's process (collecting each finished
+  match's round trips; the CreateMatch driver runs in the clients' process).
 
 The event loop thread's CPU time per move (measured by the benchmark itself) is split in the
 proportions of its samples; the rest of the process's CPU per move ran in other threads (gRPC's

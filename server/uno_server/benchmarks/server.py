@@ -3,7 +3,10 @@
 (a) The floor: a trivial grpc.aio bidirectional ping-pong. The server answers each small message
     with one the size of a real DecisionRequest; 16 streams come from a second process.
 (b) The service: 16 concurrent tables (``--tables``) of four Python SDK random bots (4 bot
-    streams, run in a second process), single-hand matches back to back. Moves/s counts the
+    streams), single-hand matches back to back. The bots and the driver that creates the
+    matches (AdminService.CreateMatch, the next one when the bots are told a match ended) run
+    in a second process, as the floor's clients do and as a tournament runner does: the
+    server's process only serves. Moves/s counts the
     bots' accepted decisions. p50/p99 are decision round trips as the server measures them for
     every accepted answer: from the moment the server issues a DecisionRequest to the moment it
     takes the bot's answer (its own queueing both ways, the network, the bot). Server CPU per
@@ -142,95 +145,140 @@ def measure_floor(seconds: float) -> float:
 # --------------------------------------------------------------------------- (b) the service
 
 
-def _bots_proc(port: int, tokens: dict[str, str], out_q: Any, stop_ev: Any) -> None:
+def _clients_proc(
+    port: int,
+    tokens: dict[str, str],
+    admin_token: str,
+    tables: int,
+    seconds: float,
+    go: Any,
+    done: Any,
+    stop_ev: Any,
+    out_q: Any,
+) -> None:
+    """The bench's client process: the four bots, and the driver that keeps ``tables`` matches
+    going (CreateMatch, then the next one when the bots are told the match ended), as a
+    tournament runner drives its server from another process."""
     from uno_bot import BotClient, ClientConfig, configure_logging
     from uno_bot.examples.random_bot import RandomBot
+    from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
     configure_logging("warning")
+    ended: dict[str, asyncio.Future[None]] = {}
+
+    class BenchBot(RandomBot):
+        def on_match_ended(self, state: Any, msg: Any) -> None:
+            fut = ended.get(msg.match_id)
+            if fut is None:  # told before CreateMatch answered: mark it done for the driver
+                fut = ended[msg.match_id] = asyncio.get_running_loop().create_future()
+            if not fut.done():
+                fut.set_result(None)
+
+    async def drive(admin: Any, names: list[str], deadline: float) -> int:
+        md = (("authorization", f"Bearer {admin_token}"),)
+        seq = 0
+        hands = 0
+
+        async def table(k: int) -> None:
+            nonlocal seq, hands
+            while time.monotonic() < deadline:
+                seq += 1
+                req = admin_pb2.CreateMatchRequest(
+                    seats=[game_pb2.Player(bot_name=n) for n in names[k % 4 :] + names[: k % 4]],
+                    seed=seq,
+                    rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+                    time_control=game_pb2.TimeControl(decision_ms=10_000),
+                )
+                created = await admin.CreateMatch(req, metadata=md)
+                mid = created.match.match_id
+                fut = ended.setdefault(mid, asyncio.get_running_loop().create_future())
+                await fut
+                del ended[mid]
+                hands += 1
+
+        await asyncio.gather(*(table(k) for k in range(tables)))
+        return hands
 
     async def main() -> None:
         clients = [
-            BotClient(RandomBot(i), ClientConfig(addr=f"127.0.0.1:{port}", token=tok, name=name))
+            BotClient(BenchBot(i), ClientConfig(addr=f"127.0.0.1:{port}", token=tok, name=name))
             for i, (name, tok) in enumerate(tokens.items())
         ]
         tasks = [asyncio.create_task(c.run()) for c in clients]
-        while not stop_ev.is_set():
-            await asyncio.sleep(0.05)
+        ch = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, go.wait)  # the server saw the bots and took its clocks
+        cpu0 = time.process_time()
+        hands = await drive(admin, list(tokens), time.monotonic() + seconds)
+        cpu = time.process_time() - cpu0
+        done.set()
+        await loop.run_in_executor(None, stop_ev.wait)
         for c in clients:
             c.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await ch.close()
+        out_q.put((cpu, hands))
 
-    cpu0 = time.process_time()
     asyncio.run(main())
-    out_q.put(time.process_time() - cpu0)
 
 
 async def _service(
     seconds: float, tables: int
 ) -> tuple[float, int, int, list[float], float, int, float]:
-    from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
     from uno_server.service.main import configure_logging
     from uno_server.service.server import ArenaServer, ServerConfig, tune_gc
+    from uno_server.service.table import Table
 
     configure_logging("error")
     tokens = {f"bench-bot-{i}": f"bench-token-{i}-secret" for i in range(4)}
-    server = ArenaServer(ServerConfig(port=0, admin_token="bench-admin-token", bots=tokens))
+    admin_token = "bench-admin-token"
+    server = ArenaServer(ServerConfig(port=0, admin_token=admin_token, bots=tokens))
     port = await server.start()
     tune_gc()  # as uno-server serve does
-    ctx = mp.get_context("spawn")
-    out_q = ctx.Queue()
-    stop_ev = ctx.Event()
-    proc = ctx.Process(target=_bots_proc, args=(port, tokens, out_q, stop_ev))
-    proc.start()
     arena = server.arena
-    while len(arena.sessions) < 4:
-        await asyncio.sleep(0.05)
-    md = (("authorization", "Bearer bench-admin-token"),)
-    ch = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
-    names = list(tokens)
-    reg = arena.metrics.registry
-    hands = 0
     errors = 0
     rtts: list[float] = []
-    deadline = time.monotonic() + seconds
-    seq = 0
+    finish = arena._on_finish
 
-    async def table(k: int) -> None:
-        nonlocal hands, errors, seq
-        while time.monotonic() < deadline:
-            seq += 1
-            req = admin_pb2.CreateMatchRequest(
-                seats=[game_pb2.Player(bot_name=n) for n in names[k % 4 :] + names[: k % 4]],
-                seed=seq,
-                rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
-                time_control=game_pb2.TimeControl(decision_ms=10_000),
-            )
-            created = await admin.CreateMatch(req, metadata=md)
-            table_ = arena.running[created.match.match_id]
-            assert table_.task is not None
-            await table_.task
-            hands += 1
-            errors += sum(s.rejected - s.stale + s.strikes for s in table_.seats)
-            for s in table_.seats:
-                rtts.extend(s.response_ms)
+    def on_finish(t: Table) -> None:  # the round trips and errors of every finished match
+        nonlocal errors
+        errors += sum(s.rejected - s.stale + s.strikes for s in t.seats)
+        for s in t.seats:
+            rtts.extend(s.response_ms)
+        finish(t)
 
+    arena._on_finish = on_finish  # type: ignore[method-assign,assignment]
+    ctx = mp.get_context("spawn")
+    out_q = ctx.Queue()
+    go, done, stop_ev = ctx.Event(), ctx.Event(), ctx.Event()
+    proc = ctx.Process(
+        target=_clients_proc,
+        args=(port, tokens, admin_token, tables, seconds, go, done, stop_ev, out_q),
+    )
+    proc.start()
+    while len(arena.sessions) < 4:
+        await asyncio.sleep(0.05)
+    reg = arena.metrics.registry
+    loop = asyncio.get_running_loop()
     moves0 = reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0
     cpu0, loop_cpu0 = time.process_time(), time.thread_time()
     t0 = time.monotonic()
-    await asyncio.gather(*(table(k) for k in range(tables)))
+    go.set()
+    while not done.is_set():  # polled: a thread waiting on it would cost the loop nothing
+        await asyncio.sleep(0.01)  # but would share the GIL; 100 wake-ups a second are noise
     dt = time.monotonic() - t0
     server_cpu = time.process_time() - cpu0
     loop_cpu = time.thread_time() - loop_cpu0  # the event loop's thread alone
     moves = (reg.get_sample_value("uno_moves_total", {"source": "bot"}) or 0.0) - moves0
     stop_ev.set()
-    bots_cpu = await asyncio.get_running_loop().run_in_executor(None, out_q.get)
+    clients_cpu, hands = await loop.run_in_executor(None, out_q.get)
     proc.join(10)
-    await ch.close()
     await server.stop(drain_timeout_s=1)
     print(
         f"service: {int(moves):,} bot moves, {hands} hands in {dt:.1f} s over {tables} tables; "
-        f"CPU seconds: server {server_cpu:.1f}, bots process {bots_cpu:.1f}",
+        f"CPU seconds: server {server_cpu:.1f}, clients process (bots and driver) "
+        f"{clients_cpu:.1f}",
         flush=True,
     )
     per_move = 1e6 / max(moves, 1)
