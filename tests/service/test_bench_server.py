@@ -145,3 +145,12 @@ def test_the_profile_breaks_the_cpu_per_move_down() -> None:
         assert us[part] > 0, (part, done.stdout)
     # the compiled engine and wire encoder are seen too (py-spy --native), not lost to callers
     assert us["engine"] + us["view"] + us["serialise"] > 0, done.stdout
+
+
+def test_a_match_that_never_ends_stops_the_bench_with_one_line_not_a_hang() -> None:
+    import asyncio
+
+    from uno_server.benchmarks.server import _service
+
+    with pytest.raises(RuntimeError, match=r"clients process .* ended early, exit code 1"):
+        asyncio.run(_service(2.0, 2, match_timeout_s=0.001))

@@ -30,6 +30,7 @@ from typing import Any
 import grpc
 
 STREAMS = 16
+MATCH_TIMEOUT_S = 60.0  # the driver gives up on a match that does not end (a bug, not a result)
 
 
 # --------------------------------------------------------------------------- (a) the floor
@@ -155,6 +156,7 @@ def _clients_proc(
     done: Any,
     stop_ev: Any,
     out_q: Any,
+    match_timeout_s: float,
 ) -> None:
     """The bench's client process: the four bots, and the driver that keeps ``tables`` matches
     going (CreateMatch, then the next one when the bots are told the match ended), as a
@@ -192,7 +194,13 @@ def _clients_proc(
                 created = await admin.CreateMatch(req, metadata=md)
                 mid = created.match.match_id
                 fut = ended.setdefault(mid, asyncio.get_running_loop().create_future())
-                await fut
+                try:  # a single-hand match of quick bots ends in well under a second
+                    await asyncio.wait_for(fut, match_timeout_s)
+                except TimeoutError:
+                    raise RuntimeError(
+                        f"match {mid} did not end within {match_timeout_s:g} s "
+                        "(no MatchEnded reached the bots)"
+                    ) from None
                 del ended[mid]
                 hands += 1
 
@@ -220,11 +228,15 @@ def _clients_proc(
         await ch.close()
         out_q.put((cpu, hands))
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except RuntimeError as exc:
+        print(f"bench-server: {exc}", file=sys.stderr, flush=True)
+        sys.exit(1)
 
 
 async def _service(
-    seconds: float, tables: int
+    seconds: float, tables: int, match_timeout_s: float = MATCH_TIMEOUT_S
 ) -> tuple[float, int, int, list[float], float, int, float]:
     from uno_server.service.main import configure_logging
     from uno_server.service.server import ArenaServer, ServerConfig, tune_gc
@@ -254,10 +266,30 @@ async def _service(
     go, done, stop_ev = ctx.Event(), ctx.Event(), ctx.Event()
     proc = ctx.Process(
         target=_clients_proc,
-        args=(port, tokens, admin_token, tables, seconds, go, done, stop_ev, out_q),
+        args=(
+            port,
+            tokens,
+            admin_token,
+            tables,
+            seconds,
+            go,
+            done,
+            stop_ev,
+            out_q,
+            match_timeout_s,
+        ),
     )
     proc.start()
+
+    def check_clients() -> None:
+        if not proc.is_alive():
+            raise RuntimeError(
+                f"the bench's clients process (bots and driver) ended early, exit code "
+                f"{proc.exitcode}; its error is printed above"
+            )
+
     while len(arena.sessions) < 4:
+        check_clients()
         await asyncio.sleep(0.05)
     reg = arena.metrics.registry
     loop = asyncio.get_running_loop()
@@ -266,7 +298,8 @@ async def _service(
     t0 = time.monotonic()
     go.set()
     while not done.is_set():  # polled: a thread waiting on it would cost the loop nothing
-        await asyncio.sleep(0.01)  # but would share the GIL; 100 wake-ups a second are noise
+        check_clients()  # but would share the GIL; 100 wake-ups a second are noise
+        await asyncio.sleep(0.01)
     dt = time.monotonic() - t0
     server_cpu = time.process_time() - cpu0
     loop_cpu = time.thread_time() - loop_cpu0  # the event loop's thread alone
@@ -303,9 +336,13 @@ def main(argv: list[str] | None = None) -> int:
         print("bench-server: --tables must be 1-1000", file=sys.stderr)
         return 2
     floor = float("nan") if args.service_only else measure_floor(args.seconds)
-    moves, hands, errors, rtts, cpu_us, n_moves, loop_us = asyncio.run(
-        _service(args.seconds, args.tables)
-    )
+    try:
+        moves, hands, errors, rtts, cpu_us, n_moves, loop_us = asyncio.run(
+            _service(args.seconds, args.tables)
+        )
+    except RuntimeError as exc:
+        print(f"bench-server: {exc}", file=sys.stderr)
+        return 1
     q = statistics.quantiles(rtts, n=100) if len(rtts) >= 100 else [0.0] * 99
     p50, p99 = q[49], q[98]
     if args.json:
