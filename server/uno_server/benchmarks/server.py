@@ -322,6 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each part (default 20)")
     ap.add_argument("--tables", type=int, default=16, help="concurrent tables (default 16)")
+    ap.add_argument(
+        "--match-timeout",
+        type=float,
+        default=MATCH_TIMEOUT_S,
+        help=f"seconds the driver waits for one match to end before it stops the run "
+        f"(default {MATCH_TIMEOUT_S:g})",
+    )
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
     ap.add_argument(
         "--service-only",
@@ -332,13 +339,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0:
         print("bench-server: --seconds must be positive", file=sys.stderr)
         return 2
+    if args.match_timeout <= 0:
+        print("bench-server: --match-timeout must be positive", file=sys.stderr)
+        return 2
     if not 1 <= args.tables <= 1000:
         print("bench-server: --tables must be 1-1000", file=sys.stderr)
         return 2
     floor = float("nan") if args.service_only else measure_floor(args.seconds)
     try:
         moves, hands, errors, rtts, cpu_us, n_moves, loop_us = asyncio.run(
-            _service(args.seconds, args.tables)
+            _service(args.seconds, args.tables, args.match_timeout)
         )
     except RuntimeError as exc:
         print(f"bench-server: {exc}", file=sys.stderr)
