@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from prometheus_client import (
     GC_COLLECTOR,
@@ -76,6 +77,9 @@ class Labelled:
             yield out
 
 
+_Child = TypeVar("_Child")
+
+
 class LoopCount:
     """One series of a :class:`LoopCounter`: a plain number, no lock."""
 
@@ -88,14 +92,9 @@ class LoopCount:
         self.value += amount
 
 
-class LoopCounter:
-    """A labelled counter for the per-move path, written only by the event loop's thread.
-
-    prometheus_client's Counter takes a lock and checks its state on every ``inc``, which costs
-    about a microsecond a move; this one adds to a plain number and builds the samples only when
-    Prometheus scrapes (from another thread: a reader sees each number before or after an
-    update, never a torn one). Same exposition: ``<name>_total`` per label set, created at zero
-    by :meth:`labels`."""
+class _LoopFamily(Generic[_Child]):
+    """What :class:`LoopCounter` and :class:`LoopHistogram` share: a name, label names, and one
+    child per label set, created on first use (at zero) and registered as a collector."""
 
     def __init__(
         self,
@@ -107,16 +106,32 @@ class LoopCounter:
         self.name = name
         self.documentation = documentation
         self.labelnames = labelnames
-        self._children: dict[tuple[str, ...], LoopCount] = {}
+        self._children: dict[tuple[str, ...], _Child] = {}
         registry.register(self)
 
-    def labels(self, *values: str) -> LoopCount:
+    def _new_child(self) -> _Child:
+        raise NotImplementedError
+
+    def labels(self, *values: str) -> _Child:
         child = self._children.get(values)
         if child is None:
             if len(values) != len(self.labelnames):
                 raise ValueError(f"{self.name}: expected labels {self.labelnames}, got {values}")
-            child = self._children[values] = LoopCount()
+            child = self._children[values] = self._new_child()
         return child
+
+
+class LoopCounter(_LoopFamily[LoopCount]):
+    """A labelled counter for the per-move path, written only by the event loop's thread.
+
+    prometheus_client's Counter takes a lock and checks its state on every ``inc``, which costs
+    about a microsecond a move; this one adds to a plain number and builds the samples only when
+    Prometheus scrapes (from another thread: a reader sees each number before or after an
+    update, never a torn one). Same exposition: ``<name>_total`` per label set, created at zero
+    by :meth:`labels`."""
+
+    def _new_child(self) -> LoopCount:
+        return LoopCount()
 
     def describe(self) -> list[Metric]:
         return [CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)]
@@ -144,7 +159,7 @@ class LoopObservations:
         self.sum += amount
 
 
-class LoopHistogram:
+class LoopHistogram(_LoopFamily[LoopObservations]):
     """A labelled histogram for the per-move path, written only by the event loop's thread: an
     observation is one bisect and two additions, no lock (see :class:`LoopCounter`). Same
     exposition as prometheus_client's Histogram: cumulative ``_bucket`` samples with ``le``,
@@ -160,20 +175,11 @@ class LoopHistogram:
     ) -> None:
         if list(buckets) != sorted(set(buckets)):
             raise ValueError(f"{name}: buckets must be distinct and ascending, got {buckets}")
-        self.name = name
-        self.documentation = documentation
-        self.labelnames = labelnames
         self.buckets = buckets
-        self._children: dict[tuple[str, ...], LoopObservations] = {}
-        registry.register(self)
+        super().__init__(name, documentation, labelnames, registry)
 
-    def labels(self, *values: str) -> LoopObservations:
-        child = self._children.get(values)
-        if child is None:
-            if len(values) != len(self.labelnames):
-                raise ValueError(f"{self.name}: expected labels {self.labelnames}, got {values}")
-            child = self._children[values] = LoopObservations(self.buckets)
-        return child
+    def _new_child(self) -> LoopObservations:
+        return LoopObservations(self.buckets)
 
     def describe(self) -> list[Metric]:
         return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
