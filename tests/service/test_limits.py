@@ -1,5 +1,5 @@
 """The input limits (issue 9, item 1): one table covers every field a client can set, the .proto
-comments and the README state the same numbers, and the largest messages the server builds from
+comments and docs/service.md state the same numbers, and the largest messages the server builds from
 inputs at their limits stay far below the message size limit."""
 
 from __future__ import annotations
@@ -108,12 +108,12 @@ def test_every_limit_is_written_next_to_its_field(name: str) -> None:
         assert ">= 0" in text, text
 
 
-def test_the_readme_lists_every_limit() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Input limits") :]
+def test_the_service_page_lists_every_limit() -> None:
+    page = (ROOT / "docs" / "service.md").read_text()
+    section = page[page.index("## Input limits") :]
     for name in limits.LIMITS:
         short = ".".join(name.split(".")[-2:])
-        assert f"`{short}`" in section, f"README's input limits table lacks {short}"
+        assert f"`{short}`" in section, f"docs/service.md's input limits table lacks {short}"
 
 
 def _card(code: int) -> cards_pb2.Card:
