@@ -17,24 +17,12 @@ the README of the ``uno-arena-bot`` distribution.
 
 from ._log import configure_logging
 from .address import Address, AddressError, parse_address
+from .api import Bot, FunctionBot, MatchState, bot
+from .cli import main, parse_args
+from .client import PROTOCOL_VERSION, BotClient, ClientConfig, FatalStreamError, run, run_async
+from .deciding import decide_budget, fallback_action
 from .helpers import card_points, is_play_of, last_played_seat, wild_color
 from .proto import bot_pb2
-from .sdk import (
-    PROTOCOL_VERSION,
-    Bot,
-    BotClient,
-    ClientConfig,
-    FatalStreamError,
-    FunctionBot,
-    MatchState,
-    bot,
-    decide_budget,
-    fallback_action,
-    main,
-    parse_args,
-    run,
-    run_async,
-)
 
 DecisionRequest = bot_pb2.DecisionRequest
 

@@ -8,9 +8,10 @@ import os
 from collections.abc import Sequence
 
 from ._log import configure_logging
+from .api import Bot
+from .cli import parse_args, run_main
 from .examples.heuristic_bot import add_chaos_arguments, bot_from_args
 from .examples.random_bot import RandomBot
-from .sdk import Bot, parse_args, run_main
 
 _BOTS = ("heuristic", "random")
 

@@ -60,3 +60,11 @@ def configure_logging(level: str = "info", *, json: bool = False) -> None:
     LOGGER.addHandler(handler)
     LOGGER.setLevel(logging.getLevelNamesMapping()[level.upper()])
     LOGGER.propagate = False
+
+
+def enum_name(enum: Any, value: int) -> str:
+    """The name of ``value`` in a protobuf ``enum`` (its number if this SDK does not know it)."""
+    try:
+        return str(enum.Name(value))
+    except ValueError:
+        return str(value)
