@@ -419,18 +419,18 @@ async def test_watch_a_stalled_reader_is_cut_and_resumes_from_its_cursor() -> No
 
 
 async def test_deal_a_deal_that_never_ends_freezes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import uno_server.service.server as server_mod
+    import uno_server.service.arena as arena_mod
 
     release = threading.Event()
     stuck = threading.Event()
-    real = server_mod.Match  # type: ignore[attr-defined]
+    real = arena_mod.Match  # type: ignore[attr-defined]
 
     def stuck_match(*args: object, **kw: object) -> object:
         stuck.set()
         release.wait(20)  # a deal that does not finish (the engine bug of item 7)
         return real(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(server_mod, "Match", stuck_match)
+    monkeypatch.setattr(arena_mod, "Match", stuck_match)
     probe: dict[str, object] = {}
 
     def health_probe(port: int) -> None:
@@ -1008,7 +1008,7 @@ async def test_contract_replays_are_budgeted_per_bot(
 ) -> None:
     """Resume.cursors make the server send events again; a bot that reconnects in a loop with
     cursor 0 must not turn that into unbounded work for the server."""
-    import uno_server.service.server as server_mod
+    import uno_server.service.arena as arena_mod
 
     bot = await connected(live, "b0", policy=None)
     info = await live.create(
@@ -1019,7 +1019,7 @@ async def test_contract_replays_are_budgeted_per_bot(
     first = await _required(bot)
     await bot.stop()
     n = first.events[-1].sequence
-    monkeypatch.setattr(server_mod, "REPLAY_EVENTS_PER_MIN", int(2.5 * n))
+    monkeypatch.setattr(arena_mod, "REPLAY_EVENTS_PER_MIN", int(2.5 * n))
     hello = bot_pb2.Hello(
         protocol_version=1,
         resume=bot_pb2.Resume(

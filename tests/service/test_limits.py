@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, cards_pb2, game_pb2
 from uno_server.service import limits
-from uno_server.service.server import PAGE_BYTES, WELCOME_SEATS, ServerConfig
+from uno_server.service.arena import PAGE_BYTES, WELCOME_SEATS, ServerConfig
 from uno_server.service.table import CHUNK_BYTES, EVENTS_INLINE, MAX_HAND_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[2]

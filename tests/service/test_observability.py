@@ -13,7 +13,7 @@ import pytest
 import structlog
 
 from uno_server.gen.uno.v1 import bot_pb2, game_pb2
-from uno_server.service import server as server_mod
+from uno_server.service import rejections
 from uno_server.service.metrics import (
     ERROR_CODES,
     MATCH_OUTCOMES,
@@ -109,7 +109,7 @@ async def test_rejected_rpcs_are_logged(live: Live) -> None:
 async def test_a_flood_of_rejections_is_rate_limited(
     live: Live, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server_mod, "REJECTIONS", RateLimitedLog(burst=5, window_s=3600))
+    monkeypatch.setattr(rejections, "REJECTIONS", RateLimitedLog(burst=5, window_s=3600))
     with structlog.testing.capture_logs() as logs:
         for _ in range(12):
             bad = RawBot(live.port, "b0", "not-a-real-token").start()

@@ -1,0 +1,465 @@
+"""The Play stream (BotService.Play): where bots' untrusted bytes enter the server.
+
+Everything a bot sends is read here: the token, the Hello (within HELLO_TIMEOUT_S, at most
+MAX_WAITING_HELLO waiting per bot, one session start per bot every session_interval_s), then
+each PlayRequest, read at most ``stream_messages_per_s`` and STREAM_BYTES_PER_S fast (a flood is
+read more slowly), decoded from raw bytes (bytes that do not decode get MALFORMED_MESSAGE, not
+gRPC's generic failure) and checked against the one table of input limits (:mod:`.limits`)
+before an answer reaches its table. A hostile or broken client can only hurt itself: its faults
+are answered on its own stream, and a stream that does not read is cut (SLOW_CONSUMER).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Final, NoReturn
+
+import grpc
+import structlog
+from google.protobuf.message import DecodeError
+from google.rpc import code_pb2
+from grpc_status import rpc_status
+
+from uno_server import __version__
+from uno_server.gen.uno.v1 import bot_pb2, errors_pb2
+
+from . import limits, rejections, wire
+from .arena import WELCOME_SEATS, Arena
+from .auth import bearer
+from .rejections import abort, status_error
+from .session import PROTOCOL_VERSION, WRITE_LINGER_S, BotSession
+
+log = structlog.get_logger("uno.server")
+HELLO_TIMEOUT_S: Final = 10.0
+MAX_WAITING_HELLO: Final = 8  # Play streams of one bot that may wait for their Hello at once
+STREAM_BYTES_PER_S: Final = 1024 * 1024  # each Play stream is read at most this fast
+
+
+def _request_number(request_id: str) -> tuple[str, int]:
+    """Match id and request number of a request id "<match id>-<n>" (-1 if malformed)."""
+    mid, _, num = request_id.rpartition("-")
+    if num.isdigit() and len(num) <= 12:
+        return mid, int(num)
+    return mid, -1
+
+
+class BotServicer:
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    async def _fatal(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        code: grpc.StatusCode,
+        reason: int,
+        message: str,
+        field: str = "",
+        bot: str = "",
+    ) -> NoReturn:
+        """End a stream that has no session yet: a fatal StreamError, then the status."""
+        if bot:
+            self.arena.metrics.count_stream_error(bot, reason)
+        out = bot_pb2.PlayResponse()
+        e = out.error
+        e.code = code.value[0]
+        e.reason = reason
+        e.message = message
+        e.field = field
+        e.fatal = True
+        try:
+            await asyncio.wait_for(context.write(out), 5)
+        except Exception:  # the peer is gone or does not read: the status is all it gets
+            pass
+        meta = {"field": field} if field else {}
+        await abort(
+            context, status_error(code, reason, message, **meta), self.arena.metrics, bot=bot
+        )
+
+    async def Play(  # noqa: N802 - gRPC method name
+        self,
+        request_iterator: AsyncIterator[bytes],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        arena = self.arena
+        token = bearer(context.invocation_metadata())
+        if token is None:
+            await abort(
+                context,
+                status_error(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    errors_pb2.ERROR_REASON_MISSING_TOKEN,
+                    "send your bot token as metadata 'authorization: Bearer <token>'",
+                ),
+                arena.metrics,
+            )
+        name = arena.tokens.bot_for(token)
+        if name is None:
+            hint = (
+                "this is the admin token; a bot needs its own token"
+                if arena.tokens.is_admin(token)
+                else "unknown bot token; ask the operator for yours"
+            )
+            await abort(
+                context,
+                status_error(
+                    grpc.StatusCode.UNAUTHENTICATED, errors_pb2.ERROR_REASON_INVALID_TOKEN, hint
+                ),
+                arena.metrics,
+            )
+        if arena.waiting_hello[name] >= MAX_WAITING_HELLO:
+            await self._fatal(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                errors_pb2.ERROR_REASON_TOO_MANY_STREAMS,
+                f"{MAX_WAITING_HELLO} streams of bot {name} are already waiting for their Hello",
+                bot=name,
+            )
+        it = request_iterator.__aiter__()
+        arena.waiting_hello[name] += 1
+        try:
+            raw = await asyncio.wait_for(it.__anext__(), HELLO_TIMEOUT_S)
+        except (StopAsyncIteration, TimeoutError):
+            raw = None
+        finally:
+            arena.waiting_hello[name] -= 1
+            if not arena.waiting_hello[name]:
+                del arena.waiting_hello[name]
+        if raw is None:
+            await self._fatal(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                errors_pb2.ERROR_REASON_HELLO_REQUIRED,
+                f"send Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
+                bot=name,
+            )
+        if len(raw) > limits.MAX_REQUEST_BYTES:
+            await self._fatal(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                f"a Hello of {len(raw)} bytes; at most {limits.MAX_REQUEST_BYTES} are read",
+                bot=name,
+            )
+        try:
+            first = bot_pb2.PlayRequest.FromString(raw)
+        except DecodeError as exc:
+            await self._fatal(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                f"the first message does not decode as a PlayRequest: {exc}"[:300],
+                bot=name,
+            )
+        if first.WhichOneof("kind") != "hello":
+            await self._fatal(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                errors_pb2.ERROR_REASON_HELLO_REQUIRED,
+                "the first message on the stream must be Hello",
+                bot=name,
+            )
+        bad = limits.check(first)
+        if bad is not None:
+            await self._fatal(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                bad.reason,
+                bad.message,
+                bad.field,
+                bot=name,
+            )
+        hello = first.hello
+        if hello.protocol_version not in (0, PROTOCOL_VERSION):
+            await self._fatal(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                errors_pb2.ERROR_REASON_UNSUPPORTED_PROTOCOL_VERSION,
+                f"protocol_version {hello.protocol_version} is not supported; "
+                f"this server speaks {PROTOCOL_VERSION}",
+                field="hello.protocol_version",
+                bot=name,
+            )
+        if hello.bot_name and hello.bot_name != name:
+            await self._fatal(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                errors_pb2.ERROR_REASON_BOT_NAME_MISMATCH,
+                f"this token belongs to bot {name!r}, not {hello.bot_name!r}",
+                field="hello.bot_name",
+                bot=name,
+            )
+        if arena.draining:
+            await self._fatal(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                errors_pb2.ERROR_REASON_SHUTTING_DOWN,
+                "the server is shutting down",
+                bot=name,
+            )
+        # a reconnect storm costs the server a MatchStarted and a request per seat each time:
+        # one bot's sessions start at most every session_interval_s, the others wait their turn
+        lock = arena.session_locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            loop = asyncio.get_running_loop()
+            wait = (
+                arena.last_session.get(name, -1e9) + arena.config.session_interval_s - loop.time()
+            )
+            if wait > 0:
+                await asyncio.sleep(wait)
+            arena.last_session[name] = loop.time()
+        session = BotSession(
+            name, hello, context.peer(), arena.config.send_queue, arena.metrics, arena.unregister
+        )
+        slog = log.bind(bot=name, session=session.session_id[:8])
+        welcome = bot_pb2.PlayResponse()
+        w = welcome.welcome
+        w.session_id = session.session_id
+        w.server_version = __version__
+        w.protocol_version = PROTOCOL_VERSION
+        w.supported_protocol_versions.append(PROTOCOL_VERSION)
+        w.bot_name = name
+        prev = arena.last_seen.get(name)
+        # resumed only if this server knows the session (a restarted server does not)
+        w.resumed = (
+            bool(hello.resume.session_id)
+            and prev is not None
+            and (prev.session_id == hello.resume.session_id)
+        )
+        w.server_time.FromNanoseconds(time.time_ns())
+        for mid in list(arena.bot_tables.get(name, ()))[:WELCOME_SEATS]:
+            for st in arena.running[mid].seats:
+                if st.bot_name == name and len(w.seats) < WELCOME_SEATS:
+                    w.seats.add(match_id=mid, seat=st.seat)
+        cursors = {(c.match_id, c.seat): c.last_sequence for c in hello.resume.cursors}
+        session.send(welcome)
+        arena.register(session, cursors)
+        slog.info("bot connected", peer=session.peer, version=hello.bot_version)
+        reader = asyncio.create_task(self._read(it, session))
+        writer = asyncio.create_task(self._write(context, session))
+        session.writer = writer
+        arena.live.add(session)
+        try:
+            await writer
+        except asyncio.CancelledError:  # the transport ended the call (peer gone, oversized)
+            arena.metrics.count_stream_error(name, "transport")
+            raise
+        finally:
+            reader.cancel()
+            writer.cancel()
+            arena.live.discard(session)
+            arena.unregister(session)
+            slog.info("bot disconnected")
+        if session.end_status is not None:
+            # (logged by BotSession.kill already; counted here as the call's status)
+            arena.metrics.errors.labels(code_pb2.Code.Name(session.end_status.code)).inc()
+            await context.abort_with_status(rpc_status.to_status(session.end_status))
+
+    async def _write(self, context: grpc.aio.ServicerContext[Any, Any], s: BotSession) -> None:
+        """Send the session's queue. With Hello.max_batch >= 2, every message waiting when the
+        writer wakes, or queued during one more turn of the loop, goes out in one
+        PlayResponse.batch (at most max_batch of them); the first
+        message, the Welcome, always goes alone, and so does a fatal StreamError (kill() empties
+        the queue before queueing it)."""
+        loop = asyncio.get_running_loop()
+        queue = s.queue
+        limit = s.max_batch
+        first = True
+        try:
+            while True:
+                msg: Any = await queue.get()
+                if msg is None:
+                    return
+                last = False
+                if limit > 1 and not first and queue.empty():
+                    # wait a little first, so that the other tables' messages for this bot that
+                    # are on their way join this write. A write costs far more than a message
+                    # (sendmsg on the socket, wake-ups of gRPC's poller threads on both sides),
+                    # so fewer, larger writes save CPU. A bot whose messages come less than
+                    # WRITE_LINGER_S apart (many tables at once) waits that long; any other
+                    # waits one turn of the loop. At 16 tables: 0.63 -> 0.51 writes per move
+                    # with one turn, 0.51 -> 0.37 with the linger, and about 10% less server
+                    # CPU per move.
+                    await asyncio.sleep(WRITE_LINGER_S if s.gap < WRITE_LINGER_S else 0)
+                if limit > 1 and not first and not queue.empty():
+                    items = [msg]
+                    while len(items) < limit and not queue.empty():
+                        nxt = queue.get_nowait()
+                        if nxt is None:
+                            last = True
+                            break
+                        items.append(nxt)
+                    if len(items) > 1:
+                        msg = wire.batch(items)
+                first = False
+                s.writing_since = loop.time()
+                await context.write(msg)
+                s.writing_since = None
+                if last:
+                    return
+        except asyncio.CancelledError:
+            if s.end_status is not None:
+                return  # cut by the janitor: the stream stalled; Play sends the status
+            raise  # the call itself was cancelled (it reaches us through Play's await)
+        except Exception as exc:  # the call is over (the peer went away)
+            s.metrics.count_stream_error(s.bot_name, "transport")
+            log.info("bot stream write ended", bot=s.bot_name, error=repr(exc)[:200])
+
+    async def _read(self, it: AsyncIterator[bytes], session: BotSession) -> None:
+        arena = self.arena
+        loop = asyncio.get_running_loop()
+        rate = arena.config.stream_messages_per_s
+        tokens = rate  # token buckets: messages, and bytes (STREAM_BYTES_PER_S)
+        byte_tokens = float(STREAM_BYTES_PER_S)
+        last = loop.time()
+        try:
+            async for raw in it:
+                now = loop.time()
+                tokens = min(rate, tokens + (now - last) * rate)
+                byte_tokens = min(
+                    STREAM_BYTES_PER_S, byte_tokens + (now - last) * STREAM_BYTES_PER_S
+                )
+                last = now
+                size = len(raw)
+                if tokens < 1 or byte_tokens < size:  # a flood: read this stream more slowly
+                    await asyncio.sleep(
+                        max((1 - tokens) / rate, (size - byte_tokens) / STREAM_BYTES_PER_S)
+                    )
+                    tokens = max(tokens, 1.0)
+                    byte_tokens = max(byte_tokens, float(size))
+                    last = loop.time()
+                tokens -= 1
+                byte_tokens -= size
+                if len(raw) > limits.MAX_REQUEST_BYTES:
+                    session.stream_error(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                        f"a PlayRequest of {len(raw)} bytes; at most {limits.MAX_REQUEST_BYTES}",
+                    )
+                    continue
+                try:
+                    req = bot_pb2.PlayRequest.FromString(raw)
+                except DecodeError as exc:
+                    session.kill(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                        f"a message that does not decode as a PlayRequest: {exc}"[:300],
+                    )
+                    return
+                kind = req.WhichOneof("kind")
+                if kind == "action":
+                    act = req.action
+                    self._action(session, act, limits.check_action(act))
+                    continue
+                if kind == "actions":
+                    acts = req.actions.actions
+                    if not 1 <= len(acts) <= limits.MAX_ACTION_BATCH:
+                        session.stream_error(
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            errors_pb2.ERROR_REASON_MALFORMED_MESSAGE
+                            if not acts
+                            else errors_pb2.ERROR_REASON_LIMIT_EXCEEDED,
+                            f"actions.actions: {len(acts)} entries; 1-"
+                            f"{limits.MAX_ACTION_BATCH} allowed (none was applied)",
+                            "actions.actions",
+                        )
+                        continue
+                    for act in acts:  # each exactly as if it had come alone
+                        self._action(session, act, limits.check_action(act))
+                    continue
+                bad = limits.check(req)
+                if bad is not None:
+                    session.stream_error(
+                        grpc.StatusCode.INVALID_ARGUMENT, bad.reason, bad.message, bad.field
+                    )
+                elif kind == "ping":
+                    out = bot_pb2.PlayResponse()
+                    out.pong.nonce = req.ping.nonce
+                    if req.ping.HasField("sent_at"):
+                        out.pong.client_sent_at.seconds = req.ping.sent_at.seconds
+                        out.pong.client_sent_at.nanos = req.ping.sent_at.nanos
+                    out.pong.server_time.FromNanoseconds(time.time_ns())
+                    session.send(out)
+                elif kind == "hello":
+                    session.stream_error(
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        errors_pb2.ERROR_REASON_DUPLICATE_HELLO,
+                        "Hello was already received on this stream",
+                        "hello",
+                    )
+                else:
+                    session.stream_error(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                        "empty PlayRequest: set hello, action or ping",
+                    )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the stream broke (the peer went away); the writer ends it
+            log.info("bot stream read ended", bot=session.bot_name, error=repr(exc)[:200])
+        finally:
+            if session.end_status is None:
+                try:
+                    session.queue.put_nowait(None)
+                except asyncio.QueueFull:
+                    session.kill(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        errors_pb2.ERROR_REASON_SLOW_CONSUMER,
+                        "stream closed",
+                    )
+
+    def _action(
+        self, session: BotSession, act: bot_pb2.Action, bad: limits.Violation | None
+    ) -> None:
+        arena = self.arena
+        res: bot_pb2.ActionResult | None
+        if bad is not None and bad.field != "action.action_id":
+            res = bot_pb2.ActionResult(
+                request_id=act.request_id if bad.field != "action.request_id" else "",
+                code=3,
+                reason=bad.reason,
+                message=bad.message,
+                field=bad.field,
+            )
+            if act.HasField("action_id"):
+                res.action_id = act.action_id
+            arena.metrics.illegal.labels(
+                session.bot_name, errors_pb2.ErrorReason.Name(bad.reason)[13:].lower()
+            ).inc()
+        else:
+            mid, number = _request_number(act.request_id)
+            table, f = arena.lookup(mid)
+            if table is None and f is not None:
+                table = f.table  # answers after the end: stale, already answered...
+            if table is None:
+                res = bot_pb2.ActionResult(
+                    request_id=act.request_id,
+                    code=5,
+                    reason=errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
+                    message="this server has no such request (nor a match it would belong to)",
+                )
+                if act.HasField("action_id"):
+                    res.action_id = act.action_id
+                arena.metrics.illegal.labels(session.bot_name, "request_not_found").inc()
+                rejections.REJECTIONS.log(
+                    ("action", "REQUEST_NOT_FOUND"),
+                    log.info,
+                    "action rejected",
+                    bot=session.bot_name,
+                    reason="REQUEST_NOT_FOUND",
+                    request_id=act.request_id[:100],
+                )
+            else:
+                res = table.submit(
+                    session,
+                    act.request_id,
+                    number,
+                    act.action_id if act.HasField("action_id") else None,
+                )
+        if res is None:
+            return  # accepted: no reply, its effects arrive as events
+        arena.rejected[session.bot_name] += 1
+        out = bot_pb2.PlayResponse()
+        out.action_result.CopyFrom(res)
+        session.send(out)
