@@ -1,0 +1,252 @@
+"""A hash chain over a run's stored hands, so that a deleted, duplicated, reordered or edited hand
+shows, also in the columns no replay records (decision times, illegal counts, durations).
+
+Each stored hand is encoded canonically: its ``hands`` row and its ``seats`` rows, every column
+the store has (whatever columns a later schema adds are covered too), with the replay's content
+hash among them. The hands are taken in the schedule's order (hands that are not in the schedule
+follow, by hand id). With ``d_i = SHA-256(encoding of hand i)``::
+
+    link_0 = SHA-256("uno-arena-chain/1")
+    link_i = SHA-256(link_{i-1} || d_i)
+    head   = SHA-256(link_n || SHA-256(incidents))
+
+where the incidents (crashes, bots given up on: the report's crash counts and † marks) are
+encoded in the order stored. The head is written into ``results.json`` (``chain``) and the
+reports; ``uno-arena tournament verify`` recomputes it. ``results.json`` also keeps, to name what
+changed, a short digest of each hand by schedule position (``hands_digests``: 12 hex digits, or
+dots where a hand was not stored) and one digest per column over all hands (``columns``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .store import ResultStore
+
+ALGORITHM = "uno-arena-chain/1"
+SHORT = 12
+"""Hex digits kept of each hand's digest in results.json."""
+ABSENT = "." * SHORT
+INCIDENTS = "incidents"
+SKIP_COLUMNS = frozenset({"seq"})
+"""Storage positions (PostgreSQL's identity column), not results."""
+REPLAY_CHECKED = frozenset(
+    {
+        "hands.hand_id",
+        "hands.table_no",
+        "hands.block",
+        "hands.deal",
+        "hands.rotation",
+        "hands.deal_id",
+        "hands.match_seed",
+        "hands.hand_seed",
+        "hands.dealer",
+        "hands.match_id",
+        "hands.winner_seat",
+        "hands.moves",
+        "hands.content_hash",
+        "seats.seat",
+        "seats.bot",
+        "seats.place",
+        "seats.points_left",
+        "seats.points_won",
+        "seats.timeouts",
+        "seats.strikes",
+        "seats.taken_over",
+        "seats.takeover_cause",
+    }
+)
+"""Columns verify compares with the replay and the engine, hand by hand. Every other column
+(decision counts and times, illegal answers, durations, and any column a later schema adds) gets
+a one-byte digest per hand in results.json (``column_digests``), so that verify can name it."""
+COLUMN_SHORT = 2
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, bytes | bytearray | memoryview):
+        return bytes(v).hex()
+    return v
+
+
+def _encode(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@dataclass
+class HandRows:
+    """One hand's rows as stored: column -> value (bytes as hex)."""
+
+    hand_id: str
+    row: dict[str, Any]
+    seats: list[dict[str, Any]]
+
+    def digest(self) -> str:
+        return hashlib.sha256(_encode({"hand": self.row, "seats": self.seats})).hexdigest()
+
+    def column_values(self) -> dict[str, Any]:
+        """``table.column`` -> the hand's value(s) of that column."""
+        out: dict[str, Any] = {f"hands.{k}": v for k, v in self.row.items()}
+        for k in sorted({k for s in self.seats for k in s}):
+            out[f"seats.{k}"] = [[s.get("seat"), s.get(k)] for s in self.seats]
+        return out
+
+    def column_digests(self) -> dict[str, str]:
+        """A one-byte digest of each column no replay vouches for."""
+        return {
+            col: hashlib.sha256(_encode([self.hand_id, v])).hexdigest()[:COLUMN_SHORT]
+            for col, v in self.column_values().items()
+            if col not in REPLAY_CHECKED
+        }
+
+
+@dataclass
+class RawScan:
+    """Every stored hand's raw rows, and what is wrong with the rows' shape."""
+
+    hands: list[HandRows] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    """Hand ids stored more than once (a table that lost its primary key)."""
+    seat_problems: dict[str, str] = field(default_factory=dict)
+    """hand id -> what is wrong with its seat rows (missing, duplicated, extra)."""
+    orphans: list[str] = field(default_factory=list)
+    """Hand ids that have seat rows but no hand row."""
+
+
+def _rows(store: ResultStore, sql: str) -> Iterator[dict[str, Any]]:
+    with store.lock:
+        cur = store._execute(sql)
+        names = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+    for r in rows:
+        yield {k: _plain(v) for k, v in zip(names, r, strict=True) if k not in SKIP_COLUMNS}
+
+
+def scan(store: ResultStore, seats_per_hand: int = 4) -> RawScan:
+    """Read every hand and seat row as stored (every column), by hand id."""
+    out = RawScan()
+    seats: dict[str, list[dict[str, Any]]] = {}
+    for s in _rows(store, "SELECT * FROM seats ORDER BY hand_id, seat"):
+        seats.setdefault(str(s.pop("hand_id")), []).append(s)
+    seen: set[str] = set()
+    for h in _rows(store, "SELECT * FROM hands ORDER BY hand_id"):
+        hid = str(h.pop("hand_id"))
+        if hid in seen:
+            out.duplicates.append(hid)
+            continue
+        seen.add(hid)
+        rows = seats.get(hid, [])
+        numbers = [s.get("seat") for s in rows]
+        if numbers != list(range(seats_per_hand)):
+            if len(set(numbers)) != len(numbers):
+                out.seat_problems[hid] = f"seat rows {numbers}: a seat is stored twice"
+            else:
+                missing = sorted(set(range(seats_per_hand)) - set(numbers))
+                extra = sorted(set(numbers) - set(range(seats_per_hand)), key=str)
+                what = []
+                if missing:
+                    what.append(f"no row for seat {', '.join(map(str, missing))}")
+                if extra:
+                    what.append(f"rows for seats that do not exist {extra}")
+                out.seat_problems[hid] = "; ".join(what) or f"seat rows {numbers}"
+        out.hands.append(HandRows(hid, h, rows))
+    out.orphans = sorted(set(seats) - seen)
+    return out
+
+
+def incidents_digest(store: ResultStore) -> str:
+    h = hashlib.sha256()
+    for row in _rows(store, "SELECT * FROM incidents ORDER BY id"):
+        h.update(_encode(row) + b"\n")
+    return h.hexdigest()
+
+
+@dataclass
+class Chain:
+    head: str
+    hands: int
+    digests: dict[str, str]
+    """hand id -> full digest of its rows."""
+    positions: str
+    """The short digest of each planned hand by schedule position (``ABSENT``: not stored)."""
+    columns: dict[str, str]
+    """``table.column`` -> digest of that column over every hand (and ``incidents``)."""
+    column_positions: dict[str, str] = field(default_factory=dict)
+    """column -> its one-byte digest of each planned hand by schedule position ("..": not
+    stored), for the columns no replay vouches for."""
+    rows: dict[str, HandRows] = field(default_factory=dict)
+    """hand id -> its rows as stored (not written to results.json)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "algorithm": ALGORITHM,
+            "head": self.head,
+            "hands": self.hands,
+            "hands_digests": self.positions,
+            "columns": self.columns,
+            "column_digests": self.column_positions,
+            "about": "uno-arena tournament verify recomputes this from the database; a "
+            "different head means a hand was edited, deleted, added or reordered since",
+        }
+
+
+def order(hand_ids: Sequence[str], plan_ids: Sequence[str]) -> list[str]:
+    """Stored hand ids in chain order: the schedule's, then hands outside it by id."""
+    stored = set(hand_ids)
+    planned = set(plan_ids)
+    return [h for h in plan_ids if h in stored] + sorted(stored - planned)
+
+
+def compute(store: ResultStore, plan_ids: Sequence[str], raw: RawScan | None = None) -> Chain:
+    """The chain of what the store holds now (``raw``: a scan already made)."""
+    raw = raw if raw is not None else scan(store)
+    by_id = {h.hand_id: h for h in raw.hands}
+    digests = {hid: h.digest() for hid, h in by_id.items()}
+    link = hashlib.sha256(ALGORITHM.encode()).digest()
+    col_hash: dict[str, Any] = {}
+
+    def col(name: str, value: Any) -> None:
+        hasher = col_hash.get(name)
+        if hasher is None:
+            hasher = col_hash[name] = hashlib.sha256()
+        hasher.update(_encode(value) + b"\n")
+
+    for hid in order(list(by_id), plan_ids):
+        link = hashlib.sha256(link + bytes.fromhex(digests[hid])).digest()
+        h = by_id[hid]
+        col("hands.hand_id", hid)
+        for k, v in h.row.items():
+            col(f"hands.{k}", [hid, v])
+        for s in h.seats:
+            for k, v in s.items():
+                col(f"seats.{k}", [hid, s.get("seat"), v])
+    inc = incidents_digest(store)
+    head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
+    columns = {k: v.hexdigest()[:16] for k, v in sorted(col_hash.items())}
+    columns[INCIDENTS] = inc[:16]
+    positions = "".join(digests[h][:SHORT] if h in digests else ABSENT for h in plan_ids)
+    per_hand = {hid: by_id[hid].column_digests() for hid in plan_ids if hid in by_id}
+    names = sorted({c for d in per_hand.values() for c in d})
+    none = "." * COLUMN_SHORT
+    column_positions = {
+        c: "".join(per_hand[h].get(c, none) if h in per_hand else none for h in plan_ids)
+        for c in names
+    }
+    return Chain(head, len(by_id), digests, positions, columns, column_positions, by_id)
+
+
+def markdown_line(c: Chain) -> str:
+    return (
+        f"\nChain head: `{c.head}` over {c.hands} hands ({ALGORITHM}; "
+        "`uno-arena tournament verify` recomputes it from the database).\n"
+    )
+
+
+def html_line(c: Chain) -> str:
+    return (
+        f"<p>Chain head: <code>{c.head}</code> over {c.hands} hands ({ALGORITHM}; "
+        "<code>uno-arena tournament verify</code> recomputes it from the database).</p>\n"
+    )
