@@ -16,6 +16,7 @@ the README of the ``uno-arena-bot`` distribution.
 """
 
 from ._log import configure_logging
+from ._version import __version__
 from .address import Address, AddressError, parse_address
 from .api import Bot, FunctionBot, MatchState, bot
 from .cli import main, parse_args
@@ -26,7 +27,6 @@ from .proto import bot_pb2
 
 DecisionRequest = bot_pb2.DecisionRequest
 
-__version__ = "0.1.0"
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -61,7 +61,9 @@ class Bot:
 
     Class attributes (override in the subclass or set on the instance):
 
-    * ``name`` / ``version``: sent in Hello (the command line can override the name);
+    * ``name`` / ``version``: sent in Hello (the command line can override the name); the
+      version is the bot's own, and the SDK adds its own name and version and the protocol
+      after it (``"0.1.0 uno-bot-python/0.2.0 uno.v1"``);
     * ``threaded``: run a sync ``decide`` in a worker thread (default True), so that a slow or
       stuck decision blocks neither the stream nor other seats, and is answered for at its
       deadline. False runs it on the event loop: only for a ``decide`` that takes microseconds,

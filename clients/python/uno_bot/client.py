@@ -24,6 +24,7 @@ import grpc.aio
 
 from ._log import enum_name as _enum_name
 from ._log import log
+from ._version import __version__
 from .address import Address, parse_address
 from .deciding import Deciding, _DecidePool, _task_name, fallback_action
 from .proto import bot_pb2, bot_pb2_grpc, errors_pb2, game_pb2
@@ -35,15 +36,32 @@ __all__ = [
     "FATAL_CODES",
     "MAX_ACTION_BATCH",
     "PROTOCOL_VERSION",
+    "SDK_TAG",
     "BotClient",
     "ClientConfig",
     "FatalStreamError",
+    "hello_bot_version",
     "run",
     "run_async",
 ]
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version this SDK speaks (``Hello.protocol_version``)."""
+
+SDK_TAG: Final = f"uno-bot-python/{__version__} uno.v{PROTOCOL_VERSION}"
+"""What this SDK adds to ``Hello.bot_version``: its name and version, and the protocol."""
+
+MAX_BOT_VERSION: Final = 64
+"""The server's limit on ``Hello.bot_version``, in characters (bot.proto)."""
+
+
+def hello_bot_version(own: str) -> str:
+    """``Hello.bot_version``: the bot's own version, then :data:`SDK_TAG`, as in
+    ``"1.4.2 uno-bot-python/0.2.0 uno.v1"`` (only the tag if the bot gives none). The bot's part
+    is cut so that the whole stays within the server's 64 characters."""
+    room = MAX_BOT_VERSION - len(SDK_TAG) - 1
+    return f"{own[:room]} {SDK_TAG}" if own else SDK_TAG
+
 
 FATAL_CODES: Final[frozenset[grpc.StatusCode]] = frozenset(
     {
@@ -85,7 +103,8 @@ class ClientConfig:
     name: str | None = None
     """Hello.bot_name; None takes ``Bot.name``."""
     version: str | None = None
-    """Hello.bot_version; None takes ``Bot.version``."""
+    """The bot's own version; None takes ``Bot.version``. Hello.bot_version carries it with the
+    SDK's name and version and the protocol after it (:func:`hello_bot_version`)."""
     tls: bool = False
     """Use TLS with the system roots (or ``ca_file``) also for a ``HOST:PORT`` address."""
     ca_file: str | None = None
@@ -261,7 +280,9 @@ class BotClient(Deciding):
         cfg = self.config
         hello = bot_pb2.Hello(
             bot_name=self.name,
-            bot_version=cfg.version if cfg.version is not None else self.bot.version,
+            bot_version=hello_bot_version(
+                cfg.version if cfg.version is not None else self.bot.version
+            ),
             protocol_version=PROTOCOL_VERSION,
             max_concurrent_matches=cfg.max_concurrent_matches,
             push_events=cfg.push_events,
@@ -291,9 +312,12 @@ class BotClient(Deciding):
                     # once, one Action or an ActionBatch of up to 256 (a write costs far more
                     # than a turn of the loop: 0.50 -> 0.43 messages per move in bench-server)
                     await asyncio.sleep(0)
-                    acts, self._actions = self._actions, []
-                    for i in range(0, len(acts), MAX_ACTION_BATCH):
-                        chunk = acts[i : i + MAX_ACTION_BATCH]
+                    # taken one message at a time, so that a RequestClosed read while an earlier
+                    # message is written still drops its answer from the rest
+                    acts = self._actions
+                    while acts:
+                        chunk = acts[:MAX_ACTION_BATCH]
+                        del acts[:MAX_ACTION_BATCH]
                         if len(chunk) == 1:
                             yield bot_pb2.PlayRequest(action=chunk[0])
                         else:
@@ -509,6 +533,9 @@ class BotClient(Deciding):
         self.states.pop(st.key(), None)
 
     def _on_request_closed(self, msg: bot_pb2.RequestClosed) -> None:
+        rid = msg.request_id
+        if self._actions:  # an answer still waiting for the writer is never sent (issue 20)
+            self._actions[:] = [a for a in self._actions if a.request_id != rid]
         self._answered.pop(msg.request_id, None)
         self._retried.discard(msg.request_id)
         task = self._tasks.pop(msg.request_id, None)
