@@ -168,7 +168,7 @@ def test_a_follower_sees_a_hand_committed_after_a_later_one(pg_url: str) -> None
     """PostgreSQL hands out ``seq`` before commit, so a shard's hand can become visible after
     a hand with a higher ``seq`` that another shard committed first. The live leaderboards
     (a ``--shard`` runner's heartbeat and ``tournament watch``) must still count it, once."""
-    from uno_tournament.runner import FOLLOW_OVERLAP
+    from uno_tournament.store import FOLLOW_OVERLAP
     from uno_tournament.watch import Follower
 
     PgStore.connect(pg_url, create=True).close()

@@ -13,8 +13,8 @@ from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_tournament.config import BotSpec, TournamentConfig
 from uno_tournament.replay import check
 from uno_tournament.report import FILES, write_all
-from uno_tournament.runner import places
 from uno_tournament.schedule import plan
+from uno_tournament.standings import places
 from uno_tournament.store import HandRecord, SeatRecord, Store
 
 

@@ -224,7 +224,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write the reports of a tournament (also of an unfinished one, and of every shard of a
     run in a shared --store) and print the leaderboard."""
     from . import report
-    from .runner import ensure_replays, load_config
+    from .config import load_config
+    from .replay import ensure_replays
 
     store, folder = _open_for_report(args)
     try:
@@ -256,18 +257,34 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Check a whole run: every stored hand against its replay file, the schedule and the
-    engine (exit 1 if anything differs)."""
+    """Check a whole run: every stored hand re-run by the engine from its replay and compared
+    column by column, against the schedule, and the hash chain over the hands against the head
+    in results.json or --head (exit 1 if anything differs)."""
     from .verify import print_report, verify
 
-    folder = Path(args.dir)
+    folder = Path(args.dir) if args.dir else None
+    store = None
+    if args.store:
+        from .pgstore import is_url
+        from .sharding import open_store
+
+        if not is_url(args.store):
+            raise TournamentCliError(
+                f"--store {args.store[:80]}: give a postgresql:// URL (a SQLite run is verified "
+                "by its folder: tournament verify DIR)"
+            )
+        store = open_store(args.store)
+    elif folder is None:
+        raise TournamentCliError("name the run: a tournament folder, or --store URL [DIR]")
     bar = _progress_bar("verifying") if sys.stderr.isatty() else None
     try:
-        rep = verify(folder, progress=bar)
+        rep = verify(folder, store=store, head=args.head, progress=bar)
     finally:
         if bar is not None:
             bar(0, -1)
-    print_report(rep, folder)
+        if store is not None:
+            store.close()
+    print_report(rep, folder if store is None else store.location)
     return 0 if rep.ok else 1
 
 
@@ -340,7 +357,19 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     ver = tsub.add_parser(
         "verify", help="check every stored hand of a run", description=cmd_verify.__doc__
     )
-    ver.add_argument("dir", help="the tournament's output folder")
+    ver.add_argument(
+        "dir",
+        nargs="?",
+        help="the tournament's output folder (with --store: the folder of its replay files "
+        "and results.json, if any)",
+    )
+    ver.add_argument("--store", metavar="URL", help="the run's shared store (postgresql://...)")
+    ver.add_argument(
+        "--head",
+        metavar="HEX",
+        help="compare the hash chain with this head (the one published with the results) "
+        "instead of the one in DIR/results.json",
+    )
     ver.set_defaults(func=cmd_verify)
     t.set_defaults(func=_need_sub(t))
 
@@ -372,7 +401,7 @@ ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError, ShardError)
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed tournament/replay command; user errors become one line on stderr."""
-    from .runner import RunnerError
+    from .player import RunnerError
 
     try:
         return int(args.func(args))

@@ -61,6 +61,7 @@ from uno_server.engine.rules import RuleSet
 
 from . import schedule
 from .schedule import HandSpec
+from .store import ResultStore
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 FALLBACKS = ("heuristic", "random")
@@ -80,6 +81,77 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class SandboxSpec:
+    """How a launched bot is confined (``[sandbox]``; each ``[[bots]]`` entry may override any
+    key but ``required`` in its own ``sandbox = { ... }`` table). See
+    :mod:`uno_tournament.sandbox` and docs/operations.md, "Running strangers' bots"."""
+
+    enabled: bool = True
+    """false: run the bot as an ordinary process of the organiser (only its log is capped)."""
+    required: bool = False
+    """true: a protection this machine cannot give is an error instead of a warning."""
+    memory_mb: int = 1024
+    """Memory the bot's processes may use, swap included (cgroup; RSS watchdog without one)."""
+    cpu_weight: int = 100
+    """CPU share against the other bots and the harness when the CPU is busy (100 = one
+    ordinary process)."""
+    cpu_quota: float = 0.0
+    """At most this many cores (0: no quota, only the weight)."""
+    pids: int = 256
+    """Processes and threads the bot may have at once (a fork bomb stops here)."""
+    file_size_mb: int = 256
+    """Largest file the bot may write (RLIMIT_FSIZE)."""
+    scratch_mb: int = 256
+    """Size of the bot's private writable /tmp (its HOME too)."""
+    log_mb: int = 10
+    """Size at which the bot's log is rotated (the previous part is kept as ``<bot>.log.1``)."""
+    paths: tuple[str, ...] = ()
+    """More folders the bot may read (absolute), for a runtime outside /usr, /usr/local, /opt."""
+
+
+SANDBOX_LIMITS: dict[str, tuple[float, float]] = {
+    "memory_mb": (32, 1_048_576),
+    "cpu_weight": (1, 10_000),
+    "cpu_quota": (0, 1024),
+    "pids": (8, 65_536),
+    "file_size_mb": (1, 1_048_576),
+    "scratch_mb": (1, 1_048_576),
+    "log_mb": (1, 100_000),
+}
+"""Allowed range of every numeric ``[sandbox]`` key."""
+
+
+def _sandbox(where: str, raw: Any, base: SandboxSpec, root: Path, *, top: bool) -> SandboxSpec:
+    """``[sandbox]`` (``top``) or a bot's ``sandbox`` table, over ``base``."""
+    known = {f.name for f in dataclasses.fields(SandboxSpec)}
+    if not top:
+        known.discard("required")
+    d = _table(where, raw, known)
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        k = f"{where}.{key}"
+        if key in ("enabled", "required"):
+            out[key] = _bool(k, value)
+        elif key == "cpu_quota":
+            lo, hi = SANDBOX_LIMITS[key]
+            out[key] = _float(k, value, lo, hi)
+        elif key == "paths":
+            if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+                raise ConfigError(f"{k}: must be a list of folder names")
+            paths = []
+            for x in value:
+                x = x.replace("{config_dir}", str(root))
+                if not Path(x).is_absolute():
+                    x = str(root / x)
+                paths.append(str(Path(x).resolve()))
+            out[key] = tuple(paths)
+        else:
+            lo, hi = SANDBOX_LIMITS[key]
+            out[key] = _int(k, value, int(lo), int(hi))
+    return dataclasses.replace(base, **out)
+
+
+@dataclass(frozen=True)
 class BotSpec:
     name: str
     command: tuple[str, ...] = ()
@@ -90,6 +162,8 @@ class BotSpec:
     token: str = ""
     """Fixed token (external bots, or launched bots on a server that knows their token)."""
     optional: bool = False
+    sandbox: SandboxSpec = SandboxSpec()
+    """The ``[sandbox]`` defaults with this bot's own overrides."""
 
     @property
     def external(self) -> bool:
@@ -157,6 +231,8 @@ class TournamentConfig:
     precision_elo: float = 0.0
     """A precision (0: unset): the half-width, in Elo, of the 95% CI of the gap between two
     bots of similar strength that the design should reach."""
+    sandbox: SandboxSpec = SandboxSpec()
+    """The ``[sandbox]`` defaults (each bot's own, overrides applied, is ``bots[i].sandbox``)."""
 
     def rule_set(self) -> RuleSet:
         return RuleSet.from_dict(self.rules)
@@ -190,10 +266,26 @@ class TournamentConfig:
     def from_dict(cls, data: dict[str, Any]) -> TournamentConfig:
         """Rebuild a config saved with :meth:`to_dict` (already validated)."""
         d = dict(data)
-        d["bots"] = tuple(BotSpec(**{**b, "command": tuple(b["command"])}) for b in d["bots"])
+        d["bots"] = tuple(
+            BotSpec(
+                **{
+                    **b,
+                    "command": tuple(b["command"]),
+                    "sandbox": _sandbox_from_dict(b.get("sandbox")),
+                }
+            )
+            for b in d["bots"]
+        )
+        d["sandbox"] = _sandbox_from_dict(d.get("sandbox"))
         d["time_control"] = TimeControlSpec(**d["time_control"])
         d["faults"] = FaultSpec(**d["faults"])
         return cls(**d)
+
+
+def _sandbox_from_dict(d: dict[str, Any] | None) -> SandboxSpec:
+    if not d:  # a configuration stored before the sandbox existed
+        return SandboxSpec()
+    return SandboxSpec(**{**d, "paths": tuple(d.get("paths", ()))})
 
 
 # ------------------------------------------------------------------------------------ parsing
@@ -247,9 +339,9 @@ def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
     return v
 
 
-def _bot(i: int, raw: Any, base: Path) -> BotSpec:
+def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> BotSpec:
     where = f"bots[{i}]"
-    d = _table(where, raw, {"name", "command", "cwd", "env", "token", "optional"})
+    d = _table(where, raw, {"name", "command", "cwd", "env", "token", "optional", "sandbox"})
     if "name" not in d:
         raise ConfigError(f"{where}.name: missing")
     name = _str(f"{where}.name", d["name"])
@@ -282,7 +374,10 @@ def _bot(i: int, raw: Any, base: Path) -> BotSpec:
         env[k] = _str(f"{where}.env.{_key(k)}", v).replace("{config_dir}", str(base))
     command = tuple(x.replace("{config_dir}", str(base)) for x in command)
     optional = _bool(f"{where}.optional", d.get("optional", False))
-    spec = BotSpec(name, command, str(cwd.resolve()), env, token, optional)
+    if "sandbox" in d and not command:
+        raise ConfigError(f"{where}.sandbox: only for a bot with a command")
+    own = _sandbox(f"{where}.sandbox", d.get("sandbox", {}), sandbox, base, top=False)
+    spec = BotSpec(name, command, str(cwd.resolve()), env, token, optional, own)
     if command and not optional and not Path(spec.cwd).is_dir():
         raise ConfigError(f"{where}.cwd: {spec.cwd} is not a folder")
     return spec
@@ -291,7 +386,8 @@ def _bot(i: int, raw: Any, base: Path) -> BotSpec:
 def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentConfig:
     """Validate a parsed TOML document. ``base`` resolves relative paths (the config's folder).
     Optional bots whose program is missing are dropped, with ``warn(message)`` called."""
-    _table("config", data, {"tournament", "rules", "time_control", "faults", "bots"})
+    _table("config", data, {"tournament", "rules", "time_control", "faults", "sandbox", "bots"})
+    sandbox = _sandbox("sandbox", data.get("sandbox", {}), SandboxSpec(), base, top=True)
     t = _table(
         "tournament",
         data.get("tournament", {}),
@@ -397,7 +493,7 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     bots: list[BotSpec] = []
     seen: set[str] = set()
     for i, raw in enumerate(bots_raw):
-        b = _bot(i, raw, base)
+        b = _bot(i, raw, base, sandbox)
         if b.name in seen:
             raise ConfigError(f"bots[{i}].name: {b.name!r} is used twice")
         seen.add(b.name)
@@ -424,6 +520,7 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         pair_meetings=pair_meetings,
         hands=hands,
         precision_elo=precision,
+        sandbox=sandbox,
     )
 
 
@@ -449,3 +546,11 @@ def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
         return parse(data, p.resolve().parent, warn=warn)
     except ConfigError as exc:
         raise ConfigError(f"{p}: {exc}") from exc
+
+
+def load_config(store: ResultStore, out: Path | str) -> TournamentConfig:
+    meta = store.meta()
+    try:
+        return TournamentConfig.from_dict(meta["config"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{out}: the stored configuration is unreadable ({exc})") from exc

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-if TYPE_CHECKING:
-    from .runner import Progress as RunProgress
+from .progress import Progress as RunProgress
 
 
 class _View:

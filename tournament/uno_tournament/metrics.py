@@ -18,9 +18,11 @@ Prometheus stay apart and the shards of one run add up; the runner's ``process_*
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.metrics_core import Metric
 
 from uno_server.service.metrics import Labelled, add_process_collectors
 
@@ -108,3 +110,22 @@ class TournamentMetrics:
     def set_live(self, elo: Mapping[str, float]) -> None:
         for bot, e in elo.items():
             self.live_elo.labels(bot).set(e)
+
+
+class Registries:
+    """Several collectors served as one /metrics page (the runner's and its servers', told
+    apart by their ``shard`` label). The list may grow while it is served."""
+
+    def __init__(self, collectors: list[Any]) -> None:
+        self.collectors = collectors
+
+    def collect(self) -> Iterator[Metric]:
+        merged: dict[str, Metric] = {}
+        for c in list(self.collectors):
+            for fam in c.collect():
+                have = merged.get(fam.name)
+                if have is None:
+                    merged[fam.name] = fam
+                else:  # one family per name on a page: the shards' samples side by side
+                    have.samples.extend(fam.samples)
+        yield from merged.values()

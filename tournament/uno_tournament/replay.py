@@ -21,6 +21,7 @@ changed, or a record copied from another hand fails with one line that says what
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,45 @@ from uno_server.engine.hand import Hand
 from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
 
+from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
-from .store import DB_NAME, Store, content_hash
+from .store import DB_NAME, ResultStore, Store, content_hash
 
 MAX_ACTIONS = 100_000
+
+
+REPLAY_FORMAT = "uno-arena-replay/2"
+"""The ``format`` of the replay files the runner writes."""
+
+
+def replay_name(hand_id: str) -> str:
+    return hand_id.split("/", 1)[-1].replace("/", "-") + ".json"
+
+
+def write_replay(folder: Path, replay: dict[str, Any]) -> Path:
+    """Write a replay file atomically (temporary file, then rename)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / replay_name(str(replay["hand_id"]))
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(replay, indent=1))
+    os.replace(tmp, path)
+    return path
+
+
+def ensure_replays(store: ResultStore, folder: Path) -> int:
+    """Write the replay files of stored hands that have none (after a crash); returns how many.
+    Reads only the missing hands' replays from the store."""
+    try:
+        present = set(os.listdir(folder))
+    except FileNotFoundError:
+        present = set()
+    missing = [h for h in sorted(store.done_ids()) if replay_name(h) not in present]
+    n = 0
+    for _, replay in store.replays(missing):
+        write_replay(folder, replay)
+        n += 1
+    return n
 
 
 class ReplayError(Exception):
@@ -206,8 +241,6 @@ def _identity_problem(data: dict[str, Any], rules: RuleSet, path: Path | None) -
     sch = data.get("schedule")
     hid = data.get("hand_id")
     if path is not None and isinstance(hid, str):
-        from .runner import replay_name
-
         if path.name != replay_name(hid):
             return (
                 f"the file is named {path.name} but holds hand {hid} (its file is "
@@ -256,8 +289,11 @@ def find_tournament(path: Path) -> Path | None:
     return None
 
 
-def check_against_store(data: dict[str, Any], store: Store) -> str:
-    """What differs between a replay and the tournament's database (empty: nothing)."""
+def check_against_store(data: dict[str, Any], store: ResultStore) -> str:
+    """What differs between a replay (already confirmed by :func:`check`) and the tournament's
+    database (empty: nothing): the hand id, the seating, the match seed, the content hash, and
+    every column the engine and the replay determine (winner, points held and gained, places,
+    time-outs, strikes, takeovers, seeds, moves; :mod:`uno_tournament.handcheck`)."""
     hid = data.get("hand_id")
     if not isinstance(hid, str):
         return "the record names no hand id, so it cannot be matched to the tournament"
@@ -265,29 +301,34 @@ def check_against_store(data: dict[str, Any], store: Store) -> str:
     tid = str(meta.get("tournament_id", ""))
     if data.get("tournament") not in (None, tid):
         return f"the record is from tournament {data.get('tournament')}, this folder holds {tid}"
-    with store.lock:
-        row = store.conn.execute(
-            "SELECT match_seed, content_hash FROM hands WHERE hand_id = ?", (hid,)
-        ).fetchone()
-        seats = store.conn.execute(
-            "SELECT bot FROM seats WHERE hand_id = ? ORDER BY seat", (hid,)
-        ).fetchall()
-    if row is None:
+    h = store.hand_row(hid)
+    if h is None:
         return f"hand {hid} is not in the tournament's database: a changed or foreign hand id"
-    stored_bots = [b for (b,) in seats]
+    stored_bots = [s.bot for s in h.seats]
     bots = list(data.get("bots") or [])
     if bots != stored_bots:
         return _seating_problem(bots, stored_bots, "the database")
-    if "match_seed" in data and int(data["match_seed"]) != row[0] & (2**64 - 1):
+    if "match_seed" in data and int(data["match_seed"]) != h.match_seed:
         return (
-            f"match seed {data['match_seed']} differs from the database's {row[0] & (2**64 - 1)} "
+            f"match seed {data['match_seed']} differs from the database's {h.match_seed} "
             f"for hand {hid}: a record copied from another hand"
         )
     digest = content_hash(data)
-    if digest != row[1]:
+    if digest != h.content_hash:
         return (
             f"content hash {digest[:12]}... differs from the one stored when hand {hid} was "
-            f"played ({row[1][:12]}...): the record was edited or copied from another hand"
+            f"played ({h.content_hash[:12]}...): the record was edited or copied from another hand"
+        )
+    try:
+        diffs = compare(h, expected(data, None))
+    except ReplayMismatchError as exc:
+        return f"the engine cannot re-run the record: {exc}"
+    if diffs:
+        col, msg = diffs[0]
+        more = f" (and {len(diffs) - 1} more differences)" if len(diffs) > 1 else ""
+        return (
+            f"the database differs from this confirmed record for hand {hid}: {col}: {msg}{more}; "
+            "the database was edited (`uno-arena tournament verify` checks the whole run)"
         )
     return ""
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .ratings import Outcomes, Ratings, apply_forfeits, fit_outcomes
-from .store import Columns, ResultStore
+from .ratings import Finish, HandResult, Outcomes, Ratings, apply_forfeits, fit_outcomes
+from .store import Columns, HandRecord, ResultStore
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -183,3 +183,33 @@ def live_fit(
     if outcomes.n_hands == 0:
         return None
     return fit_outcomes(outcomes, names, prior_sd_elo=prior_sd_elo, start=start)
+
+
+def hand_result(h: HandRecord) -> HandResult:
+    return HandResult.from_points(
+        h.hand_id, h.deal_id, h.winner, [(s.bot, s.seat, s.points_left) for s in h.seats]
+    )
+
+
+def places(winner: int, points: list[int]) -> list[int]:
+    """Place per seat: the winner 1, the others by points left (ties share a place)."""
+    rest = sorted((p, s) for s, p in enumerate(points) if s != winner)
+    out = [0] * len(points)
+    out[winner] = 1
+    for i, (p, s) in enumerate(rest):
+        out[s] = out[rest[i - 1][1]] if i > 0 and rest[i - 1][0] == p else i + 2
+    return out
+
+
+def rated_result(h: HandRecord, policy: str) -> HandResult | None:
+    """The hand as the ratings see it under the forfeit policy (for the live sequential Elo);
+    None if fewer than two rated seats remain."""
+    if policy == "count" or not any(s.taken_over for s in h.seats):
+        return hand_result(h)
+    last = max(s.place for s in h.seats) + 1
+    finishes = tuple(
+        Finish(s.bot, s.seat, last if s.taken_over else s.place)
+        for s in h.seats
+        if not (policy == "exclude" and s.taken_over)
+    )
+    return HandResult(h.hand_id, h.deal_id, finishes) if len(finishes) >= 2 else None

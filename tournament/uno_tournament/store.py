@@ -30,6 +30,7 @@ the hand id (``ON CONFLICT(hand_id) DO NOTHING``), with the content hash.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -392,6 +393,23 @@ class ResultStore:
                 pending = next(seat_rows, None)
             yield _hand_row(r, seats)
 
+    def hand_row(self, hand_id: str) -> HandRecord | None:
+        """One stored hand with its seats, WITHOUT its replay (None if it is not stored); for
+        ``uno-arena replay`` and ``tournament verify``."""
+        with self.lock:
+            row = self._execute(
+                f"SELECT {_HAND_COLS} FROM hands WHERE hand_id = ?", (hand_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            seats = self._execute(
+                "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
+                "illegal, taken_over, takeover_cause, decisions, response_ms FROM seats "
+                "WHERE hand_id = ? ORDER BY seat",
+                (hand_id,),
+            ).fetchall()
+        return _hand_row(row, [_seat(s) for s in seats])
+
     def hands(self) -> Iterator[HandRecord]:
         """Every stored hand with its seats and its replay, in hand id order (reads every
         replay: for tools and tests; reports use :meth:`columns`)."""
@@ -750,3 +768,27 @@ def _upgrade_1_to_2(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE schema_version SET version = 2")
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
+
+
+FOLLOW_OVERLAP = 4096
+"""How far back (in store positions) a follower re-reads: PostgreSQL hands out a hand's position
+when its transaction starts writing, so a position may become visible after higher ones."""
+
+
+def hand_to_json(rec: HandRecord) -> dict[str, Any]:
+    """A finished hand as JSON (a shard worker's message to the runner; events already
+    converted)."""
+    out = {
+        f.name: getattr(rec, f.name)
+        for f in dataclasses.fields(rec)
+        if f.name not in ("seats", "replay", "replay_raw")
+    }
+    out["seats"] = [dataclasses.asdict(s) for s in rec.seats]
+    out["replay"] = rec.replay
+    return out
+
+
+def hand_from_json(data: dict[str, Any]) -> HandRecord:
+    d = dict(data)
+    seats = [SeatRecord(**s) for s in d.pop("seats")]
+    return HandRecord(seats=seats, **d)

@@ -29,7 +29,8 @@ from uno_server.engine.simulate import play_hand
 
 from .config import TournamentConfig
 from .ratings import ELO_PER_NAT
-from .runner import REPLAY_FORMAT, places, write_replay
+from .replay import REPLAY_FORMAT, write_replay
+from .standings import places
 from .store import HandRecord, SeatRecord, Store
 
 LOSER_WEIGHT = 0.31

@@ -1,31 +1,49 @@
-"""``uno-arena tournament verify DIR``: check a whole run.
+"""``uno-arena tournament verify DIR`` (or ``--store URL [DIR]``): check a whole run.
 
-For every hand in the database:
+For every stored hand:
 
-* it is a hand of the schedule, with the schedule's seating and match seed;
-* its replay file exists, and its content hash (SHA-256 of the canonical JSON) is the one stored
-  when the hand was played, as is the hash of the copy kept in the database;
-* the engine replays it to the stored result (winner and points held) from a seed that the
-  recorded match seed deals, and the file names the same hand, seating and schedule slot.
+* it is a hand of the schedule; its slot (table, block, deal, rotation, deal id), match seed and
+  seating are the schedule's;
+* its replay (the file in ``DIR/replays`` and the database's copy) has the content hash stored
+  when the hand was played;
+* the engine re-runs the replay, and every column any output reads is compared with what the
+  replay and the engine give: winner, moves, seeds, dealer, match id, each seat's bot, place,
+  points held and gained, time-outs, strikes, takeover and its cause; decision counts and
+  decision times are checked against each other (:mod:`uno_tournament.handcheck`);
+* the seat rows are four, seats 0-3, none twice; no hand is stored twice.
 
-Replay files of hands the database does not hold are reported too. Each problem is one line;
-the exit status is 1 if there is any.
+Then the hash chain over the hands in schedule order (:mod:`uno_tournament.chain`) is recomputed
+and compared with the head written into ``results.json`` (or given with ``--head``): a hand
+deleted, added, duplicated, moved or edited in a column no replay records since the report was
+written shows there, named by hand and column where ``results.json``'s digests allow. Without
+a head to compare with, verify fails: it cannot see such changes.
+
+Each problem is one line naming the hand and the columns; the exit status is 1 if there is any.
+The table of checks is in docs/tournaments.md ("Verifying results").
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from .replay import ReplayError, check, check_against_store, load
-from .runner import load_config, replay_name
-from .store import Store, content_hash
+from . import chain
+from .config import load_config
+from .handcheck import ReplayMismatchError, compare, expected
+from .replay import ReplayError, check, load, replay_name, validate
+from .store import HandRecord, ResultStore, content_hash
 
 MAX_LINES = 20
+MAX_LINE = 400
+HASH_DIFFERS = (
+    "content hash differs from the one stored when the hand was played: the file was edited "
+    "or copied from another hand"
+)
 
 
 @dataclass
@@ -34,101 +52,370 @@ class VerifyReport:
     planned: int = 0
     checked: int = 0
     problems: list[str] = field(default_factory=list)
+    head: str = ""
+    """The chain head of the store as it is now."""
+    head_source: str = ""
+    """Where the head it was compared with came from ('' if none)."""
+    seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def verify(folder: Path, *, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
-    store = Store.open(folder)
+def verify(
+    folder: Path | None,
+    *,
+    store: ResultStore | None = None,
+    head: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> VerifyReport:
+    """Verify the run in ``folder`` (its SQLite file), or in ``store`` (a PostgreSQL store, with
+    ``folder`` for its replay files and results.json if given)."""
+    import time
+
+    t0 = time.perf_counter()
+    own = store is None
+    if store is None:
+        if folder is None:
+            raise ValueError("verify needs a folder or a store")
+        from .store import Store
+
+        store = Store.open(folder)
     try:
-        return _verify(folder, store, progress)
+        rep = _verify(folder, store, head, progress)
     finally:
-        store.close()
+        if own:
+            store.close()
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "..."
+
+
+def _reference(folder: Path | None, head: str | None) -> tuple[dict[str, Any] | None, str, str]:
+    """The chain to compare with: (results.json's chain or None, its source, a problem)."""
+    if head is not None:
+        h = head.strip().lower()
+        if len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
+            return None, "", f"--head {head[:80]!r}: give the 64 hex digits of a chain head"
+        return {"head": h}, "--head", ""
+    if folder is None:
+        return (
+            None,
+            "",
+            "chain head not compared: give --head HEX (the head published with the results) "
+            "or a folder holding the run's results.json",
+        )
+    path = folder / "results.json"
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return (
+            None,
+            "",
+            f"{path}: missing, so the chain head cannot be compared (deleted hands and edits of "
+            "columns no replay records would go unseen); give --head HEX, the head published "
+            "with the results",
+        )
+    except (OSError, ValueError) as exc:
+        return None, "", f"{path}: unreadable ({type(exc).__name__}); give --head HEX"
+    ref = data.get("chain") if isinstance(data, dict) else None
+    if not isinstance(ref, dict) or not isinstance(ref.get("head"), str):
+        return (
+            None,
+            "",
+            f"{path}: has no chain head (written before verify had one, or edited); "
+            "give --head HEX",
+        )
+    ref["tournament_id"] = data.get("tournament_id")
+    return ref, str(path), ""
+
+
+class _Lines:
+    """Problems, at most one line per hand (its columns joined)."""
+
+    def __init__(self) -> None:
+        self.by_hand: dict[str, list[str]] = {}
+        self.other: list[str] = []
+
+    def hand(self, hid: str, what: str) -> None:
+        items = self.by_hand.setdefault(hid, [])
+        if what not in items:
+            items.append(what)
+
+    def add(self, line: str) -> None:
+        self.other.append(_short(line))
+
+    def lines(self) -> list[str]:
+        out = [_short(f"{hid}: " + "; ".join(items)) for hid, items in self.by_hand.items()]
+        return out + self.other
 
 
 def _verify(
-    folder: Path, store: Store, progress: Callable[[int, int], None] | None
+    folder: Path | None,
+    store: ResultStore,
+    head: str | None,
+    progress: Callable[[int, int], None] | None,
 ) -> VerifyReport:
-    config = load_config(store, folder)
-    tid = str(store.meta()["tournament_id"])
-    plan = {h.hand_id: h for h in config.plan(tid)}
-    rep = VerifyReport(hands=store.count(), planned=len(plan))
-    replays = folder / "replays"
-    try:
-        files = set(os.listdir(replays))
-    except FileNotFoundError:
-        files = set()
+    config = load_config(store, folder or store.location)
+    meta = store.meta()
+    tid = str(meta.get("tournament_id", ""))
+    plan_list = config.plan(tid)
+    plan = {h.hand_id: h for h in plan_list}
+    plan_ids = [h.hand_id for h in plan_list]
+    raw = chain.scan(store)
+    rep = VerifyReport(hands=len(raw.hands), planned=len(plan))
+    out = _Lines()
+    for hid in raw.duplicates:
+        out.hand(hid, "hands: stored more than once (a duplicated hand row)")
+    for hid, what in raw.seat_problems.items():
+        out.hand(hid, what)
+    for hid in raw.orphans:
+        out.hand(hid, "seats: seat rows of a hand that is not stored (its hand row was deleted)")
+
+    replays: Path | None = folder / "replays" if folder is not None else None
+    files: set[str] | None = None
+    if replays is not None:
+        try:
+            files = set(os.listdir(replays))
+        except (FileNotFoundError, NotADirectoryError):
+            files = None
+            if raw.hands:
+                out.add(
+                    f"{replays}: no replays folder, so no replay file was checked (the hands "
+                    "were checked against the database's copies); `uno-arena tournament report "
+                    f"{folder}` writes the files again from the database"
+                )
     named: set[str] = set()
     for i, h in enumerate(store.hand_rows()):
         if progress is not None and i % 200 == 0:
             progress(i, rep.hands)
         name = replay_name(h.hand_id)
         named.add(name)
-        where = f"{h.hand_id}:"
-        spec = plan.get(h.hand_id)
-        bots = [s.bot for s in h.seats]
-        if spec is None:
-            rep.problems.append(f"{where} not a hand of this tournament's schedule")
-        elif tuple(bots) != spec.bots or h.match_seed != spec.seed:
-            rep.problems.append(
-                f"{where} the database seats {bots} with match seed {h.match_seed}; the "
-                f"schedule says {list(spec.bots)} with {spec.seed}"
-            )
-        stored = store.replay(h.hand_id)
-        if stored is None or content_hash(stored) != h.content_hash:
-            rep.problems.append(
-                f"{where} the database's copy of the replay does not match its hash"
-            )
-        if name not in files:
-            rep.problems.append(f"{where} replay file replays/{name} is missing")
-            continue
-        path = replays / name
-        try:
-            data = load(path)
-        except ReplayError as exc:
-            rep.problems.append(f"{where} {exc}")
-            continue
-        verdict = check(data, path)
-        if not verdict.ok:
-            rep.problems.append(f"{where} replays/{name}: {verdict.message}")
-            continue
-        problem = check_against_store(data, store)
-        if problem:
-            rep.problems.append(f"{where} replays/{name}: {problem}")
-            continue
-        result = data["result"]
-        if result["winner"] != h.winner_seat or result["points_held"] != [
-            s.points_left for s in h.seats
-        ]:
-            rep.problems.append(f"{where} the replay's result differs from the database's")
-            continue
-        rep.checked += 1
-    for extra in sorted(f for f in files - named if f.endswith(".json")):
-        rep.problems.append(f"replays/{extra}: a replay file of no hand in the database")
+        _check_hand(h, plan, store, replays, files, name, out)
+    if files is not None:
+        planned_file = {replay_name(hid): hid for hid in plan_ids}
+        for extra in sorted(f for f in files - named if f.endswith(".json")):
+            if extra in planned_file:
+                out.hand(
+                    planned_file[extra],
+                    f"not in the database, though its replay file replays/{extra} is there",
+                )
+            else:
+                out.add(f"replays/{extra}: a replay file of no hand in the database")
+
+    now = chain.compute(store, plan_ids, raw)
+    rep.head = now.head
+    ref, source, problem = _reference(folder, head)
+    rep.head_source = source
+    if problem:
+        out.add(problem)
+    elif ref is not None:
+        _compare_chain(now, ref, plan_ids, tid, out, had_problems=bool(out.by_hand))
+    _missing_against_schedule(store, ref, plan_ids, {h.hand_id for h in raw.hands}, out)
     if progress is not None:
         progress(rep.hands, rep.hands)
+    rep.problems = out.lines()
+    rep.checked = sum(1 for h in raw.hands if h.hand_id not in out.by_hand)
     return rep
 
 
-def print_report(rep: VerifyReport, folder: Path, stream: TextIO | None = None) -> None:
+def _check_hand(
+    h: HandRecord,
+    plan: dict[str, Any],
+    store: ResultStore,
+    replays: Path | None,
+    files: set[str] | None,
+    name: str,
+    out: _Lines,
+) -> bool:
+    """Check one hand; True if nothing differs."""
+    hid = h.hand_id
+    before = len(out.by_hand.get(hid, []))
+    spec = plan.get(hid)
+    if spec is None:
+        out.hand(hid, "hands.hand_id: not a hand of this tournament's schedule")
+    stored = store.replay(hid)
+    data: dict[str, Any] | None = None
+    if stored is None:
+        out.hand(hid, "replays.data: the database holds no replay of this hand")
+    elif content_hash(stored) != h.content_hash:
+        out.hand(
+            hid,
+            "hands.content_hash/replays.data: the database's copy of the replay does not match "
+            "the stored hash (the replay or the hash was edited)",
+        )
+    else:
+        data = stored
+    checked = False
+    if replays is not None and files is not None:
+        if name not in files:
+            out.hand(hid, f"replay file replays/{name} is missing")
+        else:
+            path = replays / name
+            try:
+                from_file = load(path)
+            except ReplayError as exc:
+                out.hand(hid, f"replays/{name}: {exc}")
+            else:
+                if content_hash(from_file) == h.content_hash:
+                    # the same content as the database's copy, when that one matches too
+                    verdict = check(from_file, path)
+                    checked = True
+                    if not verdict.ok:
+                        out.hand(hid, f"replays/{name}: {verdict.message}")
+                    elif data is None:
+                        data = from_file
+                else:
+                    verdict = check(from_file, path)
+                    why = verdict.message if not verdict.ok else HASH_DIFFERS
+                    out.hand(hid, f"replays/{name}: {why}")
+    if data is not None:
+        try:
+            validate(data)
+            again = check(data) if not checked else None
+            if again is not None and not again.ok:
+                out.hand(hid, f"replay: {again.message}")
+            else:
+                for col, msg in compare(h, expected(data, spec)):
+                    out.hand(hid, f"{col}: {msg}")
+        except (ReplayError, ReplayMismatchError) as exc:
+            out.hand(hid, f"replay: {exc}")
+    elif spec is not None:  # no trustworthy replay: the schedule's columns at least
+        bots = [s.bot for s in h.seats]
+        if tuple(bots) != spec.bots:
+            out.hand(hid, f"seats.bot: stored {bots}, the schedule says {list(spec.bots)}")
+        if h.match_seed != spec.seed:
+            out.hand(hid, f"hands.match_seed: stored {h.match_seed}, the schedule says {spec.seed}")
+    return len(out.by_hand.get(hid, [])) == before
+
+
+def _compare_chain(
+    now: chain.Chain,
+    ref: dict[str, Any],
+    plan_ids: list[str],
+    tid: str,
+    out: _Lines,
+    *,
+    had_problems: bool,
+) -> None:
+    if ref.get("tournament_id") not in (None, tid):
+        out.add(f"results.json is of tournament {ref.get('tournament_id')}, the database of {tid}")
+        return
+    if ref["head"] == now.head:
+        return
+    positions = ref.get("hands_digests")
+    got_cols = ref.get("columns")
+    columns: dict[str, Any] = got_cols if isinstance(got_cols, dict) else {}
+    changed_cols = sorted(
+        k
+        for k, v in now.columns.items()
+        if k != chain.INCIDENTS and columns.get(k) not in (None, v)
+    )
+    changed_cols += sorted(k for k in columns if k not in now.columns and k != chain.INCIDENTS)
+    named = False
+    if isinstance(positions, str) and len(positions) == chain.SHORT * len(plan_ids):
+        for k, hid in enumerate(plan_ids):
+            want = positions[k * chain.SHORT : (k + 1) * chain.SHORT]
+            got = now.digests.get(hid)
+            if want == chain.ABSENT and got is None:
+                continue
+            if got is None:
+                out.hand(
+                    hid,
+                    "hands: deleted (results.json's chain holds this hand; the database does not)",
+                )
+                named = True
+            elif want == chain.ABSENT:
+                out.hand(hid, "hands: added after results.json was written (not in its chain)")
+                named = True
+            elif got[: chain.SHORT] != want:
+                if hid not in out.by_hand:
+                    cols = _changed_columns(now, ref, k, hid, changed_cols)
+                    out.hand(
+                        hid,
+                        f"{cols}: differs from the value chained into results.json when the "
+                        "report was written",
+                    )
+                named = True
+    if columns.get(chain.INCIDENTS) not in (None, now.columns[chain.INCIDENTS]):
+        out.add(
+            "incidents: the crashes and given-up bots stored differ from those chained into "
+            "results.json (an incident was edited, added or deleted)"
+        )
+        named = True
+    if not named and not had_problems:
+        out.add(
+            f"chain head {now.head[:16]}... differs from {ref['head'][:16]}... in "
+            f"{'--head' if 'hands_digests' not in ref else 'results.json'}: a hand was edited, "
+            "deleted, added or reordered since the head was published"
+        )
+
+
+def _changed_columns(
+    now: chain.Chain, ref: dict[str, Any], k: int, hid: str, fallback: list[str]
+) -> str:
+    """The columns of hand ``hid`` (schedule position ``k``) whose one-byte digest differs from
+    results.json's (else the columns whose digest over all hands differs)."""
+    ref_cols = ref.get("column_digests")
+    raw = now.rows.get(hid)
+    if isinstance(ref_cols, dict) and raw is not None:
+        mine = raw.column_digests()
+        w = chain.COLUMN_SHORT
+        names = sorted(set(mine) | {c for c in ref_cols if isinstance(ref_cols[c], str)})
+        diff = []
+        for c in names:
+            text = ref_cols.get(c)
+            want = text[k * w : (k + 1) * w] if isinstance(text, str) else None
+            if mine.get(c) != want:
+                diff.append(c)
+        if diff:
+            return ", ".join(diff)
+    return ", ".join(fallback) or "a column"
+
+
+def _missing_against_schedule(
+    store: ResultStore,
+    ref: dict[str, Any] | None,
+    plan_ids: list[str],
+    stored: set[str],
+    out: _Lines,
+) -> None:
+    """In a finished run every hand of the schedule is stored."""
+    finished = False
+    if ref is not None and ref.get("hands") == len(plan_ids):
+        finished = True
+    shards = store.shards()
+    if shards and all(s.state == "finished" for s in shards):
+        finished = True
+    if not finished:
+        return
+    for hid in plan_ids:
+        if hid not in stored and hid not in out.by_hand:
+            out.hand(hid, "hands: missing (the run is finished, and the schedule has this hand)")
+
+
+def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     for line in rep.problems[:MAX_LINES]:
         print(line, file=stream)
     if len(rep.problems) > MAX_LINES:
         print(f"... and {len(rep.problems) - MAX_LINES} more problems", file=stream)
     missing = rep.planned - rep.hands
-    todo = f"; {missing} planned hands not played yet" if missing > 0 else ""
+    todo = f"; {missing} planned hands not played yet" if missing > 0 and rep.ok else ""
     if rep.ok:
         print(
-            f"{folder}: verified {rep.checked} of {rep.hands} stored hands: every replay "
-            f"confirmed by the engine, the schedule and the database{todo}",
+            f"{where}: verified {rep.checked} of {rep.hands} stored hands: every replay "
+            f"confirmed by the engine, every column by the replay, the schedule and the chain "
+            f"head {rep.head[:16]}... ({rep.head_source}){todo}",
             file=stream,
         )
     else:
         print(
-            f"{folder}: {len(rep.problems)} problems in {rep.hands} stored hands "
-            f"({rep.checked} confirmed){todo}",
+            f"{where}: {len(rep.problems)} problems in {rep.hands} stored hands "
+            f"({rep.checked} confirmed)",
             file=stream,
         )

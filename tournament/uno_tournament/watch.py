@@ -17,9 +17,9 @@ from typing import TextIO
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
-from .runner import FOLLOW_OVERLAP, load_config
+from .config import load_config
 from .standings import Standings
-from .store import ResultStore, ShardStatus
+from .store import FOLLOW_OVERLAP, ResultStore, ShardStatus
 
 STALE_S = 30.0
 """A shard whose last heartbeat is older than this is shown as silent."""

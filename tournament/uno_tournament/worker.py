@@ -35,12 +35,13 @@ from google.protobuf import json_format
 from prometheus_client import generate_latest, start_http_server
 
 from .config import TournamentConfig
-from .runner import Player, Progress, RunnerError, hand_to_json
-from .store import HandRecord
+from .player import Player, RunnerError
+from .progress import Progress
+from .store import HandRecord, hand_to_json
 
 
 class ShardWorker(Player):
-    """A :class:`~uno_tournament.runner.Player` whose finished hands go to stdout."""
+    """A :class:`~uno_tournament.player.Player` whose finished hands go to stdout."""
 
     def __init__(self, job: dict[str, Any], out: IO[bytes]) -> None:
         config = TournamentConfig.from_dict(job["config"])
@@ -99,13 +100,13 @@ class ShardWorker(Player):
         return f"http://127.0.0.1:{httpd.server_port}/metrics"
 
     def _page(self) -> Any:
-        from .runner import _Registries
+        from .metrics import Registries
         from .shard import RemoteMetrics
 
         collectors: list[Any] = [self.metrics.registry]
         if self.shard is not None and self.shard.server is not None:
             collectors.append(RemoteMetrics(self.shard.server.metrics_url))
-        return _Registries(collectors)
+        return Registries(collectors)
 
     async def _send_final_metrics(self) -> None:
         """This shard's final metrics page (its series and its server's), before the server
