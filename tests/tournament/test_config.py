@@ -135,3 +135,43 @@ def test_sizes_and_the_forfeit_policy_parse(tmp_path: Path) -> None:
     old = cfg.to_dict()
     del old["hands"], old["precision_elo"], old["faults"]["forfeit"]
     assert TournamentConfig.from_dict(old).faults.forfeit == "last"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        '"--trace", "/abs/not/yet/new.jsonl"',
+        '"--out", "logs/later.txt"',
+        '"/tmp/created-later/by-the-bot.jsonl"',
+    ],
+)
+def test_a_bot_argument_naming_a_file_not_yet_created_is_not_refused(
+    args: str, tmp_path: Path
+) -> None:
+    """Only the program must exist: an argument may name a file the bot will create."""
+    text = _cfg() + f'[[bots]]\nname = "t"\ncommand = ["{{python}}", "-c", "pass", {args}]\n'
+    cfg = parse(tomllib.loads(text), tmp_path)
+    assert "t" in [b.name for b in cfg.bots]
+    prog = tmp_path / "bot"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    text = _cfg() + f'[[bots]]\nname = "u"\ncommand = ["{prog}", {args}]\n'
+    assert "u" in [b.name for b in parse(tomllib.loads(text), tmp_path).bots]
+
+
+@pytest.mark.parametrize(
+    ("command", "missing"),
+    [
+        ('["node", "dist/src/bot.js", "--trace", "/abs/new.jsonl"]', "dist/src/bot.js"),
+        ('["java", "-Xmx64m", "-jar", "target/bot.jar", "--log", "/abs/x"]', "target/bot.jar"),
+        ('["{python}", "-u", "bots/mine.py", "--trace", "/abs/new.jsonl"]', "bots/mine.py"),
+    ],
+)
+def test_the_script_an_interpreter_runs_must_exist(
+    command: str, missing: str, tmp_path: Path
+) -> None:
+    """For an interpreter, the script or jar it runs is the program: a missing one is refused,
+    naming that file (an optional bot is skipped, as the example's Java and TypeScript bots are
+    before they are built)."""
+    text = _cfg() + f'[[bots]]\nname = "x"\ncommand = {command}\n'
+    assert f"bots[4].command: program {tmp_path / missing} not found" in _err(text, tmp_path)

@@ -64,6 +64,10 @@ from .schedule import HandSpec
 from .store import ResultStore
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+INTERPRETER_RE = re.compile(
+    r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|java|ruby|perl|php|bash|sh|lua|Rscript)$"
+)
+"""Programs that run a script or a jar named in their arguments (which must exist too)."""
 FALLBACKS = ("heuristic", "random")
 FORFEIT_DESCRIPTIONS = {
     "last": "a hand in which a stand-in played a bot's seat counts as that bot finishing last; "
@@ -188,11 +192,31 @@ class BotSpec:
                 return str(path)
         elif not shutil.which(prog):
             return prog
-        for arg in self.command[1:]:  # files the command names (a script, a jar)
-            if "/" in arg and "{" not in arg and not arg.startswith("-") and ":" not in arg:
-                path = Path(arg) if Path(arg).is_absolute() else Path(self.cwd) / arg
-                if not path.exists():
-                    return str(path)
+        script = self.script()
+        if script is not None:
+            path = Path(script) if Path(script).is_absolute() else Path(self.cwd) / script
+            if not path.is_file():
+                return str(path)
+        return None
+
+    def script(self) -> str | None:
+        """The file an interpreter in ``command[0]`` runs (``node dist/bot.js``, ``java -jar
+        bot.jar``, ``python bot.py``), which is the program too, or None. Any other argument
+        (``--trace /abs/new.jsonl``) is the bot's own business: a file it names may not exist
+        yet."""
+        prog = Path(self.command[0].replace("{python}", sys.executable)).name
+        if not INTERPRETER_RE.match(prog):
+            return None
+        args = list(self.command[1:])
+        for i, arg in enumerate(args):
+            if prog.startswith("java") and arg == "-jar":
+                return args[i + 1] if i + 1 < len(args) else None
+            if arg in ("-m", "-c", "-e", "--eval", "-cp", "-classpath", "--class-path"):
+                return None  # a module, inline code or a class path: no file to check
+            if arg.startswith("-"):
+                continue
+            ok = "/" in arg and "{" not in arg and ":" not in arg
+            return arg if ok else None
         return None
 
 
