@@ -63,6 +63,10 @@ def test_each_sample_goes_to_the_deepest_part_on_its_stack() -> None:
     }
     assert part_of("Match.apply (uno_server/engine/match.py:86)") == "engine"
     assert part_of("varint (uno_server/service/wire.py:74)") is None
+    # the table's parts: its seat log builds views, its request desk is bookkeeping
+    assert part_of("SeatLog.event_fields_for (uno_server/service/seat_log.py:200)") == "view"
+    assert part_of("SeatLog.flush (uno_server/service/seat_log.py:240)") == "view"
+    assert part_of("RequestDesk.open (uno_server/service/request_desk.py:80)") == "bookkeeping"
 
 
 def test_the_rows_add_up_to_the_measured_cpu_per_move() -> None:

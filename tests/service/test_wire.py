@@ -226,13 +226,13 @@ def _played_table(rules: RuleSet, seed: int, hands: int) -> Any:
         new = match.next_hand()
         match.log.clear()
         table._begin_hand()
-        table._record_all(new.log)
+        table.seat_log.record_all(new.log)
     return table
 
 
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: f"{r.seats}seats")
 def test_every_event_entry_is_the_tables_own_conversion_for_every_seat(rules: RuleSet) -> None:
-    """Table._event_field (hand-encoded where wire.FAST_EVENTS allow) against Table._to_proto
+    """SeatLog._event_field (hand-encoded where wire.FAST_EVENTS allow) against SeatLog._to_proto
     (the protobuf runtime), for every event of played matches as every seat sees it: the
     owner's own cards, everyone else's redacted view, and what no one else may see."""
     seen: set[str] = set()
@@ -242,8 +242,8 @@ def test_every_event_entry_is_the_tables_own_conversion_for_every_seat(rules: Ru
             table = _played_table(rules, seed, hands=3)
             for rec in table.records:
                 for viewer in range(rules.seats):
-                    field = table._event_field(rec, viewer)
-                    want = table._to_proto(rec, viewer)
+                    field = table.seat_log._event_field(rec, viewer)
+                    want = table.seat_log._to_proto(rec, viewer)
                     if field is None:
                         assert want is None, rec
                         continue

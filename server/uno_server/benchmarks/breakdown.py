@@ -56,12 +56,13 @@ NATIVE = "other threads"  # gRPC's C core, the deal pool
 _VIEW_FUNCS = (
     "seat_view ",
     "_seat_state ",
-    "Table._event_fields_for ",
-    "Table._events_for ",
-    "Table._event_field ",
-    "Table._flush ",
-    "Table._to_proto ",
-    "Table._convert ",
+    "SeatLog.event_fields_for ",
+    "SeatLog.events_for ",
+    "SeatLog._event_field ",
+    "SeatLog.flush ",
+    "SeatLog._to_proto ",
+    "SeatLog._convert ",
+    "SeatLog.spectator_event ",
     "Table.spectator_event ",
     "public_event ",
     "event_to_proto ",
@@ -138,7 +139,9 @@ def part_of(frame: str) -> str | None:
         return "bench driver"
     if frame.startswith(_MATCH_FUNCS):
         return "matches"
-    if frame.startswith(("Table.", "Arena.", "AdminServicer.", "Seat.", "Record.")):
+    if frame.startswith(
+        ("Table.", "SeatLog.", "RequestDesk.", "Arena.", "AdminServicer.", "Seat.", "Record.")
+    ):
         return "bookkeeping"
     if "prometheus_client/" in frame or "structlog/" in frame or "service/metrics.py" in frame:
         return "bookkeeping"

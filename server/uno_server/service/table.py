@@ -5,6 +5,11 @@ bot (:meth:`Table.submit`) and the table's own timers never interleave inside an
 Dealing (the only engine call whose length does not depend on one action) runs in a worker
 thread with a time limit, so a deal that does not finish cannot freeze the other tables.
 
+The table owns two parts, and is their only caller: its seat log (:mod:`.seat_log`: the events,
+each seat's cursor, redaction and encoding) and its request desk (:mod:`.request_desk`: the open
+requests, answers accepted and rejected). The table keeps the hand loop, the clock and the
+building of each decision request (the hot path, from the engine's state straight to bytes).
+
 Per seat, at most one decision request is open. A request stays open while the seat's legal
 actions stay the same (a UNO window answered by others does not disturb it); any other change
 closes it (``SUPERSEDED``) and the next request carries the new view.
@@ -26,13 +31,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import structlog
 
 from uno_server.engine import actions as A
 from uno_server.engine import events as E
-from uno_server.engine.bots import Bot, HeuristicBot, RandomBot
 from uno_server.engine.errors import (
     EngineError,
     IllegalActionError,
@@ -41,20 +45,31 @@ from uno_server.engine.errors import (
 )
 from uno_server.engine.hand import CHALLENGE, CHOOSE_COLOR, DRAWN, OVER, STACK, SYSTEM, Hand
 from uno_server.engine.match import Match
-from uno_server.engine.views import SPECTATOR, redact
 from uno_server.engine.views import seat_view as engine_view
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
 from . import convert, wire
-from .convert import Connection, MatchCancelled, ServiceEvent, TakenOver, TimedOut
+from .convert import Connection, MatchCancelled, TakenOver, TimedOut
 from .metrics import ServiceMetrics
+from .request_desk import (
+    ABORTED,
+    FAILED_PRECONDITION,
+    INVALID_ARGUMENT,
+    TIMED_OUT,
+    RequestDesk,
+)
+from .seat_log import CHUNK_BYTES, EVENTS_INLINE, Record, SeatLog
+from .seats import (
+    BUILTIN_NAMES,
+    OpenRequest,
+    Outbox,
+    ReplayBudget,
+    Seat,
+    TimeControl,
+    make_builtin,
+)
 
 log = structlog.get_logger("uno.table")
-
-BUILTIN_NAMES: Final[dict[int, str]] = {
-    game_pb2.BUILTIN_BOT_RANDOM: "random",
-    game_pb2.BUILTIN_BOT_HEURISTIC: "heuristic",
-}
 
 # engine error reasons -> protocol ErrorReason
 _REASONS: Final = {
@@ -70,127 +85,11 @@ _REASONS: Final = {
     "NOT_CATCHABLE": errors_pb2.ERROR_REASON_NOT_CATCHABLE,
     "HAND_OVER": errors_pb2.ERROR_REASON_STALE_REQUEST,
 }
-INVALID_ARGUMENT: Final = 3
-NOT_FOUND: Final = 5
-FAILED_PRECONDITION: Final = 9
-ABORTED: Final = 10
 
 MAX_HAND_ACTIONS: Final = 20_000
 """A hand still going after this many actions is stopped (the match is cancelled), so that no
 bots, however they play, can grow a hand's record (HandEndedEvent.actions) without bound."""
-EVENTS_INLINE: Final = 64
-"""At most this many events ride inside a DecisionRequest or MatchEnded; a longer backlog goes
-ahead of it in SeatEvents messages of at most CHUNK_BYTES each."""
-CHUNK_BYTES: Final = 256 * 1024
 RESPONSE_MS_CAP: Final = 10_000
-CLOSED_MEMORY: Final = 4096
-"""Closed requests remembered per match, to tell ALREADY_ANSWERED and DEADLINE_PASSED apart
-from STALE_REQUEST; an older closed request is just stale."""
-
-_ANSWERED: Final = 0
-_TIMED_OUT: Final = 1
-_CLOSED: Final = 2
-_CLOSE_REASONS: Final = {
-    _ANSWERED: (errors_pb2.ERROR_REASON_ALREADY_ANSWERED, "that request was already answered"),
-    _TIMED_OUT: (
-        errors_pb2.ERROR_REASON_DEADLINE_PASSED,
-        "the deadline of that request passed; the server played its default (a strike)",
-    ),
-    _CLOSED: (
-        errors_pb2.ERROR_REASON_STALE_REQUEST,
-        "that request is closed (superseded, its chance ended, or the hand moved on)",
-    ),
-}
-
-
-def make_builtin(kind: int, seed: int) -> Bot:
-    return RandomBot(seed) if kind == game_pb2.BUILTIN_BOT_RANDOM else HeuristicBot(seed)
-
-
-class Outbox(Protocol):
-    """Where a table sends a bot's messages: its live stream session."""
-
-    bot_name: str
-    push_events: bool
-
-    def send(self, msg: bot_pb2.PlayResponse) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """Validated time control (milliseconds)."""
-
-    decision_ms: int = 1000
-    time_bank_ms: int = 0
-    strikes_before_takeover: int = 3
-    reconnect_grace_ms: int = 5000
-    takeover_bot: int = game_pb2.BUILTIN_BOT_HEURISTIC
-
-    def to_proto(self) -> game_pb2.TimeControl:
-        return game_pb2.TimeControl(
-            decision_ms=self.decision_ms,
-            time_bank_ms=self.time_bank_ms,
-            strikes_before_takeover=self.strikes_before_takeover,
-            reconnect_grace_ms=self.reconnect_grace_ms,
-            takeover_bot=self.takeover_bot,
-        )
-
-
-@dataclass(slots=True)
-class OpenRequest:
-    request_id: str
-    number: int  # the request's number within the match (the id's suffix)
-    seat: int  # match seat
-    legal: list[int]  # engine action ids (hand seat numbering)
-    required: bool
-    sent_at: float
-    deadline: float  # loop time, seconds; inf for optional requests
-
-
-@dataclass(slots=True)
-class Seat:
-    seat: int
-    bot_name: str  # "" for a built-in seat
-    builtin: int  # BuiltinBot number for built-in seats (and after a takeover)
-    ai: Bot | None
-    bank_ms: int
-    strikes: int = 0
-    rejected: int = 0
-    stale: int = 0
-    decisions: int = 0
-    response_ms_total: float = 0.0
-    response_ms: list[float] = field(default_factory=list)  # MatchSeat.response_ms, unrounded
-    last_response_ms: int = 0  # the latest accepted answer's response time (previous_response_ms)
-    taken_over: bool = False
-    takeover_cause: int = 0
-    cursor: int = 0  # records delivered to the seat's bot (= the last sequence it was sent)
-    open: OpenRequest | None = None
-    disconnected_since: float | None = None
-    bot_version: str = ""
-    push: bool = False  # the seat's bot asked for pushed SeatEvents
-    ended_sent: bool = False  # MatchEnded reached the bot
-
-
-@dataclass(slots=True)
-class ReplayBudget:
-    """Events a reconnecting bot may have sent again (Resume.cursors) in this session."""
-
-    left: float
-
-
-@dataclass(slots=True)
-class Record:
-    """One event of the match with its sequence number (1-based) and wall-clock time."""
-
-    sequence: int
-    hand_number: int
-    wall: float
-    event: E.Event | ServiceEvent  # in match seat numbering
-    extra: Any = None  # HandStarted: the hand's match seats; HandEnded: (seed, dealer, actions)
-    public: game_pb2.Event | None = None  # what every seat but the owner sees, cached
-    public_field: bytes | None = None  # the same as a DecisionRequest.events entry (_HIDDEN:
-    # nothing to see)
-    private: bool = False  # one seat sees more of it than everyone else
 
 
 async def _deal_inline(fn: Callable[[], Any]) -> Any:
@@ -227,10 +126,6 @@ class Table:
         self._clock: Callable[[], float] = time.monotonic  # the loop's clock once a hand runs
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop, once a hand runs
         self._timer_at = 0.0
-        self._changed: asyncio.Future[None] | None = None
-        self._requests: dict[str, OpenRequest] = {}
-        self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
-        self._next_request = 0
         self._window_deadline: float | None = None
         self._window_wall: float = 0.0  # when the open UNO window closes (wall clock)
         self._window_opened: float = 0.0
@@ -251,8 +146,15 @@ class Table:
         self._log = log
         self._push = any(st.push for st in self.seats)
         self._cancel_reason: tuple[int, str] | None = None
+        # the table's two parts; the table is their only caller, and the only writer
+        self.seat_log = SeatLog(
+            self.match_id, self.match, self.seats, self.lookup_session, self.records
+        )
+        self.desk = RequestDesk(
+            self.match_id, self.seats, self.time_control, self.metrics, self.lookup_session
+        )
         self._begin_hand()
-        self._record_all(self.match.log)
+        self.seat_log.record_all(self.match.log)
         self.match.log.clear()
 
     def _begin_hand(self) -> None:
@@ -269,6 +171,8 @@ class Table:
         self._h2m = active
         self._m2h = {m: h for h, m in enumerate(active)}
         self._ident = len(active) == len(self.seats)
+        self.seat_log.renumber(active, self._ident, self._log)
+        self.desk.log = self._log
 
     # ------------------------------------------------------------------ running
 
@@ -297,7 +201,7 @@ class Table:
                 hand = await self.run_deal(self.match.next_hand)
                 self.match.log.clear()  # the records hold every event; the engine's copy can go
                 self._begin_hand()
-                self._record_all(hand.log)
+                self.seat_log.record_all(hand.log)
         except asyncio.CancelledError:
             cause = self._cancel_reason[0] if self._cancel_reason else game_pb2.END_CAUSE_CANCELLED
             self._finish(cause)
@@ -327,7 +231,7 @@ class Table:
                     f"hand {hand.hand_number} did not end after {MAX_HAND_ACTIONS} actions",
                 )
                 for st in seats:
-                    self._close(st, bot_pb2.CLOSE_REASON_MATCH_ENDED, None)
+                    self.desk.close(st, bot_pb2.CLOSE_REASON_MATCH_ENDED, None)
                 return
             now = loop.time()
             self._check_disconnects(now)
@@ -364,7 +268,8 @@ class Table:
                 continue
             req = st.open
             if req is None or req.legal != legal:
-                req = self._open_request(st, s, legal, s == current, now)
+                req = self.desk.open(st, legal, s == current, now)
+                self._send_request(st, req, now, resent=False)
             if req.required and req.deadline < wake:
                 wake = req.deadline
         if self._window_deadline is not None and self._window_deadline < wake:
@@ -468,12 +373,12 @@ class Table:
             strikes=st.strikes,
         )
         wire = None if default is None else self._to_wire(default)
-        self._close(st, bot_pb2.CLOSE_REASON_TIMED_OUT, wire, kind=_TIMED_OUT)
+        self.desk.close(st, bot_pb2.CLOSE_REASON_TIMED_OUT, wire, kind=TIMED_OUT)
         if default is not None:
             self._apply(h, default, "timeout")
             if default == A.DRAW and hand.phase == DRAWN and hand.current == h:
                 self._apply(h, A.PASS, "timeout")  # the default is "draw, then pass"
-        self._record(TimedOut(st.seat, -1 if wire is None else wire, st.strikes))
+        self.seat_log.record(TimedOut(st.seat, -1 if wire is None else wire, st.strikes))
         if st.strikes >= self.time_control.strikes_before_takeover:
             self._take_over(st, game_pb2.END_CAUSE_STRIKES)
 
@@ -493,8 +398,8 @@ class Table:
             bot=st.bot_name,
             cause=game_pb2.EndCause.Name(cause),
         )
-        self._close(st, bot_pb2.CLOSE_REASON_TAKEN_OVER, None)
-        self._record(TakenOver(st.seat, st.builtin, cause))
+        self.desk.close(st, bot_pb2.CLOSE_REASON_TAKEN_OVER, None)
+        self.seat_log.record(TakenOver(st.seat, st.builtin, cause))
         self._wake()
 
     def _check_disconnects(self, now: float) -> None:
@@ -517,7 +422,7 @@ class Table:
         had_window = hand.window >= 0
         events = self.match.apply(seat, action_id)
         self._moves_metric[source].inc()
-        self._record_all(events)
+        self.seat_log.record_all(events)
         if hand.window >= 0 and not had_window:
             loop = asyncio.get_running_loop()
             ms = self.match.rules.uno_window_ms
@@ -534,7 +439,7 @@ class Table:
             self.metrics.hands.inc()
             for st in self.seats:
                 if st.open is not None:
-                    self._close(st, bot_pb2.CLOSE_REASON_HAND_ENDED, None)
+                    self.desk.close(st, bot_pb2.CLOSE_REASON_HAND_ENDED, None)
         else:
             # Close at once every request this action made moot (a catch or a late call ends
             # the window for everyone), so a bot's late answer to it is stale (ABORTED), not an
@@ -551,9 +456,9 @@ class Table:
                     and req.seat != acting
                     and hand.legal_actions(m2h[req.seat]) != req.legal
                 ):
-                    self._close(st, why, None)
+                    self.desk.close(st, why, None)
         if self._push:
-            self._push_events()
+            self.seat_log.push()
 
     def submit(
         self, outbox: Outbox, request_id: str, number: int, action_id: int | None
@@ -561,23 +466,24 @@ class Table:
         """A bot's answer. ``number`` is the request id's numeric suffix (-1 if it has none).
         Returns None if the action was applied (accepted actions get no reply), else the
         ActionResult of the rejection to send back on the bot's stream."""
-        req = self._requests.get(request_id)
+        desk = self.desk
+        req = desk.requests.get(request_id)
         if req is None:
-            return self._reject_closed(self._result(request_id, action_id), outbox.bot_name, number)
+            return desk.reject_closed(desk.result(request_id, action_id), outbox.bot_name, number)
         st = self.seats[req.seat]
         if st.bot_name != outbox.bot_name:
-            res = self._result(request_id, action_id, req.seat)
-            return self._reject(
+            res = desk.result(request_id, action_id, req.seat)
+            return desk.reject(
                 res,
-                self._first_seat(outbox.bot_name),
+                desk.first_seat(outbox.bot_name),
                 outbox.bot_name,
                 FAILED_PRECONDITION,
                 errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
                 f"seat {req.seat} belongs to another bot",
             )
         if action_id is None:  # the stream's limits check lets no such Action through
-            return self._reject(
-                self._result(request_id, action_id, req.seat),
+            return desk.reject(
+                desk.result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 INVALID_ARGUMENT,
@@ -589,8 +495,8 @@ class Table:
         if not self._ident:
             engine_id = convert.id_from_wire(action_id, self._m2h)
             if engine_id is None:
-                return self._reject(
-                    self._result(request_id, action_id, req.seat),
+                return desk.reject(
+                    desk.result(request_id, action_id, req.seat),
                     st,
                     st.bot_name,
                     FAILED_PRECONDITION,
@@ -600,8 +506,8 @@ class Table:
         try:
             self._apply(self._m2h[req.seat], engine_id, "bot")
         except MalformedActionError as exc:
-            return self._reject(
-                self._result(request_id, action_id, req.seat),
+            return desk.reject(
+                desk.result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 INVALID_ARGUMENT,
@@ -615,8 +521,8 @@ class Table:
                 if reason == errors_pb2.ERROR_REASON_STALE_REQUEST
                 else (FAILED_PRECONDITION)
             )
-            return self._reject(
-                self._result(request_id, action_id, req.seat),
+            return desk.reject(
+                desk.result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 code,
@@ -624,8 +530,8 @@ class Table:
                 str(exc),
             )
         except EngineError as exc:  # pragma: no cover - every engine error is one of the above
-            return self._reject(
-                self._result(request_id, action_id, req.seat),
+            return desk.reject(
+                desk.result(request_id, action_id, req.seat),
                 st,
                 st.bot_name,
                 FAILED_PRECONDITION,
@@ -641,124 +547,12 @@ class Table:
         if len(st.response_ms) < RESPONSE_MS_CAP:
             st.response_ms.append(elapsed_ms)
         self._latency_metric[st.bot_name].observe(elapsed_ms / 1000)
-        if st.open is req:
-            st.open = None
-        self._forget(req, _ANSWERED)
+        desk.answered(st, req)
         if not self._step_inline(self._clock()):
             self._wake()
         return None
 
-    def _result(
-        self, request_id: str, action_id: int | None, seat: int | None = None
-    ) -> bot_pb2.ActionResult:
-        """The ActionResult of a rejection (only rejections get one)."""
-        res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
-        res.received_at.FromNanoseconds(time.time_ns())
-        if action_id is not None:
-            res.action_id = action_id
-        if seat is not None:
-            res.seat = seat
-        return res
-
-    def _reject_closed(
-        self, res: bot_pb2.ActionResult, sender: str, number: int
-    ) -> bot_pb2.ActionResult:
-        """An answer naming no open request of this match."""
-        if not 1 <= number <= self._next_request:
-            return self._reject(
-                res,
-                self._first_seat(sender),
-                sender,
-                NOT_FOUND,
-                errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
-                f"match {self.match_id} never issued that request id",
-            )
-        seat, kind = self._closed.get(number, (-1, _CLOSED))
-        if seat >= 0:
-            res.seat = seat
-            st = self.seats[seat]
-            if st.bot_name != sender:
-                return self._reject(
-                    res,
-                    self._first_seat(sender),
-                    sender,
-                    FAILED_PRECONDITION,
-                    errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
-                    f"that request was for seat {seat}, which belongs to another bot",
-                )
-        else:
-            st = self._first_seat(sender)
-        if st is not None and st.taken_over and st.ai is not None:
-            return self._reject(
-                res,
-                st,
-                sender,
-                FAILED_PRECONDITION,
-                errors_pb2.ERROR_REASON_SEAT_TAKEN_OVER,
-                f"seat {st.seat} is played by the takeover bot for the rest of this match",
-            )
-        reason, message = _CLOSE_REASONS[kind]
-        return self._reject(res, st, sender, ABORTED, reason, message)
-
-    def _first_seat(self, bot_name: str) -> Seat | None:
-        for st in self.seats:
-            if st.bot_name == bot_name:
-                return st
-        return None
-
-    def _reject(
-        self,
-        res: bot_pb2.ActionResult,
-        st: Seat | None,
-        sender: str,
-        code: int,
-        reason: int,
-        message: str,
-        field: str = "",
-    ) -> bot_pb2.ActionResult:
-        res.code = code
-        res.reason = reason
-        res.message = message
-        res.field = field
-        self.metrics.illegal.labels(sender, errors_pb2.ErrorReason.Name(reason)[13:].lower()).inc()
-        count = 1
-        if st is not None:
-            st.rejected += 1
-            count = st.rejected
-            if code == ABORTED:
-                st.stale += 1
-            res.request_open = st.open is not None and st.open.request_id == res.request_id
-            res.time_bank_ms = st.bank_ms
-        if count <= 20 or count % 100 == 0:  # a flood of bad actions must not flood the log
-            self._log.info(
-                "action rejected",
-                seat=st.seat if st is not None else None,
-                bot=sender,
-                reason=errors_pb2.ErrorReason.Name(reason),
-                detail=message,
-                rejected=count,
-            )
-        return res
-
-    # ------------------------------------------------------------------ requests
-
-    def _open_request(
-        self, st: Seat, hseat: int, legal: list[int], required: bool, now: float
-    ) -> OpenRequest:
-        if st.open is not None:
-            self._close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
-        self._next_request += 1
-        if required:
-            deadline = now + (self.time_control.decision_ms + st.bank_ms) / 1000
-        else:
-            deadline = float("inf")
-        number = self._next_request
-        rid = f"{self.match_id}-{number}"
-        req = OpenRequest(rid, number, st.seat, legal, required, now, deadline)
-        st.open = req
-        self._requests[req.request_id] = req
-        self._send_request(st, req, now, resent=False)
-        return req
+    # ------------------------------------------------------------------ requests (sending them)
 
     def _send_request(self, st: Seat, req: OpenRequest, now: float, resent: bool) -> None:
         outbox = self.lookup_session(st.bot_name)
@@ -808,7 +602,7 @@ class Table:
                     default,
                     view,
                     req.legal,
-                    self._event_fields_for(st, outbox),
+                    self.seat_log.event_fields_for(st, outbox),
                     now_ns,
                     resent,
                     st.last_response_ms,
@@ -816,7 +610,7 @@ class Table:
             )
             return
         # seats mapped (Challenge UNO after an elimination): the general, slower path
-        events = self._events_for(st, outbox)
+        events = self.seat_log.events_for(st, outbox)
         msg = bot_pb2.PlayResponse()
         dr = msg.decision_request
         dr.request_id = req.request_id
@@ -854,47 +648,7 @@ class Table:
     def _to_wire(self, action_id: int) -> int:
         return action_id if self._ident else convert.id_to_wire(action_id, self._h2m)
 
-    def _close(self, st: Seat, reason: int, applied: int | None, kind: int = _CLOSED) -> None:
-        req = st.open
-        if req is None:
-            return
-        st.open = None
-        self._forget(req, kind)
-        outbox = self.lookup_session(st.bot_name) if st.bot_name else None
-        if outbox is not None:
-            msg = bot_pb2.PlayResponse()
-            rc = msg.request_closed
-            rc.request_id = req.request_id
-            rc.match_id = self.match_id
-            rc.seat = st.seat
-            rc.reason = reason
-            rc.strikes = st.strikes
-            if applied is not None:
-                rc.applied_action_id = applied
-            outbox.send(msg)
-
-    def _forget(self, req: OpenRequest, kind: int) -> None:
-        self._requests.pop(req.request_id, None)
-        closed = self._closed
-        closed[req.number] = (req.seat, kind)
-        if len(closed) > CLOSED_MEMORY:
-            for key in list(closed)[: CLOSED_MEMORY // 2]:
-                del closed[key]
-
     # ------------------------------------------------------------------ connections
-
-    def rewind(self, st: Seat, last: int | None, budget: ReplayBudget) -> None:
-        """Send the seat's events after sequence ``last`` again, within the bot's budget."""
-        if last is None or last >= st.cursor:
-            return
-        again = st.cursor - max(0, last)
-        if again > budget.left:
-            self._log.warning(
-                "replay refused: over the bot's replay budget", seat=st.seat, events=again
-            )
-            return
-        budget.left -= again
-        st.cursor = max(0, last)
 
     def bot_connected(
         self, outbox: Outbox, cursors: dict[tuple[str, int], int], budget: ReplayBudget
@@ -914,9 +668,9 @@ class Table:
                 continue
             if st.disconnected_since is not None:
                 st.disconnected_since = None
-                self._record(Connection(st.seat, True))
+                self.seat_log.record(Connection(st.seat, True))
             outbox.send(bot_pb2.PlayResponse(match_started=self._match_started(st)))
-            self._flush(st, outbox, keep=0)
+            self.seat_log.flush(st, outbox, keep=0)
             if st.open is not None:
                 self._send_request(st, st.open, now, resent=True)
         self._push = any(st.push for st in self.seats)
@@ -926,7 +680,7 @@ class Table:
         for st in self.seats:
             if st.bot_name == bot_name and st.ai is None and st.disconnected_since is None:
                 st.disconnected_since = now
-                self._record(Connection(st.seat, False))
+                self.seat_log.record(Connection(st.seat, False))
                 self._log.warning("bot disconnected", seat=st.seat, bot=bot_name)
         self._wake()
 
@@ -936,204 +690,19 @@ class Table:
     def bot_names(self) -> frozenset[str]:
         return frozenset(st.bot_name for st in self.seats if st.bot_name)
 
-    # ------------------------------------------------------------------ events
+    # ------------------------------------------------------------------ events (the seat log)
 
-    def _record(self, event: E.Event | ServiceEvent, extra: Any = None) -> None:
-        rec = Record(len(self.records) + 1, self.match.hand_number, time.time(), event, extra)
-        rec.private = isinstance(event, _PRIVATE)
-        self.records.append(rec)
-        changed = self._changed
-        if changed is not None:
-            self._changed = None
-            if not changed.done():
-                changed.set_result(None)
-
-    def _record_all(self, events: list[E.Event]) -> None:
-        """Record the events one engine call caused (they share one timestamp)."""
-        records = self.records
-        hand_number = self.match.hand_number
-        now = time.time()
-        remap = None if self._ident else self._h2m
-        n = len(self.seats)
-        for e in events:
-            extra = self._hand_extra(e) if type(e) in _HAND_MARKS else None
-            if remap is not None:
-                e = convert.remap_event(e, remap, n)
-            rec = Record(len(records) + 1, hand_number, now, e, extra)
-            rec.private = isinstance(e, _PRIVATE)
-            records.append(rec)
-        changed = self._changed
-        if changed is not None:
-            self._changed = None
-            if not changed.done():
-                changed.set_result(None)
-
-    def _hand_extra(self, e: E.Event) -> Any:
-        if type(e) is E.HandStarted:
-            return tuple(self._h2m)
-        hand = self.match.hand
-        h2m = self._h2m
-        actions = tuple(
-            (s if s < 0 else h2m[s], a if self._ident else convert.id_to_wire(a, h2m))
-            for s, a in hand.actions
-        )
-        return (hand.seed, h2m[hand.dealer], actions)
+    def rewind(self, st: Seat, last: int | None, budget: ReplayBudget) -> None:
+        """Send the seat's events after sequence ``last`` again, within the bot's budget."""
+        self.seat_log.rewind(st, last, budget)
 
     def changed(self) -> asyncio.Future[None]:
         """A future resolved when the next event is recorded or the match ends."""
-        fut = self._changed
-        if fut is None:
-            fut = self._changed = asyncio.get_running_loop().create_future()
-        return fut
-
-    def _to_proto(self, rec: Record, viewer: int) -> game_pb2.Event | None:
-        """The event as ``viewer`` (a match seat, or SPECTATOR) sees it (views.redact decides
-        what). Only the owner of a Drew or Dealt event and the challenger of ChallengeEvidence
-        see more than everyone else, so every other view of an event is converted once and
-        cached."""
-        ev = rec.event
-        if isinstance(ev, _PRIVATE):
-            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat
-            if viewer == owner:
-                return self._convert(rec, ev)
-        if rec.public is None:
-            if not isinstance(ev, ServiceEvent.__args__):
-                red = redact(ev, viewer)
-                if red is None:
-                    return None
-                ev = red
-            rec.public = self._convert(rec, ev)
-        return rec.public
-
-    def _event_field(self, rec: Record, viewer: int) -> bytes | None:
-        """:meth:`_to_proto` as a DecisionRequest.events entry; every view but the owner's is
-        encoded once per event."""
-        ev = rec.event
-        if rec.private:
-            owner = ev.challenger if isinstance(ev, E.ChallengeEvidence) else ev.seat  # type: ignore[union-attr]
-            if viewer == owner:
-                if type(ev) is E.Drew or type(ev) is E.Dealt:  # the owner's own cards
-                    raw = wire.public_event(rec.sequence, rec.hand_number, int(rec.wall * 1e9), ev)
-                    assert raw is not None
-                    return wire.event_field(raw)
-                return wire.event_field(bytes(self._convert(rec, ev).SerializeToString()))
-        b = rec.public_field
-        if b is None:
-            raw = None
-            if type(ev) in wire.FAST_EVENTS:  # the events of nearly every move: encoded by hand
-                wall_ns = int(rec.wall * 1e9)
-                if type(ev) is E.Dealt:  # its number of cards is public, the cards are not
-                    raw = wire.public_event(rec.sequence, rec.hand_number, wall_ns, ev, False)
-                else:
-                    pub = redact(ev, SPECTATOR) if rec.private else ev
-                    raw = wire.public_event(rec.sequence, rec.hand_number, wall_ns, pub)
-            if raw is None:
-                m = self._to_proto(rec, viewer)
-                raw = None if m is None else bytes(m.SerializeToString())
-            b = _HIDDEN if raw is None else wire.event_field(raw)
-            rec.public_field = b
-        return None if b is _HIDDEN else b
+        return self.seat_log.changed()
 
     def spectator_event(self, rec: Record) -> game_pb2.Event | None:
-        return self._to_proto(rec, SPECTATOR)
-
-    def _convert(self, rec: Record, ev: E.Event | ServiceEvent) -> game_pb2.Event:
-        msg = convert.event_to_proto(ev, rec.sequence, rec.hand_number, convert.timestamp(rec.wall))
-        t = type(ev)
-        if t is E.Dealt:
-            orig = rec.event
-            assert isinstance(orig, E.Dealt)
-            msg.dealt.amount = len(orig.cards)  # the count is public; the cards are not
-        elif t is E.HandStarted:
-            msg.hand_started.seats.extend(rec.extra)
-        elif t is E.HandEnded:
-            seed, dealer, actions = rec.extra
-            he = msg.hand_ended
-            he.seed = seed
-            he.dealer = dealer
-            for s, a in actions:
-                he.actions.add(seat=s, action_id=a)
-        elif t is E.UnoWindowOpened:
-            ms = self.match.rules.uno_window_ms
-            msg.uno_window_opened.closes_at.CopyFrom(convert.timestamp(rec.wall + ms / 1000))
-        elif t is E.MatchEnded:
-            msg.match_ended.seed = self.match.seed
-        return msg
-
-    def _events_for(self, st: Seat, outbox: Outbox | None) -> list[game_pb2.Event]:
-        """The seat's undelivered events, at most EVENTS_INLINE of them: an older backlog goes
-        to ``outbox`` first, in SeatEvents messages."""
-        start = st.cursor
-        records = self.records
-        if len(records) - start > EVENTS_INLINE and outbox is not None:
-            self._flush(st, outbox, keep=EVENTS_INLINE)
-            start = st.cursor
-        out = []
-        seat = st.seat
-        for rec in records[start:]:
-            m = self._to_proto(rec, seat)
-            if m is not None:
-                out.append(m)
-        st.cursor = len(records)
-        return out
-
-    def _event_fields_for(self, st: Seat, outbox: Outbox) -> list[bytes]:
-        """:meth:`_events_for` as encoded DecisionRequest.events entries (the hot path)."""
-        start = st.cursor
-        records = self.records
-        if len(records) - start > EVENTS_INLINE:
-            self._flush(st, outbox, keep=EVENTS_INLINE)
-            start = st.cursor
-        out = []
-        seat = st.seat
-        for rec in records[start:]:
-            b = rec.public_field
-            if b is None or rec.private:
-                b = self._event_field(rec, seat)
-                if b is None:
-                    continue
-            elif b is _HIDDEN:
-                continue
-            out.append(b)
-        st.cursor = len(records)
-        return out
-
-    def _flush(self, st: Seat, outbox: Outbox, keep: int) -> None:
-        """Send the seat's undelivered events, all but the last ``keep``, as SeatEvents
-        messages of at most CHUNK_BYTES each."""
-        records = self.records
-        stop = max(st.cursor, len(records) - keep)
-        chunk: list[game_pb2.Event] = []
-        size = 0
-        for rec in records[st.cursor : stop]:
-            m = self._to_proto(rec, st.seat)
-            if m is None:
-                continue
-            n = m.ByteSize() + 4
-            if chunk and size + n > CHUNK_BYTES:
-                self._send_events(st, outbox, chunk)
-                chunk, size = [], 0
-            chunk.append(m)
-            size += n
-        if chunk:
-            self._send_events(st, outbox, chunk)
-        st.cursor = stop
-
-    def _send_events(self, st: Seat, outbox: Outbox, events: list[game_pb2.Event]) -> None:
-        msg = bot_pb2.PlayResponse()
-        se = msg.seat_events
-        se.match_id = self.match_id
-        se.seat = st.seat
-        se.events.extend(events)
-        outbox.send(msg)
-
-    def _push_events(self) -> None:
-        """Hello.push_events: every seat whose bot asked gets its new events now."""
-        for st in self.seats:
-            if st.push and st.cursor < len(self.records) and st.ai is None:
-                outbox = self.lookup_session(st.bot_name)
-                if outbox is not None:
-                    self._flush(st, outbox, keep=0)
+        """The event as a spectator sees it."""
+        return self.seat_log.spectator_event(rec)
 
     # ------------------------------------------------------------------ start and end
 
@@ -1167,22 +736,18 @@ class Table:
         if cause != game_pb2.END_CAUSE_COMPLETED:
             msg = self._cancel_reason[1] if self._cancel_reason else "cancelled"
             self.end_message = msg
-            self._record(MatchCancelled(cause, msg))
+            self.seat_log.record(MatchCancelled(cause, msg))
         self.metrics.active_matches.dec()
         self.metrics.matches.labels(game_pb2.EndCause.Name(cause)[10:].lower()).inc()
         for st in self.seats:
             if st.open is not None:
-                self._close(st, bot_pb2.CLOSE_REASON_MATCH_ENDED, None)
+                self.desk.close(st, bot_pb2.CLOSE_REASON_MATCH_ENDED, None)
             if not st.bot_name:
                 continue
             outbox = self.lookup_session(st.bot_name)
             if outbox is not None:
                 self.send_match_ended(st, outbox)
-        changed = self._changed
-        if changed is not None:
-            self._changed = None
-            if not changed.done():
-                changed.set_result(None)
+        self.seat_log.notify()
         self._log.info(
             "match ended",
             cause=game_pb2.EndCause.Name(cause),
@@ -1216,7 +781,7 @@ class Table:
         if self._ident:
             # the events as the encoded entries the seat's requests use (each encoded once per
             # match, shared by every seat), around the rest of the message
-            events = self._event_fields_for(st, outbox)
+            events = self.seat_log.event_fields_for(st, outbox)
             me = self.match_ended(st, [])
             tail = bot_pb2.MatchEnded(
                 strikes=me.strikes, rejected_actions=me.rejected_actions, taken_over=me.taken_over
@@ -1229,7 +794,7 @@ class Table:
                 )
             )
             return
-        me = self.match_ended(st, self._events_for(st, outbox))
+        me = self.match_ended(st, self.seat_log.events_for(st, outbox))
         outbox.send(bot_pb2.PlayResponse(match_ended=me))
 
     def _send_to(self, st: Seat, msg: bot_pb2.PlayResponse) -> None:
@@ -1282,10 +847,7 @@ class Table:
         return mi
 
 
-_PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
-_HIDDEN: Final = b"<hidden>"  # Record.public_bytes of an event nobody but its owner sees
 _MOVE_SOURCES: Final = ("bot", "builtin", "timeout", "system")
-_HAND_MARKS: Final = frozenset({E.HandStarted, E.HandEnded})  # events the table adds to
 
 _PROMPTS: Final = {
     DRAWN: bot_pb2.PROMPT_DRAWN,
@@ -1295,4 +857,17 @@ _PROMPTS: Final = {
 }
 
 
-__all__ = ["Hand", "Outbox", "Record", "Seat", "Table", "TimeControl", "make_builtin"]
+__all__ = [
+    "BUILTIN_NAMES",
+    "CHUNK_BYTES",
+    "EVENTS_INLINE",
+    "Hand",
+    "OpenRequest",
+    "Outbox",
+    "Record",
+    "ReplayBudget",
+    "Seat",
+    "Table",
+    "TimeControl",
+    "make_builtin",
+]

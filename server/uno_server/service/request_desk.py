@@ -1,0 +1,227 @@
+"""A table's request desk: the decision requests open at its seats, and the answers to them.
+
+Per seat at most one request is open (``Seat.open``). The desk numbers requests within the
+match, opens and closes them (RequestClosed to the seat's bot), remembers the last
+CLOSED_MEMORY closed ones to tell ALREADY_ANSWERED and DEADLINE_PASSED apart from STALE_REQUEST,
+and turns a rejected answer into its ActionResult, counted against the seat. Its owner, the
+:class:`~.table.Table`, is its only caller: it decides when a request opens or closes and
+applies an accepted answer to the match.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+import structlog
+
+from uno_server.gen.uno.v1 import bot_pb2, errors_pb2
+
+from .metrics import ServiceMetrics
+from .seats import OpenRequest, Outbox, Seat, TimeControl
+
+INVALID_ARGUMENT: Final = 3
+NOT_FOUND: Final = 5
+FAILED_PRECONDITION: Final = 9
+ABORTED: Final = 10
+
+CLOSED_MEMORY: Final = 4096
+"""Closed requests remembered per match, to tell ALREADY_ANSWERED and DEADLINE_PASSED apart
+from STALE_REQUEST; an older closed request is just stale."""
+
+ANSWERED: Final = 0
+TIMED_OUT: Final = 1
+CLOSED: Final = 2
+_CLOSE_REASONS: Final = {
+    ANSWERED: (errors_pb2.ERROR_REASON_ALREADY_ANSWERED, "that request was already answered"),
+    TIMED_OUT: (
+        errors_pb2.ERROR_REASON_DEADLINE_PASSED,
+        "the deadline of that request passed; the server played its default (a strike)",
+    ),
+    CLOSED: (
+        errors_pb2.ERROR_REASON_STALE_REQUEST,
+        "that request is closed (superseded, its chance ended, or the hand moved on)",
+    ),
+}
+
+
+class RequestDesk:
+    """The open and recently closed requests of one match (see the module docstring)."""
+
+    __slots__ = (
+        "_closed",
+        "_next_request",
+        "log",
+        "lookup_session",
+        "match_id",
+        "metrics",
+        "requests",
+        "seats",
+        "time_control",
+    )
+
+    def __init__(
+        self,
+        match_id: str,
+        seats: list[Seat],
+        time_control: TimeControl,
+        metrics: ServiceMetrics,
+        lookup_session: Callable[[str], Outbox | None],
+    ) -> None:
+        self.match_id = match_id
+        self.seats = seats
+        self.time_control = time_control
+        self.metrics = metrics
+        self.lookup_session = lookup_session
+        self.requests: dict[str, OpenRequest] = {}  # request id -> the open request
+        self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
+        self._next_request = 0
+        self.log: Any = structlog.get_logger("uno.table")
+
+    # ------------------------------------------------------------------ opening and closing
+
+    def open(self, st: Seat, legal: list[int], required: bool, now: float) -> OpenRequest:
+        """A new request for the seat (its open one, if any, is SUPERSEDED); the table sends
+        it."""
+        if st.open is not None:
+            self.close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
+        self._next_request += 1
+        if required:
+            deadline = now + (self.time_control.decision_ms + st.bank_ms) / 1000
+        else:
+            deadline = float("inf")
+        number = self._next_request
+        rid = f"{self.match_id}-{number}"
+        req = OpenRequest(rid, number, st.seat, legal, required, now, deadline)
+        st.open = req
+        self.requests[req.request_id] = req
+        return req
+
+    def close(self, st: Seat, reason: int, applied: int | None, kind: int = CLOSED) -> None:
+        req = st.open
+        if req is None:
+            return
+        st.open = None
+        self.forget(req, kind)
+        outbox = self.lookup_session(st.bot_name) if st.bot_name else None
+        if outbox is not None:
+            msg = bot_pb2.PlayResponse()
+            rc = msg.request_closed
+            rc.request_id = req.request_id
+            rc.match_id = self.match_id
+            rc.seat = st.seat
+            rc.reason = reason
+            rc.strikes = st.strikes
+            if applied is not None:
+                rc.applied_action_id = applied
+            outbox.send(msg)
+
+    def forget(self, req: OpenRequest, kind: int) -> None:
+        self.requests.pop(req.request_id, None)
+        closed = self._closed
+        closed[req.number] = (req.seat, kind)
+        if len(closed) > CLOSED_MEMORY:
+            for key in list(closed)[: CLOSED_MEMORY // 2]:
+                del closed[key]
+
+    def answered(self, st: Seat, req: OpenRequest) -> None:
+        """The seat's answer to ``req`` was applied: the request closes as answered (the
+        bot's next request, or the events, tell it so; no RequestClosed)."""
+        if st.open is req:
+            st.open = None
+        self.forget(req, ANSWERED)
+
+    # ------------------------------------------------------------------ rejections
+
+    def result(
+        self, request_id: str, action_id: int | None, seat: int | None = None
+    ) -> bot_pb2.ActionResult:
+        """The ActionResult of a rejection (only rejections get one)."""
+        res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
+        res.received_at.FromNanoseconds(time.time_ns())
+        if action_id is not None:
+            res.action_id = action_id
+        if seat is not None:
+            res.seat = seat
+        return res
+
+    def reject_closed(
+        self, res: bot_pb2.ActionResult, sender: str, number: int
+    ) -> bot_pb2.ActionResult:
+        """An answer naming no open request of this match."""
+        if not 1 <= number <= self._next_request:
+            return self.reject(
+                res,
+                self.first_seat(sender),
+                sender,
+                NOT_FOUND,
+                errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
+                f"match {self.match_id} never issued that request id",
+            )
+        seat, kind = self._closed.get(number, (-1, CLOSED))
+        if seat >= 0:
+            res.seat = seat
+            st = self.seats[seat]
+            if st.bot_name != sender:
+                return self.reject(
+                    res,
+                    self.first_seat(sender),
+                    sender,
+                    FAILED_PRECONDITION,
+                    errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
+                    f"that request was for seat {seat}, which belongs to another bot",
+                )
+        else:
+            st = self.first_seat(sender)
+        if st is not None and st.taken_over and st.ai is not None:
+            return self.reject(
+                res,
+                st,
+                sender,
+                FAILED_PRECONDITION,
+                errors_pb2.ERROR_REASON_SEAT_TAKEN_OVER,
+                f"seat {st.seat} is played by the takeover bot for the rest of this match",
+            )
+        reason, message = _CLOSE_REASONS[kind]
+        return self.reject(res, st, sender, ABORTED, reason, message)
+
+    def first_seat(self, bot_name: str) -> Seat | None:
+        for st in self.seats:
+            if st.bot_name == bot_name:
+                return st
+        return None
+
+    def reject(
+        self,
+        res: bot_pb2.ActionResult,
+        st: Seat | None,
+        sender: str,
+        code: int,
+        reason: int,
+        message: str,
+        field: str = "",
+    ) -> bot_pb2.ActionResult:
+        res.code = code
+        res.reason = reason
+        res.message = message
+        res.field = field
+        self.metrics.illegal.labels(sender, errors_pb2.ErrorReason.Name(reason)[13:].lower()).inc()
+        count = 1
+        if st is not None:
+            st.rejected += 1
+            count = st.rejected
+            if code == ABORTED:
+                st.stale += 1
+            res.request_open = st.open is not None and st.open.request_id == res.request_id
+            res.time_bank_ms = st.bank_ms
+        if count <= 20 or count % 100 == 0:  # a flood of bad actions must not flood the log
+            self.log.info(
+                "action rejected",
+                seat=st.seat if st is not None else None,
+                bot=sender,
+                reason=errors_pb2.ErrorReason.Name(reason),
+                detail=message,
+                rejected=count,
+            )
+        return res
