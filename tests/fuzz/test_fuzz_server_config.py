@@ -22,6 +22,7 @@ scalars = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(),
     st.text(max_size=20),
+    st.text(min_size=300, max_size=400),
     st.lists(st.integers(0, 3), max_size=3),
 )
 
@@ -55,7 +56,7 @@ def documents(draw: st.DrawFn) -> bytes:
                 st.one_of(
                     st.sampled_from(KEYS),
                     st.from_regex(r"[a-z_]{1,12}", fullmatch=True),
-                    st.sampled_from(["a b", "bot.1", "x" * 70]),
+                    st.sampled_from(["a b", "bot.1", "x" * 70, "y" * 5000]),
                 )
             )
             quoted = f'"{key}"' if not key.replace("_", "").isalnum() else key
@@ -86,6 +87,9 @@ def test_a_config_file_is_taken_or_refused_with_one_error(
         text = str(exc)
         assert "\n" not in text.strip() or "TOML" in text, text
         assert text.startswith((str(path), "server.", "bots", "server.tls")), text
+        # echoed input is cut: the message is the path, the field, the rule and <= 80 characters
+        # of what the file said, never the 5,000-character key or a 400-character value
+        assert len(text) < len(str(path)) + 400, text
 
 
 def test_the_command_line_prints_one_line_for_a_bad_config(tmp_path: Path) -> None:
@@ -110,3 +114,30 @@ def test_the_command_line_prints_one_line_for_a_bad_config(tmp_path: Path) -> No
 def test_both_outcomes_happened() -> None:
     """Runs after the fuzzer (file order): it exercised acceptance and refusal alike."""
     assert OUTCOMES["taken"] > 10 and OUTCOMES["refused"] > 100, OUTCOMES
+
+
+def test_documented_token_alphabet_is_accepted() -> None:
+    """What token generators produce (hex, base64, base64url, token_urlsafe) is a valid token,
+    at both ends of the length limit."""
+    import base64
+    import secrets
+
+    from uno_server.service.server import ServerConfig
+
+    for token in (
+        secrets.token_hex(24),
+        secrets.token_urlsafe(32),
+        base64.b64encode(secrets.token_bytes(33)).decode() + "=",
+        "a.b_c~d+e/f=g-h",
+        "x" * 8,
+        "y" * 128,
+    ):
+        validate(ServerConfig(admin_token="admin-token-1234", bots={"b": token}))
+    for token in ("x" * 7, "y" * 129, "a token!", "tok\x00en-123", "tök-en-1234"):
+        try:
+            validate(ServerConfig(admin_token="admin-token-1234", bots={"b": token}))
+        except ConfigError as exc:
+            assert str(exc).startswith("bots.b: a token is 8-128 characters"), exc
+            assert token not in str(exc)
+        else:
+            raise AssertionError(f"{token!r} was taken")

@@ -176,3 +176,242 @@ def test_match_command_seats_a_connected_bot_and_reports_the_hands() -> None:
         if proc.poll() is None:
             proc.terminate()
         proc.communicate(timeout=30)  # also closes the pipes
+
+
+# --------------------------------------------------------------- config errors: one line, exit 2
+
+
+def _serve_once(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``uno-arena serve`` that is expected to refuse its configuration (never to serve)."""
+    return subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "serve", "--log-level", "warning", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env if env is not None else {k: v for k, v in os.environ.items() if "UNO_" not in k},
+    )
+
+
+def _one_line(res: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr[-2000:])
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr[-3000:]
+    assert lines[0].startswith("uno-arena: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert "serving on" not in res.stdout
+    return lines[0]
+
+
+def test_a_bot_token_equal_to_the_admin_token_is_refused() -> None:
+    line = _one_line(
+        _serve_once(
+            "--port", "0", "--bot", "alice=alice-admin-tok", "--admin-token", "alice-admin-tok"
+        ),
+        "bots.alice",
+        "admin token",
+    )
+    assert "alice-admin-tok" not in line  # a token is a secret: never printed
+
+
+def test_the_admin_token_from_a_config_file_is_compared_too(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text('[server]\nadmin_token = "shared-token-9"\n[bots]\nbob = "shared-token-9"\n')
+    _one_line(_serve_once("--config", str(path), "--port", "0"), "bots.bob", "admin token")
+
+
+def test_two_bots_sharing_a_token_are_refused_naming_both(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text('[bots]\nalice = "same-token-1"\nbob = "same-token-1"\n')
+    line = _one_line(
+        _serve_once("--config", str(path), "--admin-token", ADMIN, "--port", "0"),
+        "bots.alice",
+        "bots.bob",
+        "same token",
+    )
+    assert "same-token-1" not in line
+    # the same through --bot
+    _one_line(
+        _serve_once(
+            "--admin-token",
+            ADMIN,
+            "--port",
+            "0",
+            "--bot",
+            "a1=tok-en-1234",
+            "--bot",
+            "b2=tok-en-1234",
+        ),
+        "bots.a1",
+        "bots.b2",
+    )
+
+
+@pytest.mark.parametrize(
+    ("token", "says"),
+    [
+        ("has space-1234", "a space at position 4"),
+        ("new\\nline-1234", "a newline at position 4"),
+        ("short", "this one has 5"),
+        ("x" * 129, "this one has 129"),
+        ("caf\\u00e9-token-1", "U+00E9 at position 4"),
+    ],
+)
+def test_a_token_outside_the_documented_alphabet_and_length_is_refused(
+    tmp_path: Path, token: str, says: str
+) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(f'[bots]\nalice = "{token}"\n')
+    line = _one_line(
+        _serve_once("--config", str(path), "--admin-token", ADMIN, "--port", "0"),
+        "bots.alice",
+        "8-128 characters of [A-Za-z0-9._~+/=-]",
+        says,
+    )
+    assert "space-1234" not in line and "line-1234" not in line
+    path.write_text(f'[server]\nadmin_token = "{token}"\n')
+    _one_line(_serve_once("--config", str(path), "--port", "0"), "server.admin_token", says)
+
+
+def test_an_unknown_key_of_200000_characters_is_cut_short(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    key = "k" * 200_000
+    path.write_text(f"[server]\n{key} = 1\n")
+    line = _one_line(
+        _serve_once("--config", str(path), "--admin-token", ADMIN), "server.kkkk", "unknown setting"
+    )
+    assert len(line) < 600 and "…" in line
+    path.write_text(f"[{key}]\n")
+    line = _one_line(_serve_once("--config", str(path), "--admin-token", ADMIN), "unknown table")
+    assert len(line) < 400
+    path.write_text(f'[server]\nport = "{key}"\n')
+    line = _one_line(_serve_once("--config", str(path), "--admin-token", ADMIN), "server.port")
+    assert len(line) < 400
+
+
+def test_a_config_file_over_one_mib_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    with path.open("w") as f:  # 50 MB of comment, as in the report
+        line = "# " + "c" * 1000 + "\n"
+        for _ in range(50_000):
+            f.write(line)
+    _one_line(_serve_once("--config", str(path), "--admin-token", ADMIN), str(path), "1024 KiB")
+    path.write_text("# just under\n" + "#" * (1024 * 1024 - 100) + "\n[server]\nport = 0\n")
+    assert len(path.read_bytes()) <= 1024 * 1024
+    from uno_server.service.main import load_config
+
+    assert load_config(str(path)).port == 0  # the limit is the size, not the content
+
+
+@pytest.mark.parametrize(
+    ("host", "says"),
+    [
+        ("256.1.1.1", "server.host: 256.1.1.1 is not an IP address"),
+        ("", "server.host: empty"),
+        ("1.2.3", "server.host: 1.2.3 is not an IP address"),
+        ("::g", "server.host: ::g is not an IP address"),
+        ("a b", "server.host: 'a b' is not a host name"),
+        ("name.invalid", "server.host: cannot resolve name.invalid"),
+    ],
+)
+def test_a_host_that_cannot_be_listened_on_is_one_line(
+    tmp_path: Path, host: str, says: str
+) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(f'[server]\nhost = "{host}"\nport = 0\n')
+    _one_line(_serve_once("--config", str(path), "--admin-token", ADMIN), says)
+
+
+def test_a_port_in_use_is_one_line_naming_the_port() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        _one_line(
+            _serve_once("--port", str(port), "--admin-token", ADMIN),
+            f"server.port: {port} is in use on 127.0.0.1",
+        )
+        _one_line(
+            _serve_once("--port", "0", "--metrics-port", str(port), "--admin-token", ADMIN),
+            f"server.metrics_port: {port} is in use",
+        )
+
+
+def test_a_port_held_by_a_running_server_is_refused_not_shared() -> None:
+    """gRPC binds with SO_REUSEPORT: without the check a second server would share the port
+    of the first and take half its connections."""
+    first = _serve()
+    try:
+        port = _port(first)
+        _one_line(
+            _serve_once("--port", str(port), "--admin-token", ADMIN),
+            f"server.port: {port} is in use",
+        )
+    finally:
+        first.terminate()
+        first.communicate(timeout=30)
+
+
+def test_tls_files_that_are_not_pem_are_one_line_naming_the_field(tmp_path: Path) -> None:
+    from tests.service.test_tls import _self_signed
+
+    cert, key = _self_signed(tmp_path)
+    (tmp_path / "other").mkdir()
+    other_cert, other_key = _self_signed(tmp_path / "other")
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+
+    def run(c: Path, k: Path) -> subprocess.CompletedProcess[str]:
+        return _serve_once(
+            "--port", "0", "--admin-token", ADMIN, "--tls-cert", str(c), "--tls-key", str(k)
+        )
+
+    _one_line(run(junk, key), "server.tls_cert", "no PEM certificate")
+    _one_line(run(key, key), "server.tls_cert", "no PEM certificate")  # a key is not a cert
+    _one_line(run(cert, junk), "server.tls_key", "not the PEM private key")
+    _one_line(run(cert, other_key), "server.tls_key", "not the PEM private key")
+    _one_line(run(cert, tmp_path / "missing.pem"), "server.tls_key", "not a readable file")
+    _one_line(run(other_cert, key), "server.tls_key", "not the PEM private key")
+
+
+def test_grpc_refusing_to_listen_after_the_checks_is_a_config_error_too() -> None:
+    """The last line of defence: whatever gRPC refuses at start (a race for the port, a
+    host that slipped past the checks) is a ConfigError, and nothing is left running."""
+    import asyncio
+
+    from uno_server.service.main import ConfigError, serve
+    from uno_server.service.server import ServerConfig
+
+    cfg = ServerConfig(host="256.1.1.1", port=0, admin_token=ADMIN)
+    with pytest.raises(
+        ConfigError, match=r"server.host/server.port: cannot listen on 256\.1\.1\.1"
+    ):
+        asyncio.run(serve(cfg))
+
+
+def test_a_real_certificate_and_its_key_pass_the_checks(tmp_path: Path) -> None:
+    from tests.service.test_tls import _self_signed
+    from uno_server.service.main import validate
+    from uno_server.service.server import ServerConfig
+
+    cert, key = _self_signed(tmp_path)
+    validate(ServerConfig(admin_token=ADMIN, tls_cert=str(cert), tls_key=str(key)))
+
+
+def test_the_token_registry_refuses_the_admin_token_and_a_shared_token() -> None:
+    """Also below the command line (bots added at run time): a bot token is never the admin
+    token, and never another bot's."""
+    from uno_server.service.auth import TokenRegistry
+
+    reg = TokenRegistry(admin_token="admin-token-1234")
+    reg.add_bot("alice", "alice-token-1")
+    with pytest.raises(ValueError, match="admin token"):
+        reg.add_bot("mallory", "admin-token-1234")
+    with pytest.raises(ValueError, match=r"bots\.alice and bots\.bob"):
+        reg.add_bot("bob", "alice-token-1")
+    reg.add_bot("alice", "alice-token-2")  # a new token for the same bot is fine
+    assert reg.bot_for("alice-token-2") == "alice" and reg.bot_for("alice-token-1") is None
+    assert not reg.is_admin("alice-token-2") and reg.bot_for("admin-token-1234") is None

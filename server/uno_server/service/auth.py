@@ -4,12 +4,56 @@ never logged; log lines name the bot, not its token."""
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import grpc
 
 from uno_server.gen.uno.v1 import errors_pb2
+
+# A token (a bot's or the admin's) is 8-128 characters of RFC 6750's b64token alphabet: what an
+# ``authorization: Bearer <token>`` header carries unchanged, and what base64, base64url, hex
+# and secrets.token_urlsafe() produce. Documented in docs/service.md.
+TOKEN_MIN, TOKEN_MAX = 8, 128
+TOKEN_CHARS = "A-Za-z0-9._~+/=-"
+_TOKEN_RE = re.compile(f"[{TOKEN_CHARS}]+")
+
+
+def token_problem(token: object) -> str | None:
+    """Why ``token`` cannot be a token, or None if it can. Never quotes the token itself (it is
+    a secret): it says how long it is or where the first bad character is."""
+    rule = f"a token is {TOKEN_MIN}-{TOKEN_MAX} characters of [{TOKEN_CHARS}]"
+    if not isinstance(token, str):
+        return f"{rule}, written as a string"
+    if not TOKEN_MIN <= len(token) <= TOKEN_MAX:
+        return f"{rule}; this one has {len(token)}"
+    if not _TOKEN_RE.fullmatch(token):
+        pos = next(i for i, c in enumerate(token) if not _TOKEN_RE.fullmatch(c))
+        bad = token[pos]
+        what = {" ": "a space", "\n": "a newline", "\t": "a tab"}.get(bad, f"U+{ord(bad):04X}")
+        return f"{rule}; this one has {what} at position {pos + 1}"
+    return None
+
+
+def token_clashes(bots: Mapping[str, str], admin_token: str) -> str | None:
+    """The first clash among the tokens, as a message naming the fields, or None: a bot whose
+    token is the admin token (it would pass the AdminService), or two bots sharing one token
+    (the token would play as only one of them)."""
+    owner: dict[str, str] = {}
+    for name, token in bots.items():
+        if admin_token and hmac.compare_digest(token.encode(), admin_token.encode()):
+            return (
+                f"bots.{name}: the token is the admin token (server.admin_token); "
+                "give the bot a token of its own"
+            )
+        first = owner.setdefault(token, name)
+        if first != name:
+            return (
+                f"bots.{first} and bots.{name}: the two bots have the same token; "
+                "give each bot a token of its own"
+            )
+    return None
 
 
 @dataclass
@@ -20,8 +64,11 @@ class TokenRegistry:
     def add_bot(self, name: str, token: str) -> None:
         if not name or not token:
             raise ValueError("a bot needs a name and a non-empty token")
-        if len(token) < 8:
-            raise ValueError(f"the token of bot {name!r} is shorter than 8 characters")
+        if len(token) < TOKEN_MIN:
+            raise ValueError(f"the token of bot {name!r} is shorter than {TOKEN_MIN} characters")
+        clash = token_clashes({**self.bots, name: token}, self.admin_token)
+        if clash is not None:
+            raise ValueError(clash)
         self.bots[name] = token
 
     def bot_for(self, token: str) -> str | None:
@@ -54,7 +101,10 @@ def parse_bot_specs(specs: Iterable[str]) -> Mapping[str, str]:
     for spec in specs:
         name, sep, token = spec.partition("=")
         if not sep or not name.strip() or not token.strip():
-            raise ValueError(f"--bot {spec.split('=')[0]!r}...: write it as NAME=TOKEN")
+            shown = spec.split("=")[0][:40]
+            raise ValueError(f"--bot {shown!r}...: write it as NAME=TOKEN")
+        if name.strip() in out:
+            raise ValueError(f"--bot {name.strip()[:64]}: given twice; give each bot once")
         out[name.strip()] = token.strip()
     return out
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import errno
+import ipaddress
 import logging
 import os
+import re
 import signal
+import socket
+import ssl
 import sys
 import tomllib
 from pathlib import Path
@@ -14,13 +20,49 @@ from typing import Any
 
 import structlog
 
-from .auth import parse_bot_specs
+from .auth import parse_bot_specs, token_clashes, token_problem
 from .limits import NAME_RE
 from .server import ArenaServer, ServerConfig, tune_gc
 
 
 class ConfigError(Exception):
     """A bad configuration value; the message names the field."""
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a config file (server or tournament) is at most 1 MiB
+MAX_ECHO = 80  # characters of user input an error message repeats
+MAX_PEM_BYTES = 1024 * 1024  # a TLS certificate chain or key file
+_HOST_RE = re.compile(r"[A-Za-z0-9.:_%\[\]-]{1,253}")
+
+
+def cut(value: object, limit: int = MAX_ECHO) -> str:
+    """``value`` as an error message may repeat it: one line, at most ``limit`` characters
+    (an ellipsis says there was more)."""
+    text = value if isinstance(value, str) else repr(value)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_config_text(path: str, limit: int = MAX_CONFIG_BYTES) -> str:
+    """A config file's text: at most ``limit`` bytes of UTF-8, else a ConfigError naming it."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(limit + 1)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path}: a folder, not a configuration file") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from exc
+    if len(raw) > limit:
+        raise ConfigError(
+            f"{path}: larger than {limit // 1024} KiB; a configuration file is at most that"
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
 
 
 _FIELDS: dict[str, type] = {
@@ -66,34 +108,34 @@ def load_config(path: str | None) -> ServerConfig:
     cfg = ServerConfig()
     if path is None:
         return cfg
+    text = read_config_text(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: no such file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc}") from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        raise ConfigError(f"{path}: not valid TOML: {cut(' '.join(str(exc).split()))}") from exc
     for key, value in data.items():
         if key not in ("server", "bots"):
-            raise ConfigError(f"{path}: unknown table [{key}] (expected [server] and [bots])")
+            raise ConfigError(f"{path}: unknown table [{cut(key)}] (expected [server] and [bots])")
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: {key}: must be a table, [{key}]")
     for key, value in data.get("server", {}).items():
         want = _FIELDS.get(key)
         if want is None:
             raise ConfigError(
-                f"{path}: server.{key}: unknown setting (known: {', '.join(sorted(_FIELDS))})"
+                f"{path}: server.{cut(key)}: unknown setting (known: {', '.join(sorted(_FIELDS))})"
             )
         if want is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, want) or isinstance(value, bool):
-            raise ConfigError(f"{path}: server.{key}: must be {want.__name__}, got {value!r}")
+            raise ConfigError(
+                f"{path}: server.{key}: must be {want.__name__}, got {cut(repr(value))}"
+            )
         setattr(cfg, key, value)
     for name, token in data.get("bots", {}).items():
         check_bot_name(name, f"{path}: bots")
-        if not isinstance(token, str) or len(token) < 8:
-            raise ConfigError(f"{path}: bots.{name}: the token must be a string of 8+ characters")
+        problem = token_problem(token)
+        if problem is not None:
+            raise ConfigError(f"{path}: bots.{name}: {problem}")
         cfg.bots[name] = token
     return cfg
 
@@ -101,8 +143,68 @@ def load_config(path: str | None) -> ServerConfig:
 def check_bot_name(name: str, where: str) -> None:
     """Bot names are what Hello.bot_name and CreateMatch seats may carry (limits.BOT_NAME)."""
     if not (1 <= len(name) <= 64 and NAME_RE.fullmatch(name)):
-        shown = name[:64] if name.isprintable() else repr(name[:64])
-        raise ConfigError(f"{where}.{shown}: a bot name is 1-64 characters of [A-Za-z0-9_.-]")
+        raise ConfigError(f"{where}.{cut(name)}: a bot name is 1-64 characters of [A-Za-z0-9_.-]")
+
+
+def check_host(host: str) -> None:
+    """The listening address, as far as it can be judged without the network: not empty, a
+    name's or an address's characters, and a dotted quad is a real IPv4 address."""
+    if not host:
+        raise ConfigError(
+            "server.host: empty; give an address to listen on, such as 127.0.0.1, 0.0.0.0 or ::"
+        )
+    if not _HOST_RE.fullmatch(host):
+        raise ConfigError(
+            f"server.host: {cut(host)!r} is not a host name or an IP address "
+            "(1-253 characters of letters, digits, '.', ':', '-', '[', ']')"
+        )
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if re.fullmatch(r"[0-9.]+", bare) or ":" in bare:  # no host name looks like these
+        try:
+            ipaddress.ip_address(bare)
+        except ValueError:
+            raise ConfigError(
+                f"server.host: {cut(host)} is not an IP address"
+                + (" (each part of an IPv4 address is 0-255)" if "." in bare else "")
+            ) from None
+
+
+def _check_tls(cert: str, key: str) -> None:
+    """Both files exist; the certificate file holds a PEM certificate and the key file the PEM
+    private key of it (what gRPC would otherwise refuse with a traceback at startup)."""
+    for f, p in (("tls_cert", cert), ("tls_key", key)):
+        try:
+            size = Path(p).stat().st_size
+        except OSError:
+            raise ConfigError(f"server.{f}: {cut(p)} is not a readable file") from None
+        if not Path(p).is_file():
+            raise ConfigError(f"server.{f}: {cut(p)} is not a readable file")
+        if size > MAX_PEM_BYTES:
+            raise ConfigError(f"server.{f}: {cut(p)} is larger than 1 MiB; not a PEM file")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_verify_locations(cafile=cert)
+    except (ssl.SSLError, OSError, ValueError):
+        raise ConfigError(
+            f"server.tls_cert: {cut(cert)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ) from None
+
+    def no_password() -> bytes:
+        return b""
+
+    try:
+        ctx.load_cert_chain(cert, key, password=no_password)
+    except (ssl.SSLError, OSError, ValueError):
+        with contextlib.suppress(OSError):
+            if b"ENCRYPTED" in Path(key).read_bytes():
+                raise ConfigError(
+                    f"server.tls_key: {cut(key)} is an encrypted key; give it unencrypted "
+                    "(readable by this user only)"
+                ) from None
+        raise ConfigError(
+            f"server.tls_key: {cut(key)} is not the PEM private key of the certificate in "
+            "server.tls_cert"
+        ) from None
 
 
 def validate(cfg: ServerConfig) -> None:
@@ -110,20 +212,74 @@ def validate(cfg: ServerConfig) -> None:
         raise ConfigError(f"server.port: must be 0-65535, got {cfg.port}")
     if cfg.metrics_port is not None and not 0 <= cfg.metrics_port <= 65535:
         raise ConfigError(f"server.metrics_port: must be 0-65535, got {cfg.metrics_port}")
+    check_host(cfg.host)
+    if cfg.metrics_port and cfg.metrics_port == cfg.port:
+        raise ConfigError(f"server.metrics_port: {cfg.port} is also server.port; give another")
     if bool(cfg.tls_cert) != bool(cfg.tls_key):
         raise ConfigError("server.tls_cert and server.tls_key: give both or neither")
-    for f in ("tls_cert", "tls_key"):
-        p = getattr(cfg, f)
-        if p and not Path(p).is_file():
-            raise ConfigError(f"server.{f}: {p} is not a readable file")
+    if cfg.tls_cert:
+        _check_tls(cfg.tls_cert, cfg.tls_key)
     for name, (lo, hi) in _RANGES.items():
         v = getattr(cfg, name)
         if not lo <= v <= hi:
             raise ConfigError(f"server.{name}: must be {lo:g}-{hi:g}, got {v!r}")
     if not cfg.admin_token:
         raise ConfigError("server.admin_token: required (or set UNO_ARENA_ADMIN_TOKEN)")
-    if len(cfg.admin_token) < 8:
-        raise ConfigError("server.admin_token: must be at least 8 characters")
+    problem = token_problem(cfg.admin_token)
+    if problem is not None:
+        raise ConfigError(f"server.admin_token: {problem}")
+    for name, token in cfg.bots.items():
+        check_bot_name(name, "bots")
+        problem = token_problem(token)
+        if problem is not None:
+            raise ConfigError(f"bots.{name}: {problem}")
+    clash = token_clashes(cfg.bots, cfg.admin_token)
+    if clash is not None:
+        raise ConfigError(clash)
+
+
+def check_listen(cfg: ServerConfig) -> None:
+    """Can this process listen where the config says? Tried with plain sockets before gRPC
+    does (gRPC's own failure is a bare RuntimeError): the host resolves to an address of this
+    machine, and a fixed port is not in use (gRPC's SO_REUSEPORT would otherwise let a second
+    server share the port of a running one)."""
+    host = cfg.host[1:-1] if cfg.host.startswith("[") and cfg.host.endswith("]") else cfg.host
+    ports = [("port", cfg.port)]
+    if cfg.metrics_port is not None:
+        ports.append(("metrics_port", cfg.metrics_port))
+    for field_name, port in ports:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise ConfigError(
+                f"server.host: cannot resolve {cut(cfg.host)} "
+                f"({getattr(exc, 'strerror', None) or exc}); give an IP address or a known name"
+            ) from None
+        family, kind, proto, _, sockaddr = infos[0]
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(sockaddr)
+                s.listen(1)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ConfigError(
+                        f"server.{field_name}: {port} is in use on {cut(cfg.host)} (another "
+                        "server listens there); pick another port, or 0 for a free one"
+                    ) from None
+                if exc.errno == errno.EACCES:
+                    raise ConfigError(
+                        f"server.{field_name}: {port} needs privileges this user lacks; "
+                        "pick a port above 1023"
+                    ) from None
+                if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    raise ConfigError(
+                        f"server.host: {cut(cfg.host)} is not an address of this machine; "
+                        "give 127.0.0.1, 0.0.0.0, :: or one of its own addresses"
+                    ) from None
+                raise ConfigError(
+                    f"server.{field_name}: cannot listen on {cut(cfg.host)}:{port} ({exc.strerror})"
+                ) from None
 
 
 def configure_logging(level: str = "info", json_logs: bool = True) -> None:
@@ -231,17 +387,24 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         cfg.bots.update(parse_bot_specs(args.bot))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    for name, token in cfg.bots.items():
-        check_bot_name(name, "bots")
-        if len(token) < 8:
-            raise ConfigError(f"bots.{name}: the token must be at least 8 characters")
     validate(cfg)
     return cfg
 
 
 async def serve(cfg: ServerConfig, web_port: int | None = None) -> int:
     server = ArenaServer(cfg)
-    port = await server.start()
+    try:
+        port = await server.start()
+    except (RuntimeError, OSError) as exc:
+        # check_listen() tried first; this is a race with another process, or what gRPC alone
+        # refuses. Stop what started, so that no task outlives the loop.
+        field_name = "server.metrics_port" if server.port else "server.host/server.port"
+        with contextlib.suppress(Exception):
+            await server.server.stop(None)
+        raise ConfigError(
+            f"{field_name}: cannot listen on {cut(cfg.host)}:"
+            f"{cfg.metrics_port if server.port else cfg.port} ({cut(str(exc))})"
+        ) from exc
     tune_gc()
     print(f"uno-arena: serving on {cfg.host}:{port}", flush=True)
     if server.metrics_port is not None:
@@ -278,6 +441,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     web_port = getattr(args, "web_port", None)
     if web_port is not None and not 0 <= web_port <= 65535:
         raise ConfigError(f"--web-port: must be 0-65535, got {web_port}")
+    check_listen(cfg)
     try:
         return asyncio.run(serve(cfg, web_port))
     except OSError as exc:
