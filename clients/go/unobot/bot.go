@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -24,8 +25,29 @@ import (
 // ProtocolVersion is the protocol version this SDK speaks (Hello.protocol_version).
 const ProtocolVersion = 1
 
-// Version is this SDK's version, sent as Hello.bot_version when Config.Version is empty.
+// Version is this SDK's version. Hello.bot_version carries it after the bot's own version (see
+// [HelloBotVersion]).
 const Version = "0.2.0"
+
+// SDKTag is what the SDK adds to Hello.bot_version: its name and version, and the protocol.
+const SDKTag = "uno-bot-go/" + Version + " uno.v1"
+
+// maxBotVersion is the server's limit on Hello.bot_version, in characters (bot.proto).
+const maxBotVersion = 64
+
+// HelloBotVersion is Hello.bot_version for a bot whose own version is own: own, then [SDKTag],
+// as in "1.4.2 uno-bot-go/0.2.0 uno.v1" (only the tag if own is empty). own is cut, by
+// characters, so that the whole stays within the server's 64 characters.
+func HelloBotVersion(own string) string {
+	if own == "" {
+		return SDKTag
+	}
+	room := maxBotVersion - utf8.RuneCountInString(SDKTag) - 1
+	if r := []rune(own); len(r) > room {
+		own = string(r[:room])
+	}
+	return own + " " + SDKTag
+}
 
 const (
 	// DefaultMaxBatch is Hello.max_batch when Config.MaxBatch is 0.
@@ -50,7 +72,8 @@ type Config struct {
 	// Name is Hello.bot_name, 1-64 characters of [A-Za-z0-9_.-]. Empty lets a server that binds
 	// tokens to names pick the name.
 	Name string
-	// Version is Hello.bot_version, free text [the SDK version].
+	// Version is the bot's own version, free text [empty]. Hello.bot_version carries it with the
+	// SDK's name and version and the protocol after it (see [HelloBotVersion]).
 	Version string
 	// MaxConcurrentMatches is advisory (Hello.max_concurrent_matches); 0 = no limit.
 	MaxConcurrentMatches int32
@@ -94,9 +117,6 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Version == "" {
-		c.Version = Version
-	}
 	if c.SafetyMargin <= 0 {
 		c.SafetyMargin = 100 * time.Millisecond
 	}
@@ -261,28 +281,59 @@ func (c *conn) closeSend() {
 // goroutine writing, which sends every answer that piled up in one message as soon as its
 // write is done. It never waits for another goroutine's write.
 func (c *conn) sendAction(a *unov1.Action) {
+	if c.enqueue(a) {
+		c.flush()
+	}
+}
+
+// enqueue queues an answer and reports whether the caller is to write it (no write in flight):
+// then it must call flush.
+func (c *conn) enqueue(a *unov1.Action) bool {
 	c.qmu.Lock()
+	defer c.qmu.Unlock()
 	c.queued = append(c.queued, a)
 	if c.writing {
-		c.qmu.Unlock()
-		return
+		return false
 	}
 	c.writing = true
+	return true
+}
+
+// flush writes the queued answers until none is left, one message of up to MaxActionBatch at
+// a time, so that an answer dropped from the queue (dropQueued) while a message is written is
+// never sent.
+func (c *conn) flush() {
+	c.qmu.Lock()
 	for len(c.queued) > 0 {
-		ready := c.queued
-		c.queued = nil
+		n := min(len(c.queued), MaxActionBatch)
+		ready := c.queued[:n:n]
+		c.queued = c.queued[n:]
 		c.qmu.Unlock()
-		for len(ready) > 0 {
-			n := min(len(ready), MaxActionBatch)
-			if err := c.send(actionsMessage(ready[:n])); err != nil {
-				c.log.Debug("could not send answers (stream ending)", "answers", n, "err", err)
-			}
-			ready = ready[n:]
+		if err := c.send(actionsMessage(ready)); err != nil {
+			c.log.Debug("could not send answers (stream ending)", "answers", n, "err", err)
 		}
 		c.qmu.Lock()
 	}
+	c.queued = nil
 	c.writing = false
 	c.qmu.Unlock()
+}
+
+// dropQueued removes the queued answers to a request (one the server has closed), returning how
+// many it removed.
+func (c *conn) dropQueued(requestID string) int {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	kept := c.queued[:0]
+	for _, a := range c.queued {
+		if a.GetRequestId() != requestID {
+			kept = append(kept, a)
+		}
+	}
+	n := len(c.queued) - len(kept)
+	clear(c.queued[len(kept):])
+	c.queued = kept
+	return n
 }
 
 // actionsMessage is one Action alone, or several in an ActionBatch.
@@ -388,7 +439,7 @@ func (b *bot) dispatch(ctx, sessCtx context.Context, c *conn, msg *unov1.PlayRes
 	case *unov1.PlayResponse_ActionResult:
 		b.onActionResult(c, k.ActionResult)
 	case *unov1.PlayResponse_RequestClosed:
-		b.onRequestClosed(k.RequestClosed)
+		b.onRequestClosed(c, k.RequestClosed)
 	case *unov1.PlayResponse_MatchStarted:
 		b.onMatchStarted(k.MatchStarted)
 	case *unov1.PlayResponse_MatchEnded:
@@ -416,7 +467,7 @@ func (b *bot) dispatch(ctx, sessCtx context.Context, c *conn, msg *unov1.PlayRes
 func (b *bot) hello() *unov1.Hello {
 	h := &unov1.Hello{
 		BotName:              b.cfg.Name,
-		BotVersion:           b.cfg.Version,
+		BotVersion:           HelloBotVersion(b.cfg.Version),
 		ProtocolVersion:      ProtocolVersion,
 		MaxConcurrentMatches: b.cfg.MaxConcurrentMatches,
 		MaxBatch:             uint32(b.cfg.MaxBatch),

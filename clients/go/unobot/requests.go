@@ -50,14 +50,6 @@ func (b *bot) forget(p *pending) {
 	}
 }
 
-func (b *bot) takePending(id string) *pending {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.pending[id]
-	delete(b.pending, id)
-	return p
-}
-
 // budget returns the local time by which a required request is answered, or zero for a request
 // the SDK does not time (optional requests, or a request without time_left_ms).
 func (b *bot) budget(req *unov1.DecisionRequest, received time.Time) time.Time {
@@ -89,6 +81,9 @@ func (b *bot) onDecisionRequest(sessCtx context.Context, c *conn, req *unov1.Dec
 		if old.key == k || id == req.GetRequestId() {
 			old.cancel(errRequestClosed) // one open request per seat: the old one is over
 			delete(b.pending, id)
+			if id != req.GetRequestId() {
+				c.dropQueued(id) // an answer to the old one still queued is late: not sent
+			}
 		}
 	}
 	b.pending[req.GetRequestId()] = p
@@ -181,9 +176,26 @@ func (b *bot) onDecisionRequest(sessCtx context.Context, c *conn, req *unov1.Dec
 // answer sends an Action (at once, or together with other answers if a write is in flight; see
 // conn.sendAction). Nothing comes back for an accepted answer: the request stays pending, for the
 // one retry after a rejection, until its RequestClosed, the seat's next request or the match's end.
+//
+// An answer goes out only while its request is pending: checked under b.mu together with the
+// queueing, so a RequestClosed (which takes the request out of pending and its answers out of
+// the queue under b.mu) either comes first and the answer is never queued, or comes after and
+// removes it from the queue if it is still there. No answer to a request known to be closed is
+// ever sent.
 func (b *bot) answer(c *conn, p *pending, id int32) {
 	p.cancel(errAnswered) // decide is over: release anything it still waits on
-	c.sendAction(&unov1.Action{RequestId: p.req.GetRequestId(), ActionId: &id})
+	a := &unov1.Action{RequestId: p.req.GetRequestId(), ActionId: &id}
+	b.mu.Lock()
+	open := b.pending[p.req.GetRequestId()] == p
+	write := open && c.enqueue(a)
+	b.mu.Unlock()
+	if !open {
+		p.log.Debug("request closed before its answer went out: not sent", "action", id)
+		return
+	}
+	if write {
+		c.flush()
+	}
 	// Logged once the answer is on its way (or queued behind a write in flight): near a deadline
 	// every millisecond counts.
 	p.log.Debug("answered", "action", id, "description", describeAction(p.req, id))
@@ -234,8 +246,13 @@ func (b *bot) onActionResult(c *conn, r *unov1.ActionResult) {
 	b.answer(c, p, next)
 }
 
-func (b *bot) onRequestClosed(rc *unov1.RequestClosed) {
-	if p := b.takePending(rc.GetRequestId()); p != nil {
+func (b *bot) onRequestClosed(c *conn, rc *unov1.RequestClosed) {
+	b.mu.Lock()
+	p := b.pending[rc.GetRequestId()]
+	delete(b.pending, rc.GetRequestId())
+	dropped := c.dropQueued(rc.GetRequestId()) // an answer still queued is never sent
+	b.mu.Unlock()
+	if p != nil {
 		p.cancel(errRequestClosed)
 	}
 	log := b.log.With("match", rc.GetMatchId(), "seat", rc.GetSeat(), "request", rc.GetRequestId())
@@ -247,5 +264,8 @@ func (b *bot) onRequestClosed(rc *unov1.RequestClosed) {
 		log.Warn("the takeover bot plays this seat now", "strikes", rc.GetStrikes())
 	default:
 		log.Debug("request closed", "reason", rc.GetReason().String())
+	}
+	if dropped > 0 {
+		log.Debug("dropped its queued answer", "answers", dropped)
 	}
 }
