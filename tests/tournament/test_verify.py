@@ -1,5 +1,7 @@
-"""Issue 10, item 4: a replay proves which hand it is and who sat where; a run can be verified
-whole; a tournament.sqlite that is not a database is one plain line.
+"""``tournament verify`` and ``uno-arena replay`` against edited results (issue 10 item 4, issue 20
+item 2): every stored column any output reads, edited in turn, fails verify in one line naming
+the hand and the column; so do a deleted, a duplicated and two swapped hands, and the chain head
+in results.json is what verify compares the store with.
 
 One real tournament (four bot processes, 24 hands) is played once; every test works on a copy.
 """
@@ -11,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -56,11 +59,403 @@ def _edit(path: Path, change: object) -> None:
     path.write_text(json.dumps(data, indent=1))
 
 
-def test_a_real_record_is_confirmed_against_the_engine_schedule_and_database(run: Path) -> None:
+def _hand_ids(run: Path) -> list[str]:
+    conn = sqlite3.connect(run / DB_NAME)
+    try:
+        return [r[0] for r in conn.execute("SELECT hand_id FROM hands ORDER BY hand_id")]
+    finally:
+        conn.close()
+
+
+def _sql(run: Path, *statements: str, params: tuple[object, ...] = ()) -> None:
+    """Edit the database the way a user with the sqlite3 shell would (no foreign keys)."""
+    conn = sqlite3.connect(run / DB_NAME)
+    try:
+        conn.execute("PRAGMA foreign_keys=OFF")
+        for s in statements:
+            conn.execute(s, params if "?" in s else ())
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _verify(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str], str]:
+    """Exit status, the problem lines, and the summary line of ``tournament verify``."""
+    capsys.readouterr()
+    code = cli_main(["tournament", "verify", *args])
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    return code, lines[:-1], (lines[-1] if lines else "") + captured.err
+
+
+# ------------------------------------------------------------------ a real run passes
+
+
+def test_a_real_record_is_confirmed_against_the_engine_schedule_and_database(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = _replay(_files(run)[5])
     assert code == 0, out
     assert "confirmed" in out and "matches the tournament's database" in out
-    assert cli_main(["tournament", "verify", str(run)]) == 0
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 0 and problems == [], problems
+    assert "verified 24 of 24" in summary
+    results = json.loads((run / "results.json").read_text())
+    head = results["chain"]["head"]
+    assert len(head) == 64 and head[:16] in summary
+    assert head in (run / "leaderboard.md").read_text()
+    assert head in (run / "report.html").read_text()
+
+
+def test_rows_stored_in_another_physical_order_still_verify(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # every output reads the hands by id, and the chain takes them in the schedule's order:
+    # the order rows sit in the file is no result
+    _sql(
+        run,
+        "CREATE TABLE h2 AS SELECT * FROM hands ORDER BY hand_id DESC",
+        "DELETE FROM hands",
+        "INSERT INTO hands SELECT * FROM h2",
+        "DROP TABLE h2",
+    )
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 0 and problems == []
+
+
+# ------------------------------------------------------------------ every column, edited
+
+K = 7  # the hand every edit is made to
+SEAT = 1
+
+# (table.column, SQL expression giving the edited value)
+COLUMN_EDITS = [
+    ("hands.table_no", "table_no + 1"),
+    ("hands.block", "block + 1"),
+    ("hands.deal", "deal + 1"),
+    ("hands.rotation", "(rotation + 1) % 4"),
+    ("hands.deal_id", "deal_id || 'x'"),
+    ("hands.match_seed", "match_seed + 1"),
+    ("hands.hand_seed", "hand_seed + 1"),
+    ("hands.dealer", "1 - dealer"),
+    ("hands.match_id", "'m-forged'"),
+    ("hands.winner_seat", "(winner_seat + 1) % 4"),
+    ("hands.moves", "moves + 1"),
+    ("hands.duration_s", "duration_s + 1.5"),
+    ("hands.finished_at", "finished_at - 60"),
+    ("hands.content_hash", "'00' || substr(content_hash, 3)"),
+    ("seats.bot", "'b9'"),
+    ("seats.place", "place % 4 + 1"),
+    ("seats.points_left", "points_left + 1"),
+    ("seats.points_won", "points_won + 5"),
+    ("seats.timeouts", "timeouts + 1"),
+    ("seats.strikes", "strikes + 1"),
+    ("seats.illegal", "illegal + 2"),
+    ("seats.taken_over", "1 - taken_over"),
+    ("seats.takeover_cause", "'strikes'"),
+    ("seats.decisions", "decisions + 1"),
+    ("seats.response_ms", "CAST(x'ffff0000' || substr(response_ms, 5) AS BLOB)"),
+    ("seats.response_ms", "CAST(response_ms || x'07000000' AS BLOB)"),
+    ("seats.seat", "7"),
+]
+
+
+def _edit_column(run: Path, hid: str, column: str, expr: str) -> None:
+    table, col = column.split(".")
+    where = "hand_id = ?" + (f" AND seat = {SEAT}" if table == "seats" else "")
+    _sql(run, f"UPDATE {table} SET {col} = {expr} WHERE {where}", params=(hid,))
+
+
+@pytest.mark.parametrize(
+    ("column", "expr"), COLUMN_EDITS, ids=[f"{c}={e}" for c, e in COLUMN_EDITS]
+)
+def test_each_edited_column_fails_in_one_line_naming_hand_and_column(
+    run: Path, capsys: pytest.CaptureFixture[str], column: str, expr: str
+) -> None:
+    hid = _hand_ids(run)[K]
+    _edit_column(run, hid, column, expr)
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1, summary
+    assert len(problems) == 1, problems
+    assert hid in problems[0] and column in problems[0], problems[0]
+    assert "1 problems in 24 stored hands (23 confirmed)" in summary
+
+
+def test_an_edited_incident_fails(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # crashes and given-up bots are the report's "crashes" column and its dagger mark
+    _sql(run, "INSERT INTO incidents (at, bot, kind, detail) VALUES (1.0, 'b2', 'crash', 'x')")
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and problems[0].startswith("incidents:"), problems
+
+
+def test_a_replay_data_edit_in_the_database_fails(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = _hand_ids(run)
+    _sql(
+        run,
+        "UPDATE replays SET data = (SELECT data FROM replays WHERE hand_id = ?) "
+        f"WHERE hand_id = '{ids[K]}'",
+        params=(ids[K + 1],),
+    )
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert ids[K] in problems[0] and "replays.data" in problems[0]
+
+
+# ------------------------------------------------------------------ deleted, duplicated, swapped
+
+
+def test_a_deleted_hand_fails_in_one_line(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hid = _hand_ids(run)[K]
+    for table in ("seats", "replays", "hands"):
+        _sql(run, f"DELETE FROM {table} WHERE hand_id = ?", params=(hid,))
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert hid in problems[0] and "deleted" in problems[0]
+    assert "23 stored hands" in summary
+
+
+def test_a_deleted_hand_and_its_file_still_fail(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hid = _hand_ids(run)[K]
+    for table in ("seats", "replays", "hands"):
+        _sql(run, f"DELETE FROM {table} WHERE hand_id = ?", params=(hid,))
+    _files(run)[K].unlink()
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and hid in problems[0] and "deleted" in problems[0]
+    # without results.json, the finished schedule still misses it... once a head is given
+    head = json.loads((run / "results.json").read_text())["chain"]["head"]
+    (run / "results.json").unlink()
+    code, problems, _ = _verify([str(run), "--head", head], capsys)
+    assert code == 1 and any("chain head" in p for p in problems), problems
+
+
+def test_a_duplicated_hand_row_fails_in_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a table rebuilt without its primary key can hold a hand twice
+    hid = _hand_ids(run)[K]
+    _sql(
+        run,
+        "CREATE TABLE h2 AS SELECT * FROM hands",
+        "DROP TABLE hands",
+        "CREATE TABLE hands AS SELECT * FROM h2",
+        "DROP TABLE h2",
+        "INSERT INTO hands SELECT * FROM hands WHERE hand_id = ?",
+        params=(hid,),
+    )
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert hid in problems[0] and "more than once" in problems[0]
+
+
+def test_a_hand_copied_under_a_new_id_fails_in_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hid = _hand_ids(run)[K]
+    new = hid[:-1] + "9"  # rotation 9: no hand of the schedule
+    for table in ("hands", "seats", "replays"):
+        _sql(
+            run,
+            f"CREATE TABLE c AS SELECT * FROM {table} WHERE hand_id = ?",
+            f"UPDATE c SET hand_id = '{new}'",
+            f"INSERT INTO {table} SELECT * FROM c",
+            "DROP TABLE c",
+            params=(hid,),
+        )
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert new in problems[0] and "not a hand of this tournament's schedule" in problems[0]
+
+
+@pytest.mark.parametrize("other", [1, 9], ids=["same-deal", "another-deal"])
+def test_two_swapped_hands_fail_one_line_each(
+    run: Path, capsys: pytest.CaptureFixture[str], other: int
+) -> None:
+    ids = _hand_ids(run)
+    a, b = ids[K - 1], ids[K - 1 + other]
+    for table in ("hands", "seats", "replays"):
+        _sql(
+            run,
+            f"UPDATE {table} SET hand_id = 'tmp' WHERE hand_id = '{a}'",
+            f"UPDATE {table} SET hand_id = '{a}' WHERE hand_id = '{b}'",
+            f"UPDATE {table} SET hand_id = '{b}' WHERE hand_id = 'tmp'",
+        )
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 2, problems
+    for hid in (a, b):
+        (line,) = [p for p in problems if p.startswith(hid + ":")]
+        assert "hands." in line or "seats." in line
+
+
+# ------------------------------------------------------------------ degenerate inputs
+
+
+def test_a_run_without_results_json_checks_every_hand_and_fails_on_the_head(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = json.loads((run / "results.json").read_text())["chain"]["head"]
+    (run / "results.json").unlink()
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and "results.json: missing" in problems[0]
+    assert "--head" in problems[0] and "(24 confirmed)" in summary
+    code, problems, _ = _verify([str(run), "--head", head], capsys)
+    assert code == 0 and problems == []
+    code, problems, _ = _verify([str(run), "--head", "ab" * 32], capsys)
+    assert code == 1 and len(problems) == 1 and "chain head" in problems[0]
+    code, problems, _ = _verify([str(run), "--head", "not-hex"], capsys)
+    assert code == 1 and "64 hex digits" in problems[0]
+
+
+def test_a_run_without_replay_files_is_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.rmtree(run / "replays")
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and "no replays folder" in problems[0], problems
+    assert "(24 confirmed)" in summary  # against the database's copies
+
+
+def test_a_truncated_replay_file_fails_in_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = _files(run)[K]
+    f.write_bytes(f.read_bytes()[:1000])
+    code, problems, _ = _verify([str(run)], capsys)
+    assert (
+        code == 1 and len(problems) == 1 and f.name in problems[0] and "not a replay" in problems[0]
+    )
+
+
+def test_a_deleted_seat_row_fails_in_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hid = _hand_ids(run)[K]
+    _sql(run, "DELETE FROM seats WHERE hand_id = ? AND seat = 3", params=(hid,))
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert hid in problems[0] and "seats.seat: no row for seat 3" in problems[0]
+
+
+def test_an_empty_store_verifies_as_nothing_played(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _sql(run, "DELETE FROM seats", "DELETE FROM replays", "DELETE FROM hands")
+    shutil.rmtree(run / "replays")
+    (run / "results.json").unlink()
+    assert cli_main(["tournament", "report", str(run)]) == 0
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 0 and problems == [], problems
+    assert "verified 0 of 0 stored hands" in summary and "24 planned hands not played" in summary
+    # a hand deleted from a store results.json says was finished is still missing
+    assert json.loads((run / "results.json").read_text())["chain"]["hands"] == 0
+
+
+def test_a_finished_run_missing_hands_without_files_names_them(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = _hand_ids(run)
+    for hid in ids[:2]:
+        for table in ("seats", "replays", "hands"):
+            _sql(run, f"DELETE FROM {table} WHERE hand_id = ?", params=(hid,))
+    for f in _files(run)[:2]:
+        f.unlink()
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 2
+    assert all(any(hid in p and "deleted" in p for p in problems) for hid in ids[:2])
+
+
+def test_verify_of_a_missing_folder_is_one_plain_line(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "tournament", "verify", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "no tournament here" in res.stderr
+
+
+# ------------------------------------------------------------------ uno-arena replay FILE
+
+REPLAY_EDITS = [
+    ("hands.winner_seat", "hands", "winner_seat = (winner_seat + 1) % 4"),
+    ("seats.points_left", "seats", "points_left = points_left + 3"),
+    ("seats.points_won", "seats", "points_won = points_won + 3"),
+    ("seats.place", "seats", "place = place % 4 + 1"),
+    ("seats.taken_over", "seats", "taken_over = 1 - taken_over"),
+    ("hands.moves", "hands", "moves = moves + 1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("column", "table", "edit"), REPLAY_EDITS, ids=[e[0] for e in REPLAY_EDITS]
+)
+def test_replay_does_not_claim_a_match_with_an_edited_database(
+    run: Path, column: str, table: str, edit: str
+) -> None:
+    f = _files(run)[K]
+    hid = json.loads(f.read_text())["hand_id"]
+    _sql(run, f"UPDATE {table} SET {edit} WHERE hand_id = ?", params=(hid,))
+    code, out = _replay(f)
+    assert code == 1 and len(out.strip().splitlines()) == 1, out
+    assert "matches the tournament's database" not in out
+    assert column in out and hid in out
+
+
+# ------------------------------------------------------------------ PostgreSQL
+
+
+def test_verify_store_url_checks_a_postgresql_run(
+    run: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from uno_tournament.pgstore import PgStore
+
+    lite = Store.open(run)
+    pg = PgStore.connect(pg_url, create=True)
+    try:
+        pg.init_meta(lite.meta())
+        pg.add_hands(lite.hands())
+        for _, bot, kind, detail in lite.incidents():
+            pg.add_incident(bot, kind, detail)
+    finally:
+        lite.close()
+        pg.close()
+    head = json.loads((run / "results.json").read_text())["chain"]["head"]
+    # the same rows give the same chain in PostgreSQL
+    code, problems, summary = _verify(["--store", pg_url, str(run)], capsys)
+    assert code == 0 and problems == [], problems
+    assert "verified 24 of 24" in summary and "uno-test-password" not in summary
+    code, problems, _ = _verify(["--store", pg_url, "--head", head], capsys)
+    assert code == 0 and problems == []
+    code, problems, _ = _verify(["--store", pg_url], capsys)
+    assert code == 1 and len(problems) == 1 and "--head" in problems[0]
+    hid = _hand_ids(run)[K]
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE seats SET place = mod(place, 4) + 1 WHERE hand_id = %s AND seat = 2", (hid,)
+        )
+    code, problems, _ = _verify(["--store", pg_url, "--head", head], capsys)
+    assert code == 1 and len(problems) == 1 and hid in problems[0] and "seats.place" in problems[0]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for table in ("seats", "replays", "hands"):
+            conn.execute(f"DELETE FROM {table} WHERE hand_id = %s", (hid,))
+    code, problems, _ = _verify(["--store", pg_url, str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and hid in problems[0], problems
+
+
+def test_verify_store_wants_a_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["tournament", "verify", "--store", str(tmp_path)]) == 2
+    assert "postgresql://" in capsys.readouterr().err
+    assert cli_main(["tournament", "verify"]) == 2
+    assert "--store URL" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ replay files (issue 10)
 
 
 def test_a_swapped_seating_fails_with_one_line(run: Path) -> None:
@@ -136,13 +531,13 @@ def test_verify_reports_each_problem_on_one_line(
     shutil.copy(files[7], files[2])
     files[5].unlink()
     (run / "replays" / "t9-b9-d9-r9.json").write_text(files[0].read_text())
-    capsys.readouterr()
-    assert cli_main(["tournament", "verify", str(run)]) == 1
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert any(files[2].name in ln and "copied" in ln for ln in lines)
-    assert any(files[5].name in ln and "missing" in ln for ln in lines)
-    assert any("t9-b9-d9-r9.json" in ln and "no hand" in ln for ln in lines)
-    assert lines[-1].endswith("(22 confirmed)") and "3 problems in 24 stored hands" in lines[-1]
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1
+    assert any(files[2].name in ln and "copied" in ln for ln in problems)
+    assert any(files[5].name in ln and "missing" in ln for ln in problems)
+    assert any("t9-b9-d9-r9.json" in ln and "no hand" in ln for ln in problems)
+    assert len(problems) == 3
+    assert summary.endswith("(22 confirmed)") and "3 problems in 24 stored hands" in summary
 
 
 def test_the_stored_hash_is_the_hash_of_the_replay_file(run: Path) -> None:
@@ -152,6 +547,10 @@ def test_the_stored_hash_is_the_hash_of_the_replay_file(run: Path) -> None:
         for f in _files(run):
             data = json.loads(f.read_text())
             assert hashes[data["hand_id"]] == content_hash(data)
+            raw = store.conn.execute(
+                "SELECT data FROM replays WHERE hand_id = ?", (data["hand_id"],)
+            ).fetchone()[0]
+            assert json.loads(zlib.decompress(raw)) == data
     finally:
         store.close()
 
@@ -180,14 +579,15 @@ def test_a_damaged_database_is_one_plain_line(run: Path) -> None:
     raw = bytearray(db.read_bytes())
     raw[4096 * 3 : 4096 * 6] = b"\x5a" * (4096 * 3)  # clobber some pages, keep the header
     db.write_bytes(bytes(raw))
-    res = subprocess.run(
-        [sys.executable, "-m", "uno_server.cli", "tournament", "report", str(run)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
-    assert "Traceback" not in res.stderr
+    for command in ("report", "verify"):
+        res = subprocess.run(
+            [sys.executable, "-m", "uno_server.cli", "tournament", command, str(run)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert "Traceback" not in res.stderr
 
 
 def test_a_schema_1_file_is_upgraded_when_opened(tmp_path: Path) -> None:

@@ -152,6 +152,8 @@ def scan(store: ResultStore, seats_per_hand: int = 4) -> RawScan:
                 if extra:
                     what.append(f"rows for seats that do not exist {extra}")
                 out.seat_problems[hid] = "; ".join(what) or f"seat rows {numbers}"
+        if hid in out.seat_problems:
+            out.seat_problems[hid] = "seats.seat: " + out.seat_problems[hid]
         out.hands.append(HandRows(hid, h, rows))
     out.orphans = sorted(set(seats) - seen)
     return out

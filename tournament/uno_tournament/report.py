@@ -571,10 +571,15 @@ def write_all(
     given_up: dict[str, str] | None = None,
 ) -> Summary:
     s = summarize(store, config, tid, planned, given_up=given_up)
-    (out / "leaderboard.md").write_text(markdown(s))
+    from . import chain  # the hash chain verify recomputes (issue 20)
+
+    ch = chain.compute(store, [h.hand_id for h in config.plan(tid)])
+    (out / "leaderboard.md").write_text(markdown(s) + chain.markdown_line(ch))
     (out / "leaderboard.csv").write_text(csv_text(s))
-    (out / "results.json").write_text(json.dumps(s.to_json(), indent=1))
-    (out / "report.html").write_text(html_report(s))
+    (out / "results.json").write_text(json.dumps({**s.to_json(), "chain": ch.to_json()}, indent=1))
+    (out / "report.html").write_text(
+        html_report(s).replace("</body>", chain.html_line(ch) + "</body>", 1)
+    )
     if stream is not None:
         print_leaderboard(s, stream)
         print(f"reports: {', '.join(str(out / f) for f in FILES)}", file=stream)
