@@ -61,9 +61,11 @@ from .shard import WORKER_SERIES, Relabeled, RemoteMetrics, WorkerProcess
 from .sharding import ShardSpec, identity_digest, join_store, new_tournament_id
 from .standings import Standings, live_fit, rated_result
 from .store import (
+    DB_NAME,
     FOLLOW_OVERLAP,
     HandRecord,
     ResultStore,
+    RunLock,
     ShardStatus,
     Store,
     StoreError,
@@ -733,36 +735,51 @@ def start(
             raise
         return _run(Runner(out, store, config, tid, **kwargs))
     tid = new_tournament_id(config.name)
-    store = Store.create(
-        out,
-        {
-            "tournament_id": tid,
-            "config": config.to_dict(),
-            "config_text": config_text,
-            "identity": identity_digest(config),
-            "created_at": time.time(),
-        },
-    )
-    return _run(Runner(out, store, config, tid, **kwargs))
+    lock = RunLock.acquire(out)
+    try:
+        store = Store.create(
+            out,
+            {
+                "tournament_id": tid,
+                "config": config.to_dict(),
+                "config_text": config_text,
+                "identity": identity_digest(config),
+                "created_at": time.time(),
+            },
+        )
+    except BaseException:
+        lock.release()
+        raise
+    return _run(Runner(out, store, config, tid, **kwargs), lock)
 
 
 def resume(out: Path, **kwargs: Any) -> int:
-    store = Store.open(out)
+    if not (out / DB_NAME).is_file():
+        Store.open(out)  # the one-line "no tournament here" error, before any lock file
+    lock = RunLock.acquire(out)  # a second resume (or a run still going) is refused here
+    try:
+        store = Store.open(out)
+    except BaseException:
+        lock.release()
+        raise
     try:
         meta = store.meta()
         config = load_config(store, out)
     except ConfigError:
         store.close()
+        lock.release()
         raise
     if kwargs.get("server") is None and meta.get("server"):
         kwargs["server"] = meta["server"]
-    return _run(Runner(out, store, config, str(meta["tournament_id"]), **kwargs))
+    return _run(Runner(out, store, config, str(meta["tournament_id"]), **kwargs), lock)
 
 
-def _run(runner: Runner) -> int:
+def _run(runner: Runner, lock: RunLock | None = None) -> int:
     # gRPC logs an INFO line on every fork (each bot launch); keep its log to errors
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         return asyncio.run(runner.run())
     finally:
         runner.store.close()
+        if lock is not None:
+            lock.release()

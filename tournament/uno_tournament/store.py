@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -123,6 +126,46 @@ _HAND_COLS = (
 
 class StoreError(Exception):
     """The database is missing, unreadable, of another schema version, or not a tournament."""
+
+
+LOCK_NAME = "tournament.lock"
+
+
+class RunLock:
+    """The one process that plays a run folder (``run`` or ``resume``): an exclusive ``flock``
+    on ``<folder>/tournament.lock``, which the kernel releases when the process ends, however it
+    ends (a kill -9 leaves no stale lock). A second ``run`` or ``resume`` of the folder is
+    refused in one line, naming the process that holds it."""
+
+    def __init__(self, folder: Path, fd: int) -> None:
+        self.folder = folder
+        self.fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, folder: Path) -> RunLock:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise StoreError(
+                f"{folder} is being played by {holder[:100]}; wait for it to finish or stop it "
+                f"(Ctrl-C), then: uno-arena tournament resume {folder}"
+            ) from None
+        except OSError:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        return cls(folder, fd)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the last descriptor drops the flock
+            self.fd = None
 
 
 def canonical_json(replay: dict[str, Any]) -> bytes:
