@@ -318,15 +318,29 @@ def _sandbox_from_dict(d: dict[str, Any] | None) -> SandboxSpec:
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a tournament config file is at most 1 MiB (as the server's)
+MAX_ECHO = 80  # characters of the file's own text an error message repeats
+
+
+def _cut(text: str, limit: int = MAX_ECHO) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shown(v: Any) -> str:
+    """A value as an error message repeats it: its repr, cut to MAX_ECHO characters."""
+    return _cut(repr(v))
+
+
 def _key(key: Any) -> str:
-    """A key as TOML writes it: bare if it can be, else quoted (never a raw newline)."""
+    """A key as TOML writes it: bare if it can be, else quoted (never a raw newline); cut to
+    MAX_ECHO characters."""
     text = str(key)
-    return text if _BARE_KEY.match(text) else json.dumps(text)
+    return _cut(text if _BARE_KEY.match(text) else json.dumps(text))
 
 
 def _int(where: str, v: Any, lo: int, hi: int) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
-        raise ConfigError(f"{where}: must be an integer, got {v!r}")
+        raise ConfigError(f"{where}: must be an integer, got {_shown(v)}")
     if not lo <= v <= hi:
         raise ConfigError(f"{where}: must be {lo}-{hi}, got {v}")
     return v
@@ -334,7 +348,7 @@ def _int(where: str, v: Any, lo: int, hi: int) -> int:
 
 def _float(where: str, v: Any, lo: float, hi: float) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ConfigError(f"{where}: must be a number, got {v!r}")
+        raise ConfigError(f"{where}: must be a number, got {_shown(v)}")
     if not lo <= v <= hi:
         raise ConfigError(f"{where}: must be {lo:g}-{hi:g}, got {v}")
     return float(v)
@@ -342,19 +356,19 @@ def _float(where: str, v: Any, lo: float, hi: float) -> float:
 
 def _str(where: str, v: Any) -> str:
     if not isinstance(v, str):
-        raise ConfigError(f"{where}: must be a string, got {v!r}")
+        raise ConfigError(f"{where}: must be a string, got {_shown(v)}")
     return v
 
 
 def _bool(where: str, v: Any) -> bool:
     if not isinstance(v, bool):
-        raise ConfigError(f"{where}: must be true or false, got {v!r}")
+        raise ConfigError(f"{where}: must be true or false, got {_shown(v)}")
     return v
 
 
 def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
     if not isinstance(v, dict):
-        raise ConfigError(f"{where}: must be a table, got {v!r}")
+        raise ConfigError(f"{where}: must be a table, got {_shown(v)}")
     for key in v:
         if key not in known:
             raise ConfigError(
@@ -371,7 +385,7 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
     name = _str(f"{where}.name", d["name"])
     if not NAME_RE.match(name):
         raise ConfigError(
-            f"{where}.name: {name!r} must be 1-40 letters, digits, '.', '-' or '_', "
+            f"{where}.name: {_shown(name)} must be 1-40 letters, digits, '.', '-' or '_', "
             "starting with a letter or digit"
         )
     command: tuple[str, ...] = ()
@@ -429,7 +443,7 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     name = _str("tournament.name", t.get("name", "tournament"))
     if not NAME_RE.match(name) or len(name) > 32:
         raise ConfigError(
-            f"tournament.name: {name!r} must be 1-32 letters, digits, '.', '-' or '_'"
+            f"tournament.name: {_shown(name)} must be 1-32 letters, digits, '.', '-' or '_'"
         )
     seed = _int("tournament.seed", t.get("seed", 1), 0, 2**63 - 1)
     blocks = _int("tournament.blocks", t.get("blocks", 1), 1, 10_000)
@@ -453,7 +467,7 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
 
     rules_raw = data.get("rules", {})
     if not isinstance(rules_raw, dict):
-        raise ConfigError(f"rules: must be a table, got {rules_raw!r}")
+        raise ConfigError(f"rules: must be a table, got {_shown(rules_raw)}")
     rules = dict(rules_raw)
     if rules.get("scoring", "single_hand") != "single_hand":
         raise ConfigError("rules.scoring: a tournament hand is always single_hand; leave it out")
@@ -494,12 +508,13 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     fallback = _str("faults.fallback", f.get("fallback", "heuristic"))
     if fallback not in FALLBACKS:
         raise ConfigError(
-            f"faults.fallback: must be one of {', '.join(FALLBACKS)}, got {fallback!r}"
+            f"faults.fallback: must be one of {', '.join(FALLBACKS)}, got {_shown(fallback)}"
         )
     forfeit = _str("faults.forfeit", f.get("forfeit", "last"))
     if forfeit not in FORFEIT_DESCRIPTIONS:
         raise ConfigError(
-            f"faults.forfeit: must be one of {', '.join(FORFEIT_DESCRIPTIONS)}, got {forfeit!r}"
+            f"faults.forfeit: must be one of {', '.join(FORFEIT_DESCRIPTIONS)}, "
+            f"got {_shown(forfeit)}"
         )
     faults = FaultSpec(
         strikes=_int("faults.strikes", f.get("strikes", 3), 1, 1000),
@@ -519,7 +534,7 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     for i, raw in enumerate(bots_raw):
         b = _bot(i, raw, base, sandbox)
         if b.name in seen:
-            raise ConfigError(f"bots[{i}].name: {b.name!r} is used twice")
+            raise ConfigError(f"bots[{i}].name: {_shown(b.name)} is used twice")
         seen.add(b.name)
         missing = b.missing_program()
         if missing is not None:
@@ -551,13 +566,16 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
 def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError as exc:
         raise ConfigError(f"{p}: no such file") from exc
     except IsADirectoryError as exc:
         raise ConfigError(f"{p}: a folder, not a configuration file") from exc
     except OSError as exc:
         raise ConfigError(f"{p}: {exc.strerror}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: larger than 1024 KiB; a configuration file is at most that")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -565,11 +583,11 @@ def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML: {' '.join(str(exc).split())}") from exc
+        raise ConfigError(f"{p}: not valid TOML: {_cut(' '.join(str(exc).split()))}") from exc
     try:
         return parse(data, p.resolve().parent, warn=warn)
-    except ConfigError as exc:
-        raise ConfigError(f"{p}: {exc}") from exc
+    except ConfigError as exc:  # also what parse() passes on from elsewhere: never 200 KB
+        raise ConfigError(f"{p}: {_cut(' '.join(str(exc).split()), 600)}") from exc
 
 
 def load_config(store: ResultStore, out: Path | str) -> TournamentConfig:
