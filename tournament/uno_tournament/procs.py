@@ -1,24 +1,30 @@
 """Bot processes: launch once, log to ``<out>/logs/<bot>.log``, restart on a crash.
 
-Each launched bot runs in its own process group with stdout and stderr appended to its log file.
-On Linux the bot also gets SIGTERM if the runner dies (``PR_SET_PDEATHSIG``), so a ``kill -9`` of
-the runner leaves no orphans. A bot that exits while the tournament runs is restarted after a
-growing delay (0.5 s, 1 s, 2 s, ... up to 10 s), at most ``max_restarts`` times; after that it
-is given up and its seats go to the fallback bot.
+Each launched bot runs under a keeper process (:mod:`uno_tournament.sandbox_keeper`) in its own
+session: the keeper copies the bot's stdout and stderr to its log (rotated at ``log_mb``), kills
+everything the bot started when it ends, and ends it when it hits a limit. With the sandbox on
+(the default, ``[sandbox]``), the keeper runs the bot inside bubblewrap, in its own cgroups, with
+rlimits (:mod:`uno_tournament.sandbox`). On Linux the keeper gets SIGTERM if the runner dies
+(``PR_SET_PDEATHSIG``), so a ``kill -9`` of the runner leaves no orphans. A bot that exits while
+the tournament runs (a limit it hit included) is restarted after a growing delay (0.5 s, 1 s,
+2 s, ... up to 10 s), at most ``max_restarts`` times; after that it is given up and its seats go
+to the fallback bot. The incidents name the limit a bot hit (``memory limit 1024 MiB``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .config import BotSpec
+from . import sandbox
+from .config import BotSpec, SandboxSpec
 
 LOG_TAIL_LINES = 5
 
@@ -67,6 +73,9 @@ def tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 
 def describe_exit(code: int) -> str:
+    """``code`` as asyncio gives it (negative: a signal) or as a keeper exits (128 + N)."""
+    if code > 128 and code - 128 < signal.NSIG:
+        code = 128 - code
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
@@ -99,7 +108,11 @@ class BotProcess:
         *,
         max_restarts: int,
         on_incident: Callable[[str, str, str], None],
+        hide: Sequence[str | Path] = (),
     ) -> None:
+        """``hide``: folders and files the bot must not see even where a folder it may read
+        holds them (the run folder, other bots' folders); the folder holding ``log_dir``'s
+        ``logs`` is always hidden."""
         self.spec = spec
         self.token = token
         self.addr = addr
@@ -113,6 +126,15 @@ class BotProcess:
         self.last_exit: str = ""
         self._stopping = False
         self._watch: asyncio.Task[None] | None = None
+        self.limit = ""
+        """The limit the bot's last run hit ("" if none)."""
+        run_dir = log_dir.parent if log_dir.name == "logs" else log_dir.parent.parent
+        self.hide = [str(Path(h).resolve()) for h in (*hide, run_dir, log_dir)]
+        if os.environ.get("HOME"):
+            self.hide.append(os.environ["HOME"])
+        self.status_path = log_dir / f".{spec.name}.status"
+        self._relay: sandbox.HostRelay | None = None
+        self._cgroup: sandbox.BotCgroup | None = None
 
     @property
     def name(self) -> str:
@@ -122,18 +144,61 @@ class BotProcess:
     def running(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the bot runs in namespaces (bubblewrap) rather than as a plain process."""
+        return self.spec.sandbox.enabled and bool(sandbox.probe().bwrap)
+
     async def start(self) -> None:
         spec = self.spec
-        args = [spec.expand(a, addr=self.addr, token=self.token) for a in spec.command]
-        env = dict(os.environ)
-        env.update(
-            {k: spec.expand(v, addr=self.addr, token=self.token) for k, v in spec.env.items()}
-        )
-        env["UNO_ARENA_ADDR"] = self.addr
+        sb = spec.sandbox
+        addr = self.addr
+        if self.sandboxed:
+            addr, port = sandbox.inner_addr(self.addr)
+            if self._relay is None:
+                self._relay = await sandbox.HostRelay.acquire(self.addr)
+        args = [spec.expand(a, addr=addr, token=self.token) for a in spec.command]
+        env = sandbox.sandbox_env(dict(os.environ)) if sb.enabled else dict(os.environ)
+        env.update({k: spec.expand(v, addr=addr, token=self.token) for k, v in spec.env.items()})
+        env["UNO_ARENA_ADDR"] = addr
         env["UNO_ARENA_TOKEN"] = self.token
         env["UNO_ARENA_BOT_NAME"] = spec.name
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            self.status_path.unlink()
+        self.limit = ""
+        keeper: dict[str, object] = {
+            "ppid": os.getpid(),
+            "cwd": spec.cwd,
+            "argv": args,
+            "log": str(self.log_path),
+            "log_max": sb.log_mb * sandbox.MiB,
+            "status": str(self.status_path),
+        }
+        if sb.enabled:
+            prot = sandbox.probe()
+            if self._cgroup is not None:
+                self._cgroup.remove()
+            self._cgroup = sandbox.BotCgroup(spec.name, sb) if prot.cgroups.dirs else None
+            cg = self._cgroup
+            keeper["rlimits"] = {"FSIZE": sb.file_size_mb * sandbox.MiB, "CORE": 0}
+            if cg is None or "pids" not in cg.dirs:
+                keeper["rlimits"]["NPROC"] = _nproc_limit(sb.pids)  # type: ignore[index]
+            if cg is not None:
+                keeper["cgroups"] = cg.all_dirs
+                keeper["memory_dir"] = str(cg.dirs.get("memory", ""))
+                keeper["pids_dir"] = str(cg.dirs.get("pids", ""))
+            if cg is None or "memory" not in cg.dirs:
+                keeper["rss_max"] = sb.memory_mb * sandbox.MiB
+            keeper["names"] = sandbox.limit_names(
+                sb, watchdog=cg is None or "memory" not in cg.dirs
+            )
+            if self.sandboxed:
+                assert self._relay is not None
+                keeper["argv"] = sandbox.bwrap_argv(
+                    prot.bwrap, spec, args, port=port, socket_dir=self._relay.dir, hide=self.hide
+                )
         with self.log_path.open("ab") as log:
             log.write(
                 f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: "
@@ -142,13 +207,16 @@ class BotProcess:
             log.flush()
             try:
                 self.proc = await asyncio.create_subprocess_exec(
-                    *launcher(spec.cwd),
-                    *args,
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    sandbox.KEEPER,
+                    json.dumps(keeper),
                     env=env,
                     stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log,
+                    stdout=asyncio.subprocess.DEVNULL,
                     stderr=log,
-                    close_fds=False,
+                    close_fds=True,
                 )
             except OSError as exc:
                 log.write(f"--- cannot start: {exc}\n".encode())
@@ -157,18 +225,33 @@ class BotProcess:
                 raise
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit(self.proc))
 
+    def _exit_reason(self, code: int) -> str:
+        """Why the bot's last run ended: the limit it hit, or its exit status."""
+        try:
+            status = json.loads(self.status_path.read_text())
+        except (OSError, ValueError):
+            return describe_exit(code)
+        self.limit = str(status.get("limit") or "")
+        if self.limit:
+            return f"{self.limit} reached, stopped"
+        return describe_exit(int(status.get("code", code)))
+
     async def _watch_exit(self, proc: asyncio.subprocess.Process) -> None:
         code = await proc.wait()
+        if self._cgroup is not None:
+            self._cgroup.kill()
         if self._stopping:
             return
         self.crashes += 1
-        self.last_exit = describe_exit(code)
+        self.last_exit = self._exit_reason(code)
         with contextlib.suppress(OSError), self.log_path.open("ab") as log:
             log.write(f"--- {time.strftime('%H:%M:%S')} {self.last_exit}\n".encode())
         self.on_incident(self.name, "crash", self.last_exit)
         if self.restarts >= self.max_restarts:
             self.given_up = True
-            self.on_incident(self.name, "given_up", f"after {self.restarts} restarts")
+            self.on_incident(
+                self.name, "given_up", f"after {self.restarts} restarts (last: {self.last_exit})"
+            )
             return
         delay = min(10.0, 0.5 * 2**self.restarts)
         self.restarts += 1
@@ -187,9 +270,16 @@ class BotProcess:
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
         proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        await stop_group(proc, grace_s)
+        try:
+            if proc is not None and proc.returncode is None:
+                await stop_group(proc, grace_s)
+        finally:
+            if self._cgroup is not None:
+                self._cgroup.remove()
+                self._cgroup = None
+            if self._relay is not None:
+                relay, self._relay = self._relay, None
+                await relay.release()
 
     def failure(self, why: str) -> str:
         """A one-line startup failure report with the last log lines."""
@@ -199,3 +289,36 @@ class BotProcess:
             f"bot {self.name!r} failed to start: {why}; last log lines: {last} "
             f"(log: {self.log_path})"
         )
+
+
+def _nproc_limit(pids: int) -> int:
+    """RLIMIT_NPROC counts every process of the user, so the limit is what the user runs now
+    plus the bot's share (a fallback where no pids cgroup can be had; root is not bound by it)."""
+    uid = os.getuid()
+    mine = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    mine += 1
+    return mine + pids
+
+
+def announce_sandbox(specs: Sequence[SandboxSpec]) -> list[str]:
+    """The lines a runner prints before it launches bots with these sandbox settings: one
+    saying which protections are active, one per missing protection (naming what to install or
+    enable). Raises :class:`~uno_tournament.sandbox.SandboxError` if a missing one is
+    ``required``."""
+    if not specs:
+        return []
+    missing = sandbox.check(specs)
+    lines = []
+    seen = set()
+    for spec in specs:
+        line = sandbox.summary(spec)
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    if len(lines) > 1:  # bots with their own limits: the defaults' line, and a count
+        lines = [lines[0] + f" (and {len(lines) - 1} bots with limits of their own)"]
+    return lines + [f"sandbox: missing {m}" for m in missing]

@@ -1,0 +1,504 @@
+"""The sandbox around launched bots (issue 23): hostile bots in a real tournament beside
+well-behaved ones.
+
+One tournament seats four well-behaved Python bots and nine hostile bots
+(tests/tournament/hostile/hostile_bot.py), each trying one thing. For each: the attempt fails or
+is contained, the well-behaved bots have 0 timeouts, ``tournament verify`` passes, no process of
+the run is left, and the incident names the limit. A second, small run turns the sandbox off for
+a hostile bot and sees its attempts get through: the checks can tell.
+
+No test here skips under CI=true: .ci/run installs bubblewrap and socat, and the cgroups are
+checked, not assumed (a missing one fails the test that needs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from uno_tournament import sandbox
+from uno_tournament.config import ConfigError, SandboxSpec, parse
+
+HOSTILE = Path(__file__).with_name("hostile") / "hostile_bot.py"
+CI = os.environ.get("CI") == "true"
+
+
+def _need_sandbox() -> None:
+    prot = sandbox.probe()
+    missing = prot.missing(SandboxSpec())
+    if missing:
+        if CI:
+            pytest.fail(f"sandbox protections missing under CI=true: {missing}")
+        pytest.skip(f"sandbox protections missing on this machine: {missing[0]}")
+
+
+def _processes_with(tag: str) -> list[int]:
+    """Pids whose command line or environment holds ``tag``."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        for f in ("cmdline", "environ"):
+            try:
+                data = Path(f"/proc/{name}/{f}").read_bytes()
+            except OSError:
+                continue
+            if tag.encode() in data:
+                out.append(int(name))
+                break
+    return out
+
+
+def _children_of(pid: int) -> list[tuple[int, str]]:
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append((int(name), cmd))
+    return out
+
+
+def _bot(name: str, command: list[str], cwd: Path, tag: str, **sandbox_over: object) -> str:
+    lines = [
+        "[[bots]]",
+        f"name = {json.dumps(name)}",
+        f"command = {json.dumps(command)}",
+        f"cwd = {json.dumps(str(cwd))}",
+        f"env = {{ UNO_TEST_TAG = {json.dumps(tag)} }}",
+    ]
+    if sandbox_over:
+        inner = ", ".join(f"{k} = {json.dumps(v)}" for k, v in sandbox_over.items())
+        lines.append(f"sandbox = {{ {inner} }}")
+    return "\n".join(lines) + "\n"
+
+
+GOOD = ["{python}", "-m", "uno_bot.examples.heuristic_bot", "--log-level", "warning"]
+SDK = ["--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+
+
+def _hostile(attack: str, target: dict[str, object]) -> list[str]:
+    return [
+        "{python}",
+        "hostile_bot.py",
+        "--attack",
+        attack,
+        "--target",
+        json.dumps(target),
+        "--log-level",
+        "warning",
+        *SDK,
+    ]
+
+
+def _layout(tmp_path: Path) -> dict[str, Path]:
+    """The hostile bots' folder holds the run folder (so the sandbox must hide it); the
+    well-behaved bots' folder holds a secret; a token file and a home sit beside."""
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    shutil.copy(HOSTILE, hostile / "hostile_bot.py")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "secret.txt").write_text("the victim's strategy\n")
+    (tmp_path / "tokens.toml").write_text('alice = "alice-secret-token"\n')
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".ssh-key").write_text("private\n")
+    return {
+        "hostile": hostile,
+        "victim": victim,
+        "run": hostile / "run",
+        "tokens": tmp_path / "tokens.toml",
+        "home": home,
+    }
+
+
+def _run(
+    tmp_path: Path, config: str, env_extra: dict[str, str], targets: Path | None
+) -> tuple[int, str]:
+    """``uno-arena tournament run`` in a child process; writes ``targets`` (the runner's and
+    the server's pids) once the server runs. Returns the exit status and the output."""
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(config)
+    env = {**os.environ, **env_extra, "GRPC_VERBOSITY": "ERROR"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uno_server.cli", "tournament", "run", str(cfg)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=tmp_path,
+    )
+    if targets is not None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            server = [p for p, cmd in _children_of(proc.pid) if "uno_server.cli serve" in cmd]
+            if server:
+                targets.write_text(json.dumps({"runner": proc.pid, "server": server[0]}))
+                break
+            time.sleep(0.1)
+    try:
+        out, _ = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        pytest.fail(f"the tournament did not end: {out.decode(errors='replace')[-3000:]}")
+    return proc.returncode, out.decode(errors="replace")
+
+
+def _incidents(run: Path) -> list[tuple[str, str, str]]:
+    db = sqlite3.connect(f"file:{run / 'tournament.sqlite'}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT bot, kind, detail FROM incidents ORDER BY id").fetchall()
+    finally:
+        db.close()
+    return [(str(b), str(k), str(d)) for b, k, d in rows]
+
+
+def _timeouts(run: Path) -> dict[str, int]:
+    data = json.loads((run / "results.json").read_text())
+    return {b["bot"]: int(b["timeouts"]) for b in data["leaderboard"]}
+
+
+def _log(run: Path, bot: str) -> str:
+    return (run / "logs" / f"{bot}.log").read_text(errors="replace")
+
+
+ATTACKS = ("fork", "memory", "spin", "store", "read", "disk", "net", "signal", "setsid")
+
+
+def test_hostile_bots_are_confined(tmp_path: Path) -> None:
+    _need_sandbox()
+    where = _layout(tmp_path)
+    tag = f"uno-hostile-{uuid.uuid4().hex}"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    other_port = listener.getsockname()[1]
+    target: dict[str, object] = {
+        "run": str(where["run"]),
+        "victim": str(where["victim"]),
+        "victim_file": str(where["victim"] / "secret.txt"),
+        "tokens": str(where["tokens"]),
+        "home": str(where["home"]),
+        "port": other_port,
+        "tag": tag,
+        "scratch": True,
+    }
+    config = f"""
+[tournament]
+name = "hostile"
+hands = 48
+concurrency = 4
+output = {json.dumps(str(where["run"]))}
+
+[time_control]
+decision_ms = 1500
+
+[faults]
+max_restarts = 1
+startup_timeout_s = 120
+
+[sandbox]
+required = true
+memory_mb = 512
+pids = 128
+"""
+    for i in range(4):
+        config += _bot(f"good-{i}", [*GOOD, *SDK], where["victim"], tag)
+    over: dict[str, dict[str, object]] = {
+        "fork": {"pids": 48},
+        "memory": {"memory_mb": 160},
+        "spin": {"cpu_quota": 0.5},
+        "disk": {"file_size_mb": 16, "scratch_mb": 64, "log_mb": 1},
+    }
+    for attack in ATTACKS:
+        config += _bot(
+            f"hostile-{attack}",
+            _hostile(attack, target),
+            where["hostile"],
+            tag,
+            **over.get(attack, {}),
+        )
+    code, out = _run(
+        tmp_path,
+        config,
+        {"HOME": str(where["home"]), "UNO_TEST_TAG": tag},
+        where["hostile"] / "targets.json",
+    )
+    run = where["run"]
+    assert code == 0, out[-4000:]
+
+    # one line at start says which protections are active
+    assert "sandbox: namespaces (bubblewrap" in out, out[:2000]
+    assert "cgroup v" in out and "missing" not in out.split("sandbox:")[1].splitlines()[0]
+
+    # well-behaved bots: 0 timeouts; the run verifies; nothing of the run is left
+    timeouts = _timeouts(run)
+    assert all(timeouts[f"good-{i}"] == 0 for i in range(4)), timeouts
+    verify = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "tournament", "verify", str(run)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    time.sleep(0.5)
+    assert _processes_with(tag) == [], "processes of the run are left"
+
+    logs = {a: _log(run, f"hostile-{a}") for a in ATTACKS}
+    for a, text in logs.items():
+        assert f"HOSTILE {a}: LEAKED" not in text, f"{a}: {text[-2000:]}"
+    incidents = _incidents(run)
+    crash = {b: d for b, k, d in incidents if k == "crash"}
+
+    # limits end the bot as a crash does, and the incident names the limit
+    assert crash["hostile-fork"] == "pids limit 48 reached, stopped", incidents
+    assert crash["hostile-memory"] == "memory limit 160 MiB reached, stopped", incidents
+    assert crash["hostile-disk"] == "file size limit 16 MiB reached, stopped", incidents
+    given_up = {b: d for b, k, d in incidents if k == "given_up"}
+    assert "pids limit 48" in given_up["hostile-fork"]
+
+    # the 1 GB on stdout: the log was cut at 1 MiB, the cut noted, one older part kept
+    disk_log = run / "logs" / "hostile-disk.log"
+    assert disk_log.stat().st_size <= 2**20 + 4096
+    assert (run / "logs" / "hostile-disk.log.1").stat().st_size <= 2**20 + 4096
+    cut = disk_log.read_text(errors="replace") + (run / "logs" / "hostile-disk.log.1").read_text(
+        errors="replace"
+    )
+    assert "log cut: it reached 1 MiB" in cut
+    assert not (where["hostile"] / "big").exists()
+
+    # files: the store, the run folder, the other bot's folder, the tokens, the home
+    assert "HOSTILE store: BLOCKED open tournament.sqlite for writing: E" in logs["store"]
+    assert "HOSTILE store: BLOCKED list the run folder: ENOENT" in logs["store"]
+    assert (run / "tournament.sqlite").read_bytes().startswith(b"SQLite format 3\0")
+    assert "HOSTILE store: BLOCKED create a file in the run folder: EROFS" in logs["store"]
+    assert not (run / "evil").exists()
+    assert "HOSTILE read: BLOCKED read another bot's file: ENOENT" in logs["read"]
+    assert "HOSTILE read: BLOCKED read the token file: ENOENT" in logs["read"]
+    assert "HOSTILE read: BLOCKED read the organiser's home: ENOENT" in logs["read"]
+    assert "HOSTILE read: BLOCKED write to its own folder: EROFS" in logs["read"]
+
+    # network: another local port is refused in the bot's own namespace, and never reached;
+    # an outside address is unreachable at once
+    assert f"HOSTILE net: BLOCKED connect 127.0.0.1:{other_port}: ECONNREFUSED" in logs["net"]
+    assert "HOSTILE net: BLOCKED connect 192.0.2.1:80: ENETUNREACH" in logs["net"]
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+    listener.close()
+
+    # signals: the runner and the server are not even visible
+    assert "HOSTILE signal: BLOCKED SIGKILL the runner" in logs["signal"], logs["signal"][-2000:]
+    assert "HOSTILE signal: BLOCKED SIGKILL the server" in logs["signal"]
+    assert "ESRCH" in logs["signal"]
+
+    # the setsid child ran, and died with the run (checked above: nothing with the tag is left)
+    assert "HOSTILE setsid: DONE setsid child" in logs["setsid"]
+    # the spinner was contained by its CPU weight and quota: the well-behaved bots had no
+    # timeouts (above), and it played on
+    assert "HOSTILE spin: DONE 8 threads spinning" in logs["spin"]
+    assert "hostile-spin" not in crash
+
+
+def test_without_the_sandbox_the_attempts_get_through(tmp_path: Path) -> None:
+    """The negative control: the same file attacks with ``enabled = false`` for the hostile
+    bot read what the sandboxed one could not (so the checks above can tell)."""
+    _need_sandbox()
+    where = _layout(tmp_path)
+    tag = f"uno-hostile-{uuid.uuid4().hex}"
+    target: dict[str, object] = {
+        "run": str(where["run"]),
+        "victim": str(where["victim"]),
+        "victim_file": str(where["victim"] / "secret.txt"),
+        "tokens": str(where["tokens"]),
+        "home": str(where["home"]),
+    }
+    config = f"""
+[tournament]
+name = "control"
+hands = 24
+concurrency = 4
+output = {json.dumps(str(where["run"]))}
+"""
+    for i in range(3):
+        config += _bot(f"good-{i}", [*GOOD, *SDK], where["victim"], tag)
+    config += _bot("hostile-read", _hostile("read", target), where["hostile"], tag, enabled=False)
+    code, out = _run(tmp_path, config, {"HOME": str(where["home"])}, None)
+    assert code == 0, out[-4000:]
+    log = _log(where["run"], "hostile-read")
+    assert "HOSTILE read: LEAKED read the token file" in log
+    assert "HOSTILE read: LEAKED read another bot's file" in log
+    (where["hostile"] / "evil").unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------ small pieces
+
+
+def _parse(extra: str) -> object:
+    bots = "".join(
+        f'[[bots]]\nname = "b{i}"\ncommand = ["{{python}}", "-c", "pass"]\n' for i in range(4)
+    )
+    import tomllib
+
+    return parse(tomllib.loads(extra + "\n" + bots), Path("/tmp"))
+
+
+def test_sandbox_config_defaults_and_overrides(tmp_path: Path) -> None:
+    import tomllib
+
+    text = (
+        "[sandbox]\nmemory_mb = 256\npids = 64\n"
+        + "".join(
+            f'[[bots]]\nname = "b{i}"\ncommand = ["{{python}}", "-c", "pass"]\n' for i in range(3)
+        )
+        + '[[bots]]\nname = "big"\ncommand = ["{python}", "-c", "pass"]\n'
+        + "sandbox = { memory_mb = 2048, cpu_quota = 1.5, paths = ['/opt'] }\n"
+    )
+    cfg = parse(tomllib.loads(text), tmp_path)
+    assert cfg.sandbox.memory_mb == 256
+    assert cfg.bots[0].sandbox.memory_mb == 256 and cfg.bots[0].sandbox.pids == 64
+    big = cfg.bots[3].sandbox
+    assert big.memory_mb == 2048 and big.pids == 64 and big.cpu_quota == 1.5
+    assert big.paths == ("/opt",)
+    again = type(cfg).from_dict(json.loads(json.dumps(cfg.to_dict())))
+    assert again == cfg
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("[sandbox]\nmemory_mb = 1", "sandbox.memory_mb: must be 32-1048576, got 1"),
+        ("[sandbox]\npids = 'many'", "sandbox.pids: must be an integer, got 'many'"),
+        ("[sandbox]\nenabled = 1", "sandbox.enabled: must be true or false, got 1"),
+        ("[sandbox]\nswap = 1", "sandbox.swap: unknown setting"),
+        ("[sandbox]\ncpu_quota = -1", "sandbox.cpu_quota: must be 0-1024, got -1"),
+        ("[sandbox]\npaths = '/opt'", "sandbox.paths: must be a list of folder names"),
+    ],
+)
+def test_sandbox_config_errors_name_the_field(extra: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        _parse(extra)
+    assert message in str(err.value)
+
+
+def test_a_bot_cannot_override_required() -> None:
+    import tomllib
+
+    text = "".join(
+        f'[[bots]]\nname = "b{i}"\ncommand = ["{{python}}", "-c", "pass"]\n' for i in range(4)
+    )
+    text += "sandbox = { required = false }\n"
+    with pytest.raises(ConfigError, match=r"bots\[3\]\.sandbox\.required: unknown setting"):
+        parse(tomllib.loads(text), Path("/tmp"))
+
+
+def test_required_turns_a_missing_protection_into_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    prot = sandbox.Protections(bwrap="", bwrap_why="bwrap not found", cgroups=sandbox.Cgroups())
+    monkeypatch.setattr(sandbox, "probe", lambda: prot)
+    warned: list[str] = []
+    lines = sandbox.check([SandboxSpec()], warned.append)
+    assert warned and all(w.startswith("sandbox: missing ") for w in warned)
+    assert any("install bubblewrap" in w for w in warned)
+    assert any("pids limit" in w for w in warned)
+    assert len(lines) == len(warned)
+    with pytest.raises(sandbox.SandboxError, match=r"sandbox\.required is true"):
+        sandbox.check([SandboxSpec(required=True)])
+    assert sandbox.check([SandboxSpec(enabled=False, required=True)]) == []
+
+
+def test_sandbox_check_command() -> None:
+    _need_sandbox()
+    res = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "sandbox", "check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    first = res.stdout.splitlines()[0]
+    assert first.startswith("sandbox: namespaces (bubblewrap")
+    assert "memory 1024 MiB incl. swap" in first and "pids 256" in first
+    assert "every protection is active" in res.stdout
+
+
+def test_keeper_log_rotates_and_notes_the_cut(tmp_path: Path) -> None:
+    log = tmp_path / "bot.log"
+    status = tmp_path / "bot.status"
+    code = "import sys\nfor _ in range(300):\n    sys.stdout.write('z' * 9999 + '\\n')\n"
+    cfg = {
+        "ppid": os.getpid(),
+        "cwd": str(tmp_path),
+        "argv": [sys.executable, "-c", code],
+        "log": str(log),
+        "log_max": 1_000_000,
+        "status": str(status),
+    }
+    res = subprocess.run(
+        [sys.executable, "-I", "-S", sandbox.KEEPER, json.dumps(cfg)], check=False, timeout=60
+    )
+    assert res.returncode == 0
+    assert log.stat().st_size <= 1_000_000
+    assert Path(str(log) + ".1").stat().st_size <= 1_000_000
+    assert "log cut: it reached" in log.read_text()
+    assert json.loads(status.read_text()) == {"code": 0, "limit": "", "stopped": False}
+
+
+def test_keeper_kills_setsid_children_without_namespaces(tmp_path: Path) -> None:
+    """Even with the sandbox off, the keeper (a subreaper) kills what the bot left."""
+    tag = f"uno-orphan-{uuid.uuid4().hex}"
+    code = (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)', '{tag}'],"
+        " start_new_session=True)\n"
+    )
+    cfg = {
+        "ppid": os.getpid(),
+        "cwd": str(tmp_path),
+        "argv": [sys.executable, "-c", code],
+        "log": str(tmp_path / "bot.log"),
+        "log_max": 1_000_000,
+        "status": str(tmp_path / "bot.status"),
+    }
+    res = subprocess.run(
+        [sys.executable, "-I", "-S", sandbox.KEEPER, json.dumps(cfg)], check=False, timeout=60
+    )
+    assert res.returncode == 0
+    assert _processes_with(tag) == []
+
+
+def test_keeper_rss_watchdog(tmp_path: Path) -> None:
+    """Where no memory cgroup can be had, the RSS watchdog ends a balloon and names it."""
+    code = "import time\nb = []\nwhile 1:\n    b.append(b\"x\" * (8 << 20))\n    time.sleep(0.01)"
+    cfg = {
+        "ppid": os.getpid(),
+        "cwd": str(tmp_path),
+        "argv": [sys.executable, "-c", code],
+        "log": str(tmp_path / "bot.log"),
+        "log_max": 1_000_000,
+        "status": str(tmp_path / "bot.status"),
+        "rss_max": 128 * 2**20,
+        "names": sandbox.limit_names(SandboxSpec(memory_mb=128), watchdog=True),
+    }
+    res = subprocess.run(
+        [sys.executable, "-I", "-S", sandbox.KEEPER, json.dumps(cfg)], check=False, timeout=60
+    )
+    assert res.returncode == 128 + signal.SIGKILL
+    status = json.loads((tmp_path / "bot.status").read_text())
+    assert status["limit"] == "memory limit 128 MiB (RSS watchdog)"

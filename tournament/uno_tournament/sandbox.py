@@ -1,0 +1,655 @@
+"""The sandbox around every bot the harness launches.
+
+Each launched bot runs under a keeper (:mod:`uno_tournament.sandbox_keeper`), which starts
+``bwrap`` (Debian's ``bubblewrap``) with:
+
+- its own user, pid, network, ipc and uts namespaces (``--unshare-all``), as an unprivileged
+  user with no capabilities, and no way to make further user namespaces;
+- a file system of its own: ``/usr`` (and ``/bin``, ``/lib``...), ``/usr/local``, ``/opt``, the few
+  ``/etc`` files programs read, the runner's Python, and the bot's own folder, all read-only; a
+  private, size-limited ``/tmp`` (also its ``HOME``); nothing of the run folder (the results
+  store, the logs, the token file), other bots' folders or the organiser's home;
+- one way out: a relay inside the namespace listens on ``127.0.0.1:PORT`` (the port of the game
+  server, so the bot's ``{addr}`` is unchanged) and forwards to a Unix socket bound into the
+  sandbox, behind which a relay on the runner's side reaches the server (:mod:`sandbox_relay`).
+  No other port and no other address can be reached.
+
+Resources: a cgroup per bot (cgroup v2 where delegated, else the v1 ``cpu``, ``memory`` with
+``memsw`` and ``pids`` controllers) for a CPU weight, an optional CPU quota, a memory limit that
+counts swap and a pids limit; rlimits for the file size and core dumps; an RSS watchdog where no
+memory cgroup can be had. RLIMIT_AS is never used (it breaks the JVM, Go and V8).
+
+:func:`probe` finds what this machine allows; :func:`summary` is the one line the runner prints;
+:func:`missing` lists what is not there with what to install or enable; ``uno-arena sandbox
+check`` prints both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import atexit
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from .config import BotSpec, SandboxSpec
+
+KEEPER = str(Path(__file__).with_name("sandbox_keeper.py"))
+RELAY = str(Path(__file__).with_name("sandbox_relay.py"))
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+SANDBOX_UID = 65534
+"""The bot's user and group inside its user namespace (``nobody``)."""
+INNER_SOCKET_DIR = "/run/uno-arena"
+INNER_RELAY = "/run/uno-arena-relay.py"
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/java-17-openjdk",
+    "/etc/java-21-openjdk",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/localtime",
+    "/etc/mime.types",
+)
+"""The /etc files a bot sees (read-only): what the dynamic loader, Java, Node and Python read."""
+SYSTEM_DIRS = ("/usr", "/usr/local", "/opt")
+TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "JAVA_HOME", "GOMAXPROCS", "TERM")
+"""The runner's environment variables a sandboxed bot gets (besides its own ``env`` and the
+UNO_ARENA_* ones); nothing else of the organiser's environment goes in."""
+
+
+class SandboxError(Exception):
+    """A protection that ``[sandbox] required = true`` asks for is missing."""
+
+
+MiB = 2**20
+
+
+# ------------------------------------------------------------------------------------- probing
+
+
+@dataclass
+class Cgroups:
+    """Where this machine lets us make cgroups: ``version`` 2 (one folder) or 1 (one per
+    controller); ``dirs`` maps a controller to the folder new groups go under."""
+
+    version: int = 0
+    dirs: dict[str, Path] = field(default_factory=dict)
+    memsw: bool = False
+    why: dict[str, str] = field(default_factory=dict)
+    """Controller -> why it is not usable."""
+
+    def has(self, controller: str) -> bool:
+        return controller in self.dirs
+
+
+@dataclass
+class Protections:
+    bwrap: str = ""
+    """bwrap's path when it runs a sandbox here, else ""."""
+    bwrap_version: str = ""
+    bwrap_why: str = ""
+    cgroups: Cgroups = field(default_factory=Cgroups)
+    socat: str = ""
+
+    def active(self, spec: SandboxSpec) -> list[str]:
+        out = []
+        if not spec.enabled:
+            return ["none (sandbox disabled)"]
+        if self.bwrap:
+            out.append(f"namespaces (bubblewrap {self.bwrap_version}: user, pid, net, ipc, uts)")
+            out.append("files (own folder read-only, private /tmp)")
+            out.append("network (game server only)")
+        cg = self.cgroups
+        ctl = []
+        if cg.has("cpu"):
+            ctl.append(f"cpu weight {spec.cpu_weight}")
+            if spec.cpu_quota:
+                ctl.append(f"cpu quota {spec.cpu_quota:g} cores")
+        if cg.has("memory"):
+            swap = " incl. swap" if cg.memsw or cg.version == 2 else ""
+            ctl.append(f"memory {spec.memory_mb} MiB{swap}")
+        if cg.has("pids"):
+            ctl.append(f"pids {spec.pids}")
+        if ctl:
+            out.append(f"cgroup v{cg.version} ({', '.join(ctl)})")
+        if not cg.has("memory"):
+            out.append(f"RSS watchdog {spec.memory_mb} MiB")
+        out.append(f"rlimits (file size {spec.file_size_mb} MiB, no core dumps)")
+        out.append(f"logs rotated at {spec.log_mb} MiB")
+        return out
+
+    def missing(self, spec: SandboxSpec) -> list[str]:
+        """One line per protection this machine cannot give, with what to do."""
+        if not spec.enabled:
+            return []
+        out = []
+        if not self.bwrap:
+            out.append(
+                "namespaces, file and network confinement: " + self.bwrap_why + " (install "
+                "bubblewrap: apt-get install bubblewrap; it needs unprivileged user namespaces: "
+                "sysctl kernel.unprivileged_userns_clone=1)"
+            )
+        cg = self.cgroups
+        for ctl in ("cpu", "memory", "pids"):
+            if not cg.has(ctl):
+                what = {
+                    "cpu": "CPU weight and quota",
+                    "memory": "memory limit (the RSS watchdog stands in)",
+                    "pids": "pids limit (a fork bomb is not stopped)",
+                }[ctl]
+                out.append(
+                    f"{what}: no writable {ctl} cgroup ({cg.why.get(ctl, 'not found')}; run as "
+                    "root, or under a delegated cgroup v2: systemd-run --user --scope -p "
+                    "Delegate=yes ...)"
+                )
+        if cg.has("memory") and cg.version == 1 and not cg.memsw:
+            out.append(
+                "memory limit counts no swap: cgroup v1 without memsw (boot with swapaccount=1)"
+            )
+        return out
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup path for a v1 ``controller`` (or v2 with ``""``)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        num, _, rest = line.partition(":")
+        ctls, _, path = rest.partition(":")
+        if controller == "" and num == "0" and ctls == "":
+            return path
+        if controller and controller in ctls.split(","):
+            return path
+    return None
+
+
+def _writable_group(base: Path) -> str:
+    """ "" if a group can be made under ``base``, else why not."""
+    if not base.is_dir():
+        return f"{base} not found"
+    probe = base / f"uno-arena-probe-{os.getpid()}-{secrets.token_hex(3)}"
+    try:
+        probe.mkdir()
+    except OSError as exc:
+        return f"{base}: {exc.strerror}"
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return ""
+
+
+def _probe_cgroups() -> Cgroups:
+    cg = Cgroups()
+    # cgroup v2 where the controllers are delegated to us
+    v2_mount = None
+    for cand in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
+        if (cand / "cgroup.controllers").is_file():
+            v2_mount = cand
+            break
+    own = _own_cgroup("")
+    if v2_mount is not None and own is not None:
+        base = v2_mount / own.lstrip("/")
+        try:
+            controllers = (base / "cgroup.controllers").read_text().split()
+        except OSError:
+            controllers = []
+        usable = [c for c in ("cpu", "memory", "pids") if c in controllers]
+        if usable and not _writable_group(base):
+            parent = base
+            try:
+                enabled = (parent / "cgroup.subtree_control").read_text().split()
+                need = [c for c in usable if c not in enabled]
+                if need:
+                    (parent / "cgroup.subtree_control").write_text(" ".join("+" + c for c in need))
+                cg.version = 2
+                cg.dirs = dict.fromkeys(usable, parent)
+                return cg
+            except OSError as exc:
+                cg.why = dict.fromkeys(usable, f"cgroup v2 {parent}: {exc.strerror}")
+    # cgroup v1 controllers
+    for ctl in ("cpu", "memory", "pids"):
+        mount = CGROUP_ROOT / ctl
+        path = _own_cgroup(ctl)
+        if path is None or not (mount / "cgroup.procs").exists():
+            cg.why.setdefault(ctl, "no cgroup v1 controller mounted")
+            continue
+        base = mount / path.lstrip("/")
+        why = _writable_group(base)
+        if why:
+            cg.why[ctl] = why
+            continue
+        cg.dirs[ctl] = base
+        cg.version = 1
+    if "memory" in cg.dirs:
+        cg.memsw = (cg.dirs["memory"] / "memory.memsw.limit_in_bytes").exists()
+    return cg
+
+
+def _probe_bwrap() -> tuple[str, str, str]:
+    path = shutil.which("bwrap")
+    if not path:
+        return "", "", "bwrap not found"
+    try:
+        res = subprocess.run(
+            [path, *_ns_args(), "--ro-bind", "/", "/", "true"],
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
+        ver = subprocess.run([path, "--version"], capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "", "", f"bwrap does not run ({exc})"
+    if res.returncode != 0:
+        err = res.stderr.decode(errors="replace").strip().splitlines()
+        return "", "", f"bwrap cannot make namespaces here ({err[-1] if err else res.returncode})"
+    return path, ver.stdout.decode().split()[-1] if ver.stdout else "?", ""
+
+
+@functools.cache
+def probe() -> Protections:
+    """What this machine allows (once per process)."""
+    p = Protections()
+    p.bwrap, p.bwrap_version, p.bwrap_why = _probe_bwrap()
+    p.cgroups = _probe_cgroups()
+    p.socat = shutil.which("socat") or ""
+    return p
+
+
+def summary(spec: SandboxSpec) -> str:
+    """The one line the runner prints at start."""
+    return "sandbox: " + "; ".join(probe().active(spec))
+
+
+def check(specs: Iterable[SandboxSpec], warn: object = None) -> list[str]:
+    """Warn once per missing protection (``warn(line)``), or raise :class:`SandboxError` when
+    a bot's sandbox is ``required``. Returns the warnings."""
+    lines: list[str] = []
+    required = False
+    for spec in specs:
+        required = required or (spec.enabled and spec.required)
+        for line in probe().missing(spec):
+            if line not in lines:
+                lines.append(line)
+    if lines and required:
+        raise SandboxError(
+            f"sandbox.required is true but a protection is missing: {lines[0]}"
+            + (f" (and {len(lines) - 1} more: uno-arena sandbox check)" if len(lines) > 1 else "")
+        )
+    if callable(warn):
+        for line in lines:
+            warn(f"sandbox: missing {line}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------- cgroups
+
+
+class BotCgroup:
+    """One bot launch's cgroups (one folder per v1 controller, or one v2 folder)."""
+
+    _run_dirs: ClassVar[dict[Path, Path]] = {}
+
+    def __init__(self, name: str, spec: SandboxSpec) -> None:
+        self.dirs: dict[str, Path] = {}
+        cg = probe().cgroups
+        tag = f"{name}-{secrets.token_hex(3)}"
+        for ctl, base in cg.dirs.items():
+            run = self._run_dir(base)
+            d = run / tag
+            d.mkdir(exist_ok=True)
+            self.dirs[ctl] = d
+        self.version = cg.version
+        self._limit(spec, cg)
+
+    @classmethod
+    def _run_dir(cls, base: Path) -> Path:
+        """This process's group under ``base`` (made once; stale ones of dead runners go)."""
+        if base in cls._run_dirs:
+            return cls._run_dirs[base]
+        for old in base.glob("uno-arena-*"):
+            pid = old.name.split("-")[2] if old.name.count("-") >= 3 else ""
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                _remove_tree(old)
+        run = base / f"uno-arena-{os.getpid()}-{secrets.token_hex(3)}"
+        run.mkdir()
+        if probe().cgroups.version == 2:
+            with contextlib.suppress(OSError):
+                (run / "cgroup.subtree_control").write_text("+cpu +memory +pids")
+        cls._run_dirs[base] = run
+        atexit.register(_remove_tree, run)
+        return run
+
+    def _limit(self, spec: SandboxSpec, cg: Cgroups) -> None:
+        mem = spec.memory_mb * MiB
+        if self.version == 2:
+            d = next(iter(self.dirs.values()), None)
+            if d is None:
+                return
+            writes = []
+            if "memory" in self.dirs:
+                writes += [("memory.max", str(mem)), ("memory.swap.max", "0")]
+            if "cpu" in self.dirs:
+                writes.append(("cpu.weight", str(spec.cpu_weight)))
+                if spec.cpu_quota:
+                    writes.append(("cpu.max", f"{int(spec.cpu_quota * 100_000)} 100000"))
+            if "pids" in self.dirs:
+                writes.append(("pids.max", str(spec.pids)))
+            for fname, value in writes:
+                with contextlib.suppress(OSError):
+                    (d / fname).write_text(value)
+            return
+        if "memory" in self.dirs:
+            d = self.dirs["memory"]
+            (d / "memory.limit_in_bytes").write_text(str(mem))
+            if cg.memsw:
+                (d / "memory.memsw.limit_in_bytes").write_text(str(mem))
+            with contextlib.suppress(OSError):
+                (d / "memory.swappiness").write_text("0")
+        if "cpu" in self.dirs:
+            d = self.dirs["cpu"]
+            (d / "cpu.shares").write_text(str(max(2, spec.cpu_weight * 1024 // 100)))
+            if spec.cpu_quota:
+                (d / "cpu.cfs_period_us").write_text("100000")
+                (d / "cpu.cfs_quota_us").write_text(str(int(spec.cpu_quota * 100_000)))
+        if "pids" in self.dirs:
+            (self.dirs["pids"] / "pids.max").write_text(str(spec.pids))
+
+    @property
+    def all_dirs(self) -> list[str]:
+        return sorted({str(d) for d in self.dirs.values()})
+
+    def kill(self) -> None:
+        """SIGKILL whatever is left in the groups."""
+        for _ in range(100):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            if self.version == 2:
+                for d in self.dirs.values():
+                    with contextlib.suppress(OSError):
+                        (d / "cgroup.kill").write_text("1")
+
+    def pids(self) -> set[int]:
+        out: set[int] = set()
+        for d in self.dirs.values():
+            with contextlib.suppress(OSError, ValueError):
+                out.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+        return out
+
+    def remove(self) -> None:
+        self.kill()
+        for d in self.dirs.values():
+            _remove_tree(d)
+
+
+def _remove_tree(d: Path) -> None:
+    """rmdir a cgroup and its children (a cgroup folder is removed with rmdir, bottom up)."""
+    with contextlib.suppress(OSError):
+        for sub in sorted((p for p in d.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            with contextlib.suppress(OSError):
+                sub.rmdir()
+        d.rmdir()
+
+
+# ------------------------------------------------------------------------------ the host relay
+
+
+class HostRelay:
+    """The runner's end of the bots' way out: a Unix socket in a private folder, relayed to
+    the game server's TCP address. One per server address, shared by the bots of a shard."""
+
+    _all: ClassVar[dict[str, HostRelay]] = {}
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.dir = tempfile.mkdtemp(prefix="uno-arena-sock-")
+        os.chmod(self.dir, 0o700)
+        self.socket = os.path.join(self.dir, "server.sock")
+        self.proc: asyncio.subprocess.Process | None = None
+        self.users = 0
+
+    @classmethod
+    async def acquire(cls, target: str) -> HostRelay:
+        relay = cls._all.get(target)
+        if relay is None or relay.proc is None or relay.proc.returncode is not None:
+            relay = cls(target)
+            await relay._start()
+            cls._all[target] = relay
+        relay.users += 1
+        return relay
+
+    async def release(self) -> None:
+        self.users -= 1
+        if self.users <= 0:
+            HostRelay._all.pop(self.target, None)
+            await self.close()
+
+    async def _start(self) -> None:
+        keeper = {
+            "ppid": os.getpid(),
+            "cwd": self.dir,
+            "argv": [sys.executable, "-I", "-S", RELAY, "host", self.socket, self.target],
+            "log": os.path.join(self.dir, "relay.log"),
+            "log_max": MiB,
+            "status": os.path.join(self.dir, "relay.status"),
+        }
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            "-S",
+            KEEPER,
+            json.dumps(keeper),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            close_fds=True,
+        )
+        for _ in range(500):
+            if os.path.exists(self.socket):
+                return
+            if self.proc.returncode is not None:
+                break
+            await asyncio.sleep(0.01)
+        raise OSError(f"the sandbox relay to {self.target} did not start")
+
+    async def close(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- the bwrap command
+
+
+def _ns_args() -> list[str]:
+    return [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "uno-bot",
+    ]
+
+
+def python_paths() -> list[str]:
+    """What the runner's Python needs to run inside: its prefixes, its import path, and the
+    folders of this project's packages (an editable install maps them outside site-packages)."""
+    paths = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    here = os.path.realpath(os.getcwd())
+    for p in sys.path:
+        if p and os.path.isdir(p) and os.path.realpath(p) != here:
+            paths.append(p)
+    for pkg in ("uno_bot", "uno_server", "uno_tournament"):
+        with contextlib.suppress(Exception):
+            spec = importlib.util.find_spec(pkg)
+            if spec is not None and spec.submodule_search_locations:
+                paths.extend(spec.submodule_search_locations)
+    return paths
+
+
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def _dedup(paths: Iterable[str]) -> list[str]:
+    """Real, existing paths, without ones inside another."""
+    real = sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
+    out: list[str] = []
+    for p in real:
+        if not any(_inside(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def inner_addr(addr: str) -> tuple[str, int]:
+    """The bot's ``{addr}`` inside the sandbox and the port its relay listens on: the server's
+    own address when that is 127.0.0.1, else 127.0.0.1 and the server's port."""
+    host, _, port = addr.rpartition(":")
+    if host == "127.0.0.1":
+        return addr, int(port)
+    return f"127.0.0.1:{port}", int(port)
+
+
+def bwrap_argv(
+    bwrap: str,
+    spec: BotSpec,
+    command: Sequence[str],
+    *,
+    port: int,
+    socket_dir: str,
+    hide: Sequence[str] = (),
+) -> list[str]:
+    """The full ``bwrap ... -- relay inner PORT SOCKET -- command`` line for one bot."""
+    sb = spec.sandbox
+    cwd = os.path.realpath(spec.cwd)
+    args = [bwrap, *_ns_args()]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for top in TOP_LINKS:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for f in ETC_FILES:
+        args += ["--ro-bind-try", f, f]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/tmp"]
+    ro = _dedup(
+        [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, cwd]
+    )
+    for p in ro:
+        if not _inside(p, "/usr"):
+            args += ["--ro-bind", p, p]
+    # anything secret that a read-only folder above would show is covered with an empty one
+    for h in _dedup(hide):
+        if any(_inside(h, p) for p in ro) and not _inside(cwd, h):
+            if os.path.isdir(h):
+                args += ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
+            else:
+                args += ["--ro-bind", "/dev/null", h]
+    args += ["--ro-bind", socket_dir, INNER_SOCKET_DIR]
+    args += ["--ro-bind", RELAY, INNER_RELAY]
+    args += ["--chdir", cwd, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    args += ["--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
+    args += [f"{INNER_SOCKET_DIR}/server.sock", "--", *command]
+    return args
+
+
+def sandbox_env(base: dict[str, str]) -> dict[str, str]:
+    """The organiser's environment, cut down to what a bot needs (no tokens, no HOME)."""
+    return {k: v for k, v in base.items() if k in ENV_KEEP or k.startswith("LC_")}
+
+
+def limit_names(spec: SandboxSpec, *, watchdog: bool) -> dict[str, str]:
+    """How the incident names each limit."""
+    return {
+        "memory": f"memory limit {spec.memory_mb} MiB" + (" (RSS watchdog)" if watchdog else ""),
+        "pids": f"pids limit {spec.pids}",
+        "fsize": f"file size limit {spec.file_size_mb} MiB",
+    }
+
+
+# ------------------------------------------------------------------------- uno-arena sandbox
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``uno-arena sandbox check [--config FILE]``: the protections a launched bot gets on this
+    machine (one line), then one line per missing protection with what to install or enable.
+    Exit status 0 when every protection is there, 1 when one is missing, 2 for a bad config."""
+    from .config import ConfigError, load
+
+    specs: list[tuple[str, SandboxSpec]] = [("defaults", SandboxSpec())]
+    if args.config:
+        try:
+            cfg = load(args.config)
+        except ConfigError as exc:
+            print(f"uno-arena: {exc}", file=sys.stderr)
+            return 2
+        specs = [("[sandbox]", cfg.sandbox)]
+        specs += [(f"bot {b.name}", b.sandbox) for b in cfg.bots if not b.external]
+    shown: set[str] = set()
+    for who, spec in specs:
+        line = summary(spec)
+        if line not in shown:
+            shown.add(line)
+            print(line if who in ("defaults", "[sandbox]") else f"{who}: {line}")
+    missing = check(s for _, s in specs) if not any(s.required for _, s in specs) else []
+    if any(s.required for _, s in specs):
+        try:
+            check(s for _, s in specs)
+        except SandboxError as exc:
+            print(f"uno-arena: {exc}", file=sys.stderr)
+            return 1
+    for line in missing:
+        print(f"missing: {line}")
+    if not missing:
+        print("every protection is active")
+    return 1 if missing else 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sb = sub.add_parser(
+        "sandbox",
+        help="the sandbox around launched bots: which protections this machine gives",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sbsub = sb.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
+    chk = sbsub.add_parser(
+        "check", help="print the active protections", description=cmd_check.__doc__
+    )
+    chk.add_argument("--config", help="a tournament config: its [sandbox] and each bot's")
+    chk.set_defaults(func=cmd_check)
