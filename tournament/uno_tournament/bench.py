@@ -1,14 +1,19 @@
 """``make bench-tournament``: eight Python example bots (four heuristic, four random) as separate
 processes, 16 concurrent tables per shard; the same hands played on 1 shard (the runner and one
-game server process) and then on 2 shards (``--shards 2``: two workers, each with its own server
-and its own 8 bot processes), in the same invocation. The last line reads::
+game server process) with the bots' sandbox off, then on (:mod:`uno_tournament.sandbox`, the
+default), and then on 2 shards (``--shards 2``: two workers, each with its own server and its
+own 8 sandboxed bot processes), in the same invocation. The last line reads::
 
     bench-tournament: <H> hands/s, <M> moves/s, <N> hands, <E> errors, shards 2 <H2> hands/s,
-    <C> hands per server CPU-second
+    <C> hands per server CPU-second, sandbox off <H0> hands/s (on/off <R>), bot start-up
+    <S> ms in the sandbox (<S0> ms without)
 
-``H``, ``M``, ``N`` are the 1-shard run's; ``E`` counts both runs; ``H2`` is the 2-shard run's
-rate; ``C`` is the hands of both runs over the CPU seconds their game servers used while the
-tables ran (what one core of game server plays, the figure that sizes a cluster). Rates are
+``H``, ``M``, ``N`` are the 1-shard sandboxed run's; ``E`` counts every run; ``H2`` is the
+2-shard run's rate; ``C`` is the hands of the sandboxed runs over the CPU seconds their game
+servers used while the tables ran (what one core of game server plays, the figure that sizes a
+cluster); ``H0`` is the 1-shard run without the sandbox and ``R`` = H / H0. ``S`` is the time
+from launching a bot's command (``python -c pass``) through the keeper in the sandbox (bwrap,
+cgroups, the network relay) to its exit, ``S0`` the same without the sandbox. Rates are
 measured from the moment every bot is connected to the last stored hand. Moves are the actions
 of the hands. Errors are hand attempts that had to be repeated, bot process crashes, timeouts
 and rejected (illegal) actions.
@@ -28,13 +33,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BotSpec, FaultSpec, TournamentConfig
+from . import sandbox
+from .config import BotSpec, FaultSpec, SandboxSpec, TournamentConfig
 from .runner import Runner
 from .sharding import new_tournament_id
 from .store import Store
 
 
-def bench_config(concurrency: int, blocks: int) -> TournamentConfig:
+def bench_config(concurrency: int, blocks: int, *, sandboxed: bool = True) -> TournamentConfig:
+    box = SandboxSpec(enabled=sandboxed)
     bots = []
     for i in range(8):
         module = "heuristic_bot" if i < 4 else "random_bot"
@@ -55,6 +62,7 @@ def bench_config(concurrency: int, blocks: int) -> TournamentConfig:
                     "{name}",
                 ),
                 cwd=os.getcwd(),
+                sandbox=box,
             )
         )
     return TournamentConfig(
@@ -65,11 +73,13 @@ def bench_config(concurrency: int, blocks: int) -> TournamentConfig:
         concurrency=concurrency,
         rules={"seats": 4, "scoring": "single_hand", "uno_window_ms": 300},
         faults=FaultSpec(startup_timeout_s=60.0),
+        sandbox=box,
     )
 
 
 @dataclass
 class Measured:
+    label: str
     shards: int
     hands: int
     moves: int
@@ -90,10 +100,13 @@ class Measured:
         return self.moves / self.play_s
 
 
-def measure(config: TournamentConfig, shards: int, hands: int, keep: Path | None) -> Measured:
+def measure(
+    config: TournamentConfig, shards: int, hands: int, keep: Path | None, label: str = ""
+) -> Measured:
     """One run on ``shards`` shards (each its own server and bot processes)."""
+    label = label or f"shards {shards}"
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
-        out = keep / f"shards-{shards}" if keep else Path(tmp)
+        out = keep / label.replace(" ", "-") if keep else Path(tmp)
         tid = new_tournament_id(config.name)
         store = Store.create(out, {"tournament_id": tid, "config": config.to_dict()})
         log = io.StringIO()
@@ -118,6 +131,7 @@ def measure(config: TournamentConfig, shards: int, hands: int, keep: Path | None
         own = self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime
         kids = kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime
         return Measured(
+            label,
             shards,
             len(rows),
             sum(h.moves for h in rows),
@@ -137,27 +151,74 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", help="keep the tournament folders here (default: temp folders)")
     args = ap.parse_args(argv)
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    config = bench_config(args.concurrency, blocks=1)
+    on = bench_config(args.concurrency, blocks=1)
+    off = bench_config(args.concurrency, blocks=1, sandboxed=False)
     keep = Path(args.out) if args.out else None
-    runs = [measure(config, n, args.hands, keep) for n in (1, 2)]
+    print(sandbox.summary(on.sandbox), file=sys.stderr)
+    bare = measure(off, 1, args.hands, keep, "shards 1, sandbox off")
+    one = measure(on, 1, args.hands, keep, "shards 1, sandbox on")
+    two = measure(on, 2, args.hands, keep, "shards 2, sandbox on")
+    runs = [bare, one, two]
+    start_on, start_off = startup_ms(True), startup_ms(False)
     for m in runs:
         print(
-            f"shards {m.shards}: {m.hands} hands in {m.play_s:.1f} s ({m.hands_per_s:.1f}/s, "
+            f"{m.label}: {m.hands} hands in {m.play_s:.1f} s ({m.hands_per_s:.1f}/s, "
             f"{m.moves_per_s:.0f} moves/s), setup {m.setup_s:.1f} s; CPU seconds: servers "
             f"{m.server_cpu_s:.1f} (tables only), runner {m.runner_cpu_s:.1f}, bots/workers/"
             f"startup {m.other_cpu_s:.1f}; {m.errors} errors",
             file=sys.stderr,
         )
-    one, two = runs
-    hands = sum(m.hands for m in runs)
-    cpu = sum(m.server_cpu_s for m in runs)
+    hands = one.hands + two.hands
+    cpu = one.server_cpu_s + two.server_cpu_s
     per_cpu = hands / cpu if cpu > 0 else 0.0
+    ratio = one.hands_per_s / bare.hands_per_s if bare.hands_per_s else 0.0
     print(
         f"bench-tournament: {one.hands_per_s:.1f} hands/s, {one.moves_per_s:.0f} moves/s, "
-        f"{one.hands} hands, {one.errors + two.errors} errors, shards 2 "
-        f"{two.hands_per_s:.1f} hands/s, {per_cpu:.1f} hands per server CPU-second"
+        f"{one.hands} hands, {sum(m.errors for m in runs)} errors, shards 2 "
+        f"{two.hands_per_s:.1f} hands/s, {per_cpu:.1f} hands per server CPU-second, "
+        f"sandbox off {bare.hands_per_s:.1f} hands/s (on/off {ratio:.2f}), bot start-up "
+        f"{start_on:.0f} ms in the sandbox ({start_off:.0f} ms without)"
     )
     return 0
+
+
+def startup_ms(sandboxed: bool, repeats: int = 5) -> float:
+    """Median milliseconds from launching ``python -c pass`` as a bot (through the keeper, and
+    in the sandbox: cgroups, bwrap, the relay inside) to its exit."""
+    from .procs import BotProcess
+
+    async def once(log_dir: Path) -> float:
+        spec = BotSpec(
+            name="startup",
+            command=("{python}", "-c", "pass"),
+            cwd=os.getcwd(),
+            sandbox=SandboxSpec(enabled=sandboxed),
+        )
+        relay = await sandbox.HostRelay.acquire("127.0.0.1:9")  # nothing listens: not used
+        try:
+            bot = BotProcess(
+                spec, "t" * 16, "127.0.0.1:9", log_dir, max_restarts=0, on_incident=_ignore
+            )
+            t0 = time.perf_counter()
+            await bot.start()
+            assert bot.proc is not None
+            await bot.proc.wait()
+            took = time.perf_counter() - t0
+            bot._stopping = True
+            await bot.stop()
+        finally:
+            await relay.release()
+        return took * 1000
+
+    times = []
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        for _ in range(repeats):
+            times.append(asyncio.run(once(Path(tmp) / "logs")))
+    return sorted(times)[len(times) // 2]
+
+
+def _ignore(bot: str, kind: str, detail: str) -> None:
+    pass
 
 
 if __name__ == "__main__":

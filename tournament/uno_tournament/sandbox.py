@@ -537,8 +537,12 @@ def _dedup(paths: Iterable[str]) -> list[str]:
 
 def inner_addr(addr: str) -> tuple[str, int]:
     """The bot's ``{addr}`` inside the sandbox and the port its relay listens on: the server's
-    own address when that is 127.0.0.1, else 127.0.0.1 and the server's port."""
+    own address when that is 127.0.0.1, else 127.0.0.1 and the server's port (20000 + the port
+    for a port below 1024, which the bot's unprivileged user cannot listen on)."""
     host, _, port = addr.rpartition(":")
+    if int(port) < 1024:  # a port below 1024 needs a privilege the bot does not have
+        inner = 20000 + int(port)
+        return f"127.0.0.1:{inner}", inner
     if host == "127.0.0.1":
         return addr, int(port)
     return f"127.0.0.1:{port}", int(port)
@@ -574,8 +578,9 @@ def bwrap_argv(
         if not _inside(p, "/usr"):
             args += ["--ro-bind", p, p]
     # anything secret that a read-only folder above would show is covered with an empty one
-    for h in _dedup(hide):
-        if any(_inside(h, p) for p in ro) and not _inside(cwd, h):
+    own = [h for h in hide if not _inside(cwd, os.path.realpath(h))]  # never the bot's own
+    for h in _dedup(own):
+        if any(_inside(h, p) for p in ro):
             if os.path.isdir(h):
                 args += ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
             else:

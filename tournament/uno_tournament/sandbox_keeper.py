@@ -237,16 +237,17 @@ class Keeper:
         status: int | None = None
         next_check = time.monotonic() + POLL_S
         open_pipe = True
+        try:  # readable when the bot exits, so its end is seen at once
+            exited: list[int] = [os.pidfd_open(self.pid)]
+        except (OSError, AttributeError):
+            exited = []
         while status is None:
             if self.stop_requested:
                 self.kill_all()
-            if open_pipe:
-                with contextlib.suppress(InterruptedError):
-                    ready, _, _ = select.select([r], [], [], POLL_S)
-                    if ready:
-                        open_pipe = self._pump(r)
-            else:
-                time.sleep(POLL_S)
+            with contextlib.suppress(InterruptedError):
+                ready, _, _ = select.select([r, *exited] if open_pipe else exited, [], [], POLL_S)
+                if open_pipe and r in ready:
+                    open_pipe = self._pump(r)
             status = self.reap()
             now = time.monotonic()
             if status is None and now >= next_check:
