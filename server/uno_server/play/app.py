@@ -567,7 +567,7 @@ class PlayApp(App[None]):
         if self.model is not None and self.model.hand_number:
             parts.append(f"hand {self.model.hand_number}")
         if opts.practice:
-            parts.append("practice: 5 s UNO window, no deadline")
+            parts.append(f"practice: 5 s UNO window, {NO_DEADLINE_MS // 60_000} min a move")
         if self.session is not None and self.session.addr:
             where = "embedded server" if opts.embedded else "server"
             parts.append(f"{where} {self.session.addr}")
@@ -757,9 +757,14 @@ class PlayApp(App[None]):
         req = d.request
         if req.required:
             if self.decision_ms >= NO_DEADLINE_MS:
-                out.append("no deadline", style="bold")
+                # practice: the longest time a move may take (the contract has no untimed
+                # option); say it is a long clock, not that there is none
                 if d.deadline is not None:
-                    out.append(f" (server limit {seconds(d.deadline - now)})", style="dim")
+                    out.append(f"{seconds(d.deadline - now)} to decide", style="bold")
+                out.append(
+                    f" (practice: {NO_DEADLINE_MS // 60_000} min a move, the server's longest)",
+                    style="dim",
+                )
             elif d.deadline is not None:
                 left = d.deadline - now
                 out.append(f"{seconds(left)} to decide", style="bold red" if left < 5 else "bold")

@@ -15,6 +15,8 @@ import sys
 
 import structlog
 
+from uno_server.service.auth import token_problem
+
 from .human import NO_DEADLINE_MS
 from .session import PRACTICE_WINDOW_MS, PlayOptions, SetupError, split_addr
 
@@ -91,12 +93,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     play.add_argument(
         "--practice",
         action="store_true",
-        help=f"slow practice: {PRACTICE_WINDOW_MS // 1000} s UNO window, no deadline",
+        help=f"slow practice: {PRACTICE_WINDOW_MS // 1000} s UNO window, "
+        f"{NO_DEADLINE_MS // 60_000} min a move (the longest the server allows)",
     )
     play.add_argument(
         "--decision-ms",
         type=int,
-        help=f"time per decision, 1-{NO_DEADLINE_MS} (default 30000; practice: no deadline)",
+        help=f"time per decision, 1-{NO_DEADLINE_MS} (default 30000; practice: {NO_DEADLINE_MS})",
     )
     play.add_argument("--uno-window-ms", type=int, help="UNO catch window (default 2000)")
     play.add_argument(
@@ -180,8 +183,9 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
     else:
         split_addr(opts.listen)
     for name, token in opts.bot_tokens.items():
-        if len(token) < 8:
-            raise SetupError(f"--bot {name}: the token must be at least 8 characters")
+        problem = token_problem(token)  # the server's rule for tokens (docs/service.md)
+        if problem is not None:
+            raise SetupError(f"--bot {name}: {problem}")
     # every check that needs no server, before the screen opens
     opts.seat_specs()
     opts.rule_set()

@@ -206,8 +206,19 @@ class TableModel:
             return self.names[seat]
         return f"seat {seat}"
 
+    def whose(self, seat: int, *, start: bool = False) -> str:
+        """The possessive of :meth:`who`: "your" for the viewer, "ai-1's" for anyone else."""
+        if seat == self.viewer:
+            return "Your" if start else "your"
+        return f"{self.who(seat, start=start)}'s"
+
+    def verb(self, seat: int, third: str, second: str) -> str:
+        """The verb agreeing with :meth:`who`: ``second`` ("draw") for the viewer ("you"),
+        ``third`` ("draws") for anyone else."""
+        return second if seat == self.viewer else third
+
     def _be(self, seat: int) -> str:
-        return "were" if seat == self.viewer else "was"
+        return self.verb(seat, "was", "were")
 
     def _next(self, seat: int) -> int:
         return (seat + self.direction) % self.n
@@ -315,10 +326,11 @@ class TableModel:
         if code >= C.WILD:
             self.phase = "choose_color"
             self.color = -1
+            names = self.verb(self.current, "names", "name")
             return [
                 "The first card is a ",
                 CardRef(code),
-                f": {self.who(self.current)} names the colour.",
+                f": {self.who(self.current)} {names} the colour.",
             ]
         self.color = code >> 4
         self.phase = "turn"
@@ -438,12 +450,17 @@ class TableModel:
         if self.evidence is not None and self.evidence.offender == e.offender:
             self.evidence.bluff = e.bluff
         who = self.who(e.challenger, start=True)
-        off = self.who(e.offender)
         if e.bluff:
-            verdict = f"a bluff! {self.who(e.offender, start=True)} draws 4."
+            loser = e.offender
+            verdict = (
+                f"a bluff! {self.who(loser, start=True)} {self.verb(loser, 'draws', 'draw')} 4."
+            )
         else:
-            verdict = f"it was honest. {who} draws 6."
-        return [f"{who} challenged {off}'s Wild Draw Four: {verdict}"], _Kind("challenge")
+            loser = e.challenger
+            verdict = f"it was honest. {who} {self.verb(loser, 'draws', 'draw')} 6."
+        return [f"{who} challenged {self.whose(e.offender)} Wild Draw Four: {verdict}"], _Kind(
+            "challenge"
+        )
 
     def _on_challenge_evidence(
         self, e: game_pb2.ChallengeEvidenceEvent, ev: game_pb2.Event
@@ -472,7 +489,7 @@ class TableModel:
         elif ev.HasField("time"):
             self.window_closes = ev.time.ToNanoseconds() / 1e9 + self.uno_window_ms / 1000
         who = self.who(e.seat, start=True)
-        have = "have" if e.seat == self.viewer else "has"
+        have = self.verb(e.seat, "has", "have")
         return [f"{who} {have} one card and did not call UNO!"], _Kind("uno")
 
     def _on_uno_window_closed(self, e: game_pb2.UnoWindowClosedEvent, ev: game_pb2.Event) -> _Out:
@@ -535,10 +552,11 @@ class TableModel:
         return [f"{self.who(e.seat, start=True)} drew ", CardRef(e.card.code), " for the deal."]
 
     def _on_dealer_chosen(self, e: game_pb2.DealerChosenEvent, ev: game_pb2.Event) -> _Out:
-        return [f"{self.who(e.seat, start=True)} deal{'' if e.seat == self.viewer else 's'} first."]
+        return [f"{self.who(e.seat, start=True)} {self.verb(e.seat, 'deals', 'deal')} first."]
 
     def _on_seat_eliminated(self, e: game_pb2.SeatEliminatedEvent, ev: game_pb2.Event) -> _Out:
-        return [f"{self.who(e.seat, start=True)} reached {e.total} points and is out."]
+        who = self.who(e.seat, start=True)
+        return [f"{who} reached {e.total} points and {self.verb(e.seat, 'is', 'are')} out."]
 
     def _on_match_ended(self, e: game_pb2.MatchEndedEvent, ev: game_pb2.Event) -> _Out:
         self.match_over = True
