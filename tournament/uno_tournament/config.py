@@ -26,6 +26,10 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     max_restarts = 5        # restarts of a crashed bot process before giving up on it
     startup_timeout_s = 30  # wait for a bot to connect, or for a lost server to answer
 
+    [sandbox]               # how launched bots are confined (SandboxSpec; docs/operations.md)
+    memory_mb = 1024        # also: enabled, required, cpu_weight, cpu_quota, pids,
+                            # file_size_mb, scratch_mb, log_mb, paths
+
     [[bots]]
     name = "alice"
     command = ["{python}", "-m", "uno_bot.examples.heuristic_bot",
@@ -33,6 +37,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     cwd = "."               # relative to the config file
     env = { LOG = "1" }
     optional = false        # true: skip with a warning when the program is missing
+    sandbox = { memory_mb = 2048 }  # this bot's own limits over [sandbox]
 
     [[bots]]
     name = "bob"            # an external bot: connects by itself with this token
