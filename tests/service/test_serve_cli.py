@@ -160,6 +160,15 @@ def test_match_command_seats_a_connected_bot_and_reports_the_hands() -> None:
         assert res.returncode == 0, res.stderr
         assert res.stdout.count("winner: seat") == 3
         assert "py-heuristic" in res.stdout.splitlines()[-4]
+        assert res.stdout.splitlines()[-5].split() == [
+            "seat",
+            "player",
+            "wins",
+            "timeouts",
+            "faults",
+            "late",
+            "takeovers",
+        ]
         bad = subprocess.run(
             [*cmd[:9], "nobody", "heuristic", "--hands", "1"],
             capture_output=True,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import grpc
 
@@ -20,6 +22,42 @@ from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from .main import ConfigError
 
 _BUILTIN = {"random": game_pb2.BUILTIN_BOT_RANDOM, "heuristic": game_pb2.BUILTIN_BOT_HEURISTIC}
+
+
+@dataclass
+class SeatTally:
+    """One seat's record over the matches, from MatchSeat, each kind of trouble apart.
+    Timeouts are strikes; faults are rejected actions (real faults, never lateness);
+    late answers are answers to requests already closed (a correct bot gets some); takeovers
+    are the matches in which the takeover bot finished the seat."""
+
+    wins: int = 0
+    timeouts: int = 0
+    faults: int = 0
+    late: int = 0
+    takeovers: int = 0
+
+    def add(self, seat: admin_pb2.MatchSeat) -> None:
+        self.timeouts += seat.strikes
+        self.faults += seat.rejected_actions
+        self.late += seat.stale_actions
+        self.takeovers += int(seat.taken_over)
+
+
+_COLUMNS = ("wins", "timeouts", "faults", "late", "takeovers")
+
+
+def summary_lines(names: Sequence[str], tallies: Sequence[SeatTally]) -> list[str]:
+    """The table printed after the hands: one line per seat, the last lines of the output."""
+    lines = [
+        "timeouts: required decisions missed (strikes)  faults: actions rejected as wrong",
+        "late: answers to requests already closed (not faults)  takeovers: seats the server's"
+        " bot finished",
+        f"{'seat':>4}  {'player':<20} " + " ".join(f"{c:>9}" for c in _COLUMNS),
+    ]
+    for s, (name, t) in enumerate(zip(names, tallies, strict=True)):
+        lines.append(f"{s:>4}  {name:<20} " + " ".join(f"{getattr(t, c):>9}" for c in _COLUMNS))
+    return lines
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,8 +81,7 @@ async def _run(args: argparse.Namespace) -> int:
         game_pb2.Player(builtin=_BUILTIN[s]) if s in _BUILTIN else game_pb2.Player(bot_name=s)
         for s in args.seats
     ]
-    wins = [0] * len(players)
-    faults = [0] * len(players)
+    tallies = [SeatTally() for _ in players]
     async with grpc.aio.insecure_channel(args.server) as ch:
         admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
         for i in range(args.hands):
@@ -70,17 +107,18 @@ async def _run(args: argparse.Namespace) -> int:
                 raise ConfigError(f"{exc.code().name}: {exc.details()}") from exc
             w = info.winners[0] if info.winners else -1
             if w >= 0:
-                wins[w] += 1
+                tallies[w].wins += 1
             for s in info.seats:
-                faults[s.seat] += s.strikes + s.rejected_actions
+                if 0 <= s.seat < len(tallies):
+                    tallies[s.seat].add(s)
             print(
                 f"hand {i + 1:>3}  {mid}  winner: seat {w} ({args.seats[w]}), "
                 f"points {max(info.totals)}",
                 flush=True,
             )
-    print(f"\n{'seat':>4}  {'player':<20} {'wins':>5}  {'timeouts + rejected':>19}")
-    for s, name in enumerate(args.seats):
-        print(f"{s:>4}  {name:<20} {wins[s]:>5}  {faults[s]:>19}")
+    print()
+    for line in summary_lines(args.seats, tallies):
+        print(line)
     return 0
 
 
