@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from uno_server.cli import main as cli_main
+from uno_tournament import chain
 from uno_tournament.store import DB_NAME, Store, content_hash
 
 from .helpers import bot_entry, write_config
@@ -123,6 +124,22 @@ def test_rows_stored_in_another_physical_order_still_verify(
     assert code == 0 and problems == []
 
 
+def test_a_column_added_by_a_schema_upgrade_keeps_the_chain(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an older store gains new columns with a zero default when it is opened (ALTER TABLE):
+    # the chain encodes a zero like an absent column, so its head stays the one published
+    head = json.loads((run / "results.json").read_text())["chain"]["head"]
+    _sql(run, "ALTER TABLE seats ADD COLUMN added_later INTEGER NOT NULL DEFAULT 0")
+    code, problems, _ = _verify([str(run), "--head", head], capsys)
+    assert code == 0 and problems == [], problems
+    hid = _hand_ids(run)[K]
+    _sql(run, "UPDATE seats SET added_later = 5 WHERE hand_id = ? AND seat = 1", params=(hid,))
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert hid in problems[0] and "seats.added_later" in problems[0]
+
+
 # ------------------------------------------------------------------ every column, edited
 
 K = 7  # the hand every edit is made to
@@ -153,6 +170,7 @@ COLUMN_EDITS = [
     ("seats.illegal", "illegal + 2"),
     ("seats.taken_over", "1 - taken_over"),
     ("seats.takeover_cause", "'strikes'"),
+    ("seats.late", "late + 1"),
     ("seats.decisions", "decisions + 1"),
     ("seats.response_ms", "CAST(x'ffff0000' || substr(response_ms, 5) AS BLOB)"),
     ("seats.response_ms", "CAST(response_ms || x'07000000' AS BLOB)"),
@@ -179,6 +197,39 @@ def test_each_edited_column_fails_in_one_line_naming_hand_and_column(
     assert len(problems) == 1, problems
     assert hid in problems[0] and column in problems[0], problems[0]
     assert "1 problems in 24 stored hands (23 confirmed)" in summary
+
+
+REPLAY_CHECKED = [(c, e) for c, e in COLUMN_EDITS if c in chain.REPLAY_CHECKED]
+
+
+@pytest.mark.parametrize(
+    ("column", "expr"), REPLAY_CHECKED, ids=[f"{c}={e}" for c, e in REPLAY_CHECKED]
+)
+def test_an_edit_the_report_was_rewritten_over_is_still_named_by_the_replay(
+    run: Path, capsys: pytest.CaptureFixture[str], column: str, expr: str
+) -> None:
+    # whoever edits the database and runs `report` again gets a new chain head: the columns a
+    # replay vouches for still fail, by the engine and the replay alone
+    hid = _hand_ids(run)[K]
+    _edit_column(run, hid, column, expr)
+    assert cli_main(["tournament", "report", str(run)]) == 0
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1, summary
+    assert len(problems) == 1 and hid in problems[0] and column in problems[0], problems
+
+
+def test_every_column_of_the_store_is_edited_by_a_test(run: Path) -> None:
+    conn = sqlite3.connect(run / DB_NAME)
+    try:
+        stored = {
+            f"{t}.{r[1]}"
+            for t in ("hands", "seats")
+            for r in conn.execute(f"PRAGMA table_info({t})")
+        }
+    finally:
+        conn.close()
+    edited = {c for c, _ in COLUMN_EDITS} | {"hands.hand_id", "seats.hand_id"}
+    assert stored <= edited, stored - edited
 
 
 def test_an_edited_incident_fails(run: Path, capsys: pytest.CaptureFixture[str]) -> None:

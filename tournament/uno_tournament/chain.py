@@ -72,6 +72,18 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _empty(v: Any) -> bool:
+    return v is None or (not isinstance(v, str | bytes) and v == 0) or v in ("", b"")
+
+
+def _set(row: dict[str, Any]) -> dict[str, Any]:
+    """A row without its empty values (0, "", NULL): a column a schema migration adds with a
+    zero default encodes as if it were absent, so the upgrade of an older store keeps its
+    chain. Nothing is lost: within one table the names are fixed, so a value that changes to
+    or from zero still changes the encoding."""
+    return {k: v for k, v in row.items() if not _empty(v)}
+
+
 def _encode(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -85,7 +97,8 @@ class HandRows:
     seats: list[dict[str, Any]]
 
     def digest(self) -> str:
-        return hashlib.sha256(_encode({"hand": self.row, "seats": self.seats})).hexdigest()
+        enc = {"hand": _set(self.row), "seats": [_set(s) for s in self.seats]}
+        return hashlib.sha256(_encode(enc)).hexdigest()
 
     def column_values(self) -> dict[str, Any]:
         """``table.column`` -> the hand's value(s) of that column."""
@@ -99,7 +112,7 @@ class HandRows:
         return {
             col: hashlib.sha256(_encode([self.hand_id, v])).hexdigest()[:COLUMN_SHORT]
             for col, v in self.column_values().items()
-            if col not in REPLAY_CHECKED
+            if col not in REPLAY_CHECKED and not _all_empty(v)
         }
 
 
@@ -114,6 +127,12 @@ class RawScan:
     """hand id -> what is wrong with its seat rows (missing, duplicated, extra)."""
     orphans: list[str] = field(default_factory=list)
     """Hand ids that have seat rows but no hand row."""
+
+
+def _all_empty(v: Any) -> bool:
+    if isinstance(v, list):
+        return all(_empty(x[1]) if isinstance(x, list) else _empty(x) for x in v)
+    return _empty(v)
 
 
 def _rows(store: ResultStore, sql: str) -> Iterator[dict[str, Any]]:
@@ -220,10 +239,10 @@ def compute(store: ResultStore, plan_ids: Sequence[str], raw: RawScan | None = N
         link = hashlib.sha256(link + bytes.fromhex(digests[hid])).digest()
         h = by_id[hid]
         col("hands.hand_id", hid)
-        for k, v in h.row.items():
+        for k, v in _set(h.row).items():
             col(f"hands.{k}", [hid, v])
         for s in h.seats:
-            for k, v in s.items():
+            for k, v in _set(s).items():
                 col(f"seats.{k}", [hid, s.get("seat"), v])
     inc = incidents_digest(store)
     head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()

@@ -307,6 +307,12 @@ def _compare_chain(
         return
     if ref["head"] == now.head:
         return
+    if ref.get("algorithm") not in (None, chain.ALGORITHM):
+        out.add(
+            f"results.json's chain is {str(ref.get('algorithm'))[:40]!r}, this verify computes "
+            f"{chain.ALGORITHM!r}: compare with --head from a report of this version"
+        )
+        return
     positions = ref.get("hands_digests")
     got_cols = ref.get("columns")
     columns: dict[str, Any] = got_cols if isinstance(got_cols, dict) else {}
@@ -370,6 +376,8 @@ def _changed_columns(
         for c in names:
             text = ref_cols.get(c)
             want = text[k * w : (k + 1) * w] if isinstance(text, str) else None
+            if want == "." * w:
+                want = None  # the column was empty (0) in this hand
             if mine.get(c) != want:
                 diff.append(c)
         if diff:
