@@ -284,6 +284,7 @@ pids = 128
     )
     assert "log cut: it reached 1 MiB" in cut
     assert not (where["hostile"] / "big").exists()
+    assert "HOSTILE disk: LEAKED" not in logs["disk"]
 
     # files: the store, the run folder, the other bot's folder, the tokens, the home
     assert "HOSTILE store: BLOCKED open tournament.sqlite for writing: E" in logs["store"]
@@ -483,9 +484,42 @@ def test_keeper_kills_setsid_children_without_namespaces(tmp_path: Path) -> None
     assert _processes_with(tag) == []
 
 
+def test_keeper_names_the_file_size_limit(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE: a program killed by SIGXFSZ is reported as the limit; a Python one (which
+    ignores SIGXFSZ) gets EFBIG instead and writes no more."""
+    big = tmp_path / "big"
+    cfg = {
+        "ppid": os.getpid(),
+        "cwd": str(tmp_path),
+        "argv": ["sh", "-c", f"head -c 50000000 /dev/zero > {big}"],
+        "log": str(tmp_path / "bot.log"),
+        "log_max": 1_000_000,
+        "status": str(tmp_path / "bot.status"),
+        "rlimits": {"FSIZE": 2**20},
+        "names": sandbox.limit_names(SandboxSpec(file_size_mb=1), watchdog=False),
+    }
+    res = subprocess.run(
+        [sys.executable, "-I", "-S", sandbox.KEEPER, json.dumps(cfg)], check=False, timeout=60
+    )
+    assert res.returncode == 128 + signal.SIGXFSZ
+    assert json.loads((tmp_path / "bot.status").read_text())["limit"] == "file size limit 1 MiB"
+    assert big.stat().st_size == 2**20
+    code = f"open({str(big)!r}, 'wb').write(b'z' * 5_000_000)"
+    cfg["argv"] = [sys.executable, "-c", code]
+    res = subprocess.run(
+        [sys.executable, "-I", "-S", sandbox.KEEPER, json.dumps(cfg)], check=False, timeout=60
+    )
+    assert res.returncode == 1
+    assert (
+        "EFBIG" in (tmp_path / "bot.log").read_text()
+        or "File too large" in (tmp_path / "bot.log").read_text()
+    )
+    assert big.stat().st_size <= 2**20
+
+
 def test_keeper_rss_watchdog(tmp_path: Path) -> None:
     """Where no memory cgroup can be had, the RSS watchdog ends a balloon and names it."""
-    code = "import time\nb = []\nwhile 1:\n    b.append(b\"x\" * (8 << 20))\n    time.sleep(0.01)"
+    code = 'import time\nb = []\nwhile 1:\n    b.append(b"x" * (8 << 20))\n    time.sleep(0.01)'
     cfg = {
         "ppid": os.getpid(),
         "cwd": str(tmp_path),
@@ -502,3 +536,77 @@ def test_keeper_rss_watchdog(tmp_path: Path) -> None:
     assert res.returncode == 128 + signal.SIGKILL
     status = json.loads((tmp_path / "bot.status").read_text())
     assert status["limit"] == "memory limit 128 MiB (RSS watchdog)"
+
+
+# ------------------------------------------------------------------ every language's example
+
+CLIENTS = Path(__file__).resolve().parents[2] / "clients"
+
+
+def _artifact(lang: str) -> tuple[str, list[str]]:
+    """The folder and command of a language's example heuristic bot, built if it is not."""
+    d = CLIENTS / lang
+    if lang == "go":
+        if not (d / "bin" / "heuristic-bot").exists():
+            _build(d, ["go", "build", "-o", "bin/", "./cmd/..."])
+        return str(d), ["bin/heuristic-bot", *SDK]
+    if lang == "typescript":
+        if not (d / "dist" / "src" / "bot.js").exists():
+            _build(d, ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        return str(d), ["node", "dist/src/bot.js", *SDK]
+    if lang == "rust":
+        if not (d / "target" / "release" / "heuristic-bot").exists():
+            _build(d, ["cargo", "build", "--release", "--locked"])
+        cmd = ["target/release/heuristic-bot", "--addr", "http://{addr}", *SDK[2:]]
+        return str(d), cmd
+    jars = sorted((d / "target").glob("uno-bot-*-jar-with-dependencies.jar"))
+    if not jars:
+        _build(d, ["mvn", "-q", "-B", "package", "-DskipTests"])
+        jars = sorted((d / "target").glob("uno-bot-*-jar-with-dependencies.jar"))
+    return str(d), ["java", "-jar", str(jars[-1].relative_to(d)), *SDK]
+
+
+def _build(folder: Path, cmd: list[str]) -> None:
+    if shutil.which(cmd[0]) is None:
+        if CI:
+            pytest.fail(f"{cmd[0]} not found under CI=true (clients/each.sh needs it too)")
+        pytest.skip(f"{cmd[0]} not installed: cannot build {folder.name}'s example bot")
+    res = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, check=False)
+    assert res.returncode == 0, f"{' '.join(cmd)} in {folder}: {res.stderr[-2000:]}"
+
+
+def test_every_languages_example_bot_plays_unchanged_in_the_sandbox(tmp_path: Path) -> None:
+    """The example heuristic bots of all five SDKs, with their usual commands and ``{addr}``,
+    play a tournament in the sandbox (``required = true``)."""
+    _need_sandbox()
+    tag = f"uno-lang-{uuid.uuid4().hex}"
+    config = f"""
+[tournament]
+name = "languages"
+hands = 24
+concurrency = 4
+output = {json.dumps(str(tmp_path / "run"))}
+
+[time_control]
+decision_ms = 3000  # a JVM's first decisions, on a busy machine
+
+[faults]
+startup_timeout_s = 120
+
+[sandbox]
+required = true
+"""
+    config += _bot("python", [*GOOD, *SDK], tmp_path, tag)
+    for lang in ("go", "typescript", "rust", "java"):
+        cwd, cmd = _artifact(lang)
+        config += _bot(lang, cmd, Path(cwd), tag)
+    code, out = _run(tmp_path, config, {}, None)
+    assert code == 0, out[-4000:]
+    assert "sandbox: namespaces (bubblewrap" in out
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    played = {b["bot"]: (b["hands"], b["crashes"]) for b in data["leaderboard"]}
+    assert set(played) == {"python", "go", "typescript", "rust", "java"}
+    for bot, (hands, crashes) in played.items():
+        assert hands > 0 and crashes == 0, (bot, played, out[-3000:])
+    time.sleep(0.5)
+    assert _processes_with(tag) == []

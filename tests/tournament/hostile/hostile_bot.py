@@ -27,6 +27,7 @@ import errno
 import hashlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -95,6 +96,7 @@ def store(a: argparse.Namespace) -> None:
             f.write(b"hostile")
 
     attempt("store", "open tournament.sqlite for writing", write_store)
+
     def list_run() -> None:
         names = os.listdir(run)
         if not {"tournament.sqlite", "logs"} & set(names):
@@ -134,6 +136,21 @@ def disk(a: argparse.Namespace) -> None:
             for _ in range(1024):
                 f.write(chunk)
 
+    # A Python process ignores SIGXFSZ, so its write fails with EFBIG (tried in a child); this
+    # bot has SIGXFSZ at its default, as a C program has, so it is killed, and the keeper
+    # reports the limit
+    child = (
+        "import errno, sys\n"
+        "try:\n"
+        "    with open('/tmp/big-child', 'wb') as f:\n"
+        "        for _ in range(1024):\n"
+        "            f.write(b'z' * 2**20)\n"
+        "    print('HOSTILE disk: LEAKED write 1 GB to a file (Python)', flush=True)\n"
+        "except OSError as e:\n"
+        "    print('HOSTILE disk: BLOCKED write 1 GB to a file (Python): '\n"
+        "          + errno.errorcode[e.errno], flush=True)\n"
+    )
+    subprocess.run([sys.executable, "-c", child], check=False)
     attempt("disk", "write 1 GB to a file", big_file)
 
 
@@ -214,6 +231,7 @@ def main() -> int:
     ns, rest = pre.parse_known_args(sys.argv[1:])
     ns.target = json.loads(ns.target)
     if ns.attack == "disk":
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         FLOOD.start()
     return HostileBot(ns).main(rest)
 
