@@ -24,8 +24,9 @@ from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
 
 from .ratings import HandResult
+from .schedule import plan as schedule_plan
 
-__all__ = ["SEATS", "engine_bot_names", "play_engine_hands"]
+__all__ = ["SEATS", "engine_bot_names", "play_engine_hands", "play_schedule_hands"]
 
 SEATS = 4
 ROTATIONS = 4
@@ -82,4 +83,39 @@ def play_engine_hands(
             )
         if progress is not None:
             progress(d + 1)
+    return out
+
+
+def play_schedule_hands(
+    eps: Sequence[float],
+    seed: int,
+    *,
+    blocks: int = 1,
+    hands: int = 0,
+    tournament_id: str = "t",
+    rules: RuleSet | None = None,
+) -> list[HandResult]:
+    """The hands of a tournament's own schedule (:func:`uno_tournament.schedule.plan`: every
+    table of four, duplicate blocks of 6 deals x 4 rotations, the plan's deal seeds and hand
+    and deal ids), played in process between bots of randomness ``eps``.
+
+    With eight bots and ``blocks=1`` this is the example tournament's design
+    (``examples/tournament.toml``): 70 tables, 1,680 hands. ``seed`` is the tournament seed (it
+    fixes every deck) and, offset, the seed of the bots' own decisions."""
+    rules = rules or RuleSet(scoring="single_hand")
+    names = engine_bot_names(eps)
+    randomness = dict(zip(names, eps, strict=True))
+    rng = random.Random(seed * 7919 + 1)
+    out: list[HandResult] = []
+    for spec in schedule_plan(tournament_id, names, blocks=blocks, seed=seed, hands=hands):
+        bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=randomness[b]) for b in spec.bots]
+        hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
+        out.append(
+            HandResult.from_points(
+                spec.hand_id,
+                spec.deal_id,
+                spec.bots[hand.winner],
+                [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
+            )
+        )
     return out

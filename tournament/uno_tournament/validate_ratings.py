@@ -19,6 +19,17 @@ Methods (the first is the final-table method, the others are controls that must 
 * ``pairwise-naive``: six independent Bradley-Terry games per hand: intervals too narrow;
 * ``elo-k16``: sequential Elo with K=16: noisy and order-dependent, no intervals.
 
+The ``pl`` method is fitted the way the final table is
+(:func:`uno_tournament.standings.fit_ratings`, with its fallback to a prior on the ratings when a
+bot never finishes ahead); the share of fits that needed that fallback is reported (column
+``fallback``).
+
+``--aa N`` (``make bench-aa``) runs the collapse check of issue 20 instead: ``N`` A/A tournaments
+at the example's design (8 identical engine heuristic bots of randomness 0.2 on the tournament's
+own schedule, ``blocks = 1``: 70 tables, 1,680 hands), counting non-finite weights of places 2-4
+and comparing each fit's mean interval width with the winner-only fit's (pass: within
+:data:`AA_WIDTH_TOL`).
+
 Pass criteria: mean Kendall tau >= 0.99 where the design allows it (when even the oracle, the
 same fit told the true ``lam``, falls short, within 0.003 of the oracle), pairwise 95% CI
 coverage in [0.93, 0.97], ratings identical to 1e-6 Elo when the hands are reshuffled, and an
@@ -43,30 +54,37 @@ from typing import Any
 
 import numpy as np
 
-from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
+from uno_tournament.engine_hands import engine_bot_names, play_engine_hands, play_schedule_hands
 from uno_tournament.ratings import (
     Z95,
     FloatArray,
     HandResult,
+    Outcomes,
     Ratings,
     SequentialElo,
     first_out_probability,
+    fit_outcomes,
     fit_pairwise_naive,
     fit_plackett_luce,
     kendall_tau,
 )
+from uno_tournament.standings import fit_ratings
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands, true_ratings
 
 __all__ = [
     "AA_RANGE",
+    "AA_WIDTH_TOL",
     "COVERAGE_RANGE",
     "ENGINE_EPS",
     "RESHUFFLE_TOL",
     "TAU_MIN",
+    "AAResult",
     "MethodStats",
     "ValidationReport",
+    "aa_tournament",
     "load_reference",
     "main",
+    "run_aa",
     "run_engine_validation",
     "run_validation",
 ]
@@ -84,12 +102,21 @@ ENGINE_HANDS = 2000
 REFERENCE_HANDS = 200_000
 REFERENCE_SEED = 1_000_003
 REFERENCE_FILE = "engine_reference.json"
+AA_SEED = 100_000
+AA_WIDTH_TOL = 0.25
+"""An A/A fit's mean interval width must be within 25% of the winner-only fit's."""
 
 Rater = Callable[[Sequence[HandResult], Sequence[str]], Ratings | FloatArray]
 
 
 def _pl(hands: Sequence[HandResult], bots: Sequence[str]) -> Ratings:
-    return fit_plackett_luce(hands, bots)
+    """The final table's fit, fallback included; a fit that needed the fallback says so in
+    ``prior_sd_elo``."""
+    ordered = sorted(hands, key=lambda h: h.hand_id)
+    index = {b: i for i, b in enumerate(bots)}
+    r, _ = fit_ratings(Outcomes.from_results(ordered, index), list(bots))
+    assert r is not None
+    return r
 
 
 def _pl_full(hands: Sequence[HandResult], bots: Sequence[str]) -> Ratings:
@@ -137,6 +164,13 @@ class MethodStats:
     tau_allowed: float = TAU_MIN
     """The tau target: 0.99, or the oracle's tau minus 0.003 where the design allows no more."""
     lams: list[float] = field(default_factory=list)
+    fits: int = 0
+    fallbacks: int = 0
+    """Fits that needed the final table's fallback (a prior on the ratings)."""
+
+    @property
+    def fallback_share(self) -> float:
+        return self.fallbacks / self.fits if self.fits else math.nan
 
     @property
     def mean_tau(self) -> float:
@@ -176,15 +210,16 @@ class MethodStats:
         cov = f"{self.coverage:9.4f}" if self.has_ci else f"{'-':>9}"
         aa = f"{self.aa_rate:9.4f}" if self.has_ci and self.aa_pairs else f"{'-':>9}"
         lam = f"{self.mean_lam:6.3f}" if self.lams else f"{'-':>6}"
+        fb = f"{100 * self.fallback_share:7.1f}%" if self.fits else f"{'-':>8}"
         return (
             f"{label:<7} {self.name:<15} {self.mean_tau:7.4f} {cov} {aa} {lam} "
-            f"{self.reshuffle_max_diff:9.2g}  {verdict}"
+            f"{self.reshuffle_max_diff:9.2g} {fb}  {verdict}"
         )
 
 
 HEADER = (
     f"{'':<7} {'method':<15} {'tau':>7} {'coverage':>9} {'A/A rate':>9} {'lam':>6} "
-    f"{'reshuffle':>9}  verdict"
+    f"{'reshuffle':>9} {'fallback':>8}  verdict"
 )
 
 
@@ -228,6 +263,9 @@ def _score(
 ) -> FloatArray:
     iu = None
     if isinstance(result, Ratings):
+        if stats.name == "pl":
+            stats.fits += 1
+            stats.fallbacks += result.prior_sd_elo is not None
         elo = result.elo
         iu = np.triu_indices(len(elo), k=1)
         if aa:
@@ -452,6 +490,92 @@ def run_engine_validation(
     )
 
 
+# ------------------------------------------------------------------ A/A at the example's design
+
+
+@dataclass(frozen=True)
+class AAResult:
+    """One A/A tournament at the example's design, fitted the final table's way."""
+
+    seed: int
+    lam: float
+    lam_se: float
+    converged: bool
+    fallback: bool
+    elo: FloatArray
+    se: FloatArray
+    width_ratio: float
+    """Mean interval width over the winner-only fit's."""
+    winner_ptp: float
+    """Spread of the winner-only fit's ratings (the data's signal, which the fit must keep)."""
+
+    @property
+    def ok(self) -> bool:
+        return (
+            math.isfinite(self.lam)
+            and bool(np.all(np.isfinite(self.elo)))
+            and bool(np.all(np.isfinite(self.se)))
+            and abs(self.width_ratio - 1.0) <= AA_WIDTH_TOL
+        )
+
+
+def aa_outcomes(k: int) -> tuple[Outcomes, tuple[str, ...]]:
+    """The ``k``-th A/A tournament: 8 engine heuristic bots of randomness
+    :data:`ENGINE_AA_EPS` on the example's schedule (tournament seed ``AA_SEED + k``)."""
+    eps = [ENGINE_AA_EPS] * 8
+    names = engine_bot_names(eps)
+    hands = sorted(play_schedule_hands(eps, AA_SEED + k), key=lambda h: h.hand_id)
+    return Outcomes.from_results(hands, {b: i for i, b in enumerate(names)}), names
+
+
+def aa_tournament(k: int) -> AAResult:
+    o, names = aa_outcomes(k)
+    r, note = fit_ratings(o, names)
+    assert r is not None
+    w = fit_outcomes(o, names, places="winner")
+    return AAResult(
+        seed=AA_SEED + k,
+        lam=r.loser_weight,
+        lam_se=r.loser_weight_se,
+        converged=r.converged,
+        fallback=bool(note),
+        elo=r.elo,
+        se=r.se,
+        width_ratio=float(np.mean(r.se) / np.mean(w.se)),
+        winner_ptp=float(np.ptp(w.elo)),
+    )
+
+
+def run_aa(n: int, *, jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> bool:
+    """``make bench-aa``: ``n`` A/A tournaments; prints the figures, returns pass/fail."""
+    t0 = time.perf_counter()
+    out: list[AAResult] = _pool_map(aa_tournament, list(range(n)), jobs, progress or _quiet)
+    ratios = np.array([a.width_ratio for a in out])
+    lams = np.array([a.lam for a in out])
+    nonfinite = int(np.sum(~np.isfinite(lams)))
+    outside = int(np.sum(np.abs(ratios - 1.0) > AA_WIDTH_TOL))
+    fallbacks = sum(a.fallback for a in out)
+    ok = all(a.ok for a in out)
+    print(
+        f"A/A at the example's design: {n} tournaments x 1680 hands, 8 engine heuristic bots "
+        f"eps {ENGINE_AA_EPS:g}, seeds {AA_SEED}..{AA_SEED + n - 1}, "
+        f"{time.perf_counter() - t0:.0f} s\n"
+        f"  non-finite weights of places 2-4: {nonfinite}\n"
+        f"  weight: median {np.median(lams):.3f}, max {np.max(lams):.3f}\n"
+        f"  mean interval width / winner-only fit's: min {ratios.min():.3f}, "
+        f"mean {ratios.mean():.3f}, max {ratios.max():.3f}; outside 1 +- {AA_WIDTH_TOL:g}: "
+        f"{outside}\n"
+        f"  fits that needed the fallback (prior on the ratings): {fallbacks} "
+        f"({100 * fallbacks / n:.1f}%)\n"
+        f"bench-aa: {'PASS' if ok else 'FAIL'}"
+    )
+    return ok
+
+
+def _quiet(_done: int, _total: int) -> None:
+    return None
+
+
 def make_reference(
     hands: int, *, seed: int = REFERENCE_SEED, jobs: int = 1, out: Path | None = None
 ) -> dict[str, Any]:
@@ -528,6 +652,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--methods", default=",".join(CORE_METHODS), help=f"subset of {', '.join(METHODS)}"
     )
     parser.add_argument("--make-reference", action="store_true", help="rebuild the reference")
+    parser.add_argument(
+        "--aa", type=int, default=0, metavar="N", help="only the A/A collapse check, N tournaments"
+    )
     parser.add_argument("--reference-hands", type=int, default=REFERENCE_HANDS)
     parser.add_argument("--reference-seed", type=int, default=REFERENCE_SEED)
     args = parser.parse_args(argv)
@@ -538,6 +665,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"elo {ref['elo']} -> {reference_path()}"
         )
         return 0
+    if args.aa > 0:
+        return 0 if run_aa(args.aa, jobs=args.jobs, progress=_progress_printer("A/A")) else 1
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
