@@ -319,10 +319,12 @@ def overview_rows() -> list[Row]:
                     "95% confidence band (pick one tournament). Overlapping bands mean the "
                     "order is not settled yet.",
                     rating_band(BOT_T),
-                    w=8,
+                    # four per row: Grafana's default for a repeat without maxPerRow (a key
+                    # the dashboard schema does not have; it would not survive a round trip)
+                    w=6,
                     decimals=0,
                     overrides=ci_overrides(),
-                    extra={"repeat": "bot", "repeatDirection": "h", "maxPerRow": 3},
+                    extra={"repeat": "bot", "repeatDirection": "h"},
                 ),
             ],
         ),
@@ -565,7 +567,8 @@ def bot_variable(*, multi: bool) -> Json:
             "query": "label_values(uno_decision_latency_seconds_count, bot)",
             "refId": "bot",
         },
-        "definition": "label_values(uno_decision_latency_seconds_count, bot)",
+        # no "definition" (the editor's display copy of the query): not in the dashboard
+        # schema, so it would not survive a round trip; Grafana shows query.query instead
         "refresh": 2,
         "sort": 1,
         "multi": multi,
@@ -586,7 +589,6 @@ def tournament_variable() -> Json:
         "type": "query",
         "datasource": DATASOURCE,
         "query": {"query": query, "refId": "tournament"},
-        "definition": query,
         "refresh": 2,
         "sort": 2,
         "multi": True,

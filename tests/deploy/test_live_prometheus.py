@@ -364,7 +364,7 @@ def test_every_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path: Path) 
             shared = query_range(prom, fill(expr, "py-heuristic"), start, end)
             assert {s["metric"]["tournament"] for s in shared} == set(tids), (title, shared)
         for var in models["uno-arena-overview"]["templating"]["list"]:
-            q = var["definition"]
+            q = var["query"]["query"]
             metric, label = re.fullmatch(r"label_values\((\w+), (\w+)\)", q).groups()  # type: ignore[union-attr]
             vals = get(
                 f"{prom}/api/v1/label/{label}/values?" + urllib.parse.urlencode({"match[]": metric})
