@@ -26,8 +26,24 @@ import { ActionWriter } from "./outbox";
 
 /** The protocol version this SDK speaks (Hello.protocol_version). */
 export const PROTOCOL_VERSION = 1;
-/** This SDK's version, sent as Hello.bot_version unless `botVersion` is given. */
+/** This SDK's version: the one place it is written. */
 export const SDK_VERSION = "0.2.0";
+/** What the SDK adds to Hello.bot_version: its name and version, and the protocol. */
+export const SDK_TAG = `uno-bot-typescript/${SDK_VERSION} uno.v${PROTOCOL_VERSION}`;
+/** The server's limit on Hello.bot_version, in characters (bot.proto). */
+const MAX_BOT_VERSION = 64;
+
+/**
+ * Hello.bot_version for a bot whose own version is `own`: `own`, then {@link SDK_TAG}, as in
+ * "1.4.2 uno-bot-typescript/0.2.0 uno.v1" (only the tag if `own` is empty). `own` is cut, by
+ * characters (code points), so that the whole stays within the server's 64 characters.
+ */
+export function helloBotVersion(own: string | undefined): string {
+  if (!own) return SDK_TAG;
+  const room = MAX_BOT_VERSION - [...SDK_TAG].length - 1;
+  const chars = [...own];
+  return `${chars.length > room ? chars.slice(0, room).join("") : own} ${SDK_TAG}`;
+}
 /** Hello.max_batch unless `maxBatch` is given. */
 export const DEFAULT_MAX_BATCH = 64;
 /** The largest Hello.max_batch the server accepts. */
@@ -95,7 +111,10 @@ export interface BotOptions<S> {
   token: string;
   /** Hello.bot_name, 1-64 chars of [A-Za-z0-9_.-]. */
   botName: string;
-  /** Hello.bot_version [`uno-arena-bot-ts <SDK_VERSION>`]. */
+  /**
+   * The bot's own version [none]. Hello.bot_version carries it with the SDK's name and version
+   * and the protocol after it (see {@link helloBotVersion}).
+   */
   botVersion?: string;
   /** Your decision function. */
   decide: DecideFn<S>;
@@ -350,7 +369,7 @@ export class UnoBot<S = Record<string, unknown>> {
       const hello = PlayRequest.fromPartial({
         hello: {
           botName: this.opts.botName,
-          botVersion: this.opts.botVersion ?? `uno-arena-bot-ts ${SDK_VERSION}`,
+          botVersion: helloBotVersion(this.opts.botVersion),
           protocolVersion: PROTOCOL_VERSION,
           maxConcurrentMatches: this.opts.maxConcurrentMatches ?? 0,
           maxBatch: this.opts.maxBatch ?? DEFAULT_MAX_BATCH,
@@ -389,7 +408,7 @@ export class UnoBot<S = Record<string, unknown>> {
     if (resp.welcome) this.onWelcome(resp.welcome);
     else if (resp.decisionRequest) this.onDecisionRequest(resp.decisionRequest, writer);
     else if (resp.actionResult) this.onActionResult(resp.actionResult);
-    else if (resp.requestClosed) this.onRequestClosed(resp.requestClosed);
+    else if (resp.requestClosed) this.onRequestClosed(resp.requestClosed, writer);
     else if (resp.matchStarted) this.onMatchStarted(resp.matchStarted);
     else if (resp.matchEnded) this.onMatchEnded(resp.matchEnded);
     else if (resp.seatEvents) this.newEvents(this.seatEntry(resp.seatEvents.matchId, resp.seatEvents.seat), resp.seatEvents.events);
@@ -506,6 +525,7 @@ export class UnoBot<S = Record<string, unknown>> {
       if (o.key === key || id === req.requestId) {
         o.controller.abort(CLOSED);
         this.open.delete(id);
+        if (id !== req.requestId) o.writer.drop(id); // a queued answer to the old one is late
       }
     }
     const entry: OpenRequest = { request: req, key, controller: new AbortController(), writer, log, retried: false };
@@ -632,12 +652,14 @@ export class UnoBot<S = Record<string, unknown>> {
     this.answer(entry, retry);
   }
 
-  private onRequestClosed(rc: RequestClosed): void {
+  private onRequestClosed(rc: RequestClosed, writer: ActionWriter): void {
     const entry = this.open.get(rc.requestId);
     if (entry) {
       entry.controller.abort(CLOSED);
       this.open.delete(rc.requestId);
     }
+    // An answer still waiting behind a write in flight is never sent: the request is closed.
+    const dropped = writer.drop(rc.requestId);
     const log = this.seatLog(rc.matchId, rc.seat);
     const text =
       `request ${rc.requestId} closed: ${closeReasonToJSON(rc.reason)}` +
@@ -645,6 +667,7 @@ export class UnoBot<S = Record<string, unknown>> {
       `, strikes ${rc.strikes}`;
     if (rc.appliedActionId !== undefined) log.warn(text);
     else log.debug(text);
+    if (dropped) log.debug(`dropped the queued answer to ${rc.requestId}`);
   }
 
   private abortAll(why: string): void {

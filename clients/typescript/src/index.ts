@@ -5,6 +5,8 @@ export {
   FATAL_CODES,
   PROTOCOL_VERSION,
   SDK_VERSION,
+  SDK_TAG,
+  helloBotVersion,
   DEFAULT_MAX_BATCH,
   MAX_HELLO_BATCH,
   backoffDelay,

@@ -31,6 +31,16 @@ export class ActionWriter {
     return !this.gone;
   }
 
+  /**
+   * Removes the answers to `requestId` still waiting for the write in flight (the server has
+   * closed that request: an answer to it is never sent). Returns how many it removed.
+   */
+  drop(requestId: string): number {
+    const before = this.queued.length;
+    if (before) this.queued = this.queued.filter((a) => a.requestId !== requestId);
+    return before - this.queued.length;
+  }
+
   /** Answers waiting for the write in flight (tests). */
   get waiting(): number {
     return this.queued.length;

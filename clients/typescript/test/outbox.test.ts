@@ -28,6 +28,17 @@ const ids = (msg: PlayRequest): string[] =>
   msg.action ? [msg.action.requestId] : (msg.actions?.actions ?? []).map((a) => a.requestId);
 
 describe("ActionWriter", () => {
+  test("drop() removes a closed request's queued answers, and only them, in order", () => {
+    const s = new HeldStream();
+    const w = new ActionWriter(s.write);
+    w.send(answer(0)); // in flight
+    for (const i of [1, 2, 1, 3]) w.send(answer(i));
+    assert.equal(w.drop("r1"), 2);
+    assert.equal(w.drop("r0"), 0, "an answer already being written cannot be taken back");
+    s.finish();
+    assert.deepEqual(s.written.flatMap(ids), ["r0", "r2", "r3"]);
+  });
+
   test("a lone answer is written at once, alone", () => {
     const s = new HeldStream();
     const w = new ActionWriter(s.write);
