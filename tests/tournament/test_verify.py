@@ -140,6 +140,67 @@ def test_a_column_added_by_a_schema_upgrade_keeps_the_chain(
     assert hid in problems[0] and "seats.added_later" in problems[0]
 
 
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run with every kind of fault: a bot that crashes (disconnect takeovers, time-outs,
+    strikes, then a stand-in for a bot given up on)."""
+    from .test_forfeits import _crashy
+
+    tmp = tmp_path_factory.mktemp("faulty")
+    cfg = write_config(
+        tmp,
+        [bot_entry("h0"), bot_entry("h1"), bot_entry("h2"), _crashy("crashy", 25)],
+        name="flt",
+        extra="max_restarts = 1\nstrikes = 2\n[time_control]\nreconnect_grace_ms = 300\n"
+        "decision_ms = 150\ntime_bank_ms = 0\n[sandbox]\nenabled = false\n",
+    )
+    assert cli_main(["tournament", "run", str(cfg), "--quiet"]) == 0
+    return tmp / "out"
+
+
+FAULT_EDITS = [
+    ("seats.timeouts", "timeouts + 1"),
+    ("seats.timeouts", "0"),
+    ("seats.strikes", "0"),
+    ("seats.taken_over", "0"),
+    ("seats.takeover_cause", "''"),
+    (
+        "seats.takeover_cause",
+        "CASE takeover_cause WHEN 'strikes' THEN 'disconnected' ELSE 'strikes' END",
+    ),
+]
+
+
+def test_a_run_with_faults_verifies_and_its_fault_columns_are_checked(
+    faulty: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, problems, _ = _verify([str(faulty)], capsys)
+    assert code == 0 and problems == [], problems
+    conn = sqlite3.connect(faulty / DB_NAME)
+    try:
+        causes = {r[0] for r in conn.execute("SELECT takeover_cause FROM seats")}
+        hid, seat = conn.execute(
+            "SELECT hand_id, seat FROM seats WHERE timeouts > 0 AND taken_over = 1 "
+            "ORDER BY hand_id LIMIT 1"
+        ).fetchone()
+    finally:
+        conn.close()
+    assert {"disconnected", "unavailable"} <= causes, causes  # the run has the faults
+    for i, (column, expr) in enumerate(FAULT_EDITS):
+        run = tmp_path / f"edit{i}"
+        shutil.copytree(faulty, run)
+        col = column.split(".")[1]
+        _sql(
+            run,
+            f"UPDATE seats SET {col} = {expr} WHERE hand_id = ? AND seat = {seat}",
+            params=(hid,),
+        )
+        assert cli_main(["tournament", "report", str(run)]) == 0  # the chain cannot help
+        code, problems, _ = _verify([str(run)], capsys)
+        assert code == 1 and len(problems) == 1, (column, problems)
+        assert hid in problems[0] and column in problems[0], (column, problems)
+
+
 # ------------------------------------------------------------------ every column, edited
 
 K = 7  # the hand every edit is made to
