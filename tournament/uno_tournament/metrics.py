@@ -7,6 +7,9 @@ Plackett-Luce fit (refitted every few seconds while hands come in);
 seats) and ``uno_tournament_bot_forfeits_total{bot}`` counts the hands rated as its forfeits.
 ``uno_tournament_event_loop_lag_seconds`` is how late the runner's event loop wakes a 10 ms
 sleep: the stalls of the runner itself (the tables run in the server's own process).
+``uno_tournament_bot_illegal_actions_total{bot}`` counts real faults (actions rejected as
+malformed or not legal) and ``uno_tournament_bot_late_answers_total{bot}`` the answers that came
+after their request had closed (a race a correct bot cannot always avoid), apart.
 ``uno_tournament_hands_stored_total`` counts the hands this process stored: the dashboards
 derive the pace and the ETA from its ``rate()``, which falls to 0 in a stall (a gauge of the
 pace would keep its last value).
@@ -64,10 +67,29 @@ class TournamentMetrics:
             "uno_tournament_bot_crashes", "Bot process exits during the run", ["bot"], registry=r
         )
         self.bot_hands = Counter(
-            "uno_tournament_bot_hands", "Hands stored, per bot", ["bot"], registry=r
+            "uno_tournament_bot_hands",
+            "Hands stored that the bot played itself (a seat a stand-in played is a forfeit)",
+            ["bot"],
+            registry=r,
         )
         self.bot_wins = Counter(
-            "uno_tournament_bot_wins", "Hands won (place 1), per bot", ["bot"], registry=r
+            "uno_tournament_bot_wins",
+            "Hands the bot won itself (place 1; a stand-in's win is not the bot's)",
+            ["bot"],
+            registry=r,
+        )
+        self.bot_illegal = Counter(
+            "uno_tournament_bot_illegal_actions",
+            "Actions of the bot rejected as malformed or not legal (real faults), in stored hands",
+            ["bot"],
+            registry=r,
+        )
+        self.bot_late = Counter(
+            "uno_tournament_bot_late_answers",
+            "Answers of the bot that came after their request had closed (an optional chance "
+            "another seat's action ended while the answer was in flight): a race, not a fault",
+            ["bot"],
+            registry=r,
         )
         self.bot_forfeits = Counter(
             "uno_tournament_bot_forfeits",

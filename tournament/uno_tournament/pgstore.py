@@ -27,7 +27,7 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .store import SCHEMA_VERSION, ResultStore, StoreError
+from .store import ADD_LATE, SCHEMA_VERSION, ResultStore, StoreError
 
 if TYPE_CHECKING:
     import psycopg
@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS seats (
     takeover_cause TEXT NOT NULL,
     decisions INTEGER NOT NULL,
     response_ms BYTEA NOT NULL,
+    late INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (hand_id, seat)
 );
 CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
@@ -260,3 +261,18 @@ class PgStore(ResultStore):
                 f"{where}: schema version {version if version is not None else '?'}, this "
                 f"runner reads {SCHEMA_VERSION}"
             )
+        if not self._has_late():  # a store written before seats.late: add it (rows get 0)
+            try:
+                with self.conn.transaction():
+                    self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                    if not self._has_late():
+                        self.conn.execute(ADD_LATE)
+            except _psycopg().errors.InsufficientPrivilege:
+                self.late_sql = "0"  # a reader without the right to alter: read zeros
+
+    def _has_late(self) -> bool:
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = 'seats' AND column_name = 'late'"
+        ).fetchone()
+        return bool(row and row[0])

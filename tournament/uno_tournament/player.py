@@ -38,9 +38,11 @@ from uno_server.service.convert import rules_to_proto
 from . import schedule
 from .config import TournamentConfig
 from .metrics import TournamentMetrics
-from .procs import BotProcess
+from .procs import BotProcess, announce_sandbox
 from .progress import LagMonitor, Progress
 from .replay import REPLAY_FORMAT
+from .runlog import LOG_NAME, RunLog
+from .sandbox import SandboxError
 from .shard import ServerProcess, ServerProcessError, Shard
 from .standings import places
 from .store import HandRecord, SeatRecord
@@ -60,6 +62,14 @@ _TRANSIENT = {
     grpc.StatusCode.UNKNOWN,
 }
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
+
+
+INCIDENT_EVENTS = {
+    "crash": "bot crashed",
+    "restart": "bot restarted",
+    "given_up": "bot given up",
+}
+"""The JSON log's event for each kind of bot incident."""
 
 
 class RunnerError(Exception):
@@ -120,6 +130,10 @@ class Player:
         """The host name external bots use to reach this shard's server (default: ``host``,
         or this machine's name when ``host`` is 0.0.0.0)."""
         self.shard_name = shard_name
+        self.log = RunLog(
+            self.log_dir / LOG_NAME, tournament=tournament_id, shard=shard_name, pid=os.getpid()
+        )
+        """The run's JSON log (:mod:`uno_tournament.runlog`), beside the server's log."""
         self.metrics = TournamentMetrics(tournament_id)
         self.metrics_linger_s = metrics_linger_s
         self.lag = LagMonitor(self.metrics)
@@ -218,9 +232,13 @@ class Player:
         want = {b.name for b in self.config.bots}
         if self.needed is not None:
             want &= self.needed
-        for b in self.config.bots:
-            if b.external or b.name not in want:
-                continue
+        launched = [b for b in self.config.bots if not b.external and b.name in want]
+        try:  # one line: the protections the bots get here (and one per missing one)
+            for line in announce_sandbox([b.sandbox for b in launched]):
+                self.say(line)
+        except SandboxError as exc:
+            raise RunnerError(str(exc)) from exc
+        for b in launched:
             p = BotProcess(
                 b,
                 self.tokens[b.name],
@@ -228,6 +246,7 @@ class Player:
                 self.log_dir,
                 max_restarts=self.config.faults.max_restarts,
                 on_incident=self._incident,
+                hide=[o.cwd for o in self.config.bots if o.cwd and o.name != b.name],
             )
             shard.bots[b.name] = p
             try:
@@ -262,9 +281,13 @@ class Player:
                 )
             await asyncio.sleep(0.2)
 
-    def _incident(self, bot: str, kind: str, detail: str, *, count: bool = True) -> None:
-        """A bot incident: kept, shown, and counted (``count``; not when a shard worker
+    def _incident(
+        self, bot: str, kind: str, detail: str, *, count: bool = True, shard: str = ""
+    ) -> None:
+        """A bot incident: kept, shown, logged and counted (``count``; not when a shard worker
         reports it: the worker's own series counts it)."""
+        log = self.log.bind(shard=shard) if shard else self.log
+        log.warning(INCIDENT_EVENTS.get(kind, f"bot {kind}"), bot=bot, detail=detail)
         self._note_incident(bot, kind, detail)
         if kind == "crash" and count:
             self.metrics.bot_crashes.labels(bot).inc()
@@ -278,6 +301,7 @@ class Player:
         self.given_up[bot] = why
         self.metrics.bot_given_up.labels(bot).set(1)
         if record:
+            self.log.warning(INCIDENT_EVENTS["given_up"], bot=bot, detail=why)
             self._note_incident(bot, "given_up", why)
             self.say(f"bot {bot}: given up ({why}); a stand-in plays its seats, each a forfeit")
 
@@ -341,6 +365,11 @@ class Player:
                     attempt += 1
                     continue
                 if err.code() in _TRANSIENT:
+                    self.log.info(
+                        "hand retried",
+                        hand=spec.hand_id,
+                        error=f"{err.code().name}: {(err.details() or '')[:200]}",
+                    )
                     self._retry()
                     await asyncio.sleep(delay)
                     delay = min(5.0, delay * 2)
@@ -349,6 +378,7 @@ class Player:
                     f"hand {spec.hand_id}: {err.code().name}: {err.details()}"
                 ) from err
             if rec is None:  # cancelled (server shutdown or an operator): play it again
+                self.log.info("hand played again", hand=spec.hand_id, why="match cancelled")
                 self._retry()
                 attempt += 1
                 continue
@@ -444,7 +474,8 @@ class Player:
                     points_won=gained[s],
                     timeouts=timeouts[s],
                     strikes=ms.strikes,
-                    illegal=ms.rejected_actions,
+                    illegal=ms.rejected_actions,  # real faults only: never a late answer
+                    late=ms.stale_actions,
                     taken_over=ms.taken_over or unavailable,
                     takeover_cause="unavailable"
                     if unavailable
@@ -504,11 +535,15 @@ class Player:
             except RunnerError as exc:
                 self._fail(exc)
                 return
+            except Exception as exc:  # never a silent stop: one line, and the log has it
+                self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
+                return
             await self._record(rec)
 
     def _fail(self, exc: BaseException) -> None:
         if self.fatal is None:
             self.fatal = exc
+            self.log.error("run stopped", error=str(exc))
         self.stop_requested = True
         for w in self._workers:
             if w is not asyncio.current_task():

@@ -52,6 +52,9 @@ class BotStats:
     ci_low: float
     ci_high: float
     hands: int
+    """Hands the bot played itself, to the end: a seat a stand-in played (in whole or in part)
+    is not among them, nor in wins, win %, points left or won; it counts in ``forfeits`` and
+    ``seats_taken_over``."""
     wins: int
     win_rate: float
     mean_points_left: float
@@ -59,6 +62,10 @@ class BotStats:
     timeouts: int
     strikes: int
     illegal_actions: int
+    """Real faults: actions the server rejected as malformed or not legal."""
+    late_answers: int
+    """Answers that arrived after their request had closed (an optional chance another seat's
+    action ended while the answer was in flight): a race, not a fault."""
     crashes: int
     seats_taken_over: int
     forfeits: int
@@ -105,6 +112,7 @@ class Summary:
             lam = (
                 f" Places 2-4 weigh {r.loser_weight:.2f} ± {1.96 * r.loser_weight_se:.2f} of "
                 "going out (fitted with the ratings; its uncertainty is in every interval)."
+                + (" A weak prior keeps it finite." if r.loser_weight_prior else "")
             )
         return (
             "Ratings: Plackett-Luce over each hand's finishing order (first out, then by points "
@@ -194,23 +202,29 @@ def summarize(
 
     nb = len(names_cols)
     flat = np.where(real, cols.bots, nb).ravel()
+    own = real & ~cols.taken_over  # seats the bot played itself, to the end
+    flat_own = np.where(own, cols.bots, nb).ravel()
 
-    def per_bot(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    def per_bot(values: np.ndarray[Any, Any], seats: Any = flat) -> np.ndarray[Any, Any]:
         out: np.ndarray[Any, Any] = np.bincount(
-            flat, weights=values.ravel().astype(np.float64), minlength=nb + 1
+            seats, weights=values.ravel().astype(np.float64), minlength=nb + 1
         )[:nb]
         return out
 
-    hands_of = per_bot(np.ones_like(cols.places))
+    # a bot's row counts its own play: a stand-in's results are not the bot's (the ratings
+    # count those hands as the forfeit policy says; the row shows them as forfeits)
+    hands_of = per_bot(np.ones_like(cols.places), flat_own)
     winner_mask = np.zeros_like(real)
     if n_hands:
         winner_mask[np.arange(n_hands), cols.winner_seat] = True
-    wins = per_bot(winner_mask)
-    left = per_bot(cols.points_left)
-    won = per_bot(cols.points_won)
+    wins = per_bot(winner_mask, flat_own)
+    left = per_bot(cols.points_left, flat_own)
+    won = per_bot(cols.points_won, flat_own)
+    # the bot's own actions, also in a hand a stand-in finished (before the takeover)
     timeouts = per_bot(cols.timeouts)
     strikes = per_bot(cols.strikes)
     illegal = per_bot(cols.illegal)
+    late = per_bot(cols.late)
     taken = per_bot(cols.taken_over)
     decisions = per_bot(cols.decisions)
     forfeit_seats = cols.taken_over & real if policy != "count" else np.zeros_like(real)
@@ -278,6 +292,7 @@ def summarize(
                 timeouts=int(timeouts[i]),
                 strikes=int(strikes[i]),
                 illegal_actions=int(illegal[i]),
+                late_answers=int(late[i]),
                 crashes=crashes.get(n, 0),
                 seats_taken_over=int(taken[i]),
                 forfeits=int(forfeits[i]),
@@ -322,6 +337,7 @@ _COLS = [
     "pts won",
     "timeouts",
     "illegal",
+    "late",
     "crashes",
     "taken over",
     "forfeits",
@@ -346,6 +362,7 @@ def _row(rank: int, b: BotStats) -> list[str]:
         f"{b.mean_points_won:.1f}",
         str(b.timeouts),
         str(b.illegal_actions),
+        str(b.late_answers),
         str(b.crashes),
         str(b.seats_taken_over),
         str(b.forfeits),
@@ -369,8 +386,21 @@ def _first_cell(s: Summary, a: str, b: str) -> str:
     return f"{won}-{lost}{pred}"
 
 
+COLUMNS_TEXT = (
+    "Columns: hands, win % and points count the hands a bot played itself (a seat a stand-in "
+    "played is a forfeit, not the bot's result); illegal: actions rejected as malformed or not "
+    "legal; late: answers that arrived after their chance had closed (a race, not a fault)."
+)
+
+
 def _header_lines(s: Summary) -> list[str]:
-    lines = [f"{s.hands} of {s.planned} hands.", s.model_text, gap_meaning(), s.policy_text]
+    lines = [
+        f"{s.hands} of {s.planned} hands.",
+        s.model_text,
+        gap_meaning(),
+        s.policy_text,
+        COLUMNS_TEXT,
+    ]
     if s.given_up:
         lines.append(s.given_up_note())
     if s.note:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import multiprocessing
 import os
@@ -119,6 +120,8 @@ class Runner(Player):
     ) -> None:
         if only is not None:
             kwargs.setdefault("shard_name", str(only))
+        elif shards > 1:
+            kwargs.setdefault("shard_name", "all")
         super().__init__(out, config, tournament_id, **kwargs)
         self.store = store
         self.max_hands = max_hands
@@ -169,7 +172,11 @@ class Runner(Player):
 
     async def _record(self, rec: HandRecord) -> None:
         loop = asyncio.get_running_loop()
-        if not await loop.run_in_executor(self._writer, self._write, rec):
+        try:
+            if not await loop.run_in_executor(self._writer, self._write, rec):
+                return
+        except Exception as exc:  # a full disk, a lost database: stop, say what to do
+            self._fail(self._store_failure(exc, rec.hand_id))
             return
         self._absorb(rec)
         assert self.progress is not None
@@ -178,6 +185,27 @@ class Runner(Player):
         self.metrics.hands_stored.inc()
         self.metrics.set_live(self._sequential())
         self._count(rec)
+
+    def _store_failure(self, exc: BaseException, hand_id: str = "") -> RunnerError:
+        """The one line for a hand the store could not take (its transaction rolled back, so
+        the hand is played again on a resume; a replay file not written is written then)."""
+        path = getattr(exc, "filename", None) or self.store.location
+        code = getattr(exc, "errno", None)
+        text = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
+        text = " ".join(text.split())[:200]
+        full = code in (errno.ENOSPC, errno.EDQUOT) or "full" in text.lower()
+        todo = "Free space on that disk" if full else "Fix the cause"
+        try:
+            stored = self.store.count()  # a hand whose replay file failed is stored already
+        except Exception:
+            stored = self.progress.done if self.progress is not None else 0
+        planned = self.progress.planned if self.progress is not None else 0
+        what = f"hand {hand_id}" if hand_id else "the run's state"
+        self.log.error("store write failed", hand=hand_id, path=str(path), error=text, errno=code)
+        return RunnerError(
+            f"cannot store {what}: {text} ({path}); {stored} of {planned} hands stored, none "
+            f"lost. {todo}, then: uno-arena tournament resume {self.out}"
+        )
 
     def _absorb(self, rec: HandRecord) -> None:
         """A stored hand into the live standings (once: a shard also reads the other shards'
@@ -194,9 +222,14 @@ class Runner(Player):
 
     def _count(self, rec: HandRecord) -> None:
         for s in rec.seats:
-            self.metrics.bot_hands.labels(s.bot).inc()
-            if s.place == 1:
-                self.metrics.bot_wins.labels(s.bot).inc()
+            if not s.taken_over:  # the bot's own play; a stand-in's result is not the bot's
+                self.metrics.bot_hands.labels(s.bot).inc()
+                if s.place == 1:
+                    self.metrics.bot_wins.labels(s.bot).inc()
+            if s.illegal:
+                self.metrics.bot_illegal.labels(s.bot).inc(s.illegal)
+            if s.late:
+                self.metrics.bot_late.labels(s.bot).inc(s.late)
             if s.taken_over and self.config.faults.forfeit != "count":
                 self.metrics.bot_forfeits.labels(s.bot).inc()
 
@@ -304,13 +337,28 @@ class Runner(Player):
                 continue
 
     async def run(self) -> int:
+        """Play what is left of the plan; the exit code (0: done or stopped by --max-hands,
+        130: interrupted); a failure that stops the run raises :class:`RunnerError`."""
+        try:
+            return await self._run()
+        except RunnerError as exc:
+            if exc is not self.fatal:  # a stop during play is logged when it happens
+                self.log.error("run stopped", error=str(exc))
+            raise
+        finally:
+            self.log.close()
+
+    async def _run(self) -> int:
         full_plan = self.config.plan(self.tid)
         plan = full_plan
         if self.only is not None:
             plan = schedule.partition(full_plan, self.only.index, self.only.count, self.config.seed)
         done = self.store.done_ids()
         if self.replay_files:
-            replays = ensure_replays(self.store, self.out / "replays")
+            try:
+                replays = ensure_replays(self.store, self.out / "replays")
+            except OSError as exc:
+                raise self._store_failure(exc) from exc
             if replays:
                 self.say(f"wrote {replays} missing replay files")
         pending = deque(h for h in plan if h.hand_id not in done)
@@ -325,6 +373,8 @@ class Runner(Player):
             self.metrics.bot_hands.labels(n)
             self.metrics.bot_wins.labels(n)
             self.metrics.bot_forfeits.labels(n)
+            self.metrics.bot_illegal.labels(n)
+            self.metrics.bot_late.labels(n)
             self.metrics.bot_given_up.labels(n).set(0)
         for _, bot, _, detail in self.store.incidents(["given_up"]):
             self.given_up.setdefault(bot, detail)  # a resume keeps the marks
@@ -342,6 +392,15 @@ class Runner(Player):
         n_tables = len({h.table for h in full_plan})
         design = self.config.design()
         where = f"shard {self.only}: {len(plan)} of " if self.only is not None else ""
+        self.log.info(
+            "run started",
+            planned=len(plan),
+            stored=stored,
+            to_play=len(pending),
+            store=self.store.location,
+            out=str(self.out),
+            shards=self.n_shards,
+        )
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
             f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "
@@ -375,24 +434,45 @@ class Runner(Player):
             await self._shutdown()
         if self.fatal is not None:
             raise self.fatal
+        return self._finish(plan, full_plan, mine)
+
+    def _finish(
+        self, plan: list[schedule.HandSpec], full_plan: list[schedule.HandSpec], mine: set[str]
+    ) -> int:
+        """The end of a run: the count, and the reports when every hand is stored."""
         if self.only is not None:
             return self._finish_shard(full_plan, mine)
         total = self.store.count()
         if self.interrupted or total < len(plan):
+            self.log.info(
+                "run stopped before the end",
+                stored=total,
+                planned=len(plan),
+                interrupted=self.interrupted,
+            )
             self.say(
                 f"interrupted: {total} of {len(plan)} hands stored. Resume with:\n"
                 f"  uno-arena tournament resume {self.out}"
             )
             return 130 if self.interrupted else 0
+        self.log.info("run finished", stored=total, planned=len(plan))
         self.say(f"finished: {total} hands in {self.out}")
-        report.write_all(
-            self.out,
-            self.store,
-            self.config,
-            self.tid,
-            stream=self.stream,
-            planned=len(plan),
-        )
+        try:
+            report.write_all(
+                self.out,
+                self.store,
+                self.config,
+                self.tid,
+                stream=self.stream,
+                planned=len(plan),
+            )
+        except OSError as exc:
+            self.log.error("reports not written", error=str(exc), path=str(exc.filename or ""))
+            raise RunnerError(
+                f"every hand is stored, but the reports cannot be written: "
+                f"{exc.strerror or exc} ({exc.filename or self.out}). Free space on that disk, "
+                f"then: uno-arena tournament report {self.out}"
+            ) from exc
         return 0
 
     def _finish_shard(self, full_plan: list[schedule.HandSpec], mine: set[str]) -> int:
@@ -568,7 +648,7 @@ class Runner(Player):
                     self.progress_started()
             elif kind == "incident":
                 bot, what, detail = str(msg["bot"]), str(msg["kind"]), str(msg["detail"])
-                self._incident(bot, what, f"{detail} (shard {w.name})", count=False)
+                self._incident(bot, what, f"{detail} (shard {w.name})", count=False, shard=w.name)
             elif kind == "retry":
                 self._retry(count=False)
             elif kind == "error":
@@ -780,6 +860,7 @@ def _run(runner: Runner, lock: RunLock | None = None) -> int:
     try:
         return asyncio.run(runner.run())
     finally:
+        runner.log.close()
         runner.store.close()
         if lock is not None:
             lock.release()

@@ -88,6 +88,7 @@ CREATE TABLE IF NOT EXISTS seats (
     takeover_cause TEXT NOT NULL,
     decisions INTEGER NOT NULL,
     response_ms BLOB NOT NULL,
+    late INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (hand_id, seat)
 );
 CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
@@ -117,6 +118,14 @@ CREATE TABLE IF NOT EXISTS shards (
     heartbeat_at REAL NOT NULL
 );
 """
+
+_SEAT_COLS = (
+    "hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, illegal, taken_over, "
+    "takeover_cause, decisions, response_ms, late"
+)
+"""The seats columns, ``late`` last: an older store gains it at the end (ALTER TABLE)."""
+ADD_LATE = "ALTER TABLE seats ADD COLUMN late INTEGER NOT NULL DEFAULT 0"
+"""Schema migration of a store written before ``seats.late`` existed (rows get 0)."""
 
 _HAND_COLS = (
     "hand_id, table_no, block, deal, rotation, deal_id, match_seed, hand_seed, dealer, match_id, "
@@ -188,12 +197,19 @@ class SeatRecord:
     timeouts: int = 0
     strikes: int = 0
     illegal: int = 0
+    """Real faults: the seat's bot's actions the server rejected as malformed or not legal
+    (``MatchSeat.rejected_actions``). Never a late answer."""
     taken_over: bool = False
     """A stand-in played this seat (in whole or in part): a takeover by the server (strikes, a
     disconnect) or the runner's fallback for a bot it gave up on. The hand is a forfeit."""
     takeover_cause: str = ""
     decisions: int = 0
     response_ms: list[int] = field(default_factory=list)
+    late: int = 0
+    """Answers that arrived after their request had closed (``MatchSeat.stale_actions``): a
+    protocol race a correct bot cannot always avoid (another seat's action closed an optional
+    chance while the answer was in flight), so neither a fault nor a strike. 0 in hands stored
+    before the column existed (their ``illegal`` counted these too)."""
 
 
 @dataclass
@@ -240,6 +256,7 @@ class Columns:
     timeouts: IntArray
     strikes: IntArray
     illegal: IntArray
+    late: IntArray
     taken_over: BoolArray
     decisions: IntArray
     winner_seat: IntArray
@@ -278,10 +295,20 @@ class ResultStore:
     """A column that grows with every stored hand (the order in which hands were committed,
     or close to it: :meth:`new_hands` tolerates gaps and late commits)."""
 
+    late_sql = "late"
+    """How to read ``seats.late``: the column, or ``0`` in a store opened read-only that was
+    written before the column existed."""
+
     def __init__(self, location: str) -> None:
         self.location = location
         """Where the record is, for messages (a file path, or a URL without its password)."""
         self.lock = threading.RLock()
+
+    def _seat_select(self, prefix: str = "") -> str:
+        """The seat columns :func:`_seat` reads, in its order."""
+        cols = [f"{prefix}{c}" for c in _SEAT_COLS.split(", ")]
+        cols[-1] = self.late_sql if self.late_sql != "late" else f"{prefix}late"
+        return ", ".join(cols)
 
     # ------------------------------------------------------------------ dialect
 
@@ -363,7 +390,7 @@ class ResultStore:
             return False
         h.content_hash = digest
         self._executemany(
-            "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO seats ({_SEAT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     h.hand_id,
@@ -379,6 +406,7 @@ class ResultStore:
                     s.takeover_cause,
                     s.decisions,
                     np.asarray(s.response_ms, dtype="<u4").tobytes(),
+                    s.late,
                 )
                 for s in h.seats
             ],
@@ -420,11 +448,7 @@ class ResultStore:
         between the two reads are skipped."""
         hand_rows = self._execute(f"SELECT {_HAND_COLS} FROM hands ORDER BY hand_id")
         seat_rows = iter(
-            self._execute(
-                "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
-                "illegal, taken_over, takeover_cause, decisions, response_ms FROM seats "
-                "ORDER BY hand_id, seat"
-            )
+            self._execute(f"SELECT {self._seat_select()} FROM seats ORDER BY hand_id, seat")
         )
         pending = next(seat_rows, None)
         for r in hand_rows:
@@ -446,9 +470,7 @@ class ResultStore:
             if row is None:
                 return None
             seats = self._execute(
-                "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
-                "illegal, taken_over, takeover_cause, decisions, response_ms FROM seats "
-                "WHERE hand_id = ? ORDER BY seat",
+                f"SELECT {self._seat_select()} FROM seats WHERE hand_id = ? ORDER BY seat",
                 (hand_id,),
             ).fetchall()
         return _hand_row(row, [_seat(s) for s in seats])
@@ -483,7 +505,16 @@ class ResultStore:
         width = max(4, int(top) + 1)
         cols = {
             k: np.zeros((n, width), dtype=np.int64)
-            for k in ("places", "left", "won", "timeouts", "strikes", "illegal", "decisions")
+            for k in (
+                "places",
+                "left",
+                "won",
+                "timeouts",
+                "strikes",
+                "illegal",
+                "late",
+                "decisions",
+            )
         }
         bots = np.full((n, width), -1, dtype=np.int64)
         taken = np.zeros((n, width), dtype=np.bool_)
@@ -501,9 +532,10 @@ class ResultStore:
             tk,
             dec,
             ms,
+            late,
         ) in self._execute(
             "SELECT hand_id, seat, bot, place, points_left, points_won, timeouts, strikes, "
-            "illegal, taken_over, decisions, response_ms FROM seats"
+            f"illegal, taken_over, decisions, response_ms, {self.late_sql} FROM seats"
         ):
             i = row_of.get(hid)
             if i is None:
@@ -519,6 +551,7 @@ class ResultStore:
             cols["timeouts"][i, seat] = tout
             cols["strikes"][i, seat] = strikes
             cols["illegal"][i, seat] = illegal
+            cols["late"][i, seat] = late
             cols["decisions"][i, seat] = dec
             taken[i, seat] = bool(tk)
             if ms:
@@ -534,6 +567,7 @@ class ResultStore:
             timeouts=cols["timeouts"],
             strikes=cols["strikes"],
             illegal=cols["illegal"],
+            late=cols["late"],
             taken_over=taken,
             decisions=cols["decisions"],
             winner_seat=np.array(winner, dtype=np.int64),
@@ -617,10 +651,8 @@ class ResultStore:
             if not hands:
                 return [], after
             seats = self._execute(
-                "SELECT s.hand_id, s.seat, s.bot, s.place, s.points_left, s.points_won, "
-                "s.timeouts, s.strikes, s.illegal, s.taken_over, s.takeover_cause, s.decisions, "
-                f"s.response_ms FROM seats s JOIN hands h ON h.hand_id = s.hand_id "
-                f"WHERE h.{self.seq_col} > ? ORDER BY s.hand_id, s.seat",
+                f"SELECT {self._seat_select('s.')} FROM seats s JOIN hands h ON "
+                f"h.hand_id = s.hand_id WHERE h.{self.seq_col} > ? ORDER BY s.hand_id, s.seat",
                 (low,),
             ).fetchall()
         by_hand: dict[str, list[SeatRecord]] = {}
@@ -699,14 +731,25 @@ class Store(ResultStore):
                 f"{path}: schema version {version if version is not None else '?'}, this runner "
                 f"reads {SCHEMA_VERSION}"
             )
+        try:
+            has_late = any(r[1] == "late" for r in conn.execute("PRAGMA table_info(seats)"))
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
         if not readonly:
             try:
                 with conn:
                     conn.executescript(_SHARDS_SCHEMA)
+                    if not has_late:
+                        conn.execute(ADD_LATE)
+                        has_late = True
             except sqlite3.DatabaseError as exc:
                 conn.close()
                 raise StoreError(f"{path}: not a tournament database ({exc})") from exc
-        return cls(path, conn)
+        store = cls(path, conn)
+        if not has_late:
+            store.late_sql = "0"
+        return store
 
     def close(self) -> None:
         with self.lock:
@@ -728,6 +771,7 @@ def _seat(r: Sequence[Any]) -> SeatRecord:
         takeover_cause=r[10],
         decisions=r[11],
         response_ms=_ms(r[12]).tolist(),
+        late=int(r[13]) if len(r) > 13 else 0,
     )
 
 

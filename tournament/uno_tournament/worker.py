@@ -125,6 +125,7 @@ class ShardWorker(Player):
         pending = deque(plan[h] for h in self.hand_ids if h in plan)
         self.needed = {b for h in pending for b in h.bots}
         self.progress = Progress(planned=len(pending), done=0)
+        self.log.info("shard started", to_play=len(pending), log_dir=str(self.log_dir))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -161,7 +162,7 @@ class ShardWorker(Player):
             ]
             await asyncio.gather(*self._workers, return_exceptions=True)
         except RunnerError as exc:
-            self.fatal = exc
+            self._fail(exc)
         finally:
             for t in tasks:
                 t.cancel()
@@ -174,6 +175,7 @@ class ShardWorker(Player):
         if self.fatal is not None:
             self.send({"type": "error", "message": str(self.fatal)})
             return 2
+        self.log.info("shard stopped" if pending else "shard finished", to_play=len(pending))
         if not pending:
             self.send({"type": "done"})
         return 0 if not pending else 130
@@ -195,6 +197,7 @@ class ShardWorker(Player):
         if self.shard is not None and self.shard.server is not None:
             await self.shard.server.stop()
         self._writer.shutdown(wait=True)
+        self.log.close()
 
 
 def main() -> int:
