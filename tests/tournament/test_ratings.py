@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from uno_tournament import ratings as rt
+from uno_tournament import ratings_fit as rf
 from uno_tournament.ratings import (
     ELO_PER_NAT,
     Finish,
@@ -134,24 +135,24 @@ def test_analytic_derivatives_match_finite_differences(
 ) -> None:
     names = bot_names(8)
     index = {b: i for i, b in enumerate(names)}
-    ch = rt._pl_choices(rt.Outcomes.from_results(rt._canonical(sample), index), places)
+    ch = rf._pl_choices(rt.Outcomes.from_results(rf._canonical(sample), index), places)
     assert ch.count.sum() == len(ch.row_type) and len(ch.count) < len(ch.row_type)
-    lay = rt._Layout(8, 4, True, places == "discounted")
-    des = rt._design(ch, lay)
+    lay = rf._Layout(8, 4, True, places == "discounted")
+    des = rf._design(ch, lay)
     x = np.random.default_rng(3).normal(0.0, 0.3, lay.size)
     if lay.discounted:
         x[lay.omega] = 0.6
-    scores, hess = rt._derivatives(x, ch, lay, des)
+    scores, hess = rf._derivatives(x, ch, lay, des)
 
     def grad(z: np.ndarray) -> np.ndarray:
-        out: np.ndarray = ch.count @ rt._derivatives(z, ch, lay, des)[0]
+        out: np.ndarray = ch.count @ rf._derivatives(z, ch, lay, des)[0]
         return out
 
     h = 1e-5
     for j in range(lay.size):
         e = np.zeros(lay.size)
         e[j] = h
-        num = rt._log_likelihood(x + e, ch, lay, des) - rt._log_likelihood(x - e, ch, lay, des)
+        num = rf._log_likelihood(x + e, ch, lay, des) - rf._log_likelihood(x - e, ch, lay, des)
         assert (ch.count @ scores)[j] == pytest.approx(num / (2 * h), rel=1e-5, abs=1e-5)
         np.testing.assert_allclose(hess[:, j], (grad(x + e) - grad(x - e)) / (2 * h), atol=1e-4)
 
