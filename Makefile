@@ -12,6 +12,7 @@ ENGINE_DIR := server/uno_server/engine
 help:
 	@echo "make tournament           a local tournament among the example bots (embedded server, SQLite)"
 	@echo "make test                 lint, type-check and run the whole test suite"
+	@echo "make dist                 every SDK as a publishable artifact, in dist/ (docs/sdks.md)"
 	@echo "make test-loaded          make test with two CPU-burning processes beside it"
 	@echo "make bench-engine         engine hands/s against RLCard's UNO, side by side"
 	@echo "make bench-server         decisions/s through the service against a raw gRPC floor"
@@ -19,6 +20,7 @@ help:
 	@echo "make bench-load           1,000 concurrent tables: errors, memory growth, p99"
 	@echo "make bench-tournament     tournament hands/s, one shard and more"
 	@echo "make bench-ratings        validate the ratings' intervals (long)"
+	@echo "make bench-aa             1,000 A/A tournaments: the rating fit never collapses (long)"
 	@echo "make bench-report         tournament report on a 100,000-hand run: time and memory"
 	@echo "make monitor              a local Prometheus scraping a local tournament"
 	@echo "make golden               regenerate the golden transcripts in tests/engine/golden"
@@ -84,6 +86,13 @@ JOBS ?= 1
 bench-ratings: venv
 	$(BIN)/python -m uno_tournament.validate_ratings --repeats 200 --engine-repeats 150 --jobs $(JOBS)
 
+# issue 20: 1,000 A/A tournaments at the example's design (8 identical engine heuristic bots,
+# 1,680 hands each): non-finite weights of places 2-4, interval widths against the winner-only
+# fit's, fallback share; about 50 min on one core (JOBS=2 halves it)
+.PHONY: bench-aa
+bench-aa: venv
+	$(BIN)/python -m uno_tournament.validate_ratings --aa 1000 --jobs $(JOBS)
+
 # tournament report on a realistic 100,000-hand folder (generated once into runs/)
 bench-report: venv
 	$(BIN)/python -m uno_tournament.bench_report --hands 100000
@@ -100,6 +109,11 @@ proto: venv
 proto-check: venv
 	$(BIN)/python -m uno_server.protogen --check
 	PATH="$(CURDIR)/$(BIN):$$PATH" clients/each.sh check
+
+# every SDK as the artifact its registry takes, checked as the registry would (docs/sdks.md)
+.PHONY: dist
+dist: venv
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python clients/dist.py --out dist
 
 .PHONY: clients clients-test
 clients: venv

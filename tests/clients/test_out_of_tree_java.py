@@ -2,7 +2,7 @@
 
 ``mvn install`` puts the SDK into a temporary local Maven repository (seeded from ~/.m2, so
 nothing is downloaded twice); the quick start's ``my-bot`` (pom.xml depending on
-uno.arena:uno-bot:0.1.0, MyBot.java) is taken from the README's code blocks into a temporary
+uno.arena:uno-bot:0.2.0, MyBot.java) is taken from the README's code blocks into a temporary
 folder outside the repository, built with ``mvn package`` and played for 20 hands against a
 live ``uno-arena serve``: 20 hands finished, no timeout, no rejected action, and exit 0 on
 SIGTERM.
@@ -59,7 +59,7 @@ def test_the_readme_bot_builds_outside_the_repo_and_plays_20_hands(tmp_path: Pat
     local = f"-Dmaven.repo.local={repo}"
     # README step 1 (its tests already ran in `make test`'s clients-test).
     run(["mvn", "-q", "-B", local, "install", "-DskipTests"], cwd=SDK)
-    assert (repo / "uno" / "arena" / "uno-bot" / "0.1.0" / "uno-bot-0.1.0.jar").exists()
+    assert (repo / "uno" / "arena" / "uno-bot" / "0.2.0" / "uno-bot-0.2.0.jar").exists()
 
     files = readme_files(SDK / "README.md", "my-bot")
     assert set(files) == {"pom.xml", "src/main/java/mybot/MyBot.java"}, sorted(files)
