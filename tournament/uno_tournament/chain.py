@@ -118,15 +118,25 @@ class HandRows:
 
 @dataclass
 class RawScan:
-    """Every stored hand's raw rows, and what is wrong with the rows' shape."""
+    """What one pass over every stored hand's rows gives: each hand's digests, and what is wrong
+    with the rows' shape. Streams: no hand's rows are kept."""
 
-    hands: list[HandRows] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)
+    """hand id -> the SHA-256 of its rows' encoding."""
+    column_digests: dict[str, dict[str, str]] = field(default_factory=dict)
+    """hand id -> :meth:`HandRows.column_digests`."""
+    columns: dict[str, str] = field(default_factory=dict)
+    """``table.column`` -> digest of that column over every hand, in hand id order."""
     duplicates: list[str] = field(default_factory=list)
     """Hand ids stored more than once (a table that lost its primary key)."""
     seat_problems: dict[str, str] = field(default_factory=dict)
     """hand id -> what is wrong with its seat rows (missing, duplicated, extra)."""
     orphans: list[str] = field(default_factory=list)
     """Hand ids that have seat rows but no hand row."""
+
+    @property
+    def hand_ids(self) -> list[str]:
+        return list(self.digests)
 
 
 def _all_empty(v: Any) -> bool:
@@ -136,45 +146,72 @@ def _all_empty(v: Any) -> bool:
 
 
 def _rows(store: ResultStore, sql: str) -> Iterator[dict[str, Any]]:
-    with store.lock:
-        cur = store._execute(sql)
-        names = [d[0] for d in cur.description]
-        rows = cur.fetchall()
-    for r in rows:
+    cur = store._execute(sql)
+    names = [d[0] for d in cur.description]
+    for r in cur:
         yield {k: _plain(v) for k, v in zip(names, r, strict=True) if k not in SKIP_COLUMNS}
 
 
+def _seat_problem(numbers: list[Any], seats_per_hand: int) -> str:
+    if numbers == list(range(seats_per_hand)):
+        return ""
+    if len(set(numbers)) != len(numbers):
+        return f"seats.seat: seat rows {numbers}: a seat is stored twice"
+    missing = sorted(set(range(seats_per_hand)) - set(numbers))
+    extra = sorted(set(numbers) - set(range(seats_per_hand)), key=str)
+    what = []
+    if missing:
+        what.append(f"no row for seat {', '.join(map(str, missing))}")
+    if extra:
+        what.append(f"rows for seats that do not exist {extra}")
+    return "seats.seat: " + ("; ".join(what) or f"seat rows {numbers}")
+
+
 def scan(store: ResultStore, seats_per_hand: int = 4) -> RawScan:
-    """Read every hand and seat row as stored (every column), by hand id."""
+    """One pass over every hand and seat row as stored (every column), by hand id."""
     out = RawScan()
-    seats: dict[str, list[dict[str, Any]]] = {}
-    for s in _rows(store, "SELECT * FROM seats ORDER BY hand_id, seat"):
-        seats.setdefault(str(s.pop("hand_id")), []).append(s)
-    seen: set[str] = set()
-    for h in _rows(store, "SELECT * FROM hands ORDER BY hand_id"):
-        hid = str(h.pop("hand_id"))
-        if hid in seen:
-            out.duplicates.append(hid)
-            continue
-        seen.add(hid)
-        rows = seats.get(hid, [])
-        numbers = [s.get("seat") for s in rows]
-        if numbers != list(range(seats_per_hand)):
-            if len(set(numbers)) != len(numbers):
-                out.seat_problems[hid] = f"seat rows {numbers}: a seat is stored twice"
-            else:
-                missing = sorted(set(range(seats_per_hand)) - set(numbers))
-                extra = sorted(set(numbers) - set(range(seats_per_hand)), key=str)
-                what = []
-                if missing:
-                    what.append(f"no row for seat {', '.join(map(str, missing))}")
-                if extra:
-                    what.append(f"rows for seats that do not exist {extra}")
-                out.seat_problems[hid] = "; ".join(what) or f"seat rows {numbers}"
-        if hid in out.seat_problems:
-            out.seat_problems[hid] = "seats.seat: " + out.seat_problems[hid]
-        out.hands.append(HandRows(hid, h, rows))
-    out.orphans = sorted(set(seats) - seen)
+    col_hash: dict[str, Any] = {}
+
+    def col(name: str, value: Any) -> None:
+        hasher = col_hash.get(name)
+        if hasher is None:
+            hasher = col_hash[name] = hashlib.sha256()
+        hasher.update(_encode(value) + b"\n")
+
+    with store.lock:
+        seat_iter = _rows(store, "SELECT * FROM seats ORDER BY hand_id, seat")
+        pending = next(seat_iter, None)
+        orphans: set[str] = set()
+        for h in _rows(store, "SELECT * FROM hands ORDER BY hand_id"):
+            hid = str(h.pop("hand_id"))
+            if hid in out.digests:
+                out.duplicates.append(hid)
+                continue
+            while pending is not None and str(pending["hand_id"]) < hid:
+                orphans.add(str(pending["hand_id"]))
+                pending = next(seat_iter, None)
+            rows: list[dict[str, Any]] = []
+            while pending is not None and str(pending["hand_id"]) == hid:
+                pending.pop("hand_id")
+                rows.append(pending)
+                pending = next(seat_iter, None)
+            problem = _seat_problem([s.get("seat") for s in rows], seats_per_hand)
+            if problem:
+                out.seat_problems[hid] = problem
+            hand = HandRows(hid, h, rows)
+            out.digests[hid] = hand.digest()
+            out.column_digests[hid] = hand.column_digests()
+            col("hands.hand_id", hid)
+            for k, v in _set(h).items():
+                col(f"hands.{k}", [hid, v])
+            for st in rows:
+                for k, v in _set(st).items():
+                    col(f"seats.{k}", [hid, st.get("seat"), v])
+        while pending is not None:
+            orphans.add(str(pending["hand_id"]))
+            pending = next(seat_iter, None)
+    out.orphans = sorted(orphans - set(out.digests))
+    out.columns = {k: v.hexdigest()[:16] for k, v in sorted(col_hash.items())}
     return out
 
 
@@ -198,8 +235,8 @@ class Chain:
     column_positions: dict[str, str] = field(default_factory=dict)
     """column -> its one-byte digest of each planned hand by schedule position ("..": not
     stored), for the columns no replay vouches for."""
-    rows: dict[str, HandRows] = field(default_factory=dict)
-    """hand id -> its rows as stored (not written to results.json)."""
+    hand_columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    """hand id -> the one-byte digests of its columns (not written to results.json)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -224,39 +261,23 @@ def order(hand_ids: Sequence[str], plan_ids: Sequence[str]) -> list[str]:
 def compute(store: ResultStore, plan_ids: Sequence[str], raw: RawScan | None = None) -> Chain:
     """The chain of what the store holds now (``raw``: a scan already made)."""
     raw = raw if raw is not None else scan(store)
-    by_id = {h.hand_id: h for h in raw.hands}
-    digests = {hid: h.digest() for hid, h in by_id.items()}
+    digests = raw.digests
     link = hashlib.sha256(ALGORITHM.encode()).digest()
-    col_hash: dict[str, Any] = {}
-
-    def col(name: str, value: Any) -> None:
-        hasher = col_hash.get(name)
-        if hasher is None:
-            hasher = col_hash[name] = hashlib.sha256()
-        hasher.update(_encode(value) + b"\n")
-
-    for hid in order(list(by_id), plan_ids):
+    for hid in order(list(digests), plan_ids):
         link = hashlib.sha256(link + bytes.fromhex(digests[hid])).digest()
-        h = by_id[hid]
-        col("hands.hand_id", hid)
-        for k, v in _set(h.row).items():
-            col(f"hands.{k}", [hid, v])
-        for s in h.seats:
-            for k, v in _set(s).items():
-                col(f"seats.{k}", [hid, s.get("seat"), v])
     inc = incidents_digest(store)
     head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
-    columns = {k: v.hexdigest()[:16] for k, v in sorted(col_hash.items())}
+    columns = dict(raw.columns)
     columns[INCIDENTS] = inc[:16]
     positions = "".join(digests[h][:SHORT] if h in digests else ABSENT for h in plan_ids)
-    per_hand = {hid: by_id[hid].column_digests() for hid in plan_ids if hid in by_id}
-    names = sorted({c for d in per_hand.values() for c in d})
+    per_hand = raw.column_digests
+    names = sorted({c for hid in plan_ids for c in per_hand.get(hid, {})})
     none = "." * COLUMN_SHORT
     column_positions = {
         c: "".join(per_hand[h].get(c, none) if h in per_hand else none for h in plan_ids)
         for c in names
     }
-    return Chain(head, len(by_id), digests, positions, columns, column_positions, by_id)
+    return Chain(head, len(digests), digests, positions, columns, column_positions, per_hand)
 
 
 def markdown_line(c: Chain) -> str:

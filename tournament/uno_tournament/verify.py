@@ -167,7 +167,7 @@ def _verify(
     plan = {h.hand_id: h for h in plan_list}
     plan_ids = [h.hand_id for h in plan_list]
     raw = chain.scan(store)
-    rep = VerifyReport(hands=len(raw.hands), planned=len(plan))
+    rep = VerifyReport(hands=len(raw.digests), planned=len(plan))
     out = _Lines()
     for hid in raw.duplicates:
         out.hand(hid, "hands: stored more than once (a duplicated hand row)")
@@ -183,7 +183,7 @@ def _verify(
             files = set(os.listdir(replays))
         except (FileNotFoundError, NotADirectoryError):
             files = None
-            if raw.hands:
+            if raw.digests:
                 out.add(
                     f"{replays}: no replays folder, so no replay file was checked (the hands "
                     "were checked against the database's copies); `uno-arena tournament report "
@@ -215,11 +215,11 @@ def _verify(
         out.add(problem)
     elif ref is not None:
         _compare_chain(now, ref, plan_ids, tid, out, had_problems=bool(out.by_hand))
-    _missing_against_schedule(store, ref, plan_ids, {h.hand_id for h in raw.hands}, out)
+    _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
     if progress is not None:
         progress(rep.hands, rep.hands)
     rep.problems = out.lines()
-    rep.checked = sum(1 for h in raw.hands if h.hand_id not in out.by_hand)
+    rep.checked = sum(1 for hid in raw.digests if hid not in out.by_hand)
     return rep
 
 
@@ -367,9 +367,8 @@ def _changed_columns(
     """The columns of hand ``hid`` (schedule position ``k``) whose one-byte digest differs from
     results.json's (else the columns whose digest over all hands differs)."""
     ref_cols = ref.get("column_digests")
-    raw = now.rows.get(hid)
-    if isinstance(ref_cols, dict) and raw is not None:
-        mine = raw.column_digests()
+    mine = now.hand_columns.get(hid)
+    if isinstance(ref_cols, dict) and mine is not None:
         w = chain.COLUMN_SHORT
         names = sorted(set(mine) | {c for c in ref_cols if isinstance(ref_cols[c], str)})
         diff = []
