@@ -52,7 +52,7 @@ def test_a_valid_config_parses_with_defaults(tmp_path: Path) -> None:
             _cfg() + '[[bots]]\nname = "x"\ntoken = "abcdefgh12"\ncolour = 1\n',
             "bots[4].colour: unknown setting",
         ),
-        (_cfg() + '[[bots]]\nname = "x"\ntoken = "short"\n', "bots[4].token: must be 8 or more"),
+        (_cfg() + '[[bots]]\nname = "x"\ntoken = "short"\n', "bots[4].token: a token is 8-128"),
         (
             _cfg() + '[[bots]]\nname = "x"\ncommand = ["/no/such/bot"]\n',
             "bots[4].command: program /no/such/bot not found",

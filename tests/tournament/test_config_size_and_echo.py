@@ -85,3 +85,14 @@ def test_the_command_line_prints_a_cut_line_for_a_huge_key(tmp_path: Path) -> No
     code, lines = _run(path, tmp_path)
     assert code == 2 and len(lines) == 1, lines[:3]
     assert "tournament.kkkk" in lines[0] and "…" in lines[0] and len(lines[0]) < 600, lines[0]
+
+
+def test_tokens_follow_the_servers_rule_and_are_not_shared(tmp_path: Path) -> None:
+    """A token the server would refuse is refused here first, naming the entry."""
+    path = tmp_path / "t.toml"
+    path.write_text(BOTS + '[[bots]]\nname = "x"\ntoken = "has a space"\n')
+    with pytest.raises(ConfigError, match=r"bots\[4\]\.token: a token is 8-128 .* a space"):
+        load(path)
+    path.write_text(BOTS + '[[bots]]\nname = "x"\ntoken = "token-of-b1"\n')
+    with pytest.raises(ConfigError, match=r"bots\[1\]\.token and bots\[4\]\.token: the same"):
+        load(path)

@@ -63,6 +63,7 @@ from typing import Any
 
 from uno_server.engine.errors import InvalidRulesError
 from uno_server.engine.rules import RuleSet
+from uno_server.service.auth import token_problem
 
 from . import schedule
 from .schedule import HandSpec
@@ -400,8 +401,9 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
             raise ConfigError(f"{where}.command: must be a list of strings")
         command = tuple(c)
     token = _str(f"{where}.token", d.get("token", ""))
-    if token and len(token) < 8:
-        raise ConfigError(f"{where}.token: must be 8 or more characters")
+    problem = token_problem(token) if token else None  # the server's rule (docs/service.md)
+    if problem is not None:
+        raise ConfigError(f"{where}.token: {problem}")
     if not command and not token:
         raise ConfigError(f"{where}: give a command (a bot the runner starts) or a token")
     cwd_raw = _str(f"{where}.cwd", d.get("cwd", "."))
@@ -536,11 +538,17 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         raise ConfigError("bots: give at least four [[bots]] entries")
     bots: list[BotSpec] = []
     seen: set[str] = set()
+    token_of: dict[str, int] = {}
     for i, raw in enumerate(bots_raw):
         b = _bot(i, raw, base, sandbox)
         if b.name in seen:
             raise ConfigError(f"bots[{i}].name: {_shown(b.name)} is used twice")
         seen.add(b.name)
+        if b.token and token_of.setdefault(b.token, i) != i:
+            raise ConfigError(
+                f"bots[{token_of[b.token]}].token and bots[{i}].token: the same token; "
+                "the server takes one token per bot"
+            )
         missing = b.missing_program()
         if missing is not None:
             if b.optional:
