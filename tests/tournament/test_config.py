@@ -102,7 +102,7 @@ def test_load_reports_the_file_and_bad_toml(tmp_path: Path) -> None:
 def test_bundled_example_config_loads() -> None:
     cfg = load(example_config(), warn=lambda m: None)
     names = [b.name for b in cfg.bots]
-    assert {"py-heuristic", "py-random"} <= set(names)
+    assert {"py-heuristic", "py-random-card", "py-blunders-25", "py-blunders-50"} <= set(names)
     assert len(names) >= 4
 
 
@@ -175,3 +175,23 @@ def test_the_script_an_interpreter_runs_must_exist(
     before they are built)."""
     text = _cfg() + f'[[bots]]\nname = "x"\ncommand = {command}\n'
     assert f"bots[4].command: program {tmp_path / missing} not found" in _err(text, tmp_path)
+
+
+def test_the_example_bots_are_named_for_what_they_do() -> None:
+    """The example's Python ladder: each name says what the bot does, and the names' order is
+    the ladder's (measured: py-heuristic +117, py-random-card +25, py-blunders-25 +13,
+    py-blunders-50 -155 Elo over 960 hands; docs/tournaments.md, "The example field")."""
+    from uno_tournament.bots.graded import blunders_name
+
+    cfg = load(example_config(), warn=lambda m: None)
+    by_name = {b.name: b.command for b in cfg.bots}
+    ladder = ["py-heuristic", "py-random-card", "py-blunders-25", "py-blunders-50"]
+    assert [n for n in by_name if n in ladder] == ladder  # listed strongest first
+    assert "uno_tournament.bots.engine_heuristic" in by_name["py-heuristic"]
+    # a random card when it can play one, and the UNO call kept: the SDK's random example
+    assert "uno_bot.examples.random_bot" in by_name["py-random-card"]
+    for name in ("py-blunders-25", "py-blunders-50"):
+        cmd = list(by_name[name])
+        assert "uno_tournament.bots.graded" in cmd
+        assert blunders_name(float(cmd[cmd.index("--randomness") + 1])) == name
+    assert not [n for n in by_name if "graded" in n or n == "py-random"]  # the old names

@@ -148,6 +148,8 @@ class Runner(Player):
         self._follow_seq = 0
         self._connected_shards = 0
         self.started_at = time.time()
+        self._lingering: asyncio.Task[None] | None = None
+        """The wait of ``--metrics-linger`` while it lasts."""
 
     def _note_incident(self, bot: str, kind: str, detail: str) -> None:
         self.store.add_incident(bot, kind, detail)
@@ -428,9 +430,9 @@ class Runner(Player):
                 t.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await t
+            await self._linger()  # Ctrl-C still reaches _interrupt: it ends the wait
             for sig in installed:
                 loop.remove_signal_handler(sig)
-            await self._linger()
             await self._shutdown()
         if self.fatal is not None:
             raise self.fatal
@@ -695,6 +697,9 @@ class Runner(Player):
             w.terminate()
 
     def _interrupt(self) -> None:
+        if self._lingering is not None:  # every hand is played: Ctrl-C only ends the wait
+            self._lingering.cancel()
+            return
         if not self.procs:
             super()._interrupt()
             return
@@ -725,9 +730,16 @@ class Runner(Player):
         that Prometheus sees the final counts (``--metrics-linger``); not after a Ctrl-C."""
         if self.metrics_port is None or self.metrics_linger_s <= 0 or self.stop_requested:
             return
-        self.say(f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape")
+        self.say(
+            f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape "
+            "(Ctrl-C ends the wait)"
+        )
+        self._lingering = asyncio.get_running_loop().create_task(
+            asyncio.sleep(self.metrics_linger_s)
+        )
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.sleep(self.metrics_linger_s)
+            await self._lingering
+        self._lingering = None
 
     def _watch_metrics(self) -> None:
         """Re-expose this process's own game server's metrics (once it serves)."""

@@ -1,4 +1,6 @@
-"""A random bot: any legal card play, drawing only when it has nothing to play.
+"""A random bot: any legal card play, drawing only when it has nothing to play, and it keeps the
+UNO call: a random *card*, never a random blunder (named ``py-random-card`` in the example
+tournament).
 
 Run: ``python -m uno_bot.examples.random_bot --addr 127.0.0.1:50051 --token T --name py-random``
 """
