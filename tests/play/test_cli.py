@@ -78,6 +78,10 @@ async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
         (["play", "--listen", "nowhere"], "write the address as HOST:PORT"),
         (["play", "--bot", "mybot=short"], "--bot mybot: a token is 8-128 characters"),
         (["play", "--bot", "mybot=with space 1"], "a space at position 5"),
+        (
+            ["play", "--bot", "a1=same-token-1", "--bot", "b2=same-token-1"],
+            "--bot a1 and --bot b2: the same token",
+        ),
         (["watch", "--server", "h:1"], "--admin-token: the server's admin token is required"),
         (["watch", "--server", "nohost", "--admin-token", "a" * 8], "HOST:PORT"),
     ],

@@ -182,10 +182,14 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
             raise SetupError("--token: your seat's bot token on that server is required")
     else:
         split_addr(opts.listen)
+    owner: dict[str, str] = {}
     for name, token in opts.bot_tokens.items():
         problem = token_problem(token)  # the server's rule for tokens (docs/service.md)
         if problem is not None:
             raise SetupError(f"--bot {name}: {problem}")
+        first = owner.setdefault(token, name)
+        if first != name:
+            raise SetupError(f"--bot {first} and --bot {name}: the same token; give each its own")
     # every check that needs no server, before the screen opens
     opts.seat_specs()
     opts.rule_set()
