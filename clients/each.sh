@@ -5,7 +5,7 @@
 #
 # A language whose toolchain is missing is skipped with a line saying so; with CI=true a missing
 # toolchain is a failure instead. Rust and Java generate their code inside every build (build.rs,
-# protobuf-maven-plugin), so generate/check have nothing to do for them.
+# protobuf-maven-plugin); for Rust, generate/check keep the crate's copy of proto/ current.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 step="${1:-}"; shift || true
@@ -18,6 +18,18 @@ run() { # lang, then the command, run in the language folder
   local lang=$1; shift
   echo "== $lang: $*"
   (cd "$here/$lang" && "$@") || { echo "FAILED: $lang: $*" >&2; exit 1; }
+}
+
+sync_rust_proto() { # write: copy proto/uno/v1/*.proto into the crate; check: fail if they differ
+  local src="$here/../proto/uno/v1" dst="$here/rust/proto/uno/v1"
+  if [ "$1" = write ]; then
+    echo "== rust: copy proto/uno/v1 into clients/rust/proto/uno/v1"
+    rm -rf "$dst" && mkdir -p "$dst" && cp "$src"/*.proto "$dst"/ || exit 1
+  else
+    echo "== rust: clients/rust/proto/uno/v1 equals proto/uno/v1"
+    diff -r "$src" "$dst" >&2 || {
+      echo "FAILED: rust: the crate's copy of the protocol is stale; run \`make proto\`" >&2; exit 1; }
+  fi
 }
 
 skipped=()
@@ -46,7 +58,11 @@ for lang in "${langs[@]}"; do
     rust:test) run rust cargo test --release --locked ;;
     java:build) run java mvn -q -B package -DskipTests ;;
     java:test) run java mvn -q -B package ;;
-    rust:generate|rust:check|java:generate|java:check) echo "== $lang: code is generated inside every build" ;;
+    # The Rust crate carries its own copy of the protocol (clients/rust/proto), so that the
+    # packaged crate builds alone; its code is generated from that copy inside every build.
+    rust:generate) sync_rust_proto write ;;
+    rust:check) sync_rust_proto check ;;
+    java:generate|java:check) echo "== $lang: code is generated inside every build" ;;
     *) echo "unknown language $lang" >&2; exit 2 ;;
   esac
 done

@@ -1,13 +1,17 @@
-//! Generates the uno.v1 messages and gRPC client/server stubs from ../../proto at every build
-//! (into OUT_DIR), with the protoc binary shipped by the `protoc-bin-vendored` crate: no system
-//! protoc, no network, and the code cannot go stale. Cargo reruns this script whenever a .proto
-//! file changes.
+//! Generates the uno.v1 messages and gRPC client/server stubs from the crate's own copy of the
+//! protocol, `proto/uno/v1/*.proto`, at every build (into OUT_DIR), with the protoc binary shipped
+//! by the `protoc-bin-vendored` crate: no system protoc, no network, and the code cannot go stale.
+//! Cargo reruns this script whenever a .proto file changes.
+//!
+//! The copy lives inside the crate so that the packaged crate (`cargo package`, crates.io) builds
+//! on its own. It is written from the repository's `proto/` by `make proto`, and `make
+//! proto-check` fails when it differs (clients/each.sh, steps generate and check).
 
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
-    let proto_root = manifest.join("../../proto");
+    let proto_root = manifest.join("proto");
     let protos: Vec<PathBuf> = ["cards", "game", "errors", "bot", "admin"]
         .iter()
         .map(|name| proto_root.join(format!("uno/v1/{name}.proto")))
