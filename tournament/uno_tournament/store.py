@@ -431,6 +431,13 @@ class ResultStore:
         data: dict[str, Any] = json.loads(zlib.decompress(row[0]))
         return data
 
+    def replay_bytes(self, hand_id: str) -> bytes | None:
+        """The stored replay of a hand as its canonical JSON (None if the hand is not stored):
+        its SHA-256 is the content hash, without parsing it (``tournament verify``)."""
+        with self.lock:
+            row = self._execute("SELECT data FROM replays WHERE hand_id = ?", (hand_id,)).fetchone()
+        return None if row is None else zlib.decompress(row[0])
+
     def replays(self, hand_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(hand_id, replay)`` for the given hands that are stored."""
         for hid in hand_ids:
