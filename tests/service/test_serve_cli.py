@@ -424,3 +424,16 @@ def test_the_token_registry_refuses_the_admin_token_and_a_shared_token() -> None
     reg.add_bot("alice", "alice-token-2")  # a new token for the same bot is fine
     assert reg.bot_for("alice-token-2") == "alice" and reg.bot_for("alice-token-1") is None
     assert not reg.is_admin("alice-token-2") and reg.bot_for("admin-token-1234") is None
+
+
+def test_a_bare_ipv6_host_is_bracketed_for_grpc() -> None:
+    """gRPC reads "::1:50051" as something else; "[::1]:50051" is what it binds."""
+    import argparse
+
+    from uno_server.service.main import add_serve_arguments, config_from_args
+
+    p = argparse.ArgumentParser()
+    add_serve_arguments(p)
+    for given, used in (("::1", "[::1]"), ("[::1]", "[::1]"), ("127.0.0.1", "127.0.0.1")):
+        args = p.parse_args(["--host", given, "--admin-token", ADMIN])
+        assert config_from_args(args).host == used

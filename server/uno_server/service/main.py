@@ -255,31 +255,38 @@ def check_listen(cfg: ServerConfig) -> None:
                 f"server.host: cannot resolve {cut(cfg.host)} "
                 f"({getattr(exc, 'strerror', None) or exc}); give an IP address or a known name"
             ) from None
-        family, kind, proto, _, sockaddr = infos[0]
-        with socket.socket(family, kind, proto) as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind(sockaddr)
-                s.listen(1)
-            except OSError as exc:
-                if exc.errno == errno.EADDRINUSE:
-                    raise ConfigError(
-                        f"server.{field_name}: {port} is in use on {cut(cfg.host)} (another "
-                        "server listens there); pick another port, or 0 for a free one"
-                    ) from None
-                if exc.errno == errno.EACCES:
-                    raise ConfigError(
-                        f"server.{field_name}: {port} needs privileges this user lacks; "
-                        "pick a port above 1023"
-                    ) from None
-                if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-                    raise ConfigError(
-                        f"server.host: {cut(cfg.host)} is not an address of this machine; "
-                        "give 127.0.0.1, 0.0.0.0, :: or one of its own addresses"
-                    ) from None
+        # gRPC listens on every address the host resolves to and fails only if none works
+        # (a name such as localhost may resolve to ::1 on a machine without IPv6)
+        errors: list[OSError] = []
+        for family, kind, proto, _, sockaddr in infos:
+            with socket.socket(family, kind, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    s.bind(sockaddr)
+                    s.listen(1)
+                except OSError as exc:
+                    errors.append(exc)
+        codes = {e.errno for e in errors}
+        if errno.EADDRINUSE in codes:
+            raise ConfigError(
+                f"server.{field_name}: {port} is in use on {cut(cfg.host)} (another "
+                "server listens there); pick another port, or 0 for a free one"
+            )
+        if errno.EACCES in codes:
+            raise ConfigError(
+                f"server.{field_name}: {port} needs privileges this user lacks; "
+                "pick a port above 1023"
+            )
+        if errors and len(errors) == len(infos):
+            if codes <= {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT}:
                 raise ConfigError(
-                    f"server.{field_name}: cannot listen on {cut(cfg.host)}:{port} ({exc.strerror})"
-                ) from None
+                    f"server.host: {cut(cfg.host)} is not an address of this machine; "
+                    "give 127.0.0.1, 0.0.0.0, :: or one of its own addresses"
+                )
+            raise ConfigError(
+                f"server.{field_name}: cannot listen on {cut(cfg.host)}:{port} "
+                f"({errors[0].strerror})"
+            )
 
 
 def configure_logging(level: str = "info", json_logs: bool = True) -> None:
@@ -388,6 +395,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     validate(cfg)
+    if ":" in cfg.host and not cfg.host.startswith("["):
+        cfg.host = f"[{cfg.host}]"  # a bare IPv6 address: gRPC reads "::1:50051" otherwise
     return cfg
 
 
