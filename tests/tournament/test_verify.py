@@ -419,6 +419,12 @@ def test_a_run_without_results_json_checks_every_hand_and_fails_on_the_head(
     assert code == 1 and len(problems) == 1 and "chain head" in problems[0]
     code, problems, _ = _verify([str(run), "--head", "not-hex"], capsys)
     assert code == 1 and "64 hex digits" in problems[0]
+    (run / "results.json").write_text('{"hands": ')
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and "results.json: unreadable" in problems[0]
+    (run / "results.json").write_text('{"hands": 24}')  # written before verify had a chain
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and "has no chain head" in problems[0]
 
 
 def test_a_run_without_replay_files_is_one_line(

@@ -120,7 +120,8 @@ def _reference(folder: Path | None, head: str | None) -> tuple[dict[str, Any] | 
             "",
             f"{path}: missing, so the chain head cannot be compared (deleted hands and edits of "
             "columns no replay records would go unseen); give --head HEX, the head published "
-            "with the results",
+            "with the results (an interrupted run has none yet: `uno-arena tournament report "
+            f"{folder}` writes one from the database as it is now)",
         )
     except (OSError, ValueError) as exc:
         return None, "", f"{path}: unreadable ({type(exc).__name__}); give --head HEX"
