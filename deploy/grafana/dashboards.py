@@ -352,9 +352,15 @@ def overview_rows() -> list[Row]:
                     w=6,
                 ),
                 Panel(
-                    "Illegal actions per bot (per minute)",
-                    "Actions the server rejected as malformed or not legal (all reasons).",
-                    [Query(per_minute("uno_illegal_actions_total"), "{{bot}}")],
+                    "Faults and late answers per bot (per minute)",
+                    "Rejected actions, in two kinds that never overlap. Faults: malformed, not "
+                    "legal now, another bot's seat, an unknown request. Late answers: answers to "
+                    "a request that had already closed (another seat or the UNO window's timer "
+                    "closed a chance while the answer was on its way); a correct bot gets some.",
+                    [
+                        Query(per_minute("uno_illegal_actions_total"), "{{bot}} faults"),
+                        Query(per_minute("uno_late_actions_total"), "{{bot}} late answers"),
+                    ],
                     w=6,
                 ),
                 Panel(
@@ -539,13 +545,19 @@ def bot_rows() -> list[Row]:
                     w=12,
                 ),
                 Panel(
-                    "Illegal actions by reason (per minute)",
-                    "Rejected actions of the bot, the five most frequent of the server's reasons.",
+                    "Faults and late answers by reason (per minute)",
+                    "Rejected actions of the bot: the five most frequent reasons of its faults "
+                    "(malformed, not legal now...), and its late answers (answers to a request "
+                    "that had already closed; a correct bot gets some).",
                     [
                         Query(
                             f"topk(5, {per_minute('uno_illegal_actions_total', 'reason')})",
-                            "{{reason}}",
-                        )
+                            "fault: {{reason}}",
+                        ),
+                        Query(
+                            per_minute("uno_late_actions_total", "reason"),
+                            "late: {{reason}}",
+                        ),
                     ],
                     w=12,
                 ),

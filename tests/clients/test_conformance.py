@@ -147,8 +147,9 @@ def _check(infos: list[admin_pb2.MatchInfo], bot_seats: dict[str, int]) -> dict[
     for name, seat in bot_seats.items():
         seats = [i.seats[seat] for i in infos]
         assert all(s.player.bot_name == name for s in seats)
-        # answers that merely came too late (another seat acted first) are no protocol error
-        rejected = sum(s.rejected_actions - s.stale_actions for s in seats)
+        # answers that merely came too late (another seat acted first) are no protocol error:
+        # they count in stale_actions, never in rejected_actions
+        rejected = sum(s.rejected_actions for s in seats)
         strikes = sum(s.strikes for s in seats)
         taken = sum(s.taken_over for s in seats)
         wins = sum(seat in i.winners for i in infos)

@@ -80,7 +80,7 @@ def test_overview_has_the_panels_of_the_issue() -> None:
         "decision latency p95",
         "decision latency p99",
         "timeouts per bot",
-        "illegal actions per bot",
+        "faults and late answers per bot",
         "disconnects per bot",
         "rating with 95% ci",
         "win rate per bot",

@@ -522,7 +522,7 @@ def test_fuzzing_a_live_server_hurts_no_other_bot(served: Served) -> None:
             for s in info.seats:
                 assert s.strikes == 0, f"canary {mid} seat {s.seat} got a strike"
                 assert not s.taken_over, f"canary {mid} seat {s.seat} was taken over"
-                assert s.rejected_actions == s.stale_actions, f"canary {mid} seat {s.seat}"
+                assert s.rejected_actions == 0, f"canary {mid} seat {s.seat} made a fault"
     print(
         f"fuzz: {count} cases in {elapsed:.0f} s ({dict(sorted(shapes.items()))}), "
         f"{len(canaries)} canary matches clean, server RSS {served.rss_mib():.0f} MiB"

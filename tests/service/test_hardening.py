@@ -899,23 +899,199 @@ async def test_contract_every_rejection_is_counted(live: Live) -> None:
         assert reg.get_sample_value(
             "uno_illegal_actions_total", {"bot": thief.name, "reason": reason}
         )
+    # a second answer is late, not a fault: counted apart (issue 20 section 3)
     assert reg.get_sample_value(
+        "uno_late_actions_total", {"bot": me.name, "reason": "already_answered"}
+    )
+    assert not reg.get_sample_value(
         "uno_illegal_actions_total", {"bot": me.name, "reason": "already_answered"}
     )
     now = await live.info(info.match_id)
     thief_seat = next(s for s in now.seats if s.player.bot_name == thief.name)
     me_seat = next(s for s in now.seats if s.player.bot_name == me.name)
     assert thief_seat.rejected_actions == 2  # the third named no match of this server
-    assert (me_seat.rejected_actions, me_seat.stale_actions) == (1, 1)
+    assert (me_seat.rejected_actions, me_seat.stale_actions) == (0, 1)
     bots = {
         b.bot_name: b
         for b in (await live.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=live.md)).bots
     }
-    assert bots[thief.name].rejected_actions == 3
-    assert bots[me.name].rejected_actions == 1
+    assert (bots[thief.name].rejected_actions, bots[thief.name].stale_actions) == (3, 0)
+    assert (bots[me.name].rejected_actions, bots[me.name].stale_actions) == (0, 1)
     assert bots[thief.name].running_seats == 1
     await b0.stop()
     await b1.stop()
+
+
+async def test_contract_an_empty_resume_cursor_match_id_is_refused_by_name(live: Live) -> None:
+    """Issue 21 section 2: EventCursor.match_id is documented as 1-64 characters; an empty one
+    ends the stream at its Hello like any field out of its limits, naming the field."""
+    hello = bot_pb2.Hello(
+        protocol_version=1,
+        resume=bot_pb2.Resume(
+            cursors=[
+                bot_pb2.EventCursor(match_id="m000001-abcdef", seat=0, last_sequence=1),
+                bot_pb2.EventCursor(match_id="", seat=2, last_sequence=5),
+            ]
+        ),
+    )
+    out = await raw_play(live.port, BOTS["b0"], [frame(bot_pb2.PlayRequest(hello=hello))])
+    assert (out.code, out.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE")
+    errs = out.errors()
+    assert errs and errs[-1].fatal, errs
+    assert (errs[-1].code, errs[-1].field) == (3, "hello.resume.cursors[1].match_id"), errs[-1]
+    assert not any(m.WhichOneof("kind") == "welcome" for m in out.responses)
+
+
+async def test_contract_a_missing_action_id_is_named_before_not_found(live: Live) -> None:
+    """Issue 21 section 2: an Action without action_id is the missing required field
+    ``action.action_id`` (INVALID_ARGUMENT / MALFORMED_MESSAGE) first, whatever its request id
+    names: no match at all, a request this match never issued, a closed request, another
+    bot's request, or the bot's own open one (which stays open)."""
+    b0 = await connected(live, "b0", policy=None)
+    b1 = await connected(live, "b1", policy=None)
+    info = await live.create(
+        ["b0", "b1", HEUR, HEUR], rules=SINGLE, tc=game_pb2.TimeControl(decision_ms=30_000)
+    )
+    asked: tuple[RawBot, RawBot, bot_pb2.DecisionRequest] | None = None
+    while asked is None:
+        for me, other in ((b0, b1), (b1, b0)):
+            for dr in await drain(me):
+                if dr.required:
+                    asked = (me, other, dr)
+        await asyncio.sleep(0.01)
+    me, other, dr = asked
+    mid = info.match_id
+    for rid in ("zz", "m999999-000000-1", f"{mid}-99999", f"{mid}-x"):
+        other.answer(rid, None)
+    other.answer(dr.request_id, None)  # another bot's open request
+    me.answer(dr.request_id, None)  # its own open request: it stays open
+    for _ in range(500):
+        if len(other.results) >= 5 and len(me.results) >= 1:
+            break
+        await asyncio.sleep(0.01)
+    for r in [*other.results, *me.results]:
+        assert (r.code, r.reason, r.field) == (
+            3,
+            E.ERROR_REASON_MALFORMED_MESSAGE,
+            "action.action_id",
+        ), r
+        assert r.result is not None and not r.result.HasField("action_id"), r
+    own = me.results[0]
+    assert (own.match_id, own.request_open) == (mid, True), own
+    me.answer(dr.request_id, dr.legal_actions[0].id)  # answered now, so closed...
+    me.answer(dr.request_id, None)  # ...and still the missing field first, not stale
+    for _ in range(500):
+        if len(me.results) >= 3:
+            break
+        await asyncio.sleep(0.01)
+    assert me.results[1].accepted
+    assert (me.results[2].code, me.results[2].field) == (3, "action.action_id"), me.results[2]
+    await b0.stop()
+    await b1.stop()
+
+
+async def _results(bot: RawBot, n: int) -> list[Outcome]:
+    for _ in range(1000):
+        if len(bot.results) >= n:
+            return bot.results
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(bot.results)} ActionResults, {n} expected")
+
+
+async def test_contract_late_answers_are_counted_apart_from_faults(live: Live) -> None:
+    """Issue 20 section 3: an answer to a request that had already closed is late, not a fault.
+    MatchSeat, MatchEnded, BotInfo and the metrics count faults in rejected_actions /
+    uno_illegal_actions_total and late answers in stale_actions / uno_late_actions_total, and
+    the two never overlap."""
+    bot = await connected(live, "b0", policy=None)
+    info = await live.create(
+        ["b0", HEUR, HEUR, HEUR], rules=SINGLE, tc=game_pb2.TimeControl(decision_ms=60_000)
+    )
+    first = await _required(bot)
+    bot.answer(first.request_id, None)  # a fault: the required action_id is missing
+    bot.answer(first.request_id, first.legal_actions[0].id)  # accepted
+    bot.answer(first.request_id, first.legal_actions[0].id)  # late: ALREADY_ANSWERED
+    second = await _required(bot)
+    await live.admin.CancelMatch(
+        admin_pb2.CancelMatchRequest(match_id=info.match_id), metadata=live.md
+    )
+    await ended(bot)
+    bot.answer(second.request_id, second.legal_actions[0].id)  # late: closed as MATCH_ENDED
+    res = await _results(bot, 4)
+    assert [(r.code, r.reason) for r in res] == [
+        (3, E.ERROR_REASON_MALFORMED_MESSAGE),
+        (0, 0),  # accepted
+        (10, E.ERROR_REASON_ALREADY_ANSWERED),
+        (10, E.ERROR_REASON_STALE_REQUEST),
+    ]
+    me = bot.ended[0]
+    assert (me.rejected_actions, me.stale_actions) == (1, 1)  # at the end: one of each
+    seat = (await live.info(info.match_id)).seats[0]  # the summary is fixed at the end
+    assert (seat.rejected_actions, seat.stale_actions) == (1, 1)
+    listed = await live.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=live.md)
+    b0 = next(b for b in listed.bots if b.bot_name == "b0")
+    assert (b0.rejected_actions, b0.stale_actions) == (1, 2)
+    reg = live.server.arena.metrics.registry
+
+    def sample(name: str, reason: str) -> float:
+        return reg.get_sample_value(name, {"bot": "b0", "reason": reason}) or 0
+
+    assert sample("uno_illegal_actions_total", "malformed_message") == 1
+    assert sample("uno_late_actions_total", "already_answered") == 1
+    assert sample("uno_late_actions_total", "stale_request") == 1
+    for reason in ("already_answered", "stale_request"):
+        assert sample("uno_illegal_actions_total", reason) == 0
+    await bot.stop()
+
+
+async def test_contract_an_answer_to_an_expired_chance_is_late_not_a_fault(live: Live) -> None:
+    """The race no bot can avoid (issue 20 section 3): an optional chance (catch or UNO call)
+    closes on the UNO window's timer (RequestClosed EXPIRED) while the bot's answer is on its
+    way. That answer is STALE_REQUEST and counts as late, never as a fault."""
+    chances: dict[str, bot_pb2.DecisionRequest] = {}
+
+    def forgetful(dr: bot_pb2.DecisionRequest) -> int | None:
+        if not dr.required:  # let every chance expire, answer it only afterwards
+            chances[dr.request_id] = dr
+            return None
+        plays = [a.id for a in dr.legal_actions if a.kind == game_pb2.ACTION_KIND_PLAY]
+        plays = [i for i in plays if i < 3000 and not i % 2] or plays  # never call UNO
+        return plays[0] if plays else dr.legal_actions[0].id
+
+    bots = [await connected(live, f"b{i}", policy=forgetful) for i in range(2)]
+    # a match that goes on (hands of 3 cards, to a score nobody reaches) while the bot answers
+    rules = game_pb2.RuleSet(seats=2, hand_size=3, uno_window_ms=100, target_score=100_000)
+    info = await live.create(["b0", "b1"], seed=1, rules=rules)
+    expired: list[tuple[RawBot, bot_pb2.RequestClosed]] = []
+    for _ in range(3000):
+        expired = [
+            (b, m.request_closed)
+            for b in bots
+            for m in b.received
+            if m.WhichOneof("kind") == "request_closed"
+            and m.request_closed.reason == bot_pb2.CLOSE_REASON_EXPIRED
+            and m.request_closed.request_id in chances
+        ]
+        if expired:
+            break
+        await asyncio.sleep(0.01)
+    assert expired, "no chance expired"
+    bot, rc = expired[0]
+    before = (await live.info(rc.match_id)).seats[rc.seat]
+    n = len(bot.results)
+    bot.answer(rc.request_id, chances[rc.request_id].legal_actions[0].id)
+    late = (await _results(bot, n + 1))[n]
+    assert (late.code, late.reason) == (10, E.ERROR_REASON_STALE_REQUEST), late
+    now = await live.info(rc.match_id)
+    assert now.state == admin_pb2.MATCH_STATE_RUNNING
+    after = now.seats[rc.seat]
+    assert after.rejected_actions == before.rejected_actions == 0
+    assert after.stale_actions == before.stale_actions + 1
+    await live.admin.CancelMatch(
+        admin_pb2.CancelMatchRequest(match_id=info.match_id), metadata=live.md
+    )
+    for b in bots:
+        await b.stop()
 
 
 async def test_contract_ping_echoes_only_what_it_documents(live: Live) -> None:

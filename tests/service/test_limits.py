@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import descriptor_pool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +188,20 @@ def test_the_largest_messages_built_from_inputs_at_their_limits_stay_small() -> 
         (bot_pb2.PlayRequest(action=bot_pb2.Action(request_id="r", action_id=0)), None, None),
         (bot_pb2.PlayRequest(action=bot_pb2.Action(request_id="r")), "action.action_id", 1),
         (bot_pb2.PlayRequest(action=bot_pb2.Action(action_id=1)), "action.request_id", 1),
+        (
+            bot_pb2.PlayRequest(
+                hello=bot_pb2.Hello(
+                    resume=bot_pb2.Resume(
+                        cursors=[
+                            bot_pb2.EventCursor(match_id="m1", seat=0),
+                            bot_pb2.EventCursor(match_id="", seat=1, last_sequence=3),
+                        ]
+                    )
+                )
+            ),
+            "hello.resume.cursors[1].match_id",
+            1,
+        ),
         (  # an oversized value is reported before a missing field, so it is never echoed
             bot_pb2.PlayRequest(action=bot_pb2.Action(request_id="r" * 129)),
             "action.request_id",
@@ -215,6 +230,21 @@ def test_the_validator_names_the_field(msg: Any, field: str | None, reason: int 
     else:
         assert bad is not None and (bad.field, bad.reason) == (field, reason), bad
         assert len(bad.message) < 200
+
+
+def test_every_field_that_needs_a_character_is_required_when_it_has_no_presence() -> None:
+    """A proto3 string without presence that is empty is not even listed by the message, so
+    its minimum length can only be enforced through REQUIRED (issue 21 section 2: an empty
+    EventCursor.match_id went through although documented as 1-64 characters)."""
+    pool = descriptor_pool.Default()
+    for name, lim in limits.LIMITS.items():
+        if lim.min_len < 1:
+            continue
+        msg, _, field_name = name.rpartition(".")
+        fd = pool.FindMessageTypeByName(msg).fields_by_name[field_name]
+        if fd.has_presence and fd.containing_oneof is not None:
+            continue  # a oneof member set to "" is listed, and its minimum checked
+        assert name in limits.REQUIRED, f"{name}: min_len {lim.min_len} but not REQUIRED"
 
 
 @settings(max_examples=500, deadline=None, database=None)

@@ -13,9 +13,11 @@ import pytest
 import structlog
 
 from uno_server.gen.uno.v1 import bot_pb2, game_pb2
-from uno_server.service import rejections
+from uno_server.service import ratelog, rejections
 from uno_server.service.metrics import (
     ERROR_CODES,
+    FAULT_REASONS,
+    LATE_REASONS,
     MATCH_OUTCOMES,
     REASONS,
     STREAM_REASONS,
@@ -37,9 +39,12 @@ async def test_every_known_label_set_starts_at_zero(live: Live) -> None:
         assert reg.get_sample_value("uno_timeouts_total", {"bot": bot}) == 0, bot
         assert reg.get_sample_value("uno_disconnects_total", {"bot": bot}) == 0, bot
         assert reg.get_sample_value("uno_decision_latency_seconds_count", {"bot": bot}) == 0
-        for reason in REASONS:
+        for reason in FAULT_REASONS:
             labels = {"bot": bot, "reason": reason}
             assert reg.get_sample_value("uno_illegal_actions_total", labels) == 0, labels
+        for reason in LATE_REASONS:
+            labels = {"bot": bot, "reason": reason}
+            assert reg.get_sample_value("uno_late_actions_total", labels) == 0, labels
         for reason in STREAM_REASONS:
             labels = {"bot": bot, "reason": reason}
             assert reg.get_sample_value("uno_stream_errors_total", labels) == 0, labels
@@ -52,6 +57,7 @@ async def test_every_known_label_set_starts_at_zero(live: Live) -> None:
         assert reg.get_sample_value("uno_server_errors_total", {"code": code}) == 0, code
     # the enums' names are what the counting code uses
     assert "not_your_turn" in REASONS and "invalid_token" in REASONS
+    assert set(LATE_REASONS) <= set(REASONS) and not set(LATE_REASONS) & set(FAULT_REASONS)
     assert set(TAKEOVER_CAUSES) == {"strikes", "disconnected"}
     assert "completed" in MATCH_OUTCOMES
 
@@ -117,6 +123,62 @@ async def test_a_flood_of_rejections_is_rate_limited(
     assert len(rejected(logs)) == 5
     reg = live.server.arena.metrics.registry
     assert reg.get_sample_value("uno_server_errors_total", {"code": "UNAUTHENTICATED"}) == 12
+
+
+async def test_a_bot_reconnecting_in_a_loop_writes_a_bounded_number_of_lines(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 section 5: connect and disconnect lines are rate-limited per bot like
+    rejections. A bot with a seat in a running match reconnects 13 times within one window of
+    a limit of 3: each kind of line (connected, disconnected, its seat's bot gone) is written 3
+    times, and the first of each kind after the window says that 10 were left out."""
+    now = [0.0]
+    monkeypatch.setattr(
+        ratelog, "CONNECTIONS", RateLimitedLog(burst=3, window_s=60, clock=lambda: now[0])
+    )
+    arena = live.server.arena
+
+    async def cycle() -> None:
+        bot = RawBot(live.port, "b0", BOTS["b0"], policy=None).start()
+        await asyncio.wait_for(bot.welcomed.wait(), 10)
+        if not arena.bot_tables.get("b0"):
+            await live.create(
+                ["b0", HEUR, HEUR, HEUR],
+                tc=game_pb2.TimeControl(decision_ms=600_000, reconnect_grace_ms=600_000),
+            )
+        await bot.stop()
+        for _ in range(1000):  # until the server has ended the stream (and logged so)
+            if not any(s.bot_name == "b0" for s in arena.live):
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the stream did not end")
+
+    def lines(logs: list[MutableMapping[str, Any]], event: str, seat: bool) -> list[Any]:
+        return [
+            e
+            for e in logs
+            if e["event"] == event and e.get("bot") in ("b0", None) and ("seat" in e) == seat
+        ]
+
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(13):
+            await cycle()
+        assert len(lines(logs, "bot connected", False)) == 3
+        assert len(lines(logs, "bot disconnected", False)) == 3
+        assert len(lines(logs, "bot disconnected", True)) == 3  # its seat, from the table
+        noted = {"bot connected", "bot disconnected"}
+        assert all("suppressed" not in e for e in logs if e["event"] in noted)
+        now[0] += 61  # the next window
+        await cycle()
+    for event, seat in (
+        ("bot connected", False),
+        ("bot disconnected", False),
+        ("bot disconnected", True),
+    ):
+        written = lines(logs, event, seat)
+        assert len(written) == 4, (event, seat, written)
+        assert written[-1]["suppressed"] == 10, written[-1]
+    assert arena.bot_tables.get("b0"), "the seat was kept through every reconnect"
 
 
 async def test_rate_limited_log_says_how_many_it_left_out() -> None:

@@ -255,7 +255,7 @@ async def _service(
 
     def on_finish(t: Table) -> None:  # the round trips and errors of every finished match
         nonlocal errors
-        errors += sum(s.rejected - s.stale + s.strikes for s in t.seats)
+        errors += sum(s.rejected + s.strikes for s in t.seats)  # faults: late answers apart
         for s in t.seats:
             rtts.extend(s.response_ms)
         finish(t)

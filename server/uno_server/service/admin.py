@@ -181,6 +181,7 @@ class AdminServicer:
                 bot_name=name,
                 connected=name in arena.sessions,
                 rejected_actions=arena.rejected[name],
+                stale_actions=arena.late[name],
                 stream_errors=arena.stream_errors[name],
             )
             if s is not None:

@@ -128,7 +128,8 @@ class Arena:
         self.pending_ended: dict[str, set[str]] = {}  # bot -> finished matches to tell it
         self.numbers: dict[str, int] = {}  # match id -> creation number
         self.order: list[tuple[int, str]] = []  # (number, match id), ascending; lazily pruned
-        self.rejected: collections.Counter[str] = collections.Counter()
+        self.rejected: collections.Counter[str] = collections.Counter()  # bot -> faults
+        self.late: collections.Counter[str] = collections.Counter()  # bot -> late answers
         self.stream_errors: collections.Counter[str] = collections.Counter()
         self.watchers: set[Watcher] = set()
         self.live: set[BotSession] = set()  # every Play stream with a session, until it ends
@@ -202,6 +203,7 @@ class Arena:
                 strikes=ms.strikes,
                 rejected_actions=ms.rejected_actions,
                 taken_over=ms.taken_over,
+                stale_actions=ms.stale_actions,
             )
             s.send(bot_pb2.PlayResponse(match_ended=me))
 

@@ -25,11 +25,13 @@ from grpc_status import rpc_status
 from uno_server import __version__
 from uno_server.gen.uno.v1 import bot_pb2, errors_pb2
 
-from . import limits, rejections, wire
+from . import limits, ratelog, rejections, wire
 from .arena import WELCOME_SEATS, Arena
 from .auth import bearer
 from .rejections import abort, status_error
+from .request_desk import ABORTED
 from .session import PROTOCOL_VERSION, WRITE_LINGER_S, BotSession
+from .table import Table
 
 log = structlog.get_logger("uno.server")
 HELLO_TIMEOUT_S: Final = 10.0
@@ -235,7 +237,13 @@ class BotServicer:
         cursors = {(c.match_id, c.seat): c.last_sequence for c in hello.resume.cursors}
         session.send(welcome)
         arena.register(session, cursors)
-        slog.info("bot connected", peer=session.peer, version=hello.bot_version)
+        ratelog.CONNECTIONS.log(
+            ("bot connected", name),
+            slog.info,
+            "bot connected",
+            peer=session.peer,
+            version=hello.bot_version,
+        )
         reader = asyncio.create_task(self._read(it, session))
         writer = asyncio.create_task(self._write(context, session))
         session.writer = writer
@@ -250,7 +258,7 @@ class BotServicer:
             writer.cancel()
             arena.live.discard(session)
             arena.unregister(session)
-            slog.info("bot disconnected")
+            ratelog.CONNECTIONS.log(("bot disconnected", name), slog.info, "bot disconnected")
         if session.end_status is not None:
             # (logged by BotSession.kill already; counted here as the call's status)
             arena.metrics.errors.labels(code_pb2.Code.Name(session.end_status.code)).inc()
@@ -304,7 +312,13 @@ class BotServicer:
             raise  # the call itself was cancelled (it reaches us through Play's await)
         except Exception as exc:  # the call is over (the peer went away)
             s.metrics.count_stream_error(s.bot_name, "transport")
-            log.info("bot stream write ended", bot=s.bot_name, error=repr(exc)[:200])
+            ratelog.CONNECTIONS.log(
+                ("stream ended", s.bot_name),
+                log.info,
+                "bot stream write ended",
+                bot=s.bot_name,
+                error=repr(exc)[:200],
+            )
 
     async def _read(self, it: AsyncIterator[bytes], session: BotSession) -> None:
         arena = self.arena
@@ -397,7 +411,13 @@ class BotServicer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the stream broke (the peer went away); the writer ends it
-            log.info("bot stream read ended", bot=session.bot_name, error=repr(exc)[:200])
+            ratelog.CONNECTIONS.log(
+                ("stream ended", session.bot_name),
+                log.info,
+                "bot stream read ended",
+                bot=session.bot_name,
+                error=repr(exc)[:200],
+            )
         finally:
             if session.end_status is None:
                 try:
@@ -414,7 +434,23 @@ class BotServicer:
     ) -> None:
         arena = self.arena
         res: bot_pb2.ActionResult | None
-        if bad is not None and bad.field != "action.action_id":
+        table: Table | None = None
+        number = -1
+        if bad is None or bad.field == "action.action_id":
+            # a missing action_id alone: the request's table, if there is one, reports the
+            # missing field first, naming the request's seat
+            mid, number = _request_number(act.request_id)
+            table, f = arena.lookup(mid)
+            if table is None and f is not None:
+                table = f.table  # answers after the end: stale, already answered...
+        if table is not None:
+            res = table.submit(
+                session,
+                act.request_id,
+                number,
+                act.action_id if act.HasField("action_id") else None,
+            )
+        elif bad is not None:  # a field over its limit or missing: before NOT_FOUND
             res = bot_pb2.ActionResult(
                 request_id=act.request_id if bad.field != "action.request_id" else "",
                 code=3,
@@ -428,38 +464,29 @@ class BotServicer:
                 session.bot_name, errors_pb2.ErrorReason.Name(bad.reason)[13:].lower()
             ).inc()
         else:
-            mid, number = _request_number(act.request_id)
-            table, f = arena.lookup(mid)
-            if table is None and f is not None:
-                table = f.table  # answers after the end: stale, already answered...
-            if table is None:
-                res = bot_pb2.ActionResult(
-                    request_id=act.request_id,
-                    code=5,
-                    reason=errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
-                    message="this server has no such request (nor a match it would belong to)",
-                )
-                if act.HasField("action_id"):
-                    res.action_id = act.action_id
-                arena.metrics.illegal.labels(session.bot_name, "request_not_found").inc()
-                rejections.REJECTIONS.log(
-                    ("action", "REQUEST_NOT_FOUND"),
-                    log.info,
-                    "action rejected",
-                    bot=session.bot_name,
-                    reason="REQUEST_NOT_FOUND",
-                    request_id=act.request_id[:100],
-                )
-            else:
-                res = table.submit(
-                    session,
-                    act.request_id,
-                    number,
-                    act.action_id if act.HasField("action_id") else None,
-                )
+            res = bot_pb2.ActionResult(
+                request_id=act.request_id,
+                code=5,
+                reason=errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
+                message="this server has no such request (nor a match it would belong to)",
+            )
+            if act.HasField("action_id"):
+                res.action_id = act.action_id
+            arena.metrics.illegal.labels(session.bot_name, "request_not_found").inc()
+            rejections.REJECTIONS.log(
+                ("action", "REQUEST_NOT_FOUND"),
+                log.info,
+                "action rejected",
+                bot=session.bot_name,
+                reason="REQUEST_NOT_FOUND",
+                request_id=act.request_id[:100],
+            )
         if res is None:
             return  # accepted: no reply, its effects arrive as events
-        arena.rejected[session.bot_name] += 1
+        if res.code == ABORTED:  # a late answer (see MatchSeat.stale_actions), not a fault
+            arena.late[session.bot_name] += 1
+        else:
+            arena.rejected[session.bot_name] += 1
         out = bot_pb2.PlayResponse()
         out.action_result.CopyFrom(res)
         session.send(out)

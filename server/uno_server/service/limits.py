@@ -151,6 +151,7 @@ LIMITS: Final[dict[str, Limit]] = {
 
 REQUIRED: Final[dict[str, tuple[str, int]]] = {
     # field -> (what the message says, reason) for fields that must be set
+    "uno.v1.EventCursor.match_id": ("is required: 1-64 printable ASCII characters", MALFORMED),
     "uno.v1.Action.request_id": ("is required", MALFORMED),
     "uno.v1.Action.action_id": ("is required (0 means draw and must be set)", MALFORMED),
     "uno.v1.ActionBatch.actions": (f"is required: 1-{MAX_ACTION_BATCH} actions", MALFORMED),

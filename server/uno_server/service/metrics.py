@@ -37,6 +37,9 @@ REASONS: tuple[str, ...] = tuple(
     v.name[13:].lower() for v in errors_pb2.ErrorReason.DESCRIPTOR.values if v.number
 )
 STREAM_REASONS: tuple[str, ...] = (*REASONS, "transport")
+LATE_REASONS: tuple[str, ...] = ("stale_request", "already_answered", "deadline_passed")
+"""The reasons of late answers (ActionResult code ABORTED): uno_late_actions_total's."""
+FAULT_REASONS: tuple[str, ...] = tuple(r for r in REASONS if r not in LATE_REASONS)
 TAKEOVER_CAUSES: tuple[str, ...] = ("strikes", "disconnected")
 MATCH_OUTCOMES: tuple[str, ...] = tuple(
     v.name[10:].lower() for v in game_pb2.EndCause.DESCRIPTOR.values if v.number
@@ -240,8 +243,17 @@ class ServiceMetrics:
         )
         self.illegal = Counter(
             "uno_illegal_actions_total",
-            "Actions rejected, per bot and reason: every kind (malformed, over a limit, not "
-            "legal, another bot's seat, a closed or unknown request).",
+            "Faults: actions rejected for any reason but lateness, per bot and reason (malformed, "
+            "over a limit, not legal now, another bot's seat, an unknown request, a seat taken "
+            "over); late answers are in uno_late_actions_total.",
+            ["bot", "reason"],
+            registry=r,
+        )
+        self.late = Counter(
+            "uno_late_actions_total",
+            "Late answers, per bot and reason: answers to a request that had already closed "
+            "(stale_request: superseded, expired or the hand moved on; already_answered; "
+            "deadline_passed). A correct bot gets some; not faults.",
             ["bot", "reason"],
             registry=r,
         )
@@ -294,8 +306,10 @@ class ServiceMetrics:
         self.decision_latency.labels(bot)
         self.timeouts.labels(bot)
         self.disconnects.labels(bot)
-        for reason in REASONS:
+        for reason in FAULT_REASONS:
             self.illegal.labels(bot, reason)
+        for reason in LATE_REASONS:
+            self.late.labels(bot, reason)
         for reason in STREAM_REASONS:
             self.stream_errors.labels(bot, reason)
         for cause in TAKEOVER_CAUSES:

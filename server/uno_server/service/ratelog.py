@@ -3,7 +3,11 @@
 Each kind of line (a key such as ``(status code, reason)``) may be written ``burst`` times per
 ``window_s``; the lines over that are counted, and the next line of the key after the window says
 how many were left out (``suppressed``). Memory is bounded by the number of keys, which the
-callers draw from enums (status codes, error reasons), never from client input.
+callers draw from enums (status codes, error reasons) and from the bots the server's
+configuration registers, never from client input.
+
+Two logs share these limits: the rejections (``rejections.REJECTIONS``, keyed by status code and
+reason) and :data:`CONNECTIONS`.
 """
 
 from __future__ import annotations
@@ -52,3 +56,11 @@ class RateLimitedLog:
             fields["suppressed"] = suppressed
         emit(event, **fields)
         return True
+
+
+CONNECTIONS = RateLimitedLog()
+"""The lines a bot provokes by connecting and disconnecting (connected, disconnected, a stream
+that broke, a seat whose bot went away, a refused replay), keyed by (line, bot name): a bot that
+reconnects in a loop writes at most BURST of each a minute, whatever the others do, and the
+first line of a kind after a quiet window says how many were left out (``suppressed``). Bot
+names come from the server's configuration, so the keys are bounded."""

@@ -146,6 +146,24 @@ class RequestDesk:
             res.seat = seat
         return res
 
+    def missing_action_id(
+        self, req: OpenRequest | None, request_id: str, sender: str
+    ) -> bot_pb2.ActionResult:
+        """An answer without Action.action_id (0 means draw and must be set): reported as the
+        missing field before anything else about its request (closed, unknown, another's)."""
+        st = self.seats[req.seat] if req is not None else None
+        if st is None or st.bot_name != sender:
+            st = self.first_seat(sender)
+        return self.reject(
+            self.result(request_id, None, req.seat if req is not None else None),
+            st,
+            sender,
+            INVALID_ARGUMENT,
+            errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+            "action.action_id: is required (0 means draw and must be set explicitly)",
+            field="action.action_id",
+        )
+
     def reject_closed(
         self, res: bot_pb2.ActionResult, sender: str, number: int
     ) -> bot_pb2.ActionResult:
@@ -202,26 +220,33 @@ class RequestDesk:
         message: str,
         field: str = "",
     ) -> bot_pb2.ActionResult:
+        """Fill in and count a rejection. A late answer (``ABORTED``: the request had closed
+        before the answer came) counts as stale, anything else as a fault (``Seat.rejected``,
+        uno_illegal_actions_total); the two never overlap (MatchSeat documents both)."""
         res.code = code
         res.reason = reason
         res.message = message
         res.field = field
-        self.metrics.illegal.labels(sender, errors_pb2.ErrorReason.Name(reason)[13:].lower()).inc()
+        late = code == ABORTED
+        label = errors_pb2.ErrorReason.Name(reason)[13:].lower()
+        (self.metrics.late if late else self.metrics.illegal).labels(sender, label).inc()
         count = 1
         if st is not None:
-            st.rejected += 1
-            count = st.rejected
-            if code == ABORTED:
+            if late:
                 st.stale += 1
+                count = st.stale
+            else:
+                st.rejected += 1
+                count = st.rejected
             res.request_open = st.open is not None and st.open.request_id == res.request_id
             res.time_bank_ms = st.bank_ms
         if count <= 20 or count % 100 == 0:  # a flood of bad actions must not flood the log
             self.log.info(
-                "action rejected",
+                "late answer rejected" if late else "action rejected",
                 seat=st.seat if st is not None else None,
                 bot=sender,
                 reason=errors_pb2.ErrorReason.Name(reason),
                 detail=message,
-                rejected=count,
+                **({"late": count} if late else {"rejected": count}),
             )
         return res

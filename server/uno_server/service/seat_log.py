@@ -23,7 +23,7 @@ from uno_server.engine.match import Match
 from uno_server.engine.views import SPECTATOR, redact
 from uno_server.gen.uno.v1 import bot_pb2, game_pb2
 
-from . import convert, wire
+from . import convert, ratelog, wire
 from .convert import ServiceEvent
 from .seats import Outbox, ReplayBudget, Seat
 
@@ -305,8 +305,13 @@ class SeatLog:
             return
         again = st.cursor - max(0, last)
         if again > budget.left:
-            self.log.warning(
-                "replay refused: over the bot's replay budget", seat=st.seat, events=again
+            ratelog.CONNECTIONS.log(
+                ("replay refused", st.bot_name),
+                self.log.warning,
+                "replay refused: over the bot's replay budget",
+                seat=st.seat,
+                bot=st.bot_name,
+                events=again,
             )
             return
         budget.left -= again

@@ -71,8 +71,8 @@ class Seat:
     ai: Bot | None
     bank_ms: int
     strikes: int = 0
-    rejected: int = 0
-    stale: int = 0
+    rejected: int = 0  # faults: rejected actions but late answers (MatchSeat.rejected_actions)
+    stale: int = 0  # late answers (MatchSeat.stale_actions); never in rejected
     decisions: int = 0
     response_ms_total: float = 0.0
     response_ms: list[float] = field(default_factory=list)  # MatchSeat.response_ms, unrounded

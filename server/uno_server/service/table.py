@@ -48,7 +48,7 @@ from uno_server.engine.match import Match
 from uno_server.engine.views import seat_view as engine_view
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
-from . import convert, wire
+from . import convert, ratelog, wire
 from .convert import Connection, MatchCancelled, TakenOver, TimedOut
 from .metrics import ServiceMetrics
 from .request_desk import (
@@ -468,6 +468,8 @@ class Table:
         ActionResult of the rejection to send back on the bot's stream."""
         desk = self.desk
         req = desk.requests.get(request_id)
+        if action_id is None:  # a required field missing comes first, whatever the request
+            return desk.missing_action_id(req, request_id, outbox.bot_name)
         if req is None:
             return desk.reject_closed(desk.result(request_id, action_id), outbox.bot_name, number)
         st = self.seats[req.seat]
@@ -480,16 +482,6 @@ class Table:
                 FAILED_PRECONDITION,
                 errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
                 f"seat {req.seat} belongs to another bot",
-            )
-        if action_id is None:  # the stream's limits check lets no such Action through
-            return desk.reject(
-                desk.result(request_id, action_id, req.seat),
-                st,
-                st.bot_name,
-                INVALID_ARGUMENT,
-                errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
-                "action_id is missing (0 means draw and must be set explicitly)",
-                field="action.action_id",
             )
         engine_id: int | None = action_id
         if not self._ident:
@@ -681,7 +673,13 @@ class Table:
             if st.bot_name == bot_name and st.ai is None and st.disconnected_since is None:
                 st.disconnected_since = now
                 self.seat_log.record(Connection(st.seat, False))
-                self._log.warning("bot disconnected", seat=st.seat, bot=bot_name)
+                ratelog.CONNECTIONS.log(
+                    ("seat disconnected", bot_name),
+                    self._log.warning,
+                    "bot disconnected",
+                    seat=st.seat,
+                    bot=bot_name,
+                )
         self._wake()
 
     def uses_bot(self, bot_name: str) -> bool:
@@ -770,6 +768,7 @@ class Table:
             strikes=st.strikes,
             rejected_actions=st.rejected,
             taken_over=st.taken_over,
+            stale_actions=st.stale,
         )
         me.events.extend(events)
         return me
@@ -784,9 +783,12 @@ class Table:
             events = self.seat_log.event_fields_for(st, outbox)
             me = self.match_ended(st, [])
             tail = bot_pb2.MatchEnded(
-                strikes=me.strikes, rejected_actions=me.rejected_actions, taken_over=me.taken_over
+                strikes=me.strikes,
+                rejected_actions=me.rejected_actions,
+                taken_over=me.taken_over,
+                stale_actions=me.stale_actions,
             )
-            me.strikes = me.rejected_actions = 0
+            me.strikes = me.rejected_actions = me.stale_actions = 0
             me.taken_over = False
             outbox.send(
                 wire.match_ended(

@@ -95,10 +95,12 @@ type MatchSeat struct {
 	Connected bool `protobuf:"varint,4,opt,name=connected,proto3" json:"connected,omitempty"`
 	// Strikes (timeouts of required decisions) so far.
 	Strikes int32 `protobuf:"varint,5,opt,name=strikes,proto3" json:"strikes,omitempty"`
-	// Actions of the seat's bot that were rejected, every reason counted: answers to this seat's
-	// requests, and actions that named no request of the bot's own (another seat's request, an
-	// unknown request id of this match) when this is the bot's first seat in the match. Includes
-	// stale_actions. Never a strike.
+	// Faults: actions of the seat's bot rejected for any reason but lateness (malformed, a field
+	// missing or over its limit, an action not legal now, another seat's request, a request id
+	// this match never issued, a seat already taken over; ActionResult code 3, 5 or 9). Counted
+	// here: answers to this seat's requests, and actions that named no request of the bot's own
+	// when this is the bot's first seat in the match. Late answers are not faults: they count in
+	// stale_actions only. >= 0; never a strike.
 	RejectedActions int32 `protobuf:"varint,6,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
 	// True if the takeover bot plays the seat for the rest of the match.
 	TakenOver bool `protobuf:"varint,7,opt,name=taken_over,json=takenOver,proto3" json:"taken_over,omitempty"`
@@ -115,9 +117,14 @@ type MatchSeat struct {
 	// measure as mean_response_ms), so harnesses can compute exact percentiles across matches.
 	// Capped at the first 10,000 decisions of the match.
 	ResponseMs []int32 `protobuf:"varint,12,rep,packed,name=response_ms,json=responseMs,proto3" json:"response_ms,omitempty"`
-	// Of rejected_actions, the answers that came too late (ABORTED: STALE_REQUEST,
-	// ALREADY_ANSWERED, DEADLINE_PASSED), which can happen to a correct bot when another seat's
-	// action closes its request first.
+	// Late answers: the seat's answers to a request that had already closed when they arrived
+	// (ActionResult code 10 ABORTED: STALE_REQUEST after RequestClosed SUPERSEDED, EXPIRED,
+	// HAND_ENDED or MATCH_ENDED; ALREADY_ANSWERED, a second answer to one request;
+	// DEADLINE_PASSED, an answer after the timeout, whose strike is counted in strikes). A
+	// correct bot gets some: another seat's action or the UNO window's timer can close an
+	// optional chance (catch, UNO call, jump-in) while its answer is on the way. Not part of
+	// rejected_actions. >= 0; never a strike. Like rejected_actions, counted while the match
+	// runs: a finished match's summary is fixed at its end (later answers count in BotInfo).
 	StaleActions  int32 `protobuf:"varint,13,opt,name=stale_actions,json=staleActions,proto3" json:"stale_actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1155,14 +1162,19 @@ type BotInfo struct {
 	MaxConcurrentMatches int32 `protobuf:"varint,10,opt,name=max_concurrent_matches,json=maxConcurrentMatches,proto3" json:"max_concurrent_matches,omitempty"`
 	// Decision requests currently open for this bot.
 	OpenRequests int32 `protobuf:"varint,11,opt,name=open_requests,json=openRequests,proto3" json:"open_requests,omitempty"`
-	// Actions of this bot rejected since the server started, every reason counted (the same
-	// rejections as MatchSeat.rejected_actions, plus those that named no match at all).
+	// Faults of this bot since the server started: its actions rejected for any reason but
+	// lateness (the same rejections as MatchSeat.rejected_actions, plus those that named no match
+	// at all). Late answers are in stale_actions. >= 0.
 	RejectedActions int64 `protobuf:"varint,12,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
 	// StreamErrors sent to this bot since the server started (empty or undecodable messages, a
 	// second Hello, a bad Ping, and fatal ones).
 	StreamErrors int64 `protobuf:"varint,13,opt,name=stream_errors,json=streamErrors,proto3" json:"stream_errors,omitempty"`
 	// Seats the bot holds in running matches (seats lists at most 1000 of them).
-	RunningSeats  int32 `protobuf:"varint,14,opt,name=running_seats,json=runningSeats,proto3" json:"running_seats,omitempty"`
+	RunningSeats int32 `protobuf:"varint,14,opt,name=running_seats,json=runningSeats,proto3" json:"running_seats,omitempty"`
+	// Late answers of this bot since the server started (the same rejections as
+	// MatchSeat.stale_actions: answers to requests that had already closed). Not part of
+	// rejected_actions. >= 0.
+	StaleActions  int64 `protobuf:"varint,15,opt,name=stale_actions,json=staleActions,proto3" json:"stale_actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1291,6 +1303,13 @@ func (x *BotInfo) GetStreamErrors() int64 {
 func (x *BotInfo) GetRunningSeats() int32 {
 	if x != nil {
 		return x.RunningSeats
+	}
+	return 0
+}
+
+func (x *BotInfo) GetStaleActions() int64 {
+	if x != nil {
+		return x.StaleActions
 	}
 	return 0
 }
@@ -1436,7 +1455,7 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\">\n" +
 	"\x13CancelMatchResponse\x12'\n" +
 	"\x05match\x18\x01 \x01(\v2\x11.uno.v1.MatchInfoR\x05match\"\x11\n" +
-	"\x0fListBotsRequest\"\xbc\x04\n" +
+	"\x0fListBotsRequest\"\xe1\x04\n" +
 	"\aBotInfo\x12\x19\n" +
 	"\bbot_name\x18\x01 \x01(\tR\abotName\x12\x1f\n" +
 	"\vbot_version\x18\x02 \x01(\tR\n" +
@@ -1454,7 +1473,8 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\ropen_requests\x18\v \x01(\x05R\fopenRequests\x12)\n" +
 	"\x10rejected_actions\x18\f \x01(\x03R\x0frejectedActions\x12#\n" +
 	"\rstream_errors\x18\r \x01(\x03R\fstreamErrors\x12#\n" +
-	"\rrunning_seats\x18\x0e \x01(\x05R\frunningSeats\"7\n" +
+	"\rrunning_seats\x18\x0e \x01(\x05R\frunningSeats\x12#\n" +
+	"\rstale_actions\x18\x0f \x01(\x03R\fstaleActions\"7\n" +
 	"\x10ListBotsResponse\x12#\n" +
 	"\x04bots\x18\x01 \x03(\v2\x0f.uno.v1.BotInfoR\x04bots*w\n" +
 	"\n" +

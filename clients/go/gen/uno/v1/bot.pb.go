@@ -547,7 +547,8 @@ func (x *Resume) GetCursors() []*EventCursor {
 // How far a bot has read the events of one seat.
 type EventCursor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match, 1-64 printable ASCII characters.
+	// The match. Required: 1-64 printable ASCII characters (an empty or longer one ends the
+	// stream at its Hello with INVALID_ARGUMENT, field "hello.resume.cursors[i].match_id").
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
 	// The seat, 0-9.
 	Seat int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
@@ -618,7 +619,9 @@ type Action struct {
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// One of the request's LegalAction.id values. Required (0 = DRAW is a real action, so the
 	// field has explicit presence; a missing id is rejected with INVALID_ARGUMENT /
-	// MALFORMED_MESSAGE rather than taken as a draw).
+	// MALFORMED_MESSAGE, field "action.action_id", rather than taken as a draw). A missing id is
+	// reported before anything else about the request: even for a request id that is unknown,
+	// closed or another bot's, the rejection names the missing field.
 	ActionId      *int32 `protobuf:"varint,2,opt,name=action_id,json=actionId,proto3,oneof" json:"action_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1420,10 +1423,14 @@ type ActionResult struct {
 	ActionId *int32 `protobuf:"varint,4,opt,name=action_id,json=actionId,proto3,oneof" json:"action_id,omitempty"`
 	// gRPC status code of the rejection as its number (google.rpc.Code): 3 INVALID_ARGUMENT,
 	// 5 NOT_FOUND, 9 FAILED_PRECONDITION, 10 ABORTED. See errors.proto.
-	// Every rejection, whatever its reason, counts in the seat's MatchSeat.rejected_actions (for
-	// an action that names another bot's or an unknown request: the sender's first seat in that
-	// match, if any) and in the sender's BotInfo.rejected_actions; ABORTED ones (answers that came
-	// too late) also in MatchSeat.stale_actions. No rejection is ever a strike.
+	// Two kinds of rejection are counted apart. Late answers, code 10 ABORTED (STALE_REQUEST,
+	// ALREADY_ANSWERED, DEADLINE_PASSED: the request had closed before the answer arrived), count
+	// in MatchSeat.stale_actions, MatchEnded.stale_actions and BotInfo.stale_actions; a correct
+	// bot gets some, because another seat or the UNO window's timer can close an optional chance
+	// while its answer is on the way. Every other rejection is a fault and counts in
+	// MatchSeat.rejected_actions (for an action that names another bot's or an unknown request:
+	// the sender's first seat in that match, if any), MatchEnded.rejected_actions and
+	// BotInfo.rejected_actions. The two counts never overlap. No rejection is ever a strike.
 	Code int32 `protobuf:"varint,6,opt,name=code,proto3" json:"code,omitempty"`
 	// Machine-readable reason of the rejection.
 	Reason ErrorReason `protobuf:"varint,7,opt,name=reason,proto3,enum=uno.v1.ErrorReason" json:"reason,omitempty"`
@@ -1842,10 +1849,14 @@ type MatchEnded struct {
 	Events []*Event `protobuf:"bytes,7,rep,name=events,proto3" json:"events,omitempty"`
 	// Strikes (timeouts) this seat received.
 	Strikes int32 `protobuf:"varint,8,opt,name=strikes,proto3" json:"strikes,omitempty"`
-	// Rejected actions counted on this seat (MatchSeat.rejected_actions).
+	// Faults counted on this seat: its rejected actions that were not late answers (the same
+	// count as MatchSeat.rejected_actions). >= 0.
 	RejectedActions int32 `protobuf:"varint,9,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
 	// True if the takeover bot finished the match for this seat.
-	TakenOver     bool `protobuf:"varint,10,opt,name=taken_over,json=takenOver,proto3" json:"taken_over,omitempty"`
+	TakenOver bool `protobuf:"varint,10,opt,name=taken_over,json=takenOver,proto3" json:"taken_over,omitempty"`
+	// Late answers counted on this seat: answers to requests that had already closed (the same
+	// count as MatchSeat.stale_actions; not in rejected_actions). >= 0.
+	StaleActions  int32 `protobuf:"varint,11,opt,name=stale_actions,json=staleActions,proto3" json:"stale_actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1948,6 +1959,13 @@ func (x *MatchEnded) GetTakenOver() bool {
 		return x.TakenOver
 	}
 	return false
+}
+
+func (x *MatchEnded) GetStaleActions() int32 {
+	if x != nil {
+		return x.StaleActions
+	}
+	return 0
 }
 
 // Events of one seat. Sent as events happen when Hello.push_events is set; also sent, whatever
@@ -2309,7 +2327,7 @@ const file_uno_v1_bot_proto_rawDesc = "" +
 	"\x06labels\x18\a \x03(\v2 .uno.v1.MatchStarted.LabelsEntryR\x06labels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd7\x02\n" +
 	"\n" +
 	"MatchEnded\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x12\n" +
@@ -2323,7 +2341,8 @@ const file_uno_v1_bot_proto_rawDesc = "" +
 	"\x10rejected_actions\x18\t \x01(\x05R\x0frejectedActions\x12\x1d\n" +
 	"\n" +
 	"taken_over\x18\n" +
-	" \x01(\bR\ttakenOver\"b\n" +
+	" \x01(\bR\ttakenOver\x12#\n" +
+	"\rstale_actions\x18\v \x01(\x05R\fstaleActions\"b\n" +
 	"\n" +
 	"SeatEvents\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x12\n" +

@@ -207,7 +207,7 @@ class ListBotsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class BotInfo(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "session_id", "protocol_version", "connected", "connected_at", "disconnected_at", "peer", "seats", "max_concurrent_matches", "open_requests", "rejected_actions", "stream_errors", "running_seats")
+    __slots__ = ("bot_name", "bot_version", "session_id", "protocol_version", "connected", "connected_at", "disconnected_at", "peer", "seats", "max_concurrent_matches", "open_requests", "rejected_actions", "stream_errors", "running_seats", "stale_actions")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -222,6 +222,7 @@ class BotInfo(_message.Message):
     REJECTED_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     STREAM_ERRORS_FIELD_NUMBER: _ClassVar[int]
     RUNNING_SEATS_FIELD_NUMBER: _ClassVar[int]
+    STALE_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     session_id: str
@@ -236,7 +237,8 @@ class BotInfo(_message.Message):
     rejected_actions: int
     stream_errors: int
     running_seats: int
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., session_id: _Optional[str] = ..., protocol_version: _Optional[int] = ..., connected: _Optional[bool] = ..., connected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., disconnected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., peer: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_bot_pb2.SeatRef, _Mapping]]] = ..., max_concurrent_matches: _Optional[int] = ..., open_requests: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., stream_errors: _Optional[int] = ..., running_seats: _Optional[int] = ...) -> None: ...
+    stale_actions: int
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., session_id: _Optional[str] = ..., protocol_version: _Optional[int] = ..., connected: _Optional[bool] = ..., connected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., disconnected_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., peer: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_bot_pb2.SeatRef, _Mapping]]] = ..., max_concurrent_matches: _Optional[int] = ..., open_requests: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., stream_errors: _Optional[int] = ..., running_seats: _Optional[int] = ..., stale_actions: _Optional[int] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)

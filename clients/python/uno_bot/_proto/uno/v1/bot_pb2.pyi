@@ -302,7 +302,7 @@ class MatchStarted(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[SeatAssignment, _Mapping]]] = ..., rules: _Optional[_Union[_game_pb2.RuleSet, _Mapping]] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
-    __slots__ = ("match_id", "seat", "cause", "winners", "totals", "won", "events", "strikes", "rejected_actions", "taken_over")
+    __slots__ = ("match_id", "seat", "cause", "winners", "totals", "won", "events", "strikes", "rejected_actions", "taken_over", "stale_actions")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CAUSE_FIELD_NUMBER: _ClassVar[int]
@@ -313,6 +313,7 @@ class MatchEnded(_message.Message):
     STRIKES_FIELD_NUMBER: _ClassVar[int]
     REJECTED_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     TAKEN_OVER_FIELD_NUMBER: _ClassVar[int]
+    STALE_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     cause: _game_pb2.EndCause
@@ -323,7 +324,8 @@ class MatchEnded(_message.Message):
     strikes: int
     rejected_actions: int
     taken_over: bool
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., cause: _Optional[_Union[_game_pb2.EndCause, str]] = ..., winners: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., won: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., strikes: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., taken_over: _Optional[bool] = ...) -> None: ...
+    stale_actions: int
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., cause: _Optional[_Union[_game_pb2.EndCause, str]] = ..., winners: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., won: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., strikes: _Optional[int] = ..., rejected_actions: _Optional[int] = ..., taken_over: _Optional[bool] = ..., stale_actions: _Optional[int] = ...) -> None: ...
 
 class SeatEvents(_message.Message):
     __slots__ = ("match_id", "seat", "events")

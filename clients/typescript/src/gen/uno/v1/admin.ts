@@ -93,10 +93,12 @@ export interface MatchSeat {
   /** Strikes (timeouts of required decisions) so far. */
   strikes: number;
   /**
-   * Actions of the seat's bot that were rejected, every reason counted: answers to this seat's
-   * requests, and actions that named no request of the bot's own (another seat's request, an
-   * unknown request id of this match) when this is the bot's first seat in the match. Includes
-   * stale_actions. Never a strike.
+   * Faults: actions of the seat's bot rejected for any reason but lateness (malformed, a field
+   * missing or over its limit, an action not legal now, another seat's request, a request id
+   * this match never issued, a seat already taken over; ActionResult code 3, 5 or 9). Counted
+   * here: answers to this seat's requests, and actions that named no request of the bot's own
+   * when this is the bot's first seat in the match. Late answers are not faults: they count in
+   * stale_actions only. >= 0; never a strike.
    */
   rejectedActions: number;
   /** True if the takeover bot plays the seat for the rest of the match. */
@@ -119,9 +121,14 @@ export interface MatchSeat {
    */
   responseMs: number[];
   /**
-   * Of rejected_actions, the answers that came too late (ABORTED: STALE_REQUEST,
-   * ALREADY_ANSWERED, DEADLINE_PASSED), which can happen to a correct bot when another seat's
-   * action closes its request first.
+   * Late answers: the seat's answers to a request that had already closed when they arrived
+   * (ActionResult code 10 ABORTED: STALE_REQUEST after RequestClosed SUPERSEDED, EXPIRED,
+   * HAND_ENDED or MATCH_ENDED; ALREADY_ANSWERED, a second answer to one request;
+   * DEADLINE_PASSED, an answer after the timeout, whose strike is counted in strikes). A
+   * correct bot gets some: another seat's action or the UNO window's timer can close an
+   * optional chance (catch, UNO call, jump-in) while its answer is on the way. Not part of
+   * rejected_actions. >= 0; never a strike. Like rejected_actions, counted while the match
+   * runs: a finished match's summary is fixed at its end (later answers count in BotInfo).
    */
   staleActions: number;
 }
@@ -380,8 +387,9 @@ export interface BotInfo {
   /** Decision requests currently open for this bot. */
   openRequests: number;
   /**
-   * Actions of this bot rejected since the server started, every reason counted (the same
-   * rejections as MatchSeat.rejected_actions, plus those that named no match at all).
+   * Faults of this bot since the server started: its actions rejected for any reason but
+   * lateness (the same rejections as MatchSeat.rejected_actions, plus those that named no match
+   * at all). Late answers are in stale_actions. >= 0.
    */
   rejectedActions: bigint;
   /**
@@ -391,6 +399,12 @@ export interface BotInfo {
   streamErrors: bigint;
   /** Seats the bot holds in running matches (seats lists at most 1000 of them). */
   runningSeats: number;
+  /**
+   * Late answers of this bot since the server started (the same rejections as
+   * MatchSeat.stale_actions: answers to requests that had already closed). Not part of
+   * rejected_actions. >= 0.
+   */
+  staleActions: bigint;
 }
 
 /** Output of ListBots. */
@@ -2570,6 +2584,7 @@ function createBaseBotInfo(): BotInfo {
     rejectedActions: 0n,
     streamErrors: 0n,
     runningSeats: 0,
+    staleActions: 0n,
   };
 }
 
@@ -2622,6 +2637,12 @@ export const BotInfo: MessageFns<BotInfo> = {
     }
     if (message.runningSeats !== 0) {
       writer.uint32(112).int32(message.runningSeats);
+    }
+    if (message.staleActions !== 0n) {
+      if (BigInt.asIntN(64, message.staleActions) !== message.staleActions) {
+        throw new globalThis.Error("value provided for field message.staleActions of type int64 too large");
+      }
+      writer.uint32(120).int64(message.staleActions);
     }
     return writer;
   },
@@ -2751,6 +2772,14 @@ export const BotInfo: MessageFns<BotInfo> = {
             message.runningSeats = reader.int32();
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.staleActions = reader.int64() as bigint;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2825,6 +2854,11 @@ export const BotInfo: MessageFns<BotInfo> = {
         : isSet(object.running_seats)
         ? globalThis.Number(object.running_seats)
         : 0,
+      staleActions: isSet(object.staleActions)
+        ? BigInt(object.staleActions)
+        : isSet(object.stale_actions)
+        ? BigInt(object.stale_actions)
+        : 0n,
     };
   },
 
@@ -2872,6 +2906,9 @@ export const BotInfo: MessageFns<BotInfo> = {
     if (message.runningSeats !== 0) {
       obj.runningSeats = Math.round(message.runningSeats);
     }
+    if (message.staleActions !== 0n) {
+      obj.staleActions = message.staleActions.toString();
+    }
     return obj;
   },
 
@@ -2898,6 +2935,9 @@ export const BotInfo: MessageFns<BotInfo> = {
       ? BigInt(object.streamErrors)
       : 0n;
     message.runningSeats = object.runningSeats ?? 0;
+    message.staleActions = (object.staleActions !== undefined && object.staleActions !== null)
+      ? BigInt(object.staleActions)
+      : 0n;
     return message;
   },
 };

@@ -310,7 +310,10 @@ export interface Resume {
 
 /** How far a bot has read the events of one seat. */
 export interface EventCursor {
-  /** The match, 1-64 printable ASCII characters. */
+  /**
+   * The match. Required: 1-64 printable ASCII characters (an empty or longer one ends the
+   * stream at its Hello with INVALID_ARGUMENT, field "hello.resume.cursors[i].match_id").
+   */
   matchId: string;
   /** The seat, 0-9. */
   seat: number;
@@ -332,7 +335,9 @@ export interface Action {
   /**
    * One of the request's LegalAction.id values. Required (0 = DRAW is a real action, so the
    * field has explicit presence; a missing id is rejected with INVALID_ARGUMENT /
-   * MALFORMED_MESSAGE rather than taken as a draw).
+   * MALFORMED_MESSAGE, field "action.action_id", rather than taken as a draw). A missing id is
+   * reported before anything else about the request: even for a request id that is unknown,
+   * closed or another bot's, the rejection names the missing field.
    */
   actionId?: number | undefined;
 }
@@ -560,10 +565,14 @@ export interface ActionResult {
   /**
    * gRPC status code of the rejection as its number (google.rpc.Code): 3 INVALID_ARGUMENT,
    * 5 NOT_FOUND, 9 FAILED_PRECONDITION, 10 ABORTED. See errors.proto.
-   * Every rejection, whatever its reason, counts in the seat's MatchSeat.rejected_actions (for
-   * an action that names another bot's or an unknown request: the sender's first seat in that
-   * match, if any) and in the sender's BotInfo.rejected_actions; ABORTED ones (answers that came
-   * too late) also in MatchSeat.stale_actions. No rejection is ever a strike.
+   * Two kinds of rejection are counted apart. Late answers, code 10 ABORTED (STALE_REQUEST,
+   * ALREADY_ANSWERED, DEADLINE_PASSED: the request had closed before the answer arrived), count
+   * in MatchSeat.stale_actions, MatchEnded.stale_actions and BotInfo.stale_actions; a correct
+   * bot gets some, because another seat or the UNO window's timer can close an optional chance
+   * while its answer is on the way. Every other rejection is a fault and counts in
+   * MatchSeat.rejected_actions (for an action that names another bot's or an unknown request:
+   * the sender's first seat in that match, if any), MatchEnded.rejected_actions and
+   * BotInfo.rejected_actions. The two counts never overlap. No rejection is ever a strike.
    */
   code: number;
   /** Machine-readable reason of the rejection. */
@@ -688,10 +697,18 @@ export interface MatchEnded {
   events: Event[];
   /** Strikes (timeouts) this seat received. */
   strikes: number;
-  /** Rejected actions counted on this seat (MatchSeat.rejected_actions). */
+  /**
+   * Faults counted on this seat: its rejected actions that were not late answers (the same
+   * count as MatchSeat.rejected_actions). >= 0.
+   */
   rejectedActions: number;
   /** True if the takeover bot finished the match for this seat. */
   takenOver: boolean;
+  /**
+   * Late answers counted on this seat: answers to requests that had already closed (the same
+   * count as MatchSeat.stale_actions; not in rejected_actions). >= 0.
+   */
+  staleActions: number;
 }
 
 /**
@@ -3482,6 +3499,7 @@ function createBaseMatchEnded(): MatchEnded {
     strikes: 0,
     rejectedActions: 0,
     takenOver: false,
+    staleActions: 0,
   };
 }
 
@@ -3524,6 +3542,9 @@ export const MatchEnded: MessageFns<MatchEnded> = {
     }
     if (message.takenOver !== false) {
       writer.uint32(80).bool(message.takenOver);
+    }
+    if (message.staleActions !== 0) {
+      writer.uint32(88).int32(message.staleActions);
     }
     return writer;
   },
@@ -3641,6 +3662,14 @@ export const MatchEnded: MessageFns<MatchEnded> = {
             message.takenOver = reader.bool();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.staleActions = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3677,6 +3706,11 @@ export const MatchEnded: MessageFns<MatchEnded> = {
         : isSet(object.taken_over)
         ? globalThis.Boolean(object.taken_over)
         : false,
+      staleActions: isSet(object.staleActions)
+        ? globalThis.Number(object.staleActions)
+        : isSet(object.stale_actions)
+        ? globalThis.Number(object.stale_actions)
+        : 0,
     };
   },
 
@@ -3712,6 +3746,9 @@ export const MatchEnded: MessageFns<MatchEnded> = {
     if (message.takenOver !== false) {
       obj.takenOver = message.takenOver;
     }
+    if (message.staleActions !== 0) {
+      obj.staleActions = Math.round(message.staleActions);
+    }
     return obj;
   },
 
@@ -3730,6 +3767,7 @@ export const MatchEnded: MessageFns<MatchEnded> = {
     message.strikes = object.strikes ?? 0;
     message.rejectedActions = object.rejectedActions ?? 0;
     message.takenOver = object.takenOver ?? false;
+    message.staleActions = object.staleActions ?? 0;
     return message;
   },
 };
