@@ -341,7 +341,11 @@ def test_a_deleted_hand_and_its_file_still_fail(
     head = json.loads((run / "results.json").read_text())["chain"]["head"]
     (run / "results.json").unlink()
     code, problems, _ = _verify([str(run), "--head", head], capsys)
-    assert code == 1 and any("chain head" in p for p in problems), problems
+    assert code == 1 and len(problems) == 1 and "chain head" in problems[0], problems
+    # where the store says every shard finished, the schedule names the missing hand
+    _sql(run, "INSERT INTO shards VALUES ('1/1', 'a', 'h', 1, 'finished', 24, 24, 1.0, 2.0)")
+    code, problems, _ = _verify([str(run), "--head", head], capsys)
+    assert code == 1 and any(hid in p and "missing" in p for p in problems), problems
 
 
 def test_a_duplicated_hand_row_fails_in_one_line(
