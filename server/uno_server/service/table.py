@@ -9,6 +9,9 @@ The table owns two parts, and is their only caller: its seat log (:mod:`.seat_lo
 each seat's cursor, redaction and encoding) and its request desk (:mod:`.request_desk`: the open
 requests, answers accepted and rejected). The table keeps the hand loop, the clock and the
 building of each decision request (the hot path, from the engine's state straight to bytes).
+That rest is one piece, a little over 800 lines: the loop, the timers and the request encoder
+all read the same hand state (seat numbering, the UNO window's clock) on every move, and a
+further cut would put that state behind another object on the per-move path.
 
 Per seat, at most one decision request is open. A request stays open while the seat's legal
 actions stay the same (a UNO window answered by others does not disturb it); any other change
