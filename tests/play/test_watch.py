@@ -203,3 +203,12 @@ async def test_an_unknown_match_is_said() -> None:
             await until(pilot, lambda: bool(bad.error))
             assert "admin token" in bad.error
             await pilot.press("q")
+
+
+async def test_a_status_update_after_the_app_closed_is_dropped() -> None:
+    """A worker's last update can land after the screen is gone (a slow machine closing the
+    app mid-poll); it is dropped, not raised as WorkerFailed over the real outcome."""
+    app = WatchApp("127.0.0.1:1", "admin-token-1234", poll_s=5)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+    app._status()  # no NoMatches

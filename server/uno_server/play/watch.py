@@ -26,6 +26,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Footer, RichLog, Static
 
 from uno_server.gen.uno.v1 import admin_pb2
@@ -313,7 +314,11 @@ class WatchApp(App[None]):
                 parts.append(" ".join(f"{k}={v}" for k, v in sorted(self.labels.items())))
         if self.error:
             parts.append(self.error)
-        self.query_one("#status", Static).update(Text("  ·  ".join(parts), style="bold"))
+        try:
+            status = self.query_one("#status", Static)
+        except NoMatches:  # the app is closing: a worker's last update has nowhere to go
+            return
+        status.update(Text("  ·  ".join(parts), style="bold"))
 
     # ------------------------------------------------------------------ keys
 
