@@ -36,7 +36,7 @@ from uno_tournament.config import load
 from uno_tournament.schedule import partition, plan, shard_units
 
 from .pg import TempPostgres
-from .test_resume import _alive
+from .test_resume import _alive, kill_at_observed_point
 
 BOTS = ["h0", "h1", "p0", "p1", "p2"]
 PLANNED = 120  # 5 bots: 5 tables x 24 hands
@@ -146,7 +146,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def check_shard_metrics(port: int) -> None:
+def check_shard_metrics(port: int, completed_at_least: int = 30) -> None:
     """The runner's one /metrics page: its own series (shard "all"), and each shard's worker
     and game server series, every sample labelled with its tournament and shard."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
@@ -164,7 +164,20 @@ def check_shard_metrics(port: int) -> None:
     assert shards_of("uno_tournament_event_loop_lag_max_seconds") == {"all", "0/2", "1/2"}
     assert shards_of("uno_tournament_hands_completed") == {"all"}  # the store's count, once
     completed = [s.value for n, s in samples if n == "uno_tournament_hands_completed"]
-    assert completed[0] >= 30
+    assert completed[0] >= completed_at_least
+
+
+def _page_has_all(port: int) -> bool:
+    """The lingering page of a finished run counts every planned hand."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return False
+    return any(
+        ln.startswith("uno_tournament_hands_completed{") and float(ln.rsplit(" ", 1)[1]) == PLANNED
+        for ln in text.splitlines()
+    )
 
 
 def _count(db: Path) -> int:
@@ -183,39 +196,36 @@ def _count(db: Path) -> int:
 def test_shards_2_kill9_of_the_runner_then_resume(
     tmp_path: Path, reference: dict[str, Any]
 ) -> None:
+    """The kill comes at a point the test has seen (the store's stored-hand count, with the
+    runner frozen), never after a sleep; the metrics page is checked on the resumed run, whose
+    last values stay up for a last scrape, so no check stands between the count and the kill."""
     cfg = write_config(tmp_path)
     out = tmp_path / "two"
     db = out / "tournament.sqlite"
-    port = free_port()
     proc = subprocess.Popen(
-        cli(
-            "tournament",
-            "run",
-            str(cfg),
-            "--shards",
-            "2",
-            "--out",
-            str(out),
-            "--quiet",
-            "--metrics-port",
-            str(port),
-        ),
+        cli("tournament", "run", str(cfg), "--shards", "2", "--out", str(out), "--quiet"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
-        wait_for(lambda: proc.poll() is not None or _count(db) >= 30, "30 stored hands")
+        wait_for(lambda: proc.poll() is not None or _count(db) >= 1, "a first stored hand")
+        # both shards play (no shard can finish its 60 hands before the other's first one is
+        # stored): every worker, server and bot is there to be seen
+        family: list[int] = []
+
+        def everyone() -> bool:
+            family[:] = descendants(proc.pid)
+            return proc.poll() is not None or len(family) >= 2 * (1 + 1 + 5)
+
+        wait_for(everyone, "both shards' workers, servers and bots")
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        check_shard_metrics(port)
-        family = descendants(proc.pid)
-        proc.send_signal(signal.SIGKILL)
+        stored = kill_at_observed_point(proc, db, 30, PLANNED)
     finally:
         if proc.poll() is None:
             proc.kill()
         text = proc.communicate(timeout=30)[0]
-    stored = _count(db)
-    assert 30 <= stored < PLANNED, text
+    assert _count(db) == stored, text
     assert "2 shards, each with its own game server and bots" in text
     shards = json.loads((out / "shards.json").read_text())
     assert [s["shard"] for s in shards] == ["0/2", "1/2"] and all(s["addr"] for s in shards)
@@ -223,7 +233,37 @@ def test_shards_2_kill9_of_the_runner_then_resume(
     assert len(family) >= 2 * (1 + 1 + 5)
     wait_for(lambda: not any(_alive(p) for p in family), "the shards' processes to exit", 30)
 
-    text = run_ok("tournament", "resume", str(out), "--shards", "2", "--quiet")
+    port = free_port()
+    resumed = subprocess.Popen(
+        cli(
+            "tournament",
+            "resume",
+            str(out),
+            "--shards",
+            "2",
+            "--quiet",
+            "--metrics-port",
+            str(port),
+            "--metrics-linger",
+            "60",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(
+            lambda: resumed.poll() is not None or _count(db) == PLANNED, "every hand stored", 300
+        )
+        assert resumed.poll() is None, resumed.stdout.read() if resumed.stdout else ""
+        wait_for(lambda: _page_has_all(port), "the final metrics page", 60)
+        check_shard_metrics(port, PLANNED)
+        resumed.send_signal(signal.SIGINT)  # end the linger: the page was scraped
+        text = resumed.communicate(timeout=120)[0]
+    finally:
+        if resumed.poll() is None:
+            resumed.kill()
+            resumed.communicate(timeout=30)
     assert f"{PLANNED} hands ({stored} done;" in text
     conn = sqlite3.connect(db)
     ids = [r[0] for r in conn.execute("SELECT hand_id FROM hands")]
@@ -246,6 +286,21 @@ def test_shards_2_kill9_of_the_runner_then_resume(
     assert got == reference["ratings"]
     verified = run_ok("tournament", "verify", str(out))
     assert f"verified {PLANNED} of {PLANNED} stored hands" in verified
+    # the runner's JSON log and each shard worker's, beside each shard's server log
+    runner_log = [
+        json.loads(x) for x in (out / "logs" / "tournament.log").read_text().split("\n") if x
+    ]
+    assert {e["shard"] for e in runner_log} == {"all"} and {
+        e["tournament"] for e in runner_log
+    } == {tid}
+    assert [e["event"] for e in runner_log].count("run started") == 2  # the run and the resume
+    for i in range(2):
+        folder = out / "logs" / f"shard-{i}"
+        assert (folder / "server.log").is_file()
+        lines = (folder / "tournament.log").read_text().splitlines()
+        events = [json.loads(x) for x in lines]
+        assert {e["shard"] for e in events} == {f"{i}/2"}
+        assert any(e["event"] == "shard finished" for e in events)
 
 
 def test_shards_2_tell_an_external_bot_every_address(tmp_path: Path) -> None:

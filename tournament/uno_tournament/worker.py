@@ -168,6 +168,10 @@ class ShardWorker(Player):
                 t.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await t
+            if self.fatal is None:
+                self.log.info(
+                    "shard stopped" if pending else "shard finished", to_play=len(pending)
+                )
             await self._send_final_metrics()
             await self._close()
         if self.shard is not None and self.shard.server is not None:
@@ -175,7 +179,6 @@ class ShardWorker(Player):
         if self.fatal is not None:
             self.send({"type": "error", "message": str(self.fatal)})
             return 2
-        self.log.info("shard stopped" if pending else "shard finished", to_play=len(pending))
         if not pending:
             self.send({"type": "done"})
         return 0 if not pending else 130
