@@ -155,6 +155,10 @@ class BotProcess:
         addr = self.addr
         if self.sandboxed:
             addr, port = sandbox.inner_addr(self.addr)
+            relay = self._relay
+            if relay is not None and (relay.proc is None or relay.proc.returncode is not None):
+                self._relay = None  # the relay died: the bot's restart gets a new one
+                await relay.release()
             if self._relay is None:
                 self._relay = await sandbox.HostRelay.acquire(self.addr)
         args = [spec.expand(a, addr=addr, token=self.token) for a in spec.command]
