@@ -231,3 +231,15 @@ async def test_a_seven_swaps_hands_with_the_seat_chosen() -> None:
         await pilot.pause()
         assert app.sent == [3232]
         await pilot.press("q")
+
+
+@pytest.mark.asyncio
+async def test_a_redraw_after_the_screen_closed_is_dropped() -> None:
+    """A timer or the session can ask for a redraw after the widgets are gone (a slow machine
+    closing the app); it is dropped, not raised over the real outcome of the run."""
+    app = PlayApp(options())
+    async with app.run_test(size=SIZE) as pilot:
+        await next_decision(app, pilot)
+    app._laid_out = True  # as if the close had not reached the flag yet
+    app._refresh()  # no NoMatches
+    assert not app._laid_out

@@ -26,6 +26,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, RichLog, Static
 
@@ -547,17 +548,23 @@ class PlayApp(App[None]):
         if (d is not None and d.deadline is not None) or (
             self.model is not None and self.model.window >= 0
         ):
-            self._refresh_moves()
-            self._refresh_table()
+            try:
+                self._refresh_moves()
+                self._refresh_table()
+            except NoMatches:  # the app is closing: the widgets are gone before the timer
+                self._laid_out = False
 
     def _refresh(self) -> None:
         if not self._laid_out:
             return
-        self._refresh_status()
-        self._refresh_table()
-        self._refresh_hand()
-        self._refresh_moves()
-        self._refresh_evidence()
+        try:
+            self._refresh_status()
+            self._refresh_table()
+            self._refresh_hand()
+            self._refresh_moves()
+            self._refresh_evidence()
+        except NoMatches:  # the app is closing (see _tick)
+            self._laid_out = False
 
     def _refresh_status(self) -> None:
         opts = self.options
