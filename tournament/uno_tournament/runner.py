@@ -55,9 +55,11 @@ from . import report, schedule
 from .config import ConfigError, TournamentConfig, load_config
 from .metrics import Registries
 from .player import Player, RunnerError
+from .procs import announce_sandbox
 from .progress import Progress
 from .ratings import SequentialElo
 from .replay import ensure_replays, write_replay
+from .sandbox import SandboxError
 from .shard import WORKER_SERIES, Relabeled, RemoteMetrics, WorkerProcess
 from .sharding import ShardSpec, identity_digest, join_store, new_tournament_id
 from .standings import Standings, live_fit, rated_result
@@ -589,6 +591,11 @@ class Runner(Player):
             f"{self.n_shards} shards, each with its own game server and bots: "
             + ", ".join(f"{i}/{self.n_shards} {len(p)} hands" for i, p in enumerate(parts))
         )
+        try:  # each worker launches its own bots, in the sandbox this line describes
+            for line in announce_sandbox([b.sandbox for b in self.config.bots if not b.external]):
+                self.say(line)
+        except SandboxError as exc:
+            raise RunnerError(str(exc)) from exc
         for i, ids in enumerate(parts):
             if not ids:
                 continue

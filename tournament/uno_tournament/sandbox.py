@@ -631,13 +631,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         if line not in shown:
             shown.add(line)
             print(line if who in ("defaults", "[sandbox]") else f"{who}: {line}")
-    missing = check(s for _, s in specs) if not any(s.required for _, s in specs) else []
-    if any(s.required for _, s in specs):
-        try:
-            check(s for _, s in specs)
-        except SandboxError as exc:
-            print(f"uno-arena: {exc}", file=sys.stderr)
-            return 1
+    try:
+        missing = check(s for _, s in specs)
+    except SandboxError as exc:  # sandbox.required and a protection is missing
+        print(f"uno-arena: {exc}", file=sys.stderr)
+        return 1
     for line in missing:
         print(f"missing: {line}")
     if not missing:
