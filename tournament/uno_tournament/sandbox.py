@@ -571,8 +571,10 @@ def bwrap_argv(
         args += ["--ro-bind-try", f, f]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/tmp"]
+    # files the command names by absolute path (a script, a jar, the program) are the bot's too
+    named = [a for a in command if a.startswith("/") and os.path.exists(a)]
     ro = _dedup(
-        [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, cwd]
+        [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, *named, cwd]
     )
     for p in ro:
         if not _inside(p, "/usr"):
