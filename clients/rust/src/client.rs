@@ -58,7 +58,7 @@ use tonic::{Code, Status};
 use crate::address::Address;
 use crate::backoff::Backoff;
 use crate::bot::{Bot, SeatKey, fallback_action, is_legal};
-use crate::outbox::Outbox;
+use crate::outbox::{Outbox, Unsent};
 use crate::pb;
 use crate::pb::bot_service_client::BotServiceClient;
 use crate::seat::{DecideJob, Outcome as DecideOutcome, Seat};
@@ -77,7 +77,8 @@ pub struct Config {
     pub token: String,
     /// `Hello.bot_name`: 1-64 characters of `[A-Za-z0-9_.-]`.
     pub bot_name: String,
-    /// `Hello.bot_version`, free text.
+    /// The bot's own version, free text (default empty). `Hello.bot_version` carries it with the
+    /// SDK's name and version and the protocol after it (see [`crate::hello_bot_version`]).
     pub bot_version: String,
     /// `Hello.max_concurrent_matches` (advisory; 0 = no limit).
     pub max_concurrent_matches: i32,
@@ -105,7 +106,7 @@ impl Config {
             addr: addr.into(),
             token: token.into(),
             bot_name: bot_name.into(),
-            bot_version: env!("CARGO_PKG_VERSION").to_string(),
+            bot_version: String::new(),
             max_concurrent_matches: 0,
             max_batch: DEFAULT_MAX_BATCH,
             deadline_margin: Duration::from_millis(100),
@@ -332,7 +333,7 @@ impl<B: Bot> Session<B> {
         pb::PlayRequest {
             kind: Some(pb::play_request::Kind::Hello(pb::Hello {
                 bot_name: self.config.bot_name.clone(),
-                bot_version: self.config.bot_version.clone(),
+                bot_version: crate::hello_bot_version(&self.config.bot_version),
                 protocol_version: crate::PROTOCOL_VERSION,
                 resume,
                 max_concurrent_matches: self.config.max_concurrent_matches,
@@ -377,10 +378,11 @@ impl<B: Bot> Session<B> {
 
         // Room for a full ActionBatch and more: the reader never waits on it in practice.
         let (tx, rx) = mpsc::channel::<pb::PlayRequest>(1024);
+        let unsent = Unsent::default();
         let resuming = self.session_id.is_some();
         // Cannot fail: the receiver is alive and the buffer empty.
         let _ = tx.try_send(self.hello());
-        let mut request = tonic::Request::new(Outbox::new(rx));
+        let mut request = tonic::Request::new(Outbox::new(rx, unsent.clone()));
         request.metadata_mut().insert("authorization", self.auth.clone());
 
         let mut inbound = tokio::select! {
@@ -418,6 +420,7 @@ impl<B: Bot> Session<B> {
                     let Ok(answer) = joined else { continue }; // aborted: the request closed
                     match answer.action_id {
                         Some(id) if pending.contains_key(&answer.request_id) => {
+                            unsent.queue(&answer.request_id);
                             let _ = tx.send(action(&answer.request_id, id)).await;
                         }
                         _ => {
@@ -442,7 +445,7 @@ impl<B: Bot> Session<B> {
                             if matches!(kind, pb::play_response::Kind::Welcome(_)) {
                                 welcomed = true;
                             }
-                            self.handle(kind, received, &mut pending, &mut tasks, &tx).await;
+                            self.handle(kind, received, &mut pending, &mut tasks, &tx, &unsent).await;
                         }
                     }
                     Ok(None) => {
@@ -463,6 +466,7 @@ impl<B: Bot> Session<B> {
         pending: &mut HashMap<String, Pending>,
         tasks: &mut JoinSet<Answer>,
         tx: &mpsc::Sender<pb::PlayRequest>,
+        unsent: &Unsent,
     ) {
         use pb::play_response::Kind;
         match kind {
@@ -498,6 +502,7 @@ impl<B: Bot> Session<B> {
                     let over = p.key == key && *id != req.request_id;
                     if over {
                         p.task.abort();
+                        unsent.close(id); // an answer to it still waiting is late: not sent
                     }
                     !over
                 });
@@ -535,6 +540,7 @@ impl<B: Bot> Session<B> {
                     Some(fb) if r.request_open && !p.retried => {
                         info!("{key}: answering request {} once more, with the fallback {fb}", r.request_id);
                         p.retried = true;
+                        unsent.queue(&r.request_id);
                         let _ = tx.send(action(&r.request_id, fb)).await;
                     }
                     _ => {
@@ -547,6 +553,9 @@ impl<B: Bot> Session<B> {
                     p.task.abort();
                 }
                 let key = SeatKey::new(c.match_id.clone(), c.seat);
+                if unsent.close(&c.request_id) {
+                    debug!("{key}: request {} closed while its answer waited: not sent", c.request_id);
+                }
                 if c.reason() == pb::CloseReason::TimedOut {
                     warn!(
                         "{key}: request {} timed out; the server played {:?} (strikes: {})",
@@ -573,9 +582,10 @@ impl<B: Bot> Session<B> {
                     m.strikes,
                     if m.taken_over { " (taken over)" } else { "" }
                 );
-                pending.retain(|_, p| {
+                pending.retain(|id, p| {
                     if p.key == key {
                         p.task.abort();
+                        unsent.close(id);
                     }
                     p.key != key
                 });

@@ -59,3 +59,40 @@ pub use outbox::MAX_ACTION_BATCH;
 
 /// Protocol version spoken by this SDK (`Hello.protocol_version`).
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// This SDK's version: `Cargo.toml`'s, the one place it is written.
+pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What the SDK adds to `Hello.bot_version`: its name and version, and the protocol
+/// (`uno.v` + [`PROTOCOL_VERSION`]).
+pub const SDK_TAG: &str = concat!("uno-bot-rust/", env!("CARGO_PKG_VERSION"), " uno.v1");
+
+/// The server's limit on `Hello.bot_version`, in characters (bot.proto).
+const MAX_BOT_VERSION: usize = 64;
+
+/// `Hello.bot_version` for a bot whose own version is `own`: `own`, then [`SDK_TAG`], as in
+/// `"1.4.2 uno-bot-rust/0.2.0 uno.v1"` (only the tag if `own` is empty). `own` is cut, by
+/// characters, so that the whole stays within the server's 64 characters.
+pub fn hello_bot_version(own: &str) -> String {
+    if own.is_empty() {
+        return SDK_TAG.to_string();
+    }
+    let room = MAX_BOT_VERSION - SDK_TAG.chars().count() - 1;
+    let own: String = own.chars().take(room).collect();
+    format!("{own} {SDK_TAG}")
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn hello_bot_version_names_the_bot_the_sdk_and_the_protocol_within_64_characters() {
+        assert_eq!(SDK_TAG, format!("uno-bot-rust/{SDK_VERSION} uno.v{PROTOCOL_VERSION}"));
+        assert_eq!(hello_bot_version(""), SDK_TAG);
+        assert_eq!(hello_bot_version("1.4.2"), format!("1.4.2 {SDK_TAG}"));
+        let long = hello_bot_version(&"é".repeat(100)); // the server counts characters
+        assert_eq!(long.chars().count(), 64);
+        assert!(long.ends_with(&format!(" {SDK_TAG}")));
+    }
+}
