@@ -2,6 +2,7 @@ package uno.arena.sdk;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import uno.v1.Action;
 import uno.v1.ActionBatch;
@@ -33,7 +34,21 @@ final class ActionWriter {
    * own write). Returns false only if this thread wrote and the stream turned out to be gone.
    */
   boolean send(Action action) {
+    return send(action, () -> true);
+  }
+
+  /**
+   * As {@link #send(Action)}, but the answer is queued only if {@code stillOpen} holds, checked
+   * under the same lock {@link #drop} takes: a request closed before is never answered, and one
+   * closed after has its answer taken back by {@link #drop} unless it is already being written.
+   * Returns false if the request was closed or this thread wrote and the stream turned out to be
+   * gone.
+   */
+  boolean send(Action action, BooleanSupplier stillOpen) {
     synchronized (lock) {
+      if (!stillOpen.getAsBoolean()) {
+        return false;
+      }
       queued.add(action);
       if (writing) {
         return true;
@@ -57,6 +72,18 @@ final class ActionWriter {
         }
       }
       ok &= write.test(message(ready));
+    }
+  }
+
+  /**
+   * Takes back the answers to {@code requestId} still waiting for the write in flight (the server
+   * closed that request: an answer to it is never sent). Returns how many it removed.
+   */
+  int drop(String requestId) {
+    synchronized (lock) {
+      int before = queued.size();
+      queued.removeIf(a -> a.getRequestId().equals(requestId));
+      return before - queued.size();
     }
   }
 

@@ -100,6 +100,12 @@ import uno.v1.Welcome;
 public final class UnoBotClient implements AutoCloseable {
   /** The protocol version this SDK speaks (Hello.protocol_version). */
   public static final int PROTOCOL_VERSION = 1;
+  /** This SDK's version: the one place it is written (the pom's version follows it). */
+  public static final String SDK_VERSION = "0.2.0";
+  /** What the SDK adds to Hello.bot_version: its name and version, and the protocol. */
+  public static final String SDK_TAG = "uno-bot-java/" + SDK_VERSION + " uno.v" + PROTOCOL_VERSION;
+  /** The server's limit on Hello.bot_version, in characters (bot.proto). */
+  private static final int MAX_BOT_VERSION = 64;
   /** Hello.max_batch unless {@link Builder#maxBatch} says otherwise. */
   public static final int DEFAULT_MAX_BATCH = 64;
   /** The largest Hello.max_batch the server accepts. */
@@ -267,13 +273,30 @@ public final class UnoBotClient implements AutoCloseable {
     return streamsOpened.get();
   }
 
+  /**
+   * Hello.bot_version for a bot whose own version is {@code own}: {@code own}, then {@link
+   * #SDK_TAG}, as in {@code "1.4.2 uno-bot-java/0.2.0 uno.v1"} (only the tag if {@code own} is
+   * empty). {@code own} is cut, by characters (code points), so that the whole stays within the
+   * server's 64 characters.
+   */
+  public static String helloBotVersion(String own) {
+    if (own == null || own.isEmpty()) {
+      return SDK_TAG;
+    }
+    int room = MAX_BOT_VERSION - SDK_TAG.codePointCount(0, SDK_TAG.length()) - 1;
+    if (own.codePointCount(0, own.length()) > room) {
+      own = own.substring(0, own.offsetByCodePoints(0, room));
+    }
+    return own + " " + SDK_TAG;
+  }
+
   // ------------------------------------------------------------------ stream handling
 
   private Hello hello() {
     Hello.Builder h =
         Hello.newBuilder()
             .setBotName(botName)
-            .setBotVersion(botVersion)
+            .setBotVersion(helloBotVersion(botVersion))
             .setProtocolVersion(PROTOCOL_VERSION)
             .setMaxConcurrentMatches(maxConcurrentMatches)
             .setMaxBatch(maxBatch);
@@ -341,7 +364,7 @@ public final class UnoBotClient implements AutoCloseable {
         onActionResult(r.getActionResult());
         break;
       case REQUEST_CLOSED:
-        onRequestClosed(r.getRequestClosed());
+        onRequestClosed(s, r.getRequestClosed());
         break;
       case MATCH_STARTED:
         onMatchStarted(r.getMatchStarted());
@@ -397,6 +420,7 @@ public final class UnoBotClient implements AutoCloseable {
         return false;
       }
       p.close();
+      p.session.answers.drop(p.decision.request().getRequestId());
       return true;
     });
     contexts.remove(key);
@@ -424,12 +448,17 @@ public final class UnoBotClient implements AutoCloseable {
     }
   }
 
-  private void onRequestClosed(RequestClosed c) {
+  private void onRequestClosed(Session s, RequestClosed c) {
     Pending p = pending.remove(c.getRequestId());
     if (p != null) {
       p.close(); // a decide still running will not answer a closed request
     }
+    // an answer still waiting behind a write in flight is never sent (issue 20)
+    int dropped = (p != null ? p.session : s).answers.drop(c.getRequestId());
     String pre = prefix(c.getMatchId(), c.getSeat());
+    if (dropped > 0) {
+      LOG.fine(pre + "request " + c.getRequestId() + " closed while its answer waited: not sent");
+    }
     switch (c.getReason()) {
       case CLOSE_REASON_TIMED_OUT:
         LOG.warning(
@@ -478,6 +507,7 @@ public final class UnoBotClient implements AutoCloseable {
         return false;
       }
       old.close();
+      old.session.answers.drop(e.getKey()); // an answer to it still waiting is late: not sent
       return true;
     });
     long budget = budgetMs(req);
@@ -570,9 +600,12 @@ public final class UnoBotClient implements AutoCloseable {
    * {@link ActionWriter}). Nothing comes back for an accepted one.
    */
   private void send(Pending p, int actionId) {
-    Action a = Action.newBuilder().setRequestId(p.decision.request().getRequestId()).setActionId(actionId).build();
-    if (!p.session.answers.send(a)) {
-      LOG.fine(p.decision + ": stream closed, answer " + actionId + " not sent");
+    String id = p.decision.request().getRequestId();
+    Action a = Action.newBuilder().setRequestId(id).setActionId(actionId).build();
+    // only while the request is pending (not closed, superseded or ended), checked under the
+    // writer's lock, which onRequestClosed's drop takes too
+    if (!p.session.answers.send(a, () -> pending.get(id) == p)) {
+      LOG.fine(p.decision + ": request closed or stream gone, answer " + actionId + " not sent");
     } else if (LOG.isLoggable(Level.FINE)) {
       LOG.fine(p.decision + ": answered " + actionId);
     }
@@ -807,7 +840,7 @@ public final class UnoBotClient implements AutoCloseable {
     private boolean tls;
     private String token = "";
     private String botName;
-    private String botVersion = "0.1.0";
+    private String botVersion = "";
     private int maxConcurrentMatches;
     private int maxBatch = DEFAULT_MAX_BATCH;
     private Bot bot;
@@ -855,6 +888,10 @@ public final class UnoBotClient implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The bot's own version [none]. Hello.bot_version carries it with the SDK's name and version
+     * and the protocol after it (see {@link UnoBotClient#helloBotVersion}).
+     */
     public Builder botVersion(String botVersion) {
       this.botVersion = Objects.requireNonNull(botVersion);
       return this;

@@ -201,4 +201,71 @@ class BatchingTest {
     assertEquals(1, s.singles.get(), "the first answer alone");
     assertEquals(List.of(others), s.batches, "then all the others in one ActionBatch");
   }
+
+  /**
+   * Issue 20: r0's answer is held in its write while r1's waits behind it; the server closes r1,
+   * and the client takes r1's answer back (answersWaiting drops to 0) before the write is let go.
+   * The next answer the server gets after r0's is r2's: r1's is never sent.
+   */
+  @Test
+  void anAnswerStillQueuedWhenItsRequestClosesIsNeverSent() throws Exception {
+    HoldFirstAction hold = new HoldFirstAction();
+    start(d -> 1070, 64, hold);
+    FakeStream s = welcomed();
+    s.send(FakeArena.wrap(FakeArena.turn("r0", "m0", 0, 5000)));
+    assertTrue(hold.held.await(5, TimeUnit.SECONDS), "no answer written");
+    s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 5000)));
+    waitUntil(() -> client.answersWaiting() == 1, "r1's answer to be queued");
+    s.send(PlayResponse.newBuilder().setRequestClosed(RequestClosed.newBuilder().setRequestId("r1").setMatchId("m1").setSeat(0)).build());
+    waitUntil(() -> client.answersWaiting() == 0, "r1's answer to be taken back");
+    hold.release.countDown();
+    assertEquals("r0", s.nextAction().getRequestId());
+    s.send(FakeArena.wrap(FakeArena.turn("r2", "m2", 0, 5000)));
+    assertEquals("r2", s.nextAction().getRequestId(), "r1 was closed while its answer was queued");
+  }
+
+  /**
+   * A decide that returns after its request closed sends nothing: r1's decide has started before
+   * the close is sent and returns only once r2 (read after the close) is decided; r3, on r1's
+   * seat, comes after r1's decide returned, so its answer is the next thing the server gets.
+   */
+  @Test
+  void aDecideThatReturnsAfterItsRequestClosedSendsNothing() throws Exception {
+    CountDownLatch r1Started = new CountDownLatch(1);
+    CountDownLatch gate = new CountDownLatch(1);
+    CountDownLatch r1Returned = new CountDownLatch(1);
+    start(
+        d -> {
+          String id = d.request().getRequestId();
+          if (id.equals("r1")) {
+            r1Started.countDown();
+            try {
+              gate.await(10, TimeUnit.SECONDS);
+            } finally {
+              r1Returned.countDown();
+            }
+          } else if (id.equals("r2")) {
+            gate.countDown();
+          }
+          return 1070;
+        },
+        64);
+    FakeStream s = welcomed();
+    s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 5000)));
+    assertTrue(r1Started.await(5, TimeUnit.SECONDS), "r1's decide did not start");
+    s.send(PlayResponse.newBuilder().setRequestClosed(RequestClosed.newBuilder().setRequestId("r1").setMatchId("m1").setSeat(0)).build());
+    s.send(FakeArena.wrap(FakeArena.turn("r2", "m2", 0, 5000)));
+    assertEquals("r2", s.nextAction().getRequestId());
+    assertTrue(r1Returned.await(5, TimeUnit.SECONDS));
+    s.send(FakeArena.wrap(FakeArena.turn("r3", "m1", 0, 5000)));
+    assertEquals("r3", s.nextAction().getRequestId(), "r1 was closed before its decide returned");
+  }
+
+  private static void waitUntil(java.util.function.BooleanSupplier cond, String what) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!cond.getAsBoolean()) {
+      assertTrue(System.nanoTime() < until, "timed out waiting for " + what);
+      Thread.sleep(5);
+    }
+  }
 }
