@@ -26,6 +26,13 @@ all along (``uno_tournament_event_loop_lag_seconds``).
 Faults: a seat a stand-in played (the server's takeover after strikes or a disconnect, or the
 runner's fallback for a bot it gave up on) is stored with ``taken_over``; the ratings count the
 hand as the tournament's forfeit policy says (``faults.forfeit``, default: that bot last).
+
+One module, about 880 lines: everything here is the run's single writer and its clock (the
+store, the live standings, the refits, the heartbeats, the shard workers' messages, the metrics
+page and the shutdown order), and each part reads and changes the same run state. The jobs that
+stand alone live elsewhere: playing hands (:mod:`~uno_tournament.player`), progress and loop lag
+(:mod:`~uno_tournament.progress`), replay files (:mod:`~uno_tournament.replay`), rating inputs
+(:mod:`~uno_tournament.standings`), the JSON log (:mod:`~uno_tournament.runlog`).
 """
 
 from __future__ import annotations

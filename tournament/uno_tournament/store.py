@@ -3,7 +3,9 @@
 Every finished hand is one transaction: the hand row (``INSERT ... ON CONFLICT(hand_id) DO
 NOTHING``), its four seat rows and its replay. A hand id is stable across runs, so a hand that
 is played again after a crash is stored once. Bot incidents (crashes, restarts, failed starts,
-bots given up on) are kept too. ``schema_version`` says which layout a file has.
+bots given up on) are kept too. ``schema_version`` says which layout a file has. (One module,
+about 890 lines: the schema, its migrations and every query over it change together; the
+PostgreSQL dialect is :mod:`~uno_tournament.pgstore`.)
 
 Layout (schema 2):
 
