@@ -6,8 +6,9 @@ What lands in DIR (default dist/), each checked the way its registry would check
 
     python/uno_arena_bot-V-py3-none-any.whl, uno_arena_bot-V.tar.gz   (python -m build; twine check)
     npm/uno-arena-bot-V.tgz                     (npm pack; npm publish --dry-run of that tarball)
-    rust/uno-arena-bot-V.crate                  (cargo publish --dry-run: packages and, unless
-                                                 --quick, builds the packaged crate on its own)
+    rust/uno-arena-bot-V.crate                  (cargo package: unless --quick, it also builds
+                                                 the packaged crate on its own; cargo publish
+                                                 --dry-run)
     maven/uno/arena/uno-bot/V/...               (mvn deploy to a file repository: jar, sources
                                                  jar, pom, the example bot's runnable jar)
     go/github.com/uno-arena/uno-arena/clients/go/@v/vV.{info,mod,zip}, list
@@ -136,11 +137,15 @@ def build_npm(out: Path, scratch: Path, version: str) -> list[Path]:
 def build_rust(out: Path, scratch: Path, version: str, quick: bool) -> list[Path]:
     src = copy_sources(CLIENTS / "rust", scratch / "rust")
     env = {**os.environ, "CARGO_TARGET_DIR": str(CLIENTS / "rust" / "target")}
+    crate = CLIENTS / "rust" / "target" / "package" / f"uno-arena-bot-{version}.crate"
+    crate.unlink(missing_ok=True)
     # --allow-dirty: the copy is no git checkout. Without --no-verify cargo unpacks the .crate
     # and builds it alone, which fails if anything outside the crate (../../proto) is needed.
-    cmd = ["cargo", "publish", "--dry-run", "--locked", "--allow-dirty"]
+    cmd = ["cargo", "package", "--locked", "--allow-dirty"]
     sh([*cmd, "--no-verify"] if quick else cmd, cwd=src, env=env)
-    crate = CLIENTS / "rust" / "target" / "package" / f"uno-arena-bot-{version}.crate"
+    # what crates.io would check before accepting it (metadata, dependencies on crates.io);
+    # the build was verified just above
+    sh(["cargo", "publish", "--dry-run", "--no-verify", "--locked", "--allow-dirty"], src, env)
     dest = out / "rust"
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(crate, dest / crate.name)

@@ -93,6 +93,13 @@ def declared_versions() -> dict[str, str]:
     (own,) = [p for p in cargo_lock["package"] if p["name"] == "uno-arena-bot"]
     found["clients/rust/Cargo.lock"] = own["version"]
     source("clients/java/pom.xml", r"<artifactId>uno-bot</artifactId>\s*<version>([^<]+)<")
+    source(
+        "clients/java/src/main/java/uno/arena/sdk/UnoBotClient.java",
+        r'^\s*public static final String SDK_VERSION = "([^"]+)";',
+    )
+    # Rust's constant is the manifest's version by construction
+    lib = (CLIENTS / "rust/src/lib.rs").read_text()
+    assert 'pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");' in lib
     source("clients/go/unobot/bot.go", r'^const Version = "([^"]+)"')
     return found
 
