@@ -206,7 +206,7 @@ def write_configs(tmp: Path, grpc_port: int, server_metrics: int) -> tuple[Path,
         '[tournament]\nname = "second"\nseed = 3\nblocks = 1\nconcurrency = 4\n'
         f'output = "{tmp / "second"}"\n[faults]\nstartup_timeout_s = 60\n'
         + bot.format(name="py-heuristic", module="uno_bot.examples.heuristic_bot")
-        + bot.format(name="py-random", module="uno_bot.examples.random_bot")
+        + bot.format(name="py-random-card", module="uno_bot.examples.random_bot")
         + bot.format(name="b-heuristic", module="uno_bot.examples.heuristic_bot")
         + bot.format(name="b-random", module="uno_bot.examples.random_bot")
     )

@@ -195,3 +195,19 @@ def test_the_example_bots_are_named_for_what_they_do() -> None:
         assert "uno_tournament.bots.graded" in cmd
         assert blunders_name(float(cmd[cmd.index("--randomness") + 1])) == name
     assert not [n for n in by_name if "graded" in n or n == "py-random"]  # the old names
+
+
+def test_the_example_java_bot_runs_the_jar_the_pom_builds() -> None:
+    """The example names the Java bot's jar by version; a version bump in the pom without the
+    example would make `make tournament` skip the Java bot silently (it is optional)."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    pom = (root / "clients" / "java" / "pom.xml").read_text()
+    version = re.search(r"<artifactId>uno-bot</artifactId>\s*<version>([^<]+)</version>", pom)
+    assert version, "clients/java/pom.xml has no uno-bot version"
+    cfg = load(example_config(), warn=lambda m: None)
+    java = next(b for b in cfg.bots if b.name == "java-heuristic")
+    assert f"target/uno-bot-{version.group(1)}-jar-with-dependencies.jar" in list(java.command)
+    readme = (root / "README.md").read_text()
+    assert f"uno-bot-{version.group(1)}-jar-with-dependencies.jar" in readme

@@ -11,7 +11,7 @@ import uno.v1.MatchEnded;
 import uno.v1.MatchStarted;
 
 /**
- * The example bot's entry point: {@code java -jar target/uno-bot-0.1.0-jar-with-dependencies.jar
+ * The example bot's entry point: {@code java -jar target/uno-bot-0.2.0-jar-with-dependencies.jar
  * --addr 127.0.0.1:50051 --token T --name java-heuristic}.
  *
  * <p>Besides the {@link BotRunner} flags it takes two for chaos tests: {@code --overrun-every N
