@@ -214,11 +214,14 @@ class BatchingTest {
     FakeStream s = welcomed();
     s.send(FakeArena.wrap(FakeArena.turn("r0", "m0", 0, 5000)));
     assertTrue(hold.held.await(5, TimeUnit.SECONDS), "no answer written");
-    s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 5000)));
-    waitUntil(() -> client.answersWaiting() == 1, "r1's answer to be queued");
-    s.send(PlayResponse.newBuilder().setRequestClosed(RequestClosed.newBuilder().setRequestId("r1").setMatchId("m1").setSeat(0)).build());
-    waitUntil(() -> client.answersWaiting() == 0, "r1's answer to be taken back");
-    hold.release.countDown();
+    try { // a failure must not leave the write held: the client could not stop
+      s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 5000)));
+      waitUntil(() -> client.answersWaiting() == 1, "r1's answer to be queued");
+      s.send(PlayResponse.newBuilder().setRequestClosed(RequestClosed.newBuilder().setRequestId("r1").setMatchId("m1").setSeat(0)).build());
+      waitUntil(() -> client.answersWaiting() == 0, "r1's answer to be taken back");
+    } finally {
+      hold.release.countDown();
+    }
     assertEquals("r0", s.nextAction().getRequestId());
     s.send(FakeArena.wrap(FakeArena.turn("r2", "m2", 0, 5000)));
     assertEquals("r2", s.nextAction().getRequestId(), "r1 was closed while its answer was queued");
