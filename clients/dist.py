@@ -79,9 +79,12 @@ def sdk_version() -> str:
 
 def sh(cmd: Sequence[str | Path], cwd: Path, env: dict[str, str] | None = None) -> str:
     """Runs one command; on failure raises DistError with the command and its output's tail."""
-    res = subprocess.run(
-        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, check=False
-    )
+    try:
+        res = subprocess.run(
+            [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError:
+        raise DistError(f"{cmd[0]} not found: install its toolchain (see docs/sdks.md)") from None
     if res.returncode != 0:
         tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-30:])
         raise DistError(f"`{' '.join(map(str, cmd))}` in {cwd} failed ({res.returncode}):\n{tail}")

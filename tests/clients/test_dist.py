@@ -263,11 +263,13 @@ def test_rust_crate_builds_alone_and_plays(dist: Path, tmp_path: Path) -> None:
     bot_dir = work / "my-bot"
     write_files(bot_dir, {**files, "Cargo.toml": toml})
     shutil.copy(unpacked / "Cargo.lock", bot_dir / "Cargo.lock")  # the README's optional step
-    # compiled dependencies are shared with the suite's other Rust builds; the SDK itself is
-    # compiled from the unpacked crate (another path: another package to cargo)
+    # compiled dependencies are shared with the suite's other Rust builds (a bot's dependency
+    # features differ from the SDK's own build, which adds its dev-dependencies' features: the
+    # first of this test and test_out_of_tree_rust compiles them, the other reuses them); the
+    # SDK itself is compiled from the unpacked crate (another path: another package to cargo)
     target = CLIENTS / "rust" / "target"
     env = stranger_env(CARGO_TARGET_DIR=str(target))
-    run(["cargo", "build", "--release"], cwd=bot_dir, env=env, timeout=1500)
+    run(["cargo", "build", "--release"], cwd=bot_dir, env=env, timeout=2400)
     exe = target / "release" / "my-bot"
     log = play_20_hands(
         [str(exe), "--addr", "{addr}", "--token", "{token}", "--name", "my-bot"],
