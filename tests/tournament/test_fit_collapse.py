@@ -2,7 +2,7 @@
 the ratings keep the data's signal.
 
 Before the fix, plain maximum likelihood sent ``lam`` to infinity (every rating exactly +0.0,
-intervals a third of the winner-only fit's) in about 1 of 6 A/A tournaments at the example's
+intervals a third of the winner-only fit's) in 14 of 120 A/A tournaments at the example's
 design, and a strong bot that forfeited about half its hands could collapse the table the same
 way. The fit now has a weak half-normal prior on ``lam`` (:data:`ratings.LAM_PRIOR`); the final
 table's other fallback (a prior on the ratings when a bot never finishes ahead) is named in a note.
@@ -62,7 +62,7 @@ def test_aa_tournaments_keep_a_finite_weight_and_the_winner_only_width() -> None
 
 
 # Two fields: a ladder of distinct bots, and the example's shape (one strong bot among bots that
-# are all alike), in which the old fit collapsed at 30% forfeits (every rating +0.0, ``lam = inf``).
+# are all alike), in which the old fit collapsed at 20% forfeits (every rating +0.0, ``lam = inf``).
 FIELDS = {
     "ladder": (LADDER, 3),
     "one strong, seven alike": ((0.0,) + (0.2,) * 7, 1),

@@ -346,12 +346,12 @@ LAM_RANGE = (0.0, math.inf)
 OMEGA_START = math.atan(0.3)
 """Where Newton-Raphson starts ``omega``: ``lam = 0.3``, near what engine-played hands show."""
 LAM_PRIOR: tuple[float, float] = (0.0, 0.3)
-"""The weak prior on ``lam`` of the default fit: normal, mean 0.3 (engine-played hands measure
-0.31), sd 0.3. It adds ``-0.5 * ((lam - 0.3) / 0.3) ** 2`` to the log-likelihood, which grows
-without bound as ``lam`` does, so ``lam`` is always finite; where the hands measure ``lam``
-(standard error 0.02-0.09 on 2,000 hands of bots that differ) it moves the estimate by 0.5-8% of
-its distance to 0.3, and where they do not (bots all alike, ``lam`` multiplies ``theta = 0``) it
-holds ``lam`` near 0.3 instead of letting it run to infinity. See the module docstring."""
+"""The weak prior on ``lam`` of the default fit: half-normal, mean 0, sd 0.3. It adds
+``-0.5 * (lam / 0.3) ** 2`` to the log-likelihood, which grows without bound as ``lam`` does, so
+``lam`` is always finite. Where the hands measure ``lam`` (standard error 0.02-0.09 on 2,000
+hands of bots that differ) it moves the estimate by 0.5-8%; where they do not (bots all alike:
+``lam`` multiplies ``theta = 0``) it shrinks ``lam`` toward 0, the winner-only model, instead of
+letting it run to infinity. See :mod:`uno_tournament.ratings`."""
 OMEGA_MAX = math.atan(1e6)
 """With the prior, ``omega`` stays below this (``tan`` is finite there); the prior's penalty at it
 is about 5e12, so no fit ever ends on it."""
