@@ -437,3 +437,41 @@ def test_a_bare_ipv6_host_is_bracketed_for_grpc() -> None:
     for given, used in (("::1", "[::1]"), ("[::1]", "[::1]"), ("127.0.0.1", "127.0.0.1")):
         args = p.parse_args(["--host", given, "--admin-token", ADMIN])
         assert config_from_args(args).host == used
+
+
+def test_serve_also_listens_on_a_unix_socket(tmp_path: Path) -> None:
+    """`--unix-socket PATH`: the same service on a Unix socket (the tournament runner's
+    sandboxed bots reach their server there, without a relay on the runner's side)."""
+    sock = tmp_path / "server.sock"
+    proc = _serve("--unix-socket", str(sock))
+    try:
+        _port(proc)
+        assert sock.exists()
+        with grpc.insecure_channel(f"unix:{sock}") as ch:
+            admin = admin_pb2_grpc.AdminServiceStub(ch)
+            md = (("authorization", f"Bearer {ADMIN}"),)
+            res = admin.ListBots(admin_pb2.ListBotsRequest(), metadata=md, timeout=30)
+            assert list(res.bots) == []
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("missing/server.sock", "server.unix_socket: its folder"),
+        ("x" * 120, "is over 107 bytes"),
+        ("a-file", "exists and is not a socket"),
+    ],
+)
+def test_a_bad_unix_socket_path_is_one_line_naming_the_field(
+    tmp_path: Path, name: str, says: str
+) -> None:
+    (tmp_path / "a-file").write_text("not a socket")
+    path = str(tmp_path / name)
+    line = _one_line(
+        _serve_once("--port", "0", "--admin-token", ADMIN, "--unix-socket", path), says
+    )
+    assert "server.unix_socket" in line

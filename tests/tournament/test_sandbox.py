@@ -610,3 +610,38 @@ required = true
         assert hands > 0 and crashes == 0, (bot, played, out[-3000:])
     time.sleep(0.5)
     assert _processes_with(tag) == []
+
+
+def test_a_server_on_a_unix_socket_needs_no_relay_on_the_runners_side(tmp_path: Path) -> None:
+    """The runner's own server also listens on a private Unix socket: bots of that server get
+    it directly (no relay process, one hop less per message); once that server's socket is
+    gone, the relay of old is used again."""
+    import asyncio
+
+    async def go() -> None:
+        sock_dir = tmp_path / "sock"
+        sock_dir.mkdir()
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(sock_dir / "server.sock"))
+        target = "127.0.0.1:1"
+        sandbox.HostRelay.serve_direct(target, str(sock_dir))
+        try:
+            direct = await sandbox.HostRelay.acquire(target)
+            assert direct.direct and direct.proc is None and direct.alive
+            assert direct.dir == str(sock_dir)
+            assert await sandbox.HostRelay.acquire(target) is direct  # shared by the shard
+            await direct.release()
+            await direct.release()
+            assert (sock_dir / "server.sock").exists()  # the server's, not removed by bots
+            listener.close()
+            (sock_dir / "server.sock").unlink()
+            relay = await sandbox.HostRelay.acquire(target)  # stale: a relay process again
+            try:
+                assert not relay.direct and relay.proc is not None and relay.alive
+            finally:
+                await relay.release()
+        finally:
+            sandbox.HostRelay.forget_direct(target)
+            listener.close()
+
+    asyncio.run(go())

@@ -42,7 +42,7 @@ from .procs import BotProcess, announce_sandbox
 from .progress import LagMonitor, Progress
 from .replay import REPLAY_FORMAT
 from .runlog import LOG_NAME, RunLog
-from .sandbox import SandboxError
+from .sandbox import HostRelay, SandboxError
 from .shard import ServerProcess, ServerProcessError, Shard
 from .standings import places
 from .store import HandRecord, SeatRecord
@@ -215,11 +215,15 @@ class Player:
                         "config (bots[].token) that the server knows"
                     )
             return Shard(self.server_addr, self.admin_token)
-        server = ServerProcess(logs, self.tokens, metrics=True, host=self.host, port=self.port)
+        # the server also listens on a private Unix socket, where sandboxed bots reach it
+        server = ServerProcess(
+            logs, self.tokens, metrics=True, host=self.host, port=self.port, unix_socket=True
+        )
         try:
             addr = await server.start(timeout_s=max(30.0, self.config.faults.startup_timeout_s))
         except ServerProcessError as exc:
             raise RunnerError(str(exc)) from exc
+        HostRelay.serve_direct(addr, server.socket_dir)
         self.admin_token = server.admin_token
         return Shard(addr, server.admin_token, server=server)
 

@@ -156,7 +156,7 @@ class BotProcess:
         if self.sandboxed:
             addr, port = sandbox.inner_addr(self.addr)
             relay = self._relay
-            if relay is not None and (relay.proc is None or relay.proc.returncode is not None):
+            if relay is not None and not relay.alive:
                 self._relay = None  # the relay died: the bot's restart gets a new one
                 await relay.release()
             if self._relay is None:

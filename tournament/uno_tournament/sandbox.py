@@ -421,24 +421,54 @@ def _remove_tree(d: Path) -> None:
 
 class HostRelay:
     """The runner's end of the bots' way out: a Unix socket in a private folder, relayed to
-    the game server's TCP address. One per server address, shared by the bots of a shard."""
+    the game server's TCP address. One per server address, shared by the bots of a shard.
+
+    Where the game server itself listens on a Unix socket (a server the runner started, see
+    :meth:`serve_direct`), no relay runs on this side: the bots' relay inside the sandbox
+    reaches the server's own socket, one hop instead of two."""
 
     _all: ClassVar[dict[str, HostRelay]] = {}
+    _direct: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, socket_dir: str = "") -> None:
         self.target = target
-        self.dir = tempfile.mkdtemp(prefix="uno-arena-sock-")
-        os.chmod(self.dir, 0o700)
+        self.direct = bool(socket_dir)
+        self.dir = socket_dir or tempfile.mkdtemp(prefix="uno-arena-sock-")
+        if not self.direct:
+            os.chmod(self.dir, 0o700)
         self.socket = os.path.join(self.dir, "server.sock")
         self.proc: asyncio.subprocess.Process | None = None
         self.users = 0
 
     @classmethod
+    def serve_direct(cls, target: str, socket_dir: str) -> None:
+        """The server at ``target`` also listens on ``socket_dir/server.sock``: bots of that
+        server need no relay on this side (until :meth:`forget_direct`)."""
+        cls._direct[target] = socket_dir
+
+    @classmethod
+    def forget_direct(cls, target: str) -> None:
+        cls._direct.pop(target, None)
+
+    @property
+    def alive(self) -> bool:
+        """Whether bots can reach the server through this end (a direct socket is the
+        server's own: it lives as long as the server)."""
+        if self.direct:
+            return os.path.exists(self.socket)
+        return self.proc is not None and self.proc.returncode is None
+
+    @classmethod
     async def acquire(cls, target: str) -> HostRelay:
         relay = cls._all.get(target)
-        if relay is None or relay.proc is None or relay.proc.returncode is not None:
-            relay = cls(target)
-            await relay._start()
+        if relay is None or not relay.alive:
+            direct = cls._direct.get(target, "")
+            if direct and not os.path.exists(os.path.join(direct, "server.sock")):
+                cls._direct.pop(target, None)  # that server has stopped: relay as before
+                direct = ""
+            relay = cls(target, direct)
+            if not direct:
+                await relay._start()
             cls._all[target] = relay
         relay.users += 1
         return relay
@@ -446,7 +476,8 @@ class HostRelay:
     async def release(self) -> None:
         self.users -= 1
         if self.users <= 0:
-            HostRelay._all.pop(self.target, None)
+            if HostRelay._all.get(self.target) is self:
+                HostRelay._all.pop(self.target, None)
             await self.close()
 
     async def _start(self) -> None:
@@ -478,6 +509,8 @@ class HostRelay:
         raise OSError(f"the sandbox relay to {self.target} did not start")
 
     async def close(self) -> None:
+        if self.direct:
+            return  # the server's own folder: the server's owner removes it
         proc = self.proc
         if proc is not None and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):

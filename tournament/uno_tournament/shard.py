@@ -26,8 +26,10 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import sys
+import tempfile
 import urllib.request
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -69,8 +71,15 @@ class ServerProcess:
         drain_timeout_s: float = 0.5,
         host: str = "127.0.0.1",
         port: int = 0,
+        unix_socket: bool = False,
     ) -> None:
         self.log_path = log_dir / "server.log"
+        self.socket_dir = ""
+        """With ``unix_socket``: a private folder (mode 0700) whose ``server.sock`` the server
+        also listens on, so that sandboxed bots reach it without a relay on this side."""
+        if unix_socket:
+            self.socket_dir = tempfile.mkdtemp(prefix="uno-arena-sock-")
+            os.chmod(self.socket_dir, 0o700)
         self.host = host
         self.port = port
         self.tokens = dict(tokens)
@@ -133,6 +142,8 @@ class ServerProcess:
         args += ["--host", self.host, "--port", str(self.port), "--log-level", "warning"]
         if self.metrics:
             args += ["--metrics-port", "0"]
+        if self.socket_dir:
+            args += ["--unix-socket", os.path.join(self.socket_dir, "server.sock")]
         env = dict(os.environ)
         env.setdefault("GRPC_VERBOSITY", "ERROR")
         env["PYTHONUNBUFFERED"] = "1"
@@ -200,10 +211,11 @@ class ServerProcess:
     async def stop(self, grace_s: float = 5.0) -> None:
         self._stopping = True
         proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        self.read_cpu()
-        await stop_group(proc, grace_s)
+        if proc is not None and proc.returncode is None:
+            self.read_cpu()
+            await stop_group(proc, grace_s)
+        if self.socket_dir:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
 class RemoteMetrics:

@@ -52,6 +52,7 @@ class ServerConfig:
     bots: dict[str, str] = field(default_factory=dict)
     tls_cert: str = ""
     tls_key: str = ""
+    unix_socket: str = ""  # also listen on this Unix socket path (same credentials)
     max_message_bytes: int = 4 * 1024 * 1024  # gRPC's own hard limit, both directions
     send_queue: int = 16384  # messages waiting for one bot before it is a slow consumer
     drain_timeout_s: float = 10.0

@@ -13,6 +13,7 @@ import re
 import signal
 import socket
 import ssl
+import stat
 import sys
 import tomllib
 from pathlib import Path
@@ -72,6 +73,7 @@ _FIELDS: dict[str, type] = {
     "admin_token": str,
     "tls_cert": str,
     "tls_key": str,
+    "unix_socket": str,
     "max_message_bytes": int,
     "send_queue": int,
     "drain_timeout_s": float,
@@ -219,6 +221,8 @@ def validate(cfg: ServerConfig) -> None:
         raise ConfigError("server.tls_cert and server.tls_key: give both or neither")
     if cfg.tls_cert:
         _check_tls(cfg.tls_cert, cfg.tls_key)
+    if cfg.unix_socket:
+        _check_unix_socket(cfg.unix_socket)
     for name, (lo, hi) in _RANGES.items():
         v = getattr(cfg, name)
         if not lo <= v <= hi:
@@ -236,6 +240,33 @@ def validate(cfg: ServerConfig) -> None:
     clash = token_clashes(cfg.bots, cfg.admin_token)
     if clash is not None:
         raise ConfigError(clash)
+
+
+UNIX_PATH_MAX = 107
+"""The longest Unix socket path Linux takes (``sun_path`` holds 108 bytes with its NUL)."""
+
+
+def _check_unix_socket(path: str) -> None:
+    """A Unix socket path the server can bind: short enough, in an existing folder, and not a
+    file of another kind (a socket left by an earlier server is replaced)."""
+    if "\0" in path or len(path.encode()) > UNIX_PATH_MAX:
+        raise ConfigError(
+            f"server.unix_socket: {cut(path)} is over {UNIX_PATH_MAX} bytes (or holds a NUL); "
+            "give a shorter path"
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ConfigError(f"server.unix_socket: its folder {cut(folder)} does not exist")
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"server.unix_socket: {cut(path)}: {exc.strerror}") from None
+    if not stat.S_ISSOCK(mode):
+        raise ConfigError(
+            f"server.unix_socket: {cut(path)} exists and is not a socket; give a new path"
+        )
 
 
 def check_listen(cfg: ServerConfig) -> None:
@@ -347,6 +378,12 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-cert", help="PEM certificate chain; with --tls-key enables TLS")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument(
+        "--unix-socket",
+        metavar="PATH",
+        help="also serve on this Unix socket (at most 107 bytes; its folder must exist); "
+        "the tournament runner uses it to reach sandboxed bots without a relay",
+    )
+    p.add_argument(
         "--retain-matches",
         type=int,
         help="finished matches kept as summaries for GetMatch/ListMatches (default 1000)",
@@ -380,6 +417,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         "admin_token",
         "tls_cert",
         "tls_key",
+        "unix_socket",
         "retain_matches",
         "retain_seconds",
         "log_linger_seconds",

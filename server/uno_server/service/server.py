@@ -112,6 +112,15 @@ class ArenaServer:
             self.port = self.server.add_insecure_port(addr)
         if self.port == 0:
             raise OSError(f"could not listen on {addr}")
+        if c.unix_socket:  # the same service on a Unix socket: sandboxed bots reach it there
+            unix = f"unix:{c.unix_socket}"
+            bound = (
+                self.server.add_secure_port(unix, creds)
+                if c.tls_cert or c.tls_key
+                else self.server.add_insecure_port(unix)
+            )
+            if not bound:
+                raise OSError(f"could not listen on {unix}")
         await self.server.start()
         for name in ("", "uno.v1.BotService", "uno.v1.AdminService"):
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.SERVING)
