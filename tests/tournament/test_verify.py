@@ -221,7 +221,10 @@ COLUMN_EDITS = [
     ("hands.moves", "moves + 1"),
     ("hands.duration_s", "duration_s + 1.5"),
     ("hands.finished_at", "finished_at - 60"),
-    ("hands.content_hash", "'00' || substr(content_hash, 3)"),
+    (
+        "hands.content_hash",
+        "CASE WHEN content_hash LIKE '00%' THEN 'ff' ELSE '00' END || substr(content_hash, 3)",
+    ),
     ("seats.bot", "'b9'"),
     ("seats.place", "place % 4 + 1"),
     ("seats.points_left", "points_left + 1"),
@@ -242,7 +245,18 @@ COLUMN_EDITS = [
 def _edit_column(run: Path, hid: str, column: str, expr: str) -> None:
     table, col = column.split(".")
     where = "hand_id = ?" + (f" AND seat = {SEAT}" if table == "seats" else "")
+    conn = sqlite3.connect(run / DB_NAME)
+    try:
+        before = conn.execute(f"SELECT {col} FROM {table} WHERE {where}", (hid,)).fetchall()
+    finally:
+        conn.close()
     _sql(run, f"UPDATE {table} SET {col} = {expr} WHERE {where}", params=(hid,))
+    conn = sqlite3.connect(run / DB_NAME)
+    try:
+        after = conn.execute(f"SELECT {col} FROM {table} WHERE {where}", (hid,)).fetchall()
+    finally:
+        conn.close()
+    assert before != after, f"the edit of {column} changed nothing"
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ where the incidents (crashes, bots given up on: the report's crash counts and â€
 encoded in the order stored. The head is written into ``results.json`` (``chain``) and the
 reports; ``uno-arena tournament verify`` recomputes it. ``results.json`` also keeps, to name what
 changed, a short digest of each hand by schedule position (``hands_digests``: 12 hex digits, or
-dots where a hand was not stored) and one digest per column over all hands (``columns``).
+dots where a hand was not stored), a one-byte digest per hand of each column no replay vouches
+for (``column_digests``) and the incidents' digest (``columns``).
 """
 
 from __future__ import annotations
@@ -66,14 +67,13 @@ a one-byte digest per hand in results.json (``column_digests``), so that verify 
 COLUMN_SHORT = 2
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, bytes | bytearray | memoryview):
-        return bytes(v).hex()
-    return v
+_BYTES = (bytes, bytearray, memoryview)
+_EMPTY = (None, 0, "")
+"""0 (and 0.0, False), "" (and an empty blob, as hex), NULL."""
 
 
 def _empty(v: Any) -> bool:
-    return v is None or (not isinstance(v, str | bytes) and v == 0) or v in ("", b"")
+    return v in _EMPTY
 
 
 def _set(row: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def _set(row: dict[str, Any]) -> dict[str, Any]:
     zero default encodes as if it were absent, so the upgrade of an older store keeps its
     chain. Nothing is lost: within one table the names are fixed, so a value that changes to
     or from zero still changes the encoding."""
-    return {k: v for k, v in row.items() if not _empty(v)}
+    return {k: v for k, v in row.items() if v not in _EMPTY}
 
 
 def _encode(obj: Any) -> bytes:
@@ -100,20 +100,28 @@ class HandRows:
         enc = {"hand": _set(self.row), "seats": [_set(s) for s in self.seats]}
         return hashlib.sha256(_encode(enc)).hexdigest()
 
-    def column_values(self) -> dict[str, Any]:
-        """``table.column`` -> the hand's value(s) of that column."""
-        out: dict[str, Any] = {f"hands.{k}": v for k, v in self.row.items()}
-        for k in sorted({k for s in self.seats for k in s}):
-            out[f"seats.{k}"] = [[s.get("seat"), s.get(k)] for s in self.seats]
+    def column_digests(self) -> dict[str, str]:
+        """A one-byte digest of each column no replay vouches for (that is not empty)."""
+        out: dict[str, str] = {}
+        for k, v in self.row.items():
+            col = f"hands.{k}"
+            if col not in REPLAY_CHECKED and v not in _EMPTY:
+                out[col] = _short_digest(self.hand_id, col, v)
+        names = {k for st in self.seats for k in st}
+        for k in sorted(names):
+            col = f"seats.{k}"
+            if col in REPLAY_CHECKED:
+                continue
+            values = [(st.get("seat"), st.get(k)) for st in self.seats]
+            if any(v not in _EMPTY for _, v in values):
+                out[col] = _short_digest(self.hand_id, col, values)
         return out
 
-    def column_digests(self) -> dict[str, str]:
-        """A one-byte digest of each column no replay vouches for."""
-        return {
-            col: hashlib.sha256(_encode([self.hand_id, v])).hexdigest()[:COLUMN_SHORT]
-            for col, v in self.column_values().items()
-            if col not in REPLAY_CHECKED and not _all_empty(v)
-        }
+
+def _short_digest(hand_id: str, col: str, value: Any) -> str:
+    """One byte of SHA-256 over the value's repr (ints, floats, text and lists of them: the same
+    from SQLite and PostgreSQL)."""
+    return hashlib.sha256(repr((hand_id, col, value)).encode()).hexdigest()[:COLUMN_SHORT]
 
 
 @dataclass
@@ -125,8 +133,6 @@ class RawScan:
     """hand id -> the SHA-256 of its rows' encoding."""
     column_digests: dict[str, dict[str, str]] = field(default_factory=dict)
     """hand id -> :meth:`HandRows.column_digests`."""
-    columns: dict[str, str] = field(default_factory=dict)
-    """``table.column`` -> digest of that column over every hand, in hand id order."""
     duplicates: list[str] = field(default_factory=list)
     """Hand ids stored more than once (a table that lost its primary key)."""
     seat_problems: dict[str, str] = field(default_factory=dict)
@@ -139,17 +145,12 @@ class RawScan:
         return list(self.digests)
 
 
-def _all_empty(v: Any) -> bool:
-    if isinstance(v, list):
-        return all(_empty(x[1]) if isinstance(x, list) else _empty(x) for x in v)
-    return _empty(v)
-
-
 def _rows(store: ResultStore, sql: str) -> Iterator[dict[str, Any]]:
     cur = store._execute(sql)
     names = [d[0] for d in cur.description]
+    keep = [(i, n) for i, n in enumerate(names) if n not in SKIP_COLUMNS]
     for r in cur:
-        yield {k: _plain(v) for k, v in zip(names, r, strict=True) if k not in SKIP_COLUMNS}
+        yield {n: bytes(r[i]).hex() if isinstance(r[i], _BYTES) else r[i] for i, n in keep}
 
 
 def _seat_problem(numbers: list[Any], seats_per_hand: int) -> str:
@@ -170,14 +171,6 @@ def _seat_problem(numbers: list[Any], seats_per_hand: int) -> str:
 def scan(store: ResultStore, seats_per_hand: int = 4) -> RawScan:
     """One pass over every hand and seat row as stored (every column), by hand id."""
     out = RawScan()
-    col_hash: dict[str, Any] = {}
-
-    def col(name: str, value: Any) -> None:
-        hasher = col_hash.get(name)
-        if hasher is None:
-            hasher = col_hash[name] = hashlib.sha256()
-        hasher.update(_encode(value) + b"\n")
-
     with store.lock:
         seat_iter = _rows(store, "SELECT * FROM seats ORDER BY hand_id, seat")
         pending = next(seat_iter, None)
@@ -201,17 +194,10 @@ def scan(store: ResultStore, seats_per_hand: int = 4) -> RawScan:
             hand = HandRows(hid, h, rows)
             out.digests[hid] = hand.digest()
             out.column_digests[hid] = hand.column_digests()
-            col("hands.hand_id", hid)
-            for k, v in _set(h).items():
-                col(f"hands.{k}", [hid, v])
-            for st in rows:
-                for k, v in _set(st).items():
-                    col(f"seats.{k}", [hid, st.get("seat"), v])
         while pending is not None:
             orphans.add(str(pending["hand_id"]))
             pending = next(seat_iter, None)
     out.orphans = sorted(orphans - set(out.digests))
-    out.columns = {k: v.hexdigest()[:16] for k, v in sorted(col_hash.items())}
     return out
 
 
@@ -231,7 +217,7 @@ class Chain:
     positions: str
     """The short digest of each planned hand by schedule position (``ABSENT``: not stored)."""
     columns: dict[str, str]
-    """``table.column`` -> digest of that column over every hand (and ``incidents``)."""
+    """``incidents`` -> the digest of the incidents."""
     column_positions: dict[str, str] = field(default_factory=dict)
     """column -> its one-byte digest of each planned hand by schedule position ("..": not
     stored), for the columns no replay vouches for."""
@@ -267,8 +253,7 @@ def compute(store: ResultStore, plan_ids: Sequence[str], raw: RawScan | None = N
         link = hashlib.sha256(link + bytes.fromhex(digests[hid])).digest()
     inc = incidents_digest(store)
     head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
-    columns = dict(raw.columns)
-    columns[INCIDENTS] = inc[:16]
+    columns = {INCIDENTS: inc[:16]}
     positions = "".join(digests[h][:SHORT] if h in digests else ABSENT for h in plan_ids)
     per_hand = raw.column_digests
     names = sorted({c for hid in plan_ids for c in per_hand.get(hid, {})})
