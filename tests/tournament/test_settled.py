@@ -1,0 +1,285 @@
+"""The anytime-valid stopping rule (uno_tournament.settled).
+
+The error-rate checks run the sequential test on the Gaussian process it assumes (bot estimates
+with independent increments, looked at 40 times), where thousands of tournaments take a second,
+and once on Plackett-Luce fits of synthetic hands. Both fail when the Bonferroni division is
+removed (``test_error_rate_needs_the_correction``) and the naive rule fails them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from uno_tournament.rating_model import Ratings
+from uno_tournament.ratings import fit_plackett_luce
+from uno_tournament.settled import SettledState, half_width, tune_rho
+from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands
+
+BOTS = tuple(f"b{i}" for i in range(8))
+
+
+def fake_ratings(elo: np.ndarray, var: float | np.ndarray, n_hands: int) -> Ratings:
+    n = elo.size
+    cov = np.diag(np.broadcast_to(np.asarray(var, dtype=np.float64), (n,)).copy())
+    return Ratings(
+        bots=BOTS[:n],
+        elo=elo.astype(np.float64),
+        cov=cov,
+        seat_elo=np.zeros(4),
+        later_seat_elo=np.zeros(4),
+        loser_weight=0.0,
+        loser_weight_se=0.0,
+        log_likelihood=0.0,
+        iterations=1,
+        converged=True,
+        n_hands=n_hands,
+        n_clusters=n_hands,
+        places="winner",
+        cluster=None,
+    )
+
+
+def wrong_claims(st: SettledState, truth: dict[str, float]) -> int:
+    """Claims that are wrong: the order reversed, or tied while the true gap is >= delta."""
+    bad = 0
+    for p in st.claims():
+        gap = truth[p.a] - truth[p.b]
+        if p.status == "better" and (gap <= 0 if p.low > 0 else gap >= 0):
+            bad += 1
+        if p.status == "tied" and abs(gap) >= st.indifference_elo:
+            bad += 1
+    return bad
+
+
+def gaussian_tournament(
+    true_elo: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    looks: int = 40,
+    info_per_look: float = 5e-4,
+    make: Callable[..., SettledState] = SettledState,
+    naive: bool = False,
+) -> tuple[SettledState, bool, int]:
+    """One tournament on the canonical Gaussian process: bot i's score has independent Gaussian
+    increments of variance ``c`` per step and mean ``theta_i * c`` (c = info per look, 1/Elo^2).
+    Returns the state, whether it settled, and the look at which it stopped."""
+    n = true_elo.size
+    st = make(BOTS[:n], alpha=0.05, indifference_elo=10.0, min_hands_per_bot=0)
+    score = np.zeros(n)
+    for k in range(1, looks + 1):
+        score += true_elo * info_per_look + rng.normal(0.0, math.sqrt(info_per_look), n)
+        info = k * info_per_look
+        r = fake_ratings(score / info, 1.0 / info, k)
+        if naive:  # the optional-stopping trap: a fixed-n 95% interval, rechecked every look
+            d, se = r.diff()
+            for (a, b), p in st.pairs.items():
+                i, j = BOTS.index(a), BOTS.index(b)
+                if p.status == "open" and abs(d[i, j]) > 1.959964 * se[i, j]:
+                    p.status, p.low, p.high, p.claimed_at = "better", d[i, j], d[i, j], k
+            continue
+        dec = st.look(r)
+        if dec.settled:
+            return st, True, k
+    return st, False, looks
+
+
+def error_rate(
+    true_elo: np.ndarray, n: int, seed: int, **kw: object
+) -> tuple[float, list[int], int]:
+    rng = np.random.default_rng(seed)
+    truth = dict(zip(BOTS, true_elo.tolist(), strict=False))
+    errors, stops, settled = 0, [], 0
+    for _ in range(n):
+        st, ok, k = gaussian_tournament(true_elo, rng, **kw)  # type: ignore[arg-type]
+        errors += wrong_claims(st, truth) > 0
+        stops.append(k)
+        settled += ok
+    return errors / n, stops, settled
+
+
+def binomial_upper(k: int, n: int, z: float = 2.576) -> float:
+    """Wilson upper bound (99%)."""
+    p = k / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre + spread) / (1 + z * z / n)
+
+
+def binomial_lower(k: int, n: int, z: float = 2.576) -> float:
+    p = k / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - spread) / (1 + z * z / n)
+
+
+# -- the boundary --------------------------------------------------------------------------------
+
+
+def test_half_width_is_the_mixture_boundary() -> None:
+    a, rho = 0.05 / 28, 0.003
+    for t in (1e-4, 1e-3, 1e-2, 1.0):
+        w = half_width(t, rho, a)
+        # at the boundary the mixture martingale equals exactly 1/a
+        s = w * t
+        m = math.sqrt(rho / (t + rho)) * math.exp(s * s / (2 * (t + rho)))
+        assert m == pytest.approx(1 / a, rel=1e-9)
+    ws = [half_width(t, rho, a) for t in np.geomspace(1e-5, 10, 50)]
+    assert all(x > y for x, y in itertools.pairwise(ws))  # narrows as information grows
+    assert half_width(0.0, rho, a) == math.inf
+    assert half_width(math.nan, rho, a) == math.inf
+
+
+def test_tune_rho_puts_the_tightest_point_at_the_target() -> None:
+    a = 0.05 / 28
+    rho = tune_rho(a, 20.0)
+    # find t where the tuned sequence is 20 Elo wide; no other rho is narrower there
+    lo, hi = 1e-8, 1e3
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if half_width(mid, rho, a) > 20.0 else (lo, mid)
+    for f in (0.3, 0.7, 1.5, 3.0):
+        assert half_width(hi, rho * f, a) > half_width(hi, rho, a)
+    with pytest.raises(ValueError):
+        tune_rho(0.0, 20.0)
+    with pytest.raises(ValueError):
+        tune_rho(0.01, -1.0)
+
+
+# -- error rates on the Gaussian process ----------------------------------------------------------
+
+LADDER = np.array([105.0, 75.0, 45.0, 45.0, 15.0, -25.0, -100.0, -160.0])
+"""Gaps like the example field's, with one pair (45/45) tied."""
+
+
+def test_aa_declares_nothing_ordered() -> None:
+    rate, _, _ = error_rate(np.zeros(8), 300, seed=1)
+    assert rate <= 0.05
+    assert binomial_upper(round(rate * 300), 300) < 0.08
+
+
+def test_ladder_error_rate_and_it_settles() -> None:
+    rate, stops, settled = error_rate(LADDER, 150, seed=2, looks=200, info_per_look=5e-3)
+    assert binomial_upper(round(rate * 150), 150) < 0.1
+    assert rate <= 0.05
+    assert settled >= 140  # nearly every run decides every adjacent pair within the budget
+    assert np.mean(stops) < 150  # and stops well before the budget
+
+
+def test_naive_rule_fails() -> None:
+    """The control: rechecking a fixed-n 95% interval at every look claims orders in A/A."""
+    rate, _, _ = error_rate(np.zeros(8), 60, seed=3, naive=True)
+    assert binomial_lower(round(rate * 60), 60) > 0.05
+
+
+class NoCorrection(SettledState):
+    """The correction broken on purpose: every pair gets the whole alpha."""
+
+    @property
+    def alpha_pair(self) -> float:
+        return self.alpha
+
+
+def test_error_rate_needs_the_correction() -> None:
+    """Without the division by C(N, 2) the A/A error rate exceeds alpha: the correction the
+    other tests rely on is what holds them."""
+    rate, _, _ = error_rate(np.zeros(8), 300, seed=1, make=NoCorrection)
+    assert binomial_lower(round(rate * 300), 300) > 0.05
+
+
+# -- the state: claims kept, resume exact, degenerate fits -----------------------------------------
+
+
+def test_claims_are_never_retracted_and_resume_is_exact() -> None:
+    rng = np.random.default_rng(5)
+    n, c = 8, 2e-4
+    score = np.zeros(n)
+    fits = []
+    for k in range(1, 150):
+        score += LADDER * c + rng.normal(0.0, math.sqrt(c), n)
+        fits.append(fake_ratings(score / (k * c), 1.0 / (k * c), 24 * k))
+    whole = SettledState(BOTS, min_hands_per_bot=0)
+    seen: dict[tuple[str, str], tuple[str, int | None]] = {}
+    for r in fits:
+        whole.look(r)
+        for key, p in whole.pairs.items():
+            if key in seen:  # a claim stays as made
+                assert (p.status, p.claimed_at) == seen[key]
+            elif p.status != "open":
+                seen[key] = (p.status, p.claimed_at)
+    assert seen
+    # kill after 60 looks: the stored state, read back, continues the same test exactly
+    first = SettledState(BOTS, min_hands_per_bot=0)
+    for r in fits[:60]:
+        first.look(r)
+    resumed = SettledState.from_dict(json.loads(json.dumps(first.to_dict())))
+    for r in fits[60:]:
+        resumed.look(r)
+    assert resumed.to_dict() == whole.to_dict()
+
+
+def test_degenerate_fits_are_skipped_not_claimed() -> None:
+    st = SettledState(BOTS[:4], min_hands_per_bot=0)
+    elo = np.array([300.0, 100.0, -100.0, -300.0])
+    bad = fake_ratings(elo, np.nan, 100)
+    dec = st.look(bad)
+    assert not dec.looked and "no finite" in dec.note and not st.claims()
+    zero = fake_ratings(elo, 0.0, 100)  # no information: nothing is claimed from a zero error
+    dec = st.look(zero)
+    assert dec.looked and not st.claims() and not dec.settled
+    with pytest.raises(ValueError, match="other bots"):
+        SettledState(BOTS[:5]).look(fake_ratings(elo, 1.0, 100))
+    gated = SettledState(BOTS[:4], min_hands_per_bot=50)
+    dec = gated.look(fake_ratings(elo, 1.0, 100), {b: 40 for b in BOTS[:4]})
+    assert not dec.looked and not gated.claims()
+    dec = gated.look(fake_ratings(elo, 1.0, 100), {b: 60 for b in BOTS[:4]})
+    assert dec.looked and dec.settled and dec.summary() == "3 of 3 pairs decided"
+    for bad_args in ({"alpha": 0.0}, {"alpha": 1.0}, {"indifference_elo": 0.0}):
+        with pytest.raises(ValueError):
+            SettledState(BOTS[:4], **bad_args)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="version"):
+        SettledState.from_dict({"version": 99})
+
+
+def test_summary_names_open_pairs_in_ranking_order() -> None:
+    st = SettledState(BOTS[:4], min_hands_per_bot=0)
+    dec = st.look(fake_ratings(np.array([300.0, 1.0, 0.0, -301.0]), 4.0, 400))
+    assert dec.ranking == ("b0", "b1", "b2", "b3")
+    assert dec.open_pairs == ["b1~b2"]
+    assert dec.summary() == "2 of 3 pairs decided, open: b1~b2"
+
+
+# -- on real Plackett-Luce fits -----------------------------------------------------------------
+
+
+def test_on_fitted_hands_ladder_settles_correctly() -> None:
+    """Synthetic hands, refit after every 96 hands: the sequential test settles a wide ladder with
+    every claim right, and an A/A field claims no order."""
+    cfg = SyntheticConfig(n_bots=5, spacing_elo=150.0, n_hands=96 * 40)
+    names = bot_names(5)
+    truth_elo = 150.0 * (np.arange(5, 0, -1) - 3.0)
+    truth = dict(zip(names, truth_elo.tolist(), strict=True))
+    hands = simulate_hands(cfg, np.random.default_rng(11))
+    st = SettledState(names, min_hands_per_bot=0)
+    start = None
+    for k in range(1, 41):
+        r = fit_plackett_luce(hands[: 96 * k], names, start=start)
+        start = r.params
+        dec = st.look(r)
+        if dec.settled:
+            break
+    assert dec.settled, dec.summary()
+    assert list(dec.ranking) == list(names)
+    assert wrong_claims(st, truth) == 0
+
+    aa = SettledState(names, min_hands_per_bot=0)
+    aa_cfg = SyntheticConfig(n_bots=5, spacing_elo=0.0, n_hands=96 * 20)
+    aa_hands = simulate_hands(aa_cfg, np.random.default_rng(12))
+    for k in range(1, 21):
+        aa.look(fit_plackett_luce(aa_hands[: 96 * k], names))
+    assert all(p.status != "better" for p in aa.pairs.values())

@@ -1,0 +1,354 @@
+"""Run until the ranking is settled: an anytime-valid decision for every pair of bots.
+
+After every refit the runner hands the fitted :class:`~uno_tournament.ratings.Ratings` to
+:meth:`SettledState.look`. For each pair of bots ``(a, b)`` the gap ``d = elo[a] - elo[b]`` gets a
+confidence *sequence*: an interval that covers ``d`` at every look at once, with probability at
+least ``1 - alpha_pair``, however often and whenever the runner looks (and whatever it decides to
+schedule in between). A pair is
+
+* ``"better"`` (one bot is better) once its interval excludes 0,
+* ``"tied"`` (certified within ``indifference_elo``, called delta) once its interval lies inside
+  ``(-delta, +delta)``,
+* ``"open"`` otherwise.
+
+The run is *settled* when every adjacent pair of the current ranking is decided.
+
+Method
+------
+Information time. With ``se`` the pair's standard error from the fit (the deal-clustered sandwich
+covariance of :mod:`uno_tournament.ratings`), its information is ``t = 1 / se**2`` and its score
+``S = d_hat * t``. For a sequence of maximum-likelihood fits on growing data the estimates have,
+asymptotically, the canonical joint distribution (Jennison & Turnbull, *Group Sequential Methods*,
+ch. 11): ``S - d * t`` is a Brownian motion in ``t``. This holds for any schedule that depends only
+on the hands already played (the likelihood does not depend on the design), which is what lets
+the runner schedule for information.
+
+Normal-mixture confidence sequence (Robbins' mixture martingale). For a Brownian motion ``B(t)``,
+``M(t) = sqrt(rho / (t + rho)) * exp(B(t)**2 / (2 * (t + rho)))`` is a nonnegative martingale with
+``M(0) = 1`` (a ``N(0, 1/rho)`` mixture of ``exp(l * B - l**2 * t / 2)``), so by Ville's inequality
+``P(exists t: M(t) >= 1/a) <= a``, that is::
+
+    P(exists t: |S - d*t| > sqrt((t + rho) * (2*log(1/a) + log((t + rho) / rho)))) <= a
+
+and ``d_hat +- half_width(t)`` (``half_width = sqrt(...) / t``) covers ``d`` at all looks at once.
+The runner keeps the running intersection of the intervals (also valid: every one of them covers
+``d`` on the same event), so a claim, once made, is never retracted; it is recorded with the number
+of hands at which it was made.
+
+``rho`` sets the information where the sequence is tightest. It is fixed before the run, from the
+settings only (:func:`tune_rho`): the sequence is tightest where its half-width is
+``2 * indifference_elo`` (20 Elo by default), the precision at which the pairs of a field like the
+example's get decided. A badly chosen ``rho`` costs hands, never validity.
+
+Multiplicity: Bonferroni over all ``C(N, 2)`` pairs, ``alpha_pair = alpha / C(N, 2)``. The pairs
+that matter, the adjacent ones, are chosen by the data and change as the ranking moves, so they
+are not a family fixed in advance, and Holm over N-1 "adjacent" hypotheses would not control the
+error. Holm over all ``C(N, 2)`` pairs is no shortcut either: a pair's claim is two-sided (either
+order, or tied), so every pair carries a hypothesis that is true whatever the data show (the
+reverse order, or "tied" when the gap is at least delta); a right claim does not remove it, and
+Holm's later, looser steps lose their justification, which leaves Bonferroni's single step. With
+simultaneous sequences for all pairs, every claim about every pair at every look is right with
+probability at least ``1 - alpha``, whichever pairs turn out adjacent. The price over N-1 pairs is
+a log: for 8 bots ``log(28 / 0.05) = 6.3`` against ``log(7 / 0.05) = 4.9`` in the bound, about 10%
+wider.
+
+What "wrong" means: a pair declared better the wrong way round, or declared tied while its true
+gap is at least delta. Both need the sequence to miss ``d``, so their probability, over all pairs
+and all looks, is at most ``alpha``.
+
+Caveats (checked by ``make bench-settled`` on hands the engine plays): the Gaussian process is an
+asymptotic approximation, so the first look is taken only once every bot has played
+``min_hands_per_bot`` hands; and the sandwich covariance estimates the information.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from .rating_model import Ratings
+
+__all__ = [
+    "PairState",
+    "SettledDecision",
+    "SettledState",
+    "half_width",
+    "tune_rho",
+]
+
+Status = Literal["better", "tied", "open"]
+
+STATE_VERSION = 1
+DEFAULT_MIN_HANDS_PER_BOT = 96
+"""Hands every bot must have played before the first look (four duplicate blocks' worth)."""
+
+
+def half_width(t: float, rho: float, alpha_pair: float) -> float:
+    """Half-width (Elo) of the normal-mixture confidence sequence at information ``t`` (1/Elo^2)."""
+    if not t > 0.0 or not math.isfinite(t):
+        return math.inf
+    level = 2.0 * math.log(1.0 / alpha_pair) + math.log((t + rho) / rho)
+    return math.sqrt((t + rho) * level) / t
+
+
+def tune_rho(alpha_pair: float, target_half_width: float) -> float:
+    """The mixture's ``rho`` (1/Elo^2) that makes the sequence tightest where its half-width is
+    ``target_half_width`` Elo.
+
+    With ``x = rho / t`` the half-width is ``sqrt(g(x) / t)``, ``g(x) = (1 + x) * (2*log(1/a) +
+    log(1 + 1/x))``, so the best ratio ``x*`` does not depend on ``t``: minimise ``g`` (convex in
+    ``log x``, golden-section search), then ``t* = g(x*) / target**2`` and ``rho = x* * t*``."""
+    if not 0.0 < alpha_pair < 1.0:
+        raise ValueError("alpha_pair must be within (0, 1)")
+    if not (target_half_width > 0.0 and math.isfinite(target_half_width)):
+        raise ValueError("target_half_width must be positive")
+    two_l = 2.0 * math.log(1.0 / alpha_pair)
+
+    def g(log_x: float) -> float:
+        x = math.exp(log_x)
+        return (1.0 + x) * (two_l + math.log1p(1.0 / x))
+
+    lo, hi = math.log(1e-8), math.log(1e4)
+    phi = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(100):
+        m1, m2 = hi - phi * (hi - lo), lo + phi * (hi - lo)
+        if g(m1) < g(m2):
+            hi = m2
+        else:
+            lo = m1
+    log_x = (lo + hi) / 2.0
+    t_star = g(log_x) / target_half_width**2
+    return math.exp(log_x) * t_star
+
+
+@dataclass
+class PairState:
+    """One pair's running confidence sequence for ``d = elo[a] - elo[b]`` (``a < b`` by name)."""
+
+    a: str
+    b: str
+    low: float = -math.inf
+    high: float = math.inf
+    status: Status = "open"
+    claimed_at: int | None = None
+    """Hands in the fit at the look that made the claim."""
+    conflict: bool = False
+    """The intervals stopped overlapping (an event of probability at most alpha_pair): the first
+    claim stands and the pair is flagged."""
+
+    def claim(self) -> str:
+        """``"a > b"``, ``"a < b"``, ``"a ~ b"`` (tied within delta) or ``"a ? b"`` (open)."""
+        if self.status == "better":
+            return f"{self.a} > {self.b}" if self.low > 0 else f"{self.a} < {self.b}"
+        return f"{self.a} {'~' if self.status == 'tied' else '?'} {self.b}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "low": _num(self.low),
+            "high": _num(self.high),
+            "status": self.status,
+            "claimed_at": self.claimed_at,
+            "conflict": self.conflict,
+        }
+
+
+def _num(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+def _unnum(x: Any) -> float:
+    return float(x)
+
+
+@dataclass(frozen=True)
+class SettledDecision:
+    """The outcome of one look."""
+
+    hands: int
+    ranking: tuple[str, ...]
+    adjacent: tuple[PairState, ...]
+    """The adjacent pairs of ``ranking``, strongest first (copies of the pair states)."""
+    looked: bool
+    """False when the look was skipped (too few hands, or a fit without usable errors)."""
+    note: str = ""
+
+    @property
+    def settled(self) -> bool:
+        return bool(self.adjacent) and all(p.status != "open" for p in self.adjacent)
+
+    @property
+    def open_pairs(self) -> list[str]:
+        """Open adjacent pairs as ``"stronger~weaker"`` in ranking order."""
+        out = []
+        for i, p in enumerate(self.adjacent):
+            if p.status == "open":
+                out.append(f"{self.ranking[i]}~{self.ranking[i + 1]}")
+        return out
+
+    def summary(self) -> str:
+        """``"7 of 7 pairs decided"`` or ``"5 of 7 pairs decided, open: a~b, c~d"``."""
+        n = len(self.adjacent)
+        done = n - len(self.open_pairs)
+        text = f"{done} of {n} pairs decided"
+        if self.open_pairs:
+            text += ", open: " + ", ".join(self.open_pairs)
+        return text
+
+
+@dataclass
+class SettledState:
+    """The sequential test's whole state: serialisable (:meth:`to_dict`) so that a resumed run
+    or another shard continues the same test exactly."""
+
+    bots: tuple[str, ...]
+    alpha: float = 0.05
+    indifference_elo: float = 10.0
+    min_hands_per_bot: int = DEFAULT_MIN_HANDS_PER_BOT
+    rho: float = 0.0
+    """Fixed from the settings at creation (see :func:`tune_rho`)."""
+    pairs: dict[tuple[str, str], PairState] = field(default_factory=dict)
+    looks: int = 0
+    last_hands: int = 0
+    history: list[tuple[int, int, int]] = field(default_factory=list)
+    """``(hands, adjacent pairs decided, adjacent pairs)`` at every look, for the report."""
+
+    def __post_init__(self) -> None:
+        if len(self.bots) < 2 or len(set(self.bots)) != len(self.bots):
+            raise ValueError("need at least two distinct bots")
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must be within (0, 1), got {self.alpha}")
+        if not (self.indifference_elo > 0.0 and math.isfinite(self.indifference_elo)):
+            raise ValueError(f"indifference_elo must be positive, got {self.indifference_elo}")
+        if self.min_hands_per_bot < 0:
+            raise ValueError("min_hands_per_bot must be at least 0")
+        self.bots = tuple(self.bots)
+        if self.rho <= 0.0:
+            self.rho = tune_rho(self.alpha_pair, 2.0 * self.indifference_elo)
+        for i, a in enumerate(sorted(self.bots)):
+            for b in sorted(self.bots)[i + 1 :]:
+                self.pairs.setdefault((a, b), PairState(a, b))
+
+    @property
+    def n_pairs(self) -> int:
+        n = len(self.bots)
+        return n * (n - 1) // 2
+
+    @property
+    def alpha_pair(self) -> float:
+        """Bonferroni over all pairs (see the module docstring for why not Holm over N-1)."""
+        return self.alpha / self.n_pairs
+
+    def pair(self, x: str, y: str) -> PairState:
+        return self.pairs[(x, y) if x < y else (y, x)]
+
+    def look(
+        self, ratings: Ratings, hands_per_bot: Mapping[str, int] | None = None
+    ) -> SettledDecision:
+        """Update every pair's sequence from a refit and decide. ``hands_per_bot`` (hands each bot
+        has played) gates the first looks; without it every look counts."""
+        if set(ratings.bots) != set(self.bots):
+            raise ValueError("the fit rates other bots than the sequential test")
+        hands = int(ratings.n_hands)
+        ranking = tuple(ratings.ranking())
+        note = ""
+        usable = bool(np.all(np.isfinite(ratings.elo))) and bool(np.all(np.isfinite(ratings.cov)))
+        if not usable:
+            note = "the fit has no finite ratings or errors; look skipped"
+        elif (
+            hands_per_bot is not None
+            and min(hands_per_bot.get(b, 0) for b in self.bots) < self.min_hands_per_bot
+        ):
+            note = f"fewer than {self.min_hands_per_bot} hands for some bot; look skipped"
+        if note:
+            return SettledDecision(hands, ranking, self._adjacent(ranking), False, note)
+        idx = {b: i for i, b in enumerate(ratings.bots)}
+        keys = list(self.pairs)
+        ia = np.array([idx[a] for a, _ in keys])
+        ib = np.array([idx[b] for _, b in keys])
+        var = ratings.cov[ia, ia] + ratings.cov[ib, ib] - 2.0 * ratings.cov[ia, ib]
+        est = ratings.elo[ia] - ratings.elo[ib]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(var > 0.0, 1.0 / var, 0.0)
+            level = 2.0 * math.log(1.0 / self.alpha_pair) + np.log((t + self.rho) / self.rho)
+            w = np.where(t > 0.0, np.sqrt((t + self.rho) * level) / t, np.inf)
+        for key, e, h in zip(keys, est.tolist(), w.tolist(), strict=True):
+            if not math.isfinite(h):
+                continue  # no information about this pair yet
+            p = self.pairs[key]
+            low, high = max(p.low, e - h), min(p.high, e + h)
+            if low > high:  # the sequences stopped overlapping: keep the last valid interval
+                p.conflict = True
+                continue
+            p.low, p.high = low, high
+            if p.status == "open":
+                if low > 0.0 or high < 0.0:
+                    p.status, p.claimed_at = "better", hands
+                elif -self.indifference_elo < low and high < self.indifference_elo:
+                    p.status, p.claimed_at = "tied", hands
+        self.looks += 1
+        self.last_hands = hands
+        out = SettledDecision(hands, ranking, self._adjacent(ranking), True)
+        self.history.append((hands, len(out.adjacent) - len(out.open_pairs), len(out.adjacent)))
+        return out
+
+    def _adjacent(self, ranking: Sequence[str]) -> tuple[PairState, ...]:
+        return tuple(dataclasses.replace(self.pair(x, y)) for x, y in itertools.pairwise(ranking))
+
+    def claims(self) -> list[PairState]:
+        """Every decided pair (adjacent or not), in order of the claim."""
+        done = [p for p in self.pairs.values() if p.status != "open"]
+        return sorted(done, key=lambda p: (p.claimed_at or 0, p.a, p.b))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "method": "normal-mixture confidence sequences, Bonferroni over all pairs",
+            "bots": list(self.bots),
+            "alpha": self.alpha,
+            "indifference_elo": self.indifference_elo,
+            "min_hands_per_bot": self.min_hands_per_bot,
+            "rho": self.rho,
+            "looks": self.looks,
+            "last_hands": self.last_hands,
+            "pairs": [p.to_dict() for p in self.pairs.values()],
+            "history": [list(h) for h in self.history],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SettledState:
+        if data.get("version") != STATE_VERSION:
+            raise ValueError(f"sequential test state version {data.get('version')!r} is unknown")
+        st = cls(
+            tuple(data["bots"]),
+            alpha=float(data["alpha"]),
+            indifference_elo=float(data["indifference_elo"]),
+            min_hands_per_bot=int(data["min_hands_per_bot"]),
+            rho=float(data["rho"]),
+            looks=int(data["looks"]),
+            last_hands=int(data["last_hands"]),
+            history=[(int(h), int(k), int(n)) for h, k, n in data["history"]],
+        )
+        for p in data["pairs"]:
+            key = (str(p["a"]), str(p["b"]))
+            if key not in st.pairs:
+                raise ValueError(f"sequential test state names an unknown pair {key}")
+            if p["status"] not in ("better", "tied", "open"):
+                raise ValueError(f"sequential test state: pair {key} has status {p['status']!r}")
+            st.pairs[key] = PairState(
+                key[0],
+                key[1],
+                _unnum(p["low"]),
+                _unnum(p["high"]),
+                p["status"],
+                p["claimed_at"],
+                bool(p["conflict"]),
+            )
+        return st
