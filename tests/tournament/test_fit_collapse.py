@@ -2,7 +2,7 @@
 the ratings keep the data's signal.
 
 Before the fix, plain maximum likelihood sent ``lam`` to infinity (every rating exactly +0.0,
-intervals a third of the winner-only fit's) in 14 of 120 A/A tournaments at the example's
+intervals a third of the winner-only fit's) in 19 of 137 A/A tournaments at the example's
 design, and a strong bot that forfeited about half its hands could collapse the table the same
 way. The fit now has a weak half-normal prior on ``lam`` (:data:`ratings.LAM_PRIOR`); the final
 table's other fallback (a prior on the ratings when a bot never finishes ahead) is named in a note.
