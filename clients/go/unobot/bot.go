@@ -443,7 +443,7 @@ func (b *bot) dispatch(ctx, sessCtx context.Context, c *conn, msg *unov1.PlayRes
 	case *unov1.PlayResponse_MatchStarted:
 		b.onMatchStarted(k.MatchStarted)
 	case *unov1.PlayResponse_MatchEnded:
-		b.onMatchEnded(k.MatchEnded)
+		b.onMatchEnded(c, k.MatchEnded)
 	case *unov1.PlayResponse_SeatEvents:
 		e := k.SeatEvents
 		b.match(e.GetMatchId(), e.GetSeat())
@@ -555,7 +555,7 @@ func (b *bot) onMatchStarted(ms *unov1.MatchStarted) {
 	})
 }
 
-func (b *bot) onMatchEnded(me *unov1.MatchEnded) {
+func (b *bot) onMatchEnded(c *conn, me *unov1.MatchEnded) {
 	k := seatKey{me.GetMatchId(), me.GetSeat()}
 	m := b.match(k.match, k.seat)
 	events := b.newEvents(k, me.GetEvents())
@@ -566,6 +566,7 @@ func (b *bot) onMatchEnded(me *unov1.MatchEnded) {
 		if p.key == k {
 			p.cancel(errMatchEnded)
 			delete(b.pending, id)
+			c.dropQueued(id) // an answer still queued is late: not sent
 		}
 	}
 	b.mu.Unlock()

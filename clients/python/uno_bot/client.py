@@ -440,6 +440,8 @@ class BotClient(Deciding):
             self._seat_request[key] = keep
         if old is None or old == keep:
             return
+        if self._actions:  # an answer to the old request still waiting is late: not sent
+            self._actions[:] = [a for a in self._actions if a.request_id != old]
         self._answered.pop(old, None)
         self._retried.discard(old)
         self._received.pop(old, None)

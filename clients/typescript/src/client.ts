@@ -487,6 +487,7 @@ export class UnoBot<S = Record<string, unknown>> {
       if (o.key === key) {
         o.controller.abort(CLOSED);
         this.open.delete(id);
+        o.writer.drop(id); // an answer still queued is late: not sent
       }
     }
     this.seatLog(me.matchId, me.seat).info(
