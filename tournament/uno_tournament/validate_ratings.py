@@ -508,6 +508,10 @@ class AAResult:
     """Mean interval width over the winner-only fit's."""
     winner_ptp: float
     """Spread of the winner-only fit's ratings (the data's signal, which the fit must keep)."""
+    unguarded_lam: float = math.nan
+    """The weight plain maximum likelihood (no prior on it: the fit before issue 20) finds on
+    the same hands, the control that shows the collapse."""
+    unguarded_width_ratio: float = math.nan
 
     @property
     def ok(self) -> bool:
@@ -533,6 +537,7 @@ def aa_tournament(k: int) -> AAResult:
     r, note = fit_ratings(o, names)
     assert r is not None
     w = fit_outcomes(o, names, places="winner")
+    plain = fit_outcomes(o, names, loser_weight_prior=None)
     return AAResult(
         seed=AA_SEED + k,
         lam=r.loser_weight,
@@ -543,6 +548,8 @@ def aa_tournament(k: int) -> AAResult:
         se=r.se,
         width_ratio=float(np.mean(r.se) / np.mean(w.se)),
         winner_ptp=float(np.ptp(w.elo)),
+        unguarded_lam=plain.loser_weight,
+        unguarded_width_ratio=float(np.mean(plain.se) / np.mean(w.se)),
     )
 
 
@@ -555,6 +562,11 @@ def run_aa(n: int, *, jobs: int = 1, progress: Callable[[int, int], None] | None
     nonfinite = int(np.sum(~np.isfinite(lams)))
     outside = int(np.sum(np.abs(ratios - 1.0) > AA_WIDTH_TOL))
     fallbacks = sum(a.fallback for a in out)
+    plain_lams = np.array([a.unguarded_lam for a in out])
+    plain_ratios = np.array([a.unguarded_width_ratio for a in out])
+    plain_nonfinite = int(np.sum(~np.isfinite(plain_lams)))
+    with np.errstate(invalid="ignore"):
+        plain_outside = int(np.sum(~(np.abs(plain_ratios - 1.0) <= AA_WIDTH_TOL)))
     ok = all(a.ok for a in out)
     print(
         f"A/A at the example's design: {n} tournaments x 1680 hands, 8 engine heuristic bots "
@@ -567,6 +579,9 @@ def run_aa(n: int, *, jobs: int = 1, progress: Callable[[int, int], None] | None
         f"{outside}\n"
         f"  fits that needed the fallback (prior on the ratings): {fallbacks} "
         f"({100 * fallbacks / n:.1f}%)\n"
+        f"  control, the unguarded fit (no prior on the weight) on the same hands: "
+        f"{plain_nonfinite} non-finite weights, {plain_outside} widths outside 1 +- "
+        f"{AA_WIDTH_TOL:g}\n"
         f"bench-aa: {'PASS' if ok else 'FAIL'}"
     )
     return ok
