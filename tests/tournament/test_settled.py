@@ -283,3 +283,42 @@ def test_on_fitted_hands_ladder_settles_correctly() -> None:
     for k in range(1, 21):
         aa.look(fit_plackett_luce(aa_hands[: 96 * k], names))
     assert all(p.status != "better" for p in aa.pairs.values())
+
+
+# -- the bench's pieces (make bench-settled runs them at full size) --------------------------------
+
+
+def test_bench_fixed_design_and_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from uno_tournament import bench_settled as bs
+
+    names = BOTS[:4]
+    truth = {"b0": 100.0, "b1": 50.0, "b2": 45.0, "b3": -200.0}
+    r = fake_ratings(np.array([100.0, 50.0, 45.0, -200.0]), 25.0, 1000)
+    n_fixed = bs.fixed_design_hands(r, truth, 0.05, 10.0, 6)
+    # the b1~b2 pair (5 apart) needs (z' + z_power) * se < 10 - 5 with se = sqrt(50) at 1000
+    z = bs._normal_quantile(0.05 / 12) + bs._normal_quantile(0.1)
+    assert n_fixed == pytest.approx(1000 * (z * math.sqrt(50.0) / 5.0) ** 2, rel=1e-6)
+    assert bs._normal_quantile(0.025) == pytest.approx(1.959964, abs=1e-5)
+    lo, hi = bs.wilson(0, 200)
+    assert lo < 1e-12 and 0.015 < hi < 0.02
+    good = bs.Run(1000, True, 0, 3, 0, 3, 2000.0)
+    aa = bs.Run(4000, False, 0, 0, 1, 1, math.nan)
+    assert bs.report([good] * 4, [aa] * 4, 0.05, 4000) == 1  # FAIL while parts are missing
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == (
+        "bench-settled: error 0.000 [0.000, 0.490] (alpha 0.05), aa 0.000, hands 0.50 of fixed, "
+        "new-version errors n/a/n/a, 8 tournaments: FAIL"
+    )
+    del names
+
+
+def test_bench_engine_aa_tournament_claims_no_order() -> None:
+    """A real (tiny) engine-played run: four identical bots, refit every 96 hands, to the
+    budget; nothing is declared ordered and the budget is respected."""
+    from uno_tournament import bench_settled as bs
+
+    run = bs.play_until_settled(
+        [0.3] * 4, None, 7, alpha=0.05, delta=10.0, max_hands=480, look_every=96
+    )
+    assert run.hands <= 480 + 24 and not run.settled
+    assert run.ordered == 0 and run.wrong == 0
