@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from uno_tournament.rating_model import Ratings
-from uno_tournament.ratings import fit_plackett_luce
+from uno_tournament.ratings import HandResult, fit_plackett_luce
 from uno_tournament.settled import SettledState, half_width, tune_rho
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands
 
@@ -322,3 +322,62 @@ def test_bench_engine_aa_tournament_claims_no_order() -> None:
     )
     assert run.hands <= 480 + 24 and not run.settled
     assert run.ordered == 0 and run.wrong == 0
+
+
+# -- looks on the plan's prefixes: the same decisions however the hands arrive ---------------------
+
+
+def _ladder_hands() -> tuple[list[HandResult], tuple[str, ...]]:
+    cfg = SyntheticConfig(n_bots=4, spacing_elo=200.0, n_hands=96 * 12)
+    return simulate_hands(cfg, np.random.default_rng(21)), bot_names(4)
+
+
+def test_advance_looks_only_at_complete_prefixes_and_resumes_exactly() -> None:
+    from uno_tournament.settled import advance, stop_line
+
+    hands, names = _ladder_hands()
+    ids = [h.hand_id for h in hands]
+    by_id = {h.hand_id: h for h in hands}
+
+    whole = SettledState(names, min_hands_per_bot=48)
+    decisions = advance(whole, ids, by_id, 96)
+    assert whole.settled_at is not None and decisions[-1].settled
+    assert (
+        stop_line(decisions[-1], budget_reached=False) == "stopped: settled (3 of 3 pairs decided)"
+    )
+    assert whole.settled_at % 96 == 0 and len(decisions) == whole.settled_at // 96
+    assert advance(whole, ids, by_id, 96) == []  # nothing after the settling look
+
+    # hands arrive out of order (concurrent tables), with a kill and a resume in between
+    rng = np.random.default_rng(3)
+    order = list(rng.permutation(len(ids)))
+    part = SettledState(names, min_hands_per_bot=48)
+    arrived: dict[str, HandResult | None] = {}
+    for n, i in enumerate(order):
+        arrived[ids[i]] = by_id[ids[i]]
+        if n % 50 == 0:
+            advance(part, ids, arrived, 96)
+            # a look never runs ahead of the complete prefix
+            assert all(h in arrived for h in ids[: part.through])
+            part = SettledState.from_dict(json.loads(json.dumps(part.to_dict())))
+    advance(part, ids, arrived, 96)
+    assert part.to_dict() == whole.to_dict()
+
+
+def test_advance_budget_and_left_out_hands() -> None:
+    from uno_tournament.settled import advance, stop_line
+
+    cfg = SyntheticConfig(n_bots=4, spacing_elo=0.0, n_hands=96 * 3)
+    hands = simulate_hands(cfg, np.random.default_rng(22))
+    names = bot_names(4)
+    ids = [h.hand_id for h in hands]
+    stored: dict[str, HandResult | None] = {h.hand_id: h for h in hands}
+    stored[ids[5]] = None  # left out of the ratings (forfeit policy "exclude"): still counts
+    st = SettledState(names, min_hands_per_bot=0)
+    decisions = advance(st, ids, stored, 100)  # the last look covers the plan's tail
+    assert [d.hands for d in decisions] == [99, 199, 287]
+    assert st.through == len(ids) and st.settled_at is None
+    line = stop_line(decisions[-1], budget_reached=True)
+    assert line.startswith("stopped: budget, 3 pairs open: ")
+    with pytest.raises(ValueError):
+        advance(st, ids, stored, 0)

@@ -72,13 +72,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .rating_model import Ratings
+from .rating_model import HandResult, Ratings
+from .ratings import fit_plackett_luce
 
 __all__ = [
     "PairState",
     "SettledDecision",
     "SettledState",
+    "advance",
     "half_width",
+    "stop_line",
     "tune_rho",
 ]
 
@@ -216,6 +219,10 @@ class SettledState:
     """Fixed from the settings at creation (see :func:`tune_rho`)."""
     pairs: dict[tuple[str, str], PairState] = field(default_factory=dict)
     looks: int = 0
+    through: int = 0
+    """Hands of the plan's order covered by the looks taken so far (see :func:`advance`)."""
+    settled_at: int | None = None
+    """``through`` at the look that settled the ranking (the run stops scheduling there)."""
     last_hands: int = 0
     history: list[tuple[int, int, int]] = field(default_factory=list)
     """``(hands, adjacent pairs decided, adjacent pairs)`` at every look, for the report."""
@@ -317,6 +324,8 @@ class SettledState:
             "min_hands_per_bot": self.min_hands_per_bot,
             "rho": self.rho,
             "looks": self.looks,
+            "through": self.through,
+            "settled_at": self.settled_at,
             "last_hands": self.last_hands,
             "pairs": [p.to_dict() for p in self.pairs.values()],
             "history": [list(h) for h in self.history],
@@ -333,6 +342,8 @@ class SettledState:
             min_hands_per_bot=int(data["min_hands_per_bot"]),
             rho=float(data["rho"]),
             looks=int(data["looks"]),
+            through=int(data["through"]),
+            settled_at=None if data["settled_at"] is None else int(data["settled_at"]),
             last_hands=int(data["last_hands"]),
             history=[(int(h), int(k), int(n)) for h, k, n in data["history"]],
         )
@@ -352,3 +363,73 @@ class SettledState:
                 bool(p["conflict"]),
             )
         return st
+
+
+def _fit(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | None:
+    """A cold-started fit (bit-reproducible from the hands alone), with the final table's
+    fallback (a N(0, 1000 Elo) prior) when a bot has no finite rating."""
+    for prior in (None, 1000.0):
+        try:
+            r = fit_plackett_luce(results, names, prior_sd_elo=prior)
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError):
+            continue
+        if r.converged and np.all(np.isfinite(r.elo)):
+            return r
+    return None
+
+
+def advance(
+    state: SettledState,
+    plan_ids: Sequence[str],
+    stored: Mapping[str, HandResult | None],
+    look_every: int,
+) -> list[SettledDecision]:
+    """Take every look that is due and return their decisions (oldest first).
+
+    Look ``k`` is taken on exactly the first ``k * look_every`` hands of the plan's order (the
+    last one on the whole plan), once every one of them is in ``stored`` (``None``: stored but
+    left out of the ratings by the forfeit policy). The looks are therefore a function of the
+    stored hands alone, not of when they arrived: a run resumed after kill -9 from a saved
+    state, or another process reading the same store, takes the same looks and reaches the
+    same decisions. Nothing is looked at after the look that settled the ranking."""
+    if look_every < 1:
+        raise ValueError("look_every must be at least 1")
+    out: list[SettledDecision] = []
+    while state.settled_at is None and state.through < len(plan_ids):
+        upto = min(state.through + look_every, len(plan_ids))
+        prefix = plan_ids[:upto]
+        if any(h not in stored for h in prefix):
+            break
+        results = [r for h in prefix if (r := stored[h]) is not None]
+        per_bot = dict.fromkeys(state.bots, 0)
+        for r in results:
+            for f in r.finishes:
+                if f.bot in per_bot:
+                    per_bot[f.bot] += 1
+        state.through = upto
+        fitted = _fit(results, state.bots) if results else None
+        if fitted is None:
+            ranking = tuple(state.bots)
+            out.append(
+                SettledDecision(
+                    upto, ranking, state._adjacent(ranking), False, "no usable fit; look skipped"
+                )
+            )
+            continue
+        dec = state.look(fitted, per_bot)
+        out.append(dec)
+        if dec.settled:
+            state.settled_at = upto
+    return out
+
+
+def stop_line(decision: SettledDecision, *, budget_reached: bool) -> str:
+    """The run's last word on the sequential test: ``stopped: settled (7 of 7 pairs decided)``,
+    ``stopped: budget, 2 pairs open: a~b, c~d`` or ``running: 5 of 7 pairs decided, ...``."""
+    n = len(decision.adjacent)
+    if decision.settled:
+        return f"stopped: settled ({n} of {n} pairs decided)"
+    opened = decision.open_pairs
+    if budget_reached:
+        return f"stopped: budget, {len(opened)} pairs open: {', '.join(opened)}"
+    return f"running: {decision.summary()}"
