@@ -465,7 +465,10 @@ def _canary(served: Served, seed: int) -> str:
         ],
         seed=seed,
         rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND, jump_in=seed % 2 == 0),
-        time_control=game_pb2.TimeControl(decision_ms=2000, strikes_before_takeover=3),
+        # a fuzz case that breaks the match shows as a strike, a takeover, a fault or a match
+        # that never ends; a slow answer on a busy machine (issue 21, item 3) is none of these,
+        # so the clock is a minute, not the 2 s a quiet machine would do with
+        time_control=game_pb2.TimeControl(decision_ms=60_000, strikes_before_takeover=3),
     )
     return str(served.admin.CreateMatch(req, metadata=served.md, timeout=20).match.match_id)
 
@@ -508,7 +511,7 @@ def test_fuzzing_a_live_server_hurts_no_other_bot(served: Served) -> None:
         health = health_pb2_grpc.HealthStub(served.channel)
         ok = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
         assert ok.status == health_pb2.HealthCheckResponse.SERVING
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a hang, not a pace
         for mid in canaries:
             while True:
                 info = served.admin.GetMatch(
