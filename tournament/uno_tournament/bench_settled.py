@@ -19,8 +19,9 @@ Reported:
   decide each adjacent pair of the reference with probability 0.9); the fixed design's
   precision at n hands is the sequential run's final standard error scaled by
   ``sqrt(n_final / n)``;
-* the **naive control**: the same runs stopped when every adjacent pair's fixed-n 95% interval
-  separates, rechecked at every look; its A/A share must exceed alpha.
+* the **naive control**: at every look (up to its own stop or the sequential rule's), every pair
+  whose fixed-n 95% interval separates is claimed, and it stops when every adjacent pair's interval
+  separates; its A/A share must exceed alpha.
 
 The last line has the issue's form; parts not built yet (the new-version test, the uniform
 scheduling control) print ``n/a`` and make the line FAIL.
@@ -133,7 +134,6 @@ def play_until_settled(
     specs = schedule_plan(f"s{seed}", names, blocks=1, seed=seed, hands=max_hands)
     st = SettledState(names, alpha=alpha, indifference_elo=delta)
     naive_ordered: set[tuple[str, str]] = set()
-    naive_wrong = 0
     naive_done = False
     played: list[HandResult] = []
     per_bot = dict.fromkeys(names, 0)
@@ -162,20 +162,18 @@ def play_until_settled(
         start = r.params
         dec = st.look(r, per_bot)
         if not naive_done and dec.looked:
+            # the naive reader: every pair whose fixed-n 95% interval separates at this look is
+            # claimed (the higher-rated one better); stops once every adjacent pair separates
             d, se = r.diff()
             i = {b: j for j, b in enumerate(r.bots)}
-            sep = [
-                (x, y)
-                for x, y in zip(dec.ranking, dec.ranking[1:], strict=False)
-                if abs(d[i[x], i[y]]) > Z95 * se[i[x], i[y]]
-            ]
-            if len(sep) == len(dec.ranking) - 1:  # the naive rule stops here
-                naive_done = True
-                naive_ordered = set(sep)
-                if truth is not None:
-                    naive_wrong = sum(truth[x] <= truth[y] for x, y in sep)
-            elif truth is None:  # A/A: any separated pair is a claim the naive rule makes
-                naive_ordered |= set(sep)
+            rank = dec.ranking
+            for u, x in enumerate(rank):
+                for y in rank[u + 1 :]:
+                    if abs(d[i[x], i[y]]) > Z95 * se[i[x], i[y]]:
+                        naive_ordered.add((x, y))
+            naive_done = all(
+                abs(d[i[x], i[y]]) > Z95 * se[i[x], i[y]] for x, y in itertools.pairwise(rank)
+            )
         if dec.settled:
             settled = True
             break
@@ -186,7 +184,11 @@ def play_until_settled(
         settled=settled,
         wrong=wrong_claims(st, truth) if truth is not None else ordered,
         ordered=ordered,
-        naive_wrong=naive_wrong if truth is not None else len(naive_ordered),
+        naive_wrong=(
+            sum(truth[x] <= truth[y] for x, y in naive_ordered)
+            if truth is not None
+            else len(naive_ordered)
+        ),
         naive_ordered=len(naive_ordered),
         fixed_hands=(
             fixed_design_hands(r, truth, alpha, delta, st.n_pairs)
