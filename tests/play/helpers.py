@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from uno_server.engine import events as E
@@ -18,9 +19,34 @@ from uno_server.play.model import SPECTATOR
 from uno_server.service import convert
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
+STALL_S = 60.0
+"""A wait fails when nothing it watches has moved for this long, never after a fixed total."""
 CARD_WORDS = re.compile(
     r"\b(?:wild draw four|wild|(?:red|yellow|green|blue) (?:[0-9]|skip|reverse|draw two))\b"
 )
+
+
+class Stall:
+    """A stall detector for a wait: :meth:`check` fails only when ``key()`` (what advances: a
+    lobby's text, the events and requests a table has seen) has not changed for ``stall``
+    seconds. How long a hand takes depends on the machine's load; that it keeps moving does
+    not."""
+
+    def __init__(self, key: Callable[[], object], stall: float = STALL_S) -> None:
+        self.key = key
+        self.stall = stall
+        self.last = key()
+        self.deadline = time.monotonic() + stall
+
+    def check(self, what: Callable[[], object] | str = "") -> None:
+        """Fail if nothing moved for too long, saying ``what`` (or what ``what()`` returns: a
+        screen is rendered only for the failure)."""
+        now = self.key()
+        if now != self.last:
+            self.last, self.deadline = now, time.monotonic() + self.stall
+        if time.monotonic() >= self.deadline:
+            said = what() if callable(what) else what
+            raise AssertionError(f"nothing moved for {self.stall:.0f} s (last: {now!r}) {said}")
 
 
 def to_proto(event: E.Event, sequence: int, hand_number: int, viewer: int) -> game_pb2.Event | None:
@@ -82,4 +108,13 @@ def words_of(codes: set[int]) -> set[str]:
     return {label(c) for c in codes}
 
 
-__all__ = ["SPECTATOR", "card_words", "public_codes", "random_match", "to_proto", "words_of"]
+__all__ = [
+    "SPECTATOR",
+    "STALL_S",
+    "Stall",
+    "card_words",
+    "public_codes",
+    "random_match",
+    "to_proto",
+    "words_of",
+]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -22,7 +23,7 @@ from uno_server.play.wire import engine_view, own
 from uno_server.service.server import Arena, ArenaServer, ServerConfig
 from uno_server.service.table import Table
 
-from .helpers import card_words, public_codes, words_of
+from .helpers import STALL_S, Stall, card_words, public_codes, words_of
 
 ADMIN = "admin-token-for-watching"
 GATE_TOKEN = "gate-bot-token-1234"
@@ -30,7 +31,9 @@ GATE_TOKEN = "gate-bot-token-1234"
 
 class GateBot(Bot):
     """Plays like the heuristic bot; stops before its ``hold_at``-th required decision of each
-    match until :meth:`open` is called. ``delay`` slows every answer (seconds)."""
+    match until :meth:`open` is called. ``delay`` slows every answer (seconds);
+    ``before_answer``, when set, is awaited before every required answer once the gate is open
+    (a test waits there for what a spectator must have seen by then)."""
 
     threaded = False
     name = "gate"
@@ -39,8 +42,11 @@ class GateBot(Bot):
         self.hold_at = hold_at
         self.delay = delay
         self.held = asyncio.Event()
+        self.holding: set[str] = set()
+        """The matches the gate holds now."""
         self.gate = asyncio.Event()
         self.heuristic = HeuristicBot(7)
+        self.before_answer: Callable[[], Awaitable[None]] | None = None
 
     def open(self) -> None:
         self.gate.set()
@@ -50,8 +56,12 @@ class GateBot(Bot):
         if req.required:
             made = state.data["made"] = state.data.get("made", 0) + 1
             if made == self.hold_at:
+                self.holding.add(state.match_id)
                 self.held.set()
                 await self.gate.wait()
+                self.holding.discard(state.match_id)
+            if self.before_answer is not None and self.gate.is_set():
+                await self.before_answer()
         if self.delay:
             await asyncio.sleep(self.delay)
         return self.heuristic.choose(engine_view(req))
@@ -104,6 +114,19 @@ class Live:
 
     def table(self, match_id: str) -> Table:
         return arena_table(self.server.arena, match_id)
+
+    def progress(self) -> tuple[tuple[str, int], ...]:
+        """The events each running match has recorded: what moves while a test waits."""
+        arena = self.server.arena
+        return tuple(sorted((mid, len(t.records)) for mid, t in arena.running.items()))
+
+    async def until_held(self, stall: float = STALL_S) -> None:
+        """Wait until the gate bot holds a match. Fails only if no running match records an
+        event for ``stall`` seconds meanwhile (a busy machine is slow, not stuck)."""
+        watch = Stall(self.progress, stall)
+        while not self.gate.held.is_set():
+            watch.check("waiting for the gate bot to hold a match")
+            await asyncio.sleep(0.02)
 
 
 def arena_table(arena: Arena, match_id: str) -> Table:
@@ -158,9 +181,9 @@ async def live_server(
     client = BotClient(gate, ClientConfig(addr=live.addr, token=GATE_TOKEN, name="gate"))
     live.tasks.append(asyncio.create_task(client.run()))
     try:
-        for _ in range(200):
-            if "gate" in server.arena.sessions:
-                break
+        end = time.monotonic() + STALL_S
+        while "gate" not in server.arena.sessions:  # the gate bot has said Hello
+            assert time.monotonic() < end, f"the gate bot did not connect in {STALL_S:.0f} s"
             await asyncio.sleep(0.02)
         yield live
     finally:

@@ -11,6 +11,8 @@ import difflib
 import io
 import os
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,27 +30,53 @@ _MASKS = [
 ]
 
 
-async def settle(pilot: Any) -> None:
+SETTLE_LIMIT_S = 60.0
+"""How long :func:`settle` waits for the screen to come to rest before it fails. Not a margin
+the test needs: on a quiet machine the screen rests within a few frames; the limit only turns a
+screen that never rests (a redraw loop) into a failure that shows the screen."""
+
+
+def log_at_end(log: Any) -> bool:
+    """True when the RichLog has rendered every line written to it and shows its last one: no
+    write waits for the log's size, and the scroll to the end (done after a refresh) is done."""
+    return not log._deferred_renders and log.scroll_y >= log.max_scroll_y
+
+
+async def settle(pilot: Any, ready: Callable[[str], bool] | None = None) -> None:
     """Let the screen finish what it is drawing (refreshes, the log's scroll to its end).
 
     A RichLog writes, and scrolls to its end, after a refresh of its own, so one pause may
-    catch it a few lines short: wait until every log shows its last line and a further pause
-    changes nothing on the screen but its clocks (masked as in the snapshots). At most about
-    0.5 s: a human's UNO window is running meanwhile."""
+    catch it a few lines short. This waits for conditions, not for time: every log shows its
+    last line, ``ready(text)`` holds for the screen's text (what the caller knows must be on the
+    screen, e.g. the last line of the model's log), and two looks at
+    the screen in a row are the same but for its clocks (masked as in the snapshots). On a busy
+    machine that takes longer, never less: it fails only if the screen never rests within
+    :data:`SETTLE_LIMIT_S`."""
     from textual.widgets import RichLog
 
     app = pilot.app
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
     before = None
-    for _ in range(25):
+    end = time.monotonic() + SETTLE_LIMIT_S
+    while True:
+        await pilot.pause()
         logs = list(app.screen.query(RichLog))
-        at_end = all(log.scroll_y >= log.max_scroll_y for log in logs)
-        now = mask(screen_text(app))
-        if at_end and now == before:
-            return
-        before = now
+        text = screen_text(app) if all(log_at_end(log) for log in logs) else None
+        if text is not None and (ready is None or ready(text)):
+            now = mask(text)
+            if now == before:
+                return
+            before = now
+        else:
+            before = None
+        if time.monotonic() > end:
+            text = screen_text(app)
+            scrolls = [(log.scroll_y, log.max_scroll_y, len(log._deferred_renders)) for log in logs]
+            raise AssertionError(
+                f"the screen did not come to rest within {SETTLE_LIMIT_S:.0f} s (logs' scroll, "
+                f"end, deferred: {scrolls}; ready: {ready is None or ready(text)}):\n{text}"
+            )
         await pilot.pause(0.02)
 
 

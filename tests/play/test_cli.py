@@ -3,8 +3,6 @@ exit 2, before any screen opens)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from uno_server.cli import main
@@ -12,6 +10,7 @@ from uno_server.play.app import PlayApp
 from uno_server.play.human import NO_DEADLINE_MS
 from uno_server.play.session import PRACTICE_WINDOW_MS, PlayOptions
 
+from .helpers import Stall
 from .live import ADMIN, live_server
 
 ME = "me-token-for-playing"
@@ -32,9 +31,9 @@ async def test_a_seat_on_a_running_server_started_with_the_admin_token() -> None
             )
         )
         async with app.run_test(size=(120, 40)) as pilot:
-            end = time.monotonic() + 20
+            watch = Stall(lambda: (app.lobby, app.model is not None))
             while app.decision is None:
-                assert time.monotonic() < end, app.lobby
+                watch.check(lambda: app.lobby)
                 await pilot.pause(0.02)
             assert app.model is not None
             assert app.model.names == ["me", "heuristic", "gate", "random"]
@@ -54,9 +53,9 @@ async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
     async with live_server() as live:
         app = PlayApp(PlayOptions(server=live.addr, token="not-a-token-1", name="me"))
         async with app.run_test(size=(120, 40)) as pilot:
-            end = time.monotonic() + 20
+            watch = Stall(lambda: app.lobby)
             while "failed" not in app.lobby:
-                assert time.monotonic() < end, app.lobby
+                watch.check(lambda: app.lobby)
                 await pilot.pause(0.02)
             await pilot.press("q")
         assert "UNAUTHENTICATED" in app.error

@@ -5,8 +5,6 @@ its end with keys. The two screens are separate clients over gRPC, as from two t
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from uno_server.play.app import PlayApp
@@ -14,9 +12,10 @@ from uno_server.play.practice import SCRIPTED
 from uno_server.play.session import PlayOptions
 from uno_server.play.wire import engine_view
 
+from .helpers import Stall
 from .scenario import HumanScript
 from .snap import check_snapshot, screen_text, settle
-from .test_play_screen import keys_for
+from .test_play_screen import keys_for, progress
 
 pytestmark = pytest.mark.asyncio
 FRIEND_TOKEN = "friend-token-for-bob"
@@ -34,9 +33,9 @@ async def test_two_people_and_two_ais_at_one_table() -> None:
         )
     )
     async with host.run_test(size=(120, 40)) as hp:
-        end = time.monotonic() + 20
+        watch = Stall(lambda: host.lobby)
         while "Waiting for bob" not in host.lobby:
-            assert time.monotonic() < end, host.lobby
+            watch.check(host.lobby)
             await hp.pause(0.02)
         await settle(hp)
         lobby = screen_text(host)
@@ -46,15 +45,15 @@ async def test_two_people_and_two_ais_at_one_table() -> None:
         friend = PlayApp(PlayOptions(server=host.session.addr, token=FRIEND_TOKEN, name="bob"))
         async with friend.run_test(size=(120, 40)) as fp:
             players = {"alice": (host, hp, HumanScript()), "bob": (friend, fp, HumanScript())}
-            end = time.monotonic() + 60
+            watch = Stall(lambda: (progress(host), progress(friend)))
             moves = {"alice": 0, "bob": 0}
             while not (host.result and friend.result):
-                assert time.monotonic() < end, "the hand did not end"
+                watch.check(lambda: f"the hand did not end; host:\n{screen_text(host)}")
                 for who, (app, pilot, script) in players.items():
                     d = app.decision
                     if d is None or not d.open:
                         continue
-                    await settle(pilot)
+                    await pilot.pause()
                     if app.decision is not d or not d.open:
                         continue  # someone else caught first: the request closed
                     choice = script.choose(engine_view(d.request))

@@ -13,18 +13,22 @@ snapshot.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
 from uno_server.engine import actions as A
 from uno_server.engine import events as E
+from uno_server.engine.hand import SYSTEM
 from uno_server.gen.uno.v1 import bot_pb2
 from uno_server.play.app import CARD_KEYS, PlayApp
 from uno_server.play.cards import label
 from uno_server.play.practice import SCRIPTED
+from uno_server.play.render import line_text
 from uno_server.play.session import PlayOptions
 from uno_server.play.wire import engine_view
 
+from .helpers import STALL_S, Stall
 from .live import arena_table
 from .scenario import AI_SEED, FORGETFUL_SEED, HUMAN, SCENARIOS, SEED, HumanScript, simulate
 from .snap import check_snapshot, screen_text, settle
@@ -33,9 +37,29 @@ SIZE = (120, 42)
 CARD_HEX = ("#c62828", "#f0c814", "#1e823c", "#195ac8", "#323232")  # cards.CARD_STYLES
 
 
+LONG_WINDOW_MS = 60_000
+"""The longest UNO window the rules allow. The scripted person closes every window of SEED's
+hand itself (test_the_seed_still_shows_every_scenario checks that no window closes on its
+timer), so the window's length costs nothing, and the person's catch never races the timer
+however long the test takes to look at the screen first."""
+
+
+LATE_WINDOW_MS = 15_000
+"""The UNO window of the forgetful person's hand. Its late call must beat the window's timer
+(the test looks at the screen first: settle, snapshot), while the missed UNO it lets go closes
+on that timer, so the test waits one whole window. 15 s is many times the person's reaction
+even at load average 30 (a few seconds), at the cost of 15 s of waiting."""
+
+
 def options() -> PlayOptions:
     return PlayOptions(
-        practice=True, seed=SEED, dealer=0, ai_style=SCRIPTED, ai_seed=AI_SEED, name="you"
+        practice=True,
+        seed=SEED,
+        dealer=0,
+        ai_style=SCRIPTED,
+        ai_seed=AI_SEED,
+        name="you",
+        uno_window_ms=LONG_WINDOW_MS,
     )
 
 
@@ -43,6 +67,39 @@ def test_the_seed_still_shows_every_scenario() -> None:
     seen, match = simulate(SEED)
     assert seen >= set(SCENARIOS), "rerun `python -m tests.play.scenario` for a new SEED"
     assert match.hand.over
+    # the person closes every UNO window: none waits for its timer (see LONG_WINDOW_MS)
+    assert (SYSTEM, 6) not in match.hand.actions
+
+
+def _squash(text: str) -> str:
+    """``text`` without white space, panel borders and scroll bars (a wrapped log line reads
+    on as one)."""
+    return "".join(text.translate(_FRAME).split())
+
+
+_FRAME = str.maketrans(dict.fromkeys("│▁▂▃▄▅▆▇█▔", " "))
+
+
+def shows_last_line(app: PlayApp) -> Callable[[str], bool]:
+    """A :func:`settle` condition: the screen shows the last three lines the model added to
+    "What happened", one after the other (so a snapshot is never taken with the log a few lines
+    behind, and an earlier line with the same words does not count)."""
+
+    def ready(text: str) -> bool:
+        model = app.model
+        if model is None or not model.log:
+            return True
+        last = list(model.log)[-3:]
+        return "".join(_squash(line_text(line).plain) for line in last) in _squash(text)
+
+    return ready
+
+
+def progress(app: PlayApp) -> tuple[object, ...]:
+    """What moves when the table advances: events seen, requests received, answers sent."""
+    d = app.decision
+    seq = app.model.last_sequence if app.model is not None else -1
+    return (app.match_id, seq, id(d) if d is not None else None, len(app.sent), app.result)
 
 
 def keys_for(app: PlayApp, action_id: int) -> list[str]:
@@ -69,18 +126,19 @@ def keys_for(app: PlayApp, action_id: int) -> list[str]:
     return keys
 
 
-async def next_decision(app: PlayApp, pilot: object, timeout: float = 20.0) -> bool:
-    """Wait for an open decision (True) or the end of the match (False)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+async def next_decision(app: PlayApp, pilot: object, stall: float = STALL_S) -> bool:
+    """Wait for an open decision (True) or the end of the match (False), then for the screen
+    to show it. Fails only if the table stops moving for ``stall`` seconds."""
+    watch = Stall(lambda: progress(app), stall)
+    while True:
         if app.result:
             return False
         d = app.decision
         if d is not None and d.open:
-            await settle(pilot)
+            await settle(pilot, shows_last_line(app))
             return True
+        watch.check(lambda: f"waiting for a decision; screen:\n{screen_text(app)}")
         await pilot.pause(0.01)  # type: ignore[attr-defined]
-    raise AssertionError(f"no decision within {timeout} s; screen:\n{screen_text(app)}")
 
 
 @pytest.mark.asyncio
@@ -102,7 +160,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
             assert d is not None
             req = d.request
             if after_challenge is not None:
-                await settle(pilot)
+                await settle(pilot, shows_last_line(app))
                 text = screen_text(app)
                 assert "Challenge evidence" in text  # the panel is on the screen
                 evidence_seen.append(text)
@@ -131,7 +189,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
                 await pilot.pause()
                 if key == "u":
                     assert app.uno_armed
-                    await settle(pilot)  # the log may still be scrolling to its end
+                    await settle(pilot, shows_last_line(app))
                     snap("play_uno_called")
             if len(keys) > 1 and keys[-1] in "rygb" and A.decode(choice).card == 77:
                 snap("play_wild_colour")  # the colour dialog is open
@@ -141,7 +199,7 @@ async def test_a_person_plays_a_whole_hand_with_keys() -> None:
             assert app.sent[sent:] == [choice], (keys, app.sent[sent:], choice)
             if choice == A.CHALLENGE:
                 after_challenge = f"play_evidence_{len(evidence_seen) + 1}"
-        await settle(pilot)
+        await settle(pilot, shows_last_line(app))
         snap("play_hand_over")
         final = screen_text(app)
         session = app.session
@@ -181,10 +239,11 @@ async def test_late_uno_and_letting_a_missed_uno_go() -> None:
     closes on the server's timer."""
     opts = options()
     opts.seed = FORGETFUL_SEED
-    opts.uno_window_ms = 3000  # long enough for the late call on a loaded machine
+    opts.uno_window_ms = LATE_WINDOW_MS
     app = PlayApp(opts)
     script = HumanScript(forgetful=True)
     prompts: list[int] = []
+    late_reaction = -1.0
     async with app.run_test(size=SIZE) as pilot:
         while await next_decision(app, pilot):
             d = app.decision
@@ -200,6 +259,12 @@ async def test_late_uno_and_letting_a_missed_uno_go() -> None:
             for key in keys_for(app, choice):
                 await pilot.press(key)
             await pilot.pause()
+            if choice == A.CALL_UNO:
+                late_reaction = time.monotonic() - d.received
+                assert app.sent[sent:] == [choice], (
+                    f"the late call came {late_reaction:.1f} s after the window opened, "
+                    f"after its {LATE_WINDOW_MS / 1000:.0f} s"
+                )
             assert app.sent[sent:] == [choice]
         session = app.session
         assert session is not None and session.server is not None
@@ -209,7 +274,8 @@ async def test_late_uno_and_letting_a_missed_uno_go() -> None:
     assert hand.actions == offline.hand.actions
     assert bot_pb2.PROMPT_LATE_UNO in prompts and bot_pb2.PROMPT_UNO_WINDOW in prompts
     assert (0, A.CALL_UNO) in hand.actions and (0, A.NO_CATCH) in hand.actions
-    assert (-1, 6) in hand.actions  # the window the person let go closed on its timer
+    assert (SYSTEM, 6) in hand.actions  # the window the person let go closed on its timer
+    assert 0 <= late_reaction < LATE_WINDOW_MS / 1000
 
 
 @pytest.mark.asyncio

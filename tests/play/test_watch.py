@@ -6,18 +6,19 @@ counts are the engine's, and no card is shown that the engine has not shown to e
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from uno_server.engine.views import redact
 from uno_server.gen.uno.v1 import game_pb2
 from uno_server.play.cards import label
 from uno_server.play.follow import Follower
 from uno_server.play.model import LogLine
 from uno_server.play.watch import WatchApp
 
+from .helpers import SPECTATOR, STALL_S, Stall
 from .live import (
     ADMIN,
     check_no_hidden,
@@ -55,10 +56,33 @@ class CheckedWatch(WatchApp):
         super()._followed(follower, line)
 
 
-async def until(pilot: Any, cond: Callable[[], bool], timeout: float = 20.0) -> None:
-    end = time.monotonic() + timeout
+def moving(app: WatchApp) -> tuple[object, ...]:
+    """What advances while a spectator waits: the matches the screen follows, the events each
+    has drawn, whether each caught up or ended, and any error."""
+    return (
+        app.error,
+        tuple(
+            (mid, f.model.last_sequence if f.model is not None else -1, f.caught_up, f.ended)
+            for mid, f in sorted(app.followers.items())
+        ),
+    )
+
+
+def last_seen_by_spectators(table: Any) -> int:
+    """The sequence of the table's last event a spectator receives (some are only a seat's)."""
+    for i in range(len(table.records), 0, -1):
+        if redact(table.records[i - 1].event, SPECTATOR) is not None:
+            return i
+    return 0
+
+
+async def until(pilot: Any, cond: Callable[[], bool], stall: float = STALL_S) -> None:
+    """Wait for ``cond``, then for the screen to settle. Fails only if ``cond`` stays false while
+    nothing the screen follows moves for ``stall`` seconds (a busy machine is slow, not stuck)."""
+    app = pilot.app
+    watch = Stall(lambda: moving(app), stall)
     while not cond():
-        assert time.monotonic() < end, "timed out"
+        watch.check(lambda: f"screen:\n{screen_text(app)}")
         await pilot.pause(0.01)
     await settle(pilot)
 
@@ -66,7 +90,7 @@ async def until(pilot: Any, cond: Callable[[], bool], timeout: float = 20.0) -> 
 async def test_join_mid_hand_then_follow_live_to_the_reveal() -> None:
     async with live_server(hold_at=4, delay=0.1) as live:
         mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=11)
-        await asyncio.wait_for(live.gate.held.wait(), 20)
+        await live.until_held()
         table = live.table(mid)
         hand = table.match.hand
         app = CheckedWatch(live.addr, ADMIN, match_id=mid, tables=live.table)
@@ -144,7 +168,7 @@ async def test_a_tournaments_tables() -> None:
             [HEURISTIC, "gate", HEURISTIC, RANDOM], seed=22, labels={**labels, "table": "2"}
         )
         other = await live.create([HEURISTIC, HEURISTIC, RANDOM, RANDOM], seed=23)
-        await asyncio.wait_for(live.gate.held.wait(), 20)
+        await live.until_held()
         app = CheckedWatch(live.addr, ADMIN, labels=labels, poll_s=0.05, tables=live.table)
         async with app.run_test(size=SIZE) as pilot:
             await until(
@@ -156,7 +180,16 @@ async def test_a_tournaments_tables() -> None:
             assert {f.match_id for f in app.followers.values()} == {m1, m2}
             assert other not in {f.match_id for f in app.followers.values()}
             await until(pilot, lambda: len(app.query(".card")) == 2)
-            await until(pilot, lambda: len(live.table(m2).records) > 0 and live.gate.held.is_set())
+
+            def both_held_and_shown() -> bool:
+                # both tables stand still at the gate, and each card has drawn their last event
+                return live.gate.holding == {m1, m2} and all(
+                    f.model is not None
+                    and f.model.last_sequence == last_seen_by_spectators(live.table(f.match_id))
+                    for f in app.followers.values()
+                )
+
+            await until(pilot, both_held_and_shown)
             text = screen_text(app)
             assert "table 1" in text and "table 2" in text
             # two tables on one screen: each card was checked alone when drawn (CheckedWatch)
@@ -180,7 +213,7 @@ async def test_the_check_sees_a_hidden_card() -> None:
     """Break on purpose: a screen that names a card some seat holds unseen fails the check."""
     async with live_server(hold_at=3) as live:
         mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=11)
-        await asyncio.wait_for(live.gate.held.wait(), 20)
+        await live.until_held()
         table = live.table(mid)
         public = public_now(table)
         hidden = [c for h in table.match.hand.hands for c in h if c not in public]

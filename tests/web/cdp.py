@@ -22,6 +22,10 @@ from typing import Any
 import aiohttp
 
 CHROMIUM = os.environ.get("UNO_ARENA_CHROMIUM", "/usr/bin/chromium")
+WAIT_S = 120.0
+"""How long a wait for the browser (its start, a page condition, a response body) may take
+before the test fails: a guard against a hang, far above what a loaded 2-core machine needs.
+No test asserts that anything happens within a time."""
 FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -108,7 +112,7 @@ class Page:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[i] = fut
         await self.ws.send_str(json.dumps({"id": i, "method": method, "params": params or {}}))
-        return await asyncio.wait_for(fut, 30)
+        return await asyncio.wait_for(fut, WAIT_S)
 
     async def evaluate(self, expression: str) -> Any:
         res = await self.send(
@@ -122,7 +126,7 @@ class Page:
     async def goto(self, url: str) -> None:
         await self.send("Page.navigate", {"url": url})
 
-    async def wait_for(self, expression: str, timeout: float = 20.0) -> Any:
+    async def wait_for(self, expression: str, timeout: float = WAIT_S) -> Any:
         end = asyncio.get_running_loop().time() + timeout
         while True:
             value = await self.evaluate(expression)
@@ -143,7 +147,7 @@ class Page:
     async def settle(self) -> None:
         """Wait for the bodies of finished responses to be read."""
         if self._bodies:
-            await asyncio.wait(self._bodies, timeout=10)
+            await asyncio.wait(self._bodies, timeout=WAIT_S)
 
     async def close(self) -> None:
         self._reader.cancel()
@@ -170,14 +174,13 @@ async def chromium() -> AsyncIterator[Page]:
     page: Page | None = None
     try:
         port_file = Path(profile) / "DevToolsActivePort"
-        for _ in range(300):
-            if port_file.exists() and port_file.read_text().strip():
-                break
+        end = asyncio.get_running_loop().time() + WAIT_S
+        while not (port_file.exists() and port_file.read_text().strip()):
             if proc.returncode is not None:
                 raise CdpError(f"chromium exited with {proc.returncode}")
+            if asyncio.get_running_loop().time() > end:
+                raise CdpError(f"chromium did not open its DevTools port in {WAIT_S:.0f} s")
             await asyncio.sleep(0.05)
-        else:
-            raise CdpError("chromium did not open its DevTools port")
         port = int(port_file.read_text().split()[0])
         async with session.get(f"http://127.0.0.1:{port}/json/list") as res:
             targets = await res.json()

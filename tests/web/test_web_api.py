@@ -40,7 +40,7 @@ async def held() -> AsyncIterator[tuple[Live, WebView]]:
 async def test_list_pages_and_a_table_followed_to_the_reveal(held: tuple[Live, WebView]) -> None:
     live, view = held
     mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=11, labels={"t": "x"})
-    await asyncio.wait_for(live.gate.held.wait(), 20)
+    await live.until_held()
     table = live.table(mid)
     base = f"http://127.0.0.1:{view.port}"
     async with aiohttp.ClientSession() as http:

@@ -68,14 +68,14 @@ async def held_match(hold_at: int, delay: float = 0.0) -> AsyncIterator[tuple[Li
         await view.start()
         try:
             mid = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=31)
-            await asyncio.wait_for(live.gate.held.wait(), 20)
+            await live.until_held()
             yield live, mid, f"http://127.0.0.1:{view.port}"
         finally:
             await view.stop()
 
 
 async def test_a_match_live_in_chromium() -> None:
-    async with held_match(3, delay=0.15) as (live, mid, base):
+    async with held_match(3) as (live, mid, base):
         table = live.table(mid)
         async with chromium() as page:
             await page.goto(f"{base}/")
@@ -87,6 +87,20 @@ async def test_a_match_live_in_chromium() -> None:
             assert dom["counts"] == [len(h) for h in hand.hands]
             check_dom(dom, public_now(table, dom["seq"]))
             seqs = {dom["seq"]}
+            stepped: list[int] = []
+
+            async def page_caught_up() -> None:
+                # before each of its answers the gate waits for the page to show the match as
+                # it is now: the page follows the hand step by step, however slow the machine
+                want = len(table.records)
+                shown = await page.wait_for(
+                    f"(() => {{ const d = {DOM}; return d && d.seq >= {want} ? d : null; }})()"
+                )
+                check_dom(shown, public_now(table, shown["seq"]))
+                seqs.add(shown["seq"])
+                stepped.append(want)
+
+            live.gate.before_answer = page_caught_up
             live.gate.open()
             samples = 0
             while True:
@@ -106,7 +120,7 @@ async def test_a_match_live_in_chromium() -> None:
             await page.wait_for("document.getElementById('conn').textContent === 'match over'")
             await page.settle()
             traffic = page.traffic
-    assert len(seqs) >= 5, "the page did not update as the hand went on"
+    assert len(stepped) >= 3 and len(seqs) >= 5, "the page did not update as the hand went on"
     assert samples >= 5
     # every server-sent event the page received
     states = [json.loads(data) for event, data in traffic.sse if event == "state"]

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from rich.console import Group
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -126,6 +127,18 @@ class SeatScreen(ModalScreen[int | None]):
 CARD_KEYS = "1234567890"
 
 
+class FollowingLog(RichLog):
+    """The "What happened" log. A RichLog scrolls to its end when written to, not when the
+    panels around it grow (a second row of cards, the evidence panel) and shrink it: then its
+    last lines would hide below the fold until the next write. This one keeps to its end."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        # RichLog's own on_resize (rendering deferred writes) runs too: Textual calls the
+        # handler of every class in the MRO
+        if self.auto_scroll:
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
+
+
 class PlayApp(App[None]):
     """One person's seat. Give it :class:`PlayOptions`; it runs the table (see session.py)."""
 
@@ -193,7 +206,7 @@ class PlayApp(App[None]):
         with Horizontal(id="upper"):
             yield Static(id="seats")
             yield Static(id="table")
-        yield RichLog(id="log", wrap=True, markup=False, max_lines=500, auto_scroll=True)
+        yield FollowingLog(id="log", wrap=True, markup=False, max_lines=500, auto_scroll=True)
         yield Static(id="evidence")
         yield Static(id="hand")
         yield Static(id="moves")
