@@ -95,7 +95,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> list[Import]:
                 base = node.module or ""
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
-                # `from pkg import mod` imports the module pkg.mod; `from mod import name` the module
+                # `from pkg import mod` imports pkg.mod; `from mod import name` imports mod
                 found.append(Import(name, sub if sub in modules else base, node.lineno, deferred))
     return found
 
