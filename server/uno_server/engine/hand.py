@@ -14,6 +14,11 @@ Who may act:
   turn until the window closes: once every other seat has answered, on a catch or a late call, or
   when the service closes it after ``uno_window_ms`` with the system action ``CLOSE_WINDOW``;
 - under the jump-in house rule, any seat holding the exact top card may play it out of turn.
+
+One module, about 1,000 lines, on purpose: a hand is one state (as python-chess's ``Board`` and
+pokerkit's ``State`` are), and every rule reads and writes the same few fields; the cards,
+actions, events, rule set and views already live in modules of their own. The file is also one
+mypyc compilation unit, so its hot paths call each other without Python's call overhead.
 """
 
 from __future__ import annotations

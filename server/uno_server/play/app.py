@@ -12,6 +12,10 @@ c / n   catch a player who did not call UNO / let it go
 a / x   accept a Wild Draw Four / challenge it (you then see the evidence)
 m / q   another match (when you host the table) / quit
 ======  ================================================================================
+
+One module of a little over 800 lines: the screen's widgets are small classes that only this
+screen uses, and its key handling, clocks and redraws share the one model of the table
+(:mod:`uno_server.play.model` holds everything that is not drawing).
 """
 
 from __future__ import annotations
