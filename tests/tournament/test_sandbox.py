@@ -645,3 +645,25 @@ def test_a_server_on_a_unix_socket_needs_no_relay_on_the_runners_side(tmp_path: 
             listener.close()
 
     asyncio.run(go())
+
+
+def test_a_script_named_through_dotdot_is_bound_and_run_by_its_real_path(tmp_path: Path) -> None:
+    """`{config_dir}/../bots/x.py` (deploy/tournament/arena.toml's flaky bot): the sandbox shows
+    the bot only the real path's folders, so the command must name the real path; a path
+    through `..` needs a folder that is not there, and the bot could not start."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "bots").mkdir()
+    script = tmp_path / "bots" / "x.py"
+    script.write_text("print('ran')\n")
+    via = f"{tmp_path}/conf/../bots/x.py"
+    spec = BotSpec(name="x", command=(sys.executable, via), cwd=str(tmp_path / "conf"))
+    argv = sandbox.bwrap_argv(
+        sandbox.probe().bwrap, spec, [sys.executable, via], port=5, socket_dir=str(tmp_path)
+    )
+    tail = argv[argv.index("--", argv.index("inner")) + 1 :]
+    assert tail == [sys.executable, str(script)]  # the venv's python stays the venv's
+    bound = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
+    assert any(str(script.resolve()).startswith(b) for b in bound), bound

@@ -604,7 +604,12 @@ def bwrap_argv(
         args += ["--ro-bind-try", f, f]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/tmp"]
-    # files the command names by absolute path (a script, a jar, the program) are the bot's too
+    # files the command names by absolute path (a script, a jar, the program) are the bot's too;
+    # a path through ``..`` is named without it, since the folder it climbs out of may not be
+    # shown in the sandbox (links are kept: a venv's python must stay the venv's)
+    command = [
+        os.path.normpath(a) if a.startswith("/") and os.path.exists(a) else a for a in command
+    ]
     named = [a for a in command if a.startswith("/") and os.path.exists(a)]
     ro = _dedup(
         [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, *named, cwd]
