@@ -328,7 +328,11 @@ async fn two_matches_interleave_with_separate_state() {
         c.send(Kind::MatchStarted(pb::MatchStarted { match_id: m.into(), seat, ..Default::default() })).await;
     }
     // The slow match's request goes first but its answer comes second: decisions run concurrently.
-    c.send(Kind::DecisionRequest(request("slow-1", "slow", 0, 1))).await;
+    // A deadline far beyond the gate's 10 s: a busy machine must not turn slow-1 into a
+    // fallback that overtakes fast-2 (CI saw that with 2 s).
+    let mut slow = request("slow-1", "slow", 0, 1);
+    slow.time_left_ms = 60_000;
+    c.send(Kind::DecisionRequest(slow)).await;
     c.send(Kind::DecisionRequest(request("fast-1", "fast", 1, 1))).await;
     let first = c.action().await;
     assert_eq!(first.request_id, "fast-1");
