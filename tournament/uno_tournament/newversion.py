@@ -1,0 +1,269 @@
+"""The new-version test: is NEW better than OLD by ``delta1`` Elo, or not better than ``delta0``?
+
+The SPRT users know from fastchess and cutechess, in a four-seat field. Both versions play
+against a field of other bots (:func:`newversion_tables` seats NEW and OLD at every table, so
+every hand compares them directly on the same cards, with two field bots in turn); after every
+refit the runner hands the fitted :class:`~uno_tournament.ratings.Ratings` to
+:meth:`NewVersionState.look`, which returns ``"H1"`` (NEW is better by ``delta1``), ``"H0"`` (NEW is
+not better than ``delta0``) or ``"continue"``.
+
+API (for the runner)
+--------------------
+* ``NewVersionState(candidate, baseline, delta0=0.0, delta1=10.0, alpha=0.05, beta=0.05,
+  min_hands=96, max_hands=0)``; :meth:`~NewVersionState.to_dict` /
+  :meth:`~NewVersionState.from_dict` (JSON; a resumed run continues the same test);
+* :meth:`~NewVersionState.look` ``(ratings) -> NewVersionDecision`` (the decision is final once
+  it is ``H0`` or ``H1``; later looks return it unchanged); the budget gives ``"budget"``;
+* :meth:`~NewVersionState.progress_line` -> ``"LLR: 1.23 (-2.94, 2.94) [0.00, 10.00]"``, as
+  fastchess prints it, followed by the fitted gap and the hands;
+* :func:`newversion_tables` ``(candidate, baseline, field, n_tables, block, seed)``: the tables of a
+  block (pass them to :func:`uno_tournament.adaptive.block_hands`).
+
+Method: a generalized SPRT on the fitted gap in information time
+----------------------------------------------------------------
+With ``d_hat = elo[NEW] - elo[OLD]`` from the Plackett-Luce fit and ``t = 1 / se**2`` its
+information (the deal-clustered sandwich), the score ``S = d_hat * t`` is, asymptotically, a
+Brownian motion with drift ``d`` in ``t`` (the canonical joint distribution of sequential
+maximum-likelihood estimates; the same picture as :mod:`uno_tournament.settled`). The log
+likelihood ratio of drift ``delta1`` against drift ``delta0`` of that process is::
+
+    LLR = (delta1 - delta0) * (S - (delta0 + delta1) / 2 * t)
+        = (delta1 - delta0) * t * (d_hat - (delta0 + delta1) / 2)
+
+and Wald's bounds ``A = log(beta / (1 - alpha))``, ``B = log((1 - beta) / alpha)`` stop the test:
+``LLR >= B`` accepts H1, ``LLR <= A`` accepts H0. This is what fastchess does with the normalized
+Elo of pentanomial counts (there the statistic is the pentanomial mean and its variance); here the
+statistic is the fitted gap, which takes the seats, the deal and the other two bots at the table
+out of the comparison. Wald's bounds hold for a process looked at continuously; looking once a
+block only makes the test stop a little later (overshoot), which lowers both error rates. At
+``max_hands`` the test stops undecided (a truncated SPRT), and says so.
+
+``make bench-settled`` checks the operating characteristic on engine-played hands: the share of
+tests that accept H1 when the true gap is ``delta0`` (at most alpha), the share that accept H0 when
+it is ``delta1`` (at most beta), and the mean hands against a fixed-size run of the same power
+(``t_fixed = ((z_alpha + z_beta) / (delta1 - delta0))**2``, one-sided).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .rating_model import Ratings
+
+__all__ = [
+    "NewVersionDecision",
+    "NewVersionState",
+    "fixed_information",
+    "newversion_tables",
+]
+
+Verdict = Literal["H0", "H1", "continue", "budget"]
+STATE_VERSION = 1
+SEATS = 4
+
+
+def _upper_quantile(p: float) -> float:
+    lo, hi = 0.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(mid / math.sqrt(2.0)) > p:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def fixed_information(delta0: float, delta1: float, alpha: float, beta: float) -> float:
+    """Information (1/Elo^2) a single-look, one-sided z test of ``d <= delta0`` against
+    ``d >= delta1`` needs for errors alpha and beta: ``((z_alpha + z_beta) / (delta1 -
+    delta0))**2``."""
+    z = _upper_quantile(alpha) + _upper_quantile(beta)
+    return (z / (delta1 - delta0)) ** 2
+
+
+@dataclass(frozen=True)
+class NewVersionDecision:
+    verdict: Verdict
+    llr: float
+    hands: int
+    gap: float
+    se: float
+    looked: bool
+
+    @property
+    def done(self) -> bool:
+        return self.verdict != "continue"
+
+
+@dataclass
+class NewVersionState:
+    """The whole state of one new-version test (JSON through :meth:`to_dict`)."""
+
+    candidate: str
+    baseline: str
+    delta0: float = 0.0
+    delta1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    min_hands: int = 96
+    """Hands before the first look (the Gaussian picture is asymptotic)."""
+    max_hands: int = 0
+    """The budget (0: none)."""
+    llr: float = 0.0
+    gap: float = math.nan
+    se: float = math.nan
+    hands: int = 0
+    looks: int = 0
+    verdict: Verdict = "continue"
+    decided_at: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.candidate or not self.baseline or self.candidate == self.baseline:
+            raise ValueError("candidate and baseline must be two different bots")
+        if not (math.isfinite(self.delta0) and math.isfinite(self.delta1)):
+            raise ValueError("delta0 and delta1 must be finite")
+        if not self.delta1 > self.delta0:
+            raise ValueError(f"delta1 ({self.delta1:g}) must exceed delta0 ({self.delta0:g})")
+        for name in ("alpha", "beta"):
+            v = getattr(self, name)
+            if not 0.0 < v < 0.5:
+                raise ValueError(f"{name} must be within (0, 0.5), got {v}")
+        if self.min_hands < 0 or self.max_hands < 0:
+            raise ValueError("min_hands and max_hands must be at least 0")
+
+    @property
+    def lower(self) -> float:
+        """Wald's lower bound, ``log(beta / (1 - alpha))``: at or below it, H0."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Wald's upper bound, ``log((1 - beta) / alpha)``: at or above it, H1."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+    def llr_of(self, gap: float, se: float) -> float:
+        t = 1.0 / se**2
+        return (self.delta1 - self.delta0) * t * (gap - (self.delta0 + self.delta1) / 2.0)
+
+    def look(self, ratings: Ratings) -> NewVersionDecision:
+        """Update from a refit and decide (a decision already made stands)."""
+        if self.verdict in ("H0", "H1"):
+            return self._decision(False)
+        hands = int(ratings.n_hands)
+        try:
+            i, j = ratings.index(self.candidate), ratings.index(self.baseline)
+        except (ValueError, KeyError) as exc:
+            raise ValueError("the fit does not rate both the candidate and the baseline") from exc
+        gap = float(ratings.elo[i] - ratings.elo[j])
+        var = float(ratings.cov[i, i] + ratings.cov[j, j] - 2.0 * ratings.cov[i, j])
+        if hands < self.min_hands or not (math.isfinite(gap) and var > 0 and math.isfinite(var)):
+            self.hands = hands
+            if self.max_hands and hands >= self.max_hands:
+                self.verdict, self.decided_at = "budget", hands
+            return self._decision(False)
+        self.gap, self.se, self.hands = gap, math.sqrt(var), hands
+        self.llr = self.llr_of(gap, self.se)
+        self.looks += 1
+        if self.llr >= self.upper:
+            self.verdict, self.decided_at = "H1", hands
+        elif self.llr <= self.lower:
+            self.verdict, self.decided_at = "H0", hands
+        elif self.max_hands and hands >= self.max_hands:
+            self.verdict, self.decided_at = "budget", hands
+        return self._decision(True)
+
+    def _decision(self, looked: bool) -> NewVersionDecision:
+        return NewVersionDecision(self.verdict, self.llr, self.hands, self.gap, self.se, looked)
+
+    def progress_line(self) -> str:
+        """``LLR: 1.23 (-2.94, 2.94) [0.00, 10.00]`` and the gap, as fastchess prints it."""
+        line = (
+            f"LLR: {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) "
+            f"[{self.delta0:.2f}, {self.delta1:.2f}]"
+        )
+        if math.isfinite(self.gap):
+            line += f", {self.candidate} - {self.baseline}: {self.gap:+.1f} +- {self.se:.1f} Elo"
+        line += f", {self.hands} hands"
+        if self.verdict == "H1":
+            line += f": H1 accepted, {self.candidate} is better by {self.delta1:g}"
+        elif self.verdict == "H0":
+            line += f": H0 accepted, {self.candidate} is not better than {self.delta0:g}"
+        elif self.verdict == "budget":
+            line += ": budget reached, undecided"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "method": "GSPRT on the fitted gap in information time, Wald bounds",
+            "candidate": self.candidate,
+            "baseline": self.baseline,
+            "delta0": self.delta0,
+            "delta1": self.delta1,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "min_hands": self.min_hands,
+            "max_hands": self.max_hands,
+            "llr": self.llr,
+            "gap": None if math.isnan(self.gap) else self.gap,
+            "se": None if math.isnan(self.se) else self.se,
+            "hands": self.hands,
+            "looks": self.looks,
+            "verdict": self.verdict,
+            "decided_at": self.decided_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NewVersionState:
+        if data.get("version") != STATE_VERSION:
+            raise ValueError(f"new-version test state version {data.get('version')!r} is unknown")
+        if data.get("verdict") not in ("H0", "H1", "continue", "budget"):
+            raise ValueError(f"new-version test state: verdict {data.get('verdict')!r}"[:120])
+        return cls(
+            str(data["candidate"]),
+            str(data["baseline"]),
+            delta0=float(data["delta0"]),
+            delta1=float(data["delta1"]),
+            alpha=float(data["alpha"]),
+            beta=float(data["beta"]),
+            min_hands=int(data["min_hands"]),
+            max_hands=int(data["max_hands"]),
+            llr=float(data["llr"]),
+            gap=math.nan if data["gap"] is None else float(data["gap"]),
+            se=math.nan if data["se"] is None else float(data["se"]),
+            hands=int(data["hands"]),
+            looks=int(data["looks"]),
+            verdict=data["verdict"],
+            decided_at=None if data["decided_at"] is None else int(data["decided_at"]),
+        )
+
+
+def newversion_tables(
+    candidate: str,
+    baseline: str,
+    field: Sequence[str],
+    n_tables: int,
+    block: int,
+    seed: int,
+) -> list[tuple[str, ...]]:
+    """The tables of block ``block``: NEW and OLD at every table with two field bots, the
+    field's pairs in a seeded order that changes every block and covers every pair once before
+    any repeats (so every field bot plays as often as the others, give or take a table)."""
+    others = list(dict.fromkeys(field))
+    if candidate in others or baseline in others or candidate == baseline:
+        raise ValueError("the field must not contain the candidate or the baseline")
+    if len(others) < 2:
+        raise ValueError("the field needs at least two bots")
+    if n_tables < 1 or block < 0:
+        raise ValueError("n_tables must be at least 1 and block at least 0")
+    pairs = list(itertools.combinations(others, 2))
+    digest = hashlib.sha256(f"newversion/{seed}".encode()).digest()
+    random.Random(int.from_bytes(digest[:8], "big")).shuffle(pairs)
+    start = block * n_tables
+    return [(candidate, baseline, *pairs[(start + k) % len(pairs)]) for k in range(n_tables)]
