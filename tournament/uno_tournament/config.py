@@ -8,6 +8,10 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     blocks = 1              # duplicate blocks of 24 hands per table (or one of the next two)
     # hands = 5000          # a hand budget: a balanced design of about this many hands
     # precision_elo = 30    # or a precision: 95% CI of a gap between two bots about +-30 Elo
+    # until = "settled"     # or play until every adjacent pair is decided (docs/tournaments.md)
+    # alpha = 0.05          #   with until: the chance of any wrong claim (0 < alpha < 0.5)
+    # indifference_elo = 10 #   with until: pairs closer than this may be called tied (1-500)
+    # max_hands = 20000     #   with until: the budget (default 20000; 24-10000000)
     concurrency = 8         # tables played at once
     output = "out/example"  # relative to the current directory
 
@@ -84,6 +88,18 @@ FORFEIT_DESCRIPTIONS = {
 }
 """The forfeit policies (``faults.forfeit``). A stand-in plays a seat after a takeover (strikes,
 a disconnect or a crash past the reconnect grace) or for a bot the runner gave up on."""
+
+
+DEFAULT_ALPHA = 0.05
+DEFAULT_INDIFFERENCE_ELO = 10.0
+DEFAULT_MAX_HANDS = 20_000
+"""The budget of ``until = "settled"`` when ``max_hands`` is not given (the ladder of the
+example field settles within it; docs/tournaments.md)."""
+ALPHA_RANGE = (0.0, 0.5)
+"""``alpha`` lies strictly between these."""
+INDIFFERENCE_RANGE = (1.0, 500.0)
+MAX_HANDS_RANGE = (24, 10_000_000)
+UNTIL_VALUES = ("settled",)
 
 
 class ConfigError(Exception):
@@ -263,12 +279,35 @@ class TournamentConfig:
     bots of similar strength that the design should reach."""
     sandbox: SandboxSpec = SandboxSpec()
     """The ``[sandbox]`` defaults (each bot's own, overrides applied, is ``bots[i].sandbox``)."""
+    until: str = ""
+    """``"settled"``: play until every adjacent pair of the ranking is decided, or ``max_hands``
+    (see :mod:`uno_tournament.settled_run`); ``""``: play the whole design."""
+    alpha: float = DEFAULT_ALPHA
+    """With ``until``: the chance of any wrong claim, over all pairs and all looks."""
+    indifference_elo: float = DEFAULT_INDIFFERENCE_ELO
+    """With ``until``: pairs closer than this (Elo) may be certified tied."""
+    max_hands: int = 0
+    """With ``until``: the budget (hands at most); 0 when ``until`` is unset."""
+    candidate: str = ""
+    """``tournament run --candidate NEW --baseline OLD``: the new version (a bot of the config)."""
+    baseline: str = ""
+    """The version ``candidate`` is tested against."""
+
+    @property
+    def sequential(self) -> bool:
+        """The run stops by a sequential decision (``until = "settled"`` or a new-version test)."""
+        return self.until == "settled" or bool(self.candidate)
 
     def rule_set(self) -> RuleSet:
         return RuleSet.from_dict(self.rules)
 
     def plan(self, tournament_id: str) -> list[HandSpec]:
-        """Every planned hand, in playing order (see :mod:`uno_tournament.schedule`)."""
+        """Every planned hand, in playing order (see :mod:`uno_tournament.schedule`). A
+        sequential run (``until``) plans ``max_hands`` and stops where its decision says."""
+        if self.sequential:
+            from .settled_run import settled_plan
+
+            return settled_plan(self, tournament_id)
         return schedule.plan(
             tournament_id,
             [b.name for b in self.bots],
@@ -280,6 +319,10 @@ class TournamentConfig:
         )
 
     def design(self) -> schedule.Design:
+        if self.sequential:
+            from .settled_run import settled_design
+
+            return settled_design(self)
         return schedule.design(
             [b.name for b in self.bots],
             blocks=self.blocks,
@@ -445,6 +488,10 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
             "pair_meetings",
             "hands",
             "precision_elo",
+            "until",
+            "alpha",
+            "indifference_elo",
+            "max_hands",
         },
     )
     name = _str("tournament.name", t.get("name", "tournament"))
@@ -471,6 +518,8 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
             f"tournament.{given[1]}: give only one of blocks, hands and precision_elo "
             f"(both {given[0]} and {given[1]} are set)"
         )
+
+    until, alpha, indifference, max_hands = _until(t)
 
     rules_raw = data.get("rules", {})
     if not isinstance(rules_raw, dict):
@@ -573,7 +622,47 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         hands=hands,
         precision_elo=precision,
         sandbox=sandbox,
+        until=until,
+        alpha=alpha,
+        indifference_elo=indifference,
+        max_hands=max_hands,
     )
+
+
+def _until(t: dict[str, Any]) -> tuple[str, float, float, int]:
+    """``until``, ``alpha``, ``indifference_elo`` and ``max_hands`` of ``[tournament]``."""
+    seq_keys = [k for k in ("alpha", "indifference_elo", "max_hands") if k in t]
+    if "until" not in t:
+        if seq_keys:
+            raise ConfigError(
+                f"tournament.{seq_keys[0]}: only with until = \"settled\" (a run that stops "
+                "when the ranking is settled)"
+            )
+        return "", DEFAULT_ALPHA, DEFAULT_INDIFFERENCE_ELO, 0
+    until = _str("tournament.until", t["until"])
+    if until not in UNTIL_VALUES:
+        raise ConfigError(
+            f"tournament.until: must be {' or '.join(map(repr, UNTIL_VALUES))}, got "
+            f"{_shown(until)}"
+        )
+    for other in ("blocks", "hands", "precision_elo"):
+        if other in t:
+            raise ConfigError(
+                f"tournament.{other}: not with until = \"settled\" (the run sizes itself; "
+                "give its budget as max_hands)"
+            )
+    alpha = _float("tournament.alpha", t.get("alpha", DEFAULT_ALPHA), 0.0, 0.5)
+    if not ALPHA_RANGE[0] < alpha < ALPHA_RANGE[1]:
+        raise ConfigError(f"tournament.alpha: must be more than 0 and less than 0.5, got {alpha:g}")
+    indifference = _float(
+        "tournament.indifference_elo",
+        t.get("indifference_elo", DEFAULT_INDIFFERENCE_ELO),
+        *INDIFFERENCE_RANGE,
+    )
+    max_hands = _int(
+        "tournament.max_hands", t.get("max_hands", DEFAULT_MAX_HANDS), *MAX_HANDS_RANGE
+    )
+    return until, alpha, indifference, max_hands
 
 
 def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:

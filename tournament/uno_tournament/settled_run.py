@@ -1,0 +1,494 @@
+"""Runs that stop by a sequential decision: ``until = "settled"`` and ``tournament run --candidate
+NEW --baseline OLD``. The harness side of issue 24; the statistics are
+:mod:`uno_tournament.settled` (the anytime-valid confidence sequences) and
+:mod:`uno_tournament.newversion` (the new-version GSPRT).
+
+The plan
+--------
+A sequential run plans ``max_hands`` hands (its budget) in the usual order, block by block and
+within a block deal by deal across the tables:
+
+* ``until = "settled"``: the default design's tables (every four-bot combination for up to 12
+  bots), as many duplicate blocks as the budget needs, cut at ``max_hands``;
+* ``--candidate NEW --baseline OLD``: blocks of :data:`NEWVERSION_TABLES` tables (fewer if the
+  field has fewer pairs), each seating NEW and OLD with two bots of the field
+  (:func:`uno_tournament.newversion.newversion_tables`), cut at ``max_hands``.
+
+Both plans depend on the configuration and the tournament id only, so every process (a
+resumed run, ``--shards N`` workers, ``--shard I/N`` pods, ``verify``) computes the same one.
+
+The looks
+---------
+A look is taken on exactly the first ``k * look_every`` hands of the plan's order, once each of
+them is stored (:func:`uno_tournament.settled.advance`): ``look_every`` is one round of deals
+across all tables (every table's deal in its 4 seat rotations), repeated until it is at least
+a duplicate block's 24 hands. A look is therefore a function of the stored hands alone: a run
+resumed after ``kill -9``, another shard, and ``verify`` (which re-derives every look from the
+hands) reach the same decisions at the same hand counts.
+
+The record
+----------
+The decision is kept in the store's ``meta`` table under :data:`META_KEY` (SQLite and
+PostgreSQL alike; no new table, so a store written before this needs no migration): the test's
+whole state, every look (its hand count and, for ``until = "settled"``, each adjacent pair's
+status and interval; for the new-version test its LLR), and the stop (``settled``, ``budget``,
+``H1``, ``H0``) with the hands it used. Hands played past the stop (in flight when it came, or
+played by a pod that had not seen it yet) are stored like any other hand; the report and
+``verify`` name them as past the stop, and they are not in the decision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import schedule
+from .adaptive import block_hands
+from .newversion import NewVersionState, newversion_tables
+from .rating_model import HandResult
+from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
+from .settled import SettledDecision, SettledState, _fit, advance, stop_line
+
+__all__ = [
+    "META_KEY",
+    "SequentialRecord",
+    "catch_up",
+    "look_every",
+    "settled_design",
+    "settled_plan",
+]
+
+META_KEY = "sequential"
+"""The key of the decision in the store's ``meta`` table."""
+RECORD_VERSION = 1
+NEWVERSION_TABLES = 4
+"""Tables per block of a new-version test (each seats NEW, OLD and two field bots)."""
+
+
+def _names(config: Any) -> tuple[str, ...]:
+    return tuple(b.name for b in config.bots)
+
+
+def field_of(config: Any) -> list[str]:
+    """The bots of a new-version test other than the candidate and the baseline."""
+    return [n for n in _names(config) if n not in (config.candidate, config.baseline)]
+
+
+def settled_plan(config: Any, tournament_id: str) -> list[HandSpec]:
+    """The plan of a sequential run (see the module docstring)."""
+    return list(
+        _plan(
+            tournament_id,
+            _names(config),
+            config.seed,
+            config.pair_meetings,
+            config.max_hands,
+            config.candidate,
+            config.baseline,
+        )
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _plan(
+    tid: str,
+    names: tuple[str, ...],
+    seed: int,
+    pair_meetings: int,
+    max_hands: int,
+    candidate: str,
+    baseline: str,
+) -> tuple[HandSpec, ...]:
+    if max_hands < 1:
+        raise ValueError("a sequential run needs max_hands")
+    if candidate:
+        field = [n for n in names if n not in (candidate, baseline)]
+        n_tables = min(math.comb(len(field), 2), NEWVERSION_TABLES)
+        out: list[HandSpec] = []
+        block = 0
+        while len(out) < max_hands:
+            tables = newversion_tables(candidate, baseline, field, n_tables, block, seed)
+            out += block_hands(tid, tables, block, seed)
+            block += 1
+        return tuple(out[:max_hands])
+    tables = schedule.tables_for(names, pair_meetings=pair_meetings, seed=seed)
+    blocks = max(1, math.ceil(max_hands / (len(tables) * HANDS_PER_BLOCK)))
+    full = schedule.plan(tid, names, blocks=blocks, seed=seed, pair_meetings=pair_meetings)
+    return tuple(full[:max_hands])
+
+
+def settled_design(config: Any) -> schedule.Design:
+    """The first block's tables and the budget's blocks, with the reason the run's first line
+    prints."""
+    plan = settled_plan(config, "design")
+    first = [h for h in plan if h.block == 0]
+    tables = list(dict.fromkeys(h.table_bots for h in first))
+    blocks = max(h.block for h in plan) + 1
+    if config.candidate:
+        why = (
+            f"new-version test {config.candidate} vs {config.baseline} (delta0 0, delta1 "
+            f"{config.indifference_elo:g} Elo, alpha = beta = {config.alpha:g}), at most "
+            f"{config.max_hands} hands"
+        )
+    else:
+        why = (
+            f"until settled (alpha {config.alpha:g}, indifference {config.indifference_elo:g} "
+            f"Elo), at most {config.max_hands} hands"
+        )
+    return schedule.Design(tables, blocks, why)
+
+
+def look_every(plan: Sequence[HandSpec]) -> int:
+    """Hands between looks: a round of deals across the first block's tables, repeated until it
+    is at least a block's 24 hands (a divisor of the block's 6 deals, so looks fall on deal
+    boundaries)."""
+    n_tables = len({h.table for h in plan if h.block == plan[0].block}) if plan else 1
+    one = n_tables * ROTATIONS
+    for k in (1, 2, 3, 6):
+        if one * k >= HANDS_PER_BLOCK:
+            return one * k
+    return one * 6
+
+
+# ------------------------------------------------------------------------------ the record
+
+
+@dataclasses.dataclass
+class SequentialRecord:
+    """The decision of a sequential run, as :data:`META_KEY` stores it (JSON via
+    :meth:`to_dict`)."""
+
+    kind: str
+    """``"settled"`` or ``"new-version"``."""
+    plan_hands: int
+    look_every: int
+    state: SettledState | None = None
+    newversion: NewVersionState | None = None
+    through: int = 0
+    """Hands of the plan's order covered by the looks so far."""
+    looks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    stop: dict[str, Any] | None = None
+    """``{"reason": ..., "hands": ..., "line": ...}`` once the run has stopped."""
+
+    @classmethod
+    def new(cls, config: Any, plan: Sequence[HandSpec]) -> SequentialRecord:
+        n = len(plan)
+        if config.candidate:
+            nv = NewVersionState(
+                config.candidate,
+                config.baseline,
+                delta0=0.0,
+                delta1=config.indifference_elo,
+                alpha=config.alpha,
+                beta=config.alpha,
+            )
+            return cls("new-version", n, look_every(plan), newversion=nv)
+        st = SettledState(
+            _names(config), alpha=config.alpha, indifference_elo=config.indifference_elo
+        )
+        return cls("settled", n, look_every(plan), state=st)
+
+    # -------------------------------------------------------------- reading
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop is not None
+
+    @property
+    def stop_hands(self) -> int | None:
+        """Hands of the plan's order the decision used (the stop), or None while it runs."""
+        return None if self.stop is None else int(self.stop["hands"])
+
+    def next_boundary(self) -> int | None:
+        """The plan prefix the next look needs, or None when no look is left."""
+        if self.stop is not None or self.through >= self.plan_hands:
+            return None
+        return min(self.through + self.look_every, self.plan_hands)
+
+    def last_look(self) -> dict[str, Any] | None:
+        return self.looks[-1] if self.looks else None
+
+    def open_pairs(self) -> list[str]:
+        last = self.last_look()
+        if self.kind != "settled" or last is None:
+            return []
+        return [p["pair"] for p in last.get("pairs", []) if p["status"] == "open"]
+
+    def expected_hands(self) -> int | None:
+        """Hands still expected before the decision (a projection from the last look: each open
+        pair's interval narrows as 1/sqrt(information), information grows with the hands),
+        capped at the budget; None before the first look."""
+        if self.stop is not None:
+            return 0
+        left = self.plan_hands - self.through
+        last = self.last_look()
+        if last is None or not last.get("looked"):
+            return None
+        at = max(1, int(last["through"]))
+        need = 0.0
+        if self.kind == "settled":
+            assert self.state is not None
+            st = self.state
+            for p in last.get("pairs", []):
+                if p["status"] != "open":
+                    continue
+                low, high = float(p["low"]), float(p["high"])
+                if not (math.isfinite(low) and math.isfinite(high)):
+                    return left
+                mid, half = (low + high) / 2.0, (high - low) / 2.0
+                target = max(abs(mid), st.indifference_elo - abs(mid))
+                t_now = _information(half, st.rho, st.alpha_pair)
+                t_need = _information(target, st.rho, st.alpha_pair)
+                need = max(need, at * t_need / t_now - at)
+        else:
+            assert self.newversion is not None
+            nv = self.newversion
+            mid = (nv.delta0 + nv.delta1) / 2.0
+            if not (math.isfinite(nv.gap) and math.isfinite(nv.se)) or nv.gap == mid:
+                return left
+            bound = nv.upper if nv.gap > mid else nv.lower
+            t_now = 1.0 / nv.se**2
+            t_need = bound / ((nv.delta1 - nv.delta0) * (nv.gap - mid))
+            need = max(0.0, at * t_need / t_now - at)
+        return int(min(left, math.ceil(need)))
+
+    def status_line(self) -> str:
+        """The progress line's sequential part: the pairs decided and open and the hands still
+        expected, or the new-version test's LLR line; after the stop, the stop line."""
+        if self.stop is not None:
+            return str(self.stop["line"])
+        if self.kind == "new-version":
+            assert self.newversion is not None
+            text = self.newversion.progress_line()
+        else:
+            last = self.last_look()
+            if last is None or not last.get("looked"):
+                return "settled test: waiting for the first look"
+            pairs = last.get("pairs", [])
+            opened = [p["pair"] for p in pairs if p["status"] == "open"]
+            text = f"{len(pairs) - len(opened)} of {len(pairs)} pairs decided"
+            if opened:
+                text += ", open: " + ", ".join(opened[:6]) + (" ..." if len(opened) > 6 else "")
+        exp = self.expected_hands()
+        if exp is not None:
+            text += f"; about {exp} hands still expected"
+        return text
+
+    # -------------------------------------------------------------- JSON
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": RECORD_VERSION,
+            "kind": self.kind,
+            "plan_hands": self.plan_hands,
+            "look_every": self.look_every,
+            "through": self.through,
+            "state": self.state.to_dict() if self.state is not None else None,
+            "newversion": self.newversion.to_dict() if self.newversion is not None else None,
+            "looks": self.looks,
+            "stop": self.stop,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SequentialRecord:
+        if not isinstance(data, Mapping) or data.get("version") != RECORD_VERSION:
+            raise ValueError("the stored sequential decision is of an unknown version")
+        kind = data.get("kind")
+        if kind not in ("settled", "new-version"):
+            raise ValueError(f"the stored sequential decision has kind {kind!r}"[:120])
+        st = SettledState.from_dict(data["state"]) if data.get("state") is not None else None
+        nv = (
+            NewVersionState.from_dict(data["newversion"])
+            if data.get("newversion") is not None
+            else None
+        )
+        if (kind == "settled") != (st is not None) or (kind == "new-version") != (nv is not None):
+            raise ValueError("the stored sequential decision lacks its test's state")
+        return cls(
+            str(kind),
+            int(data["plan_hands"]),
+            int(data["look_every"]),
+            st,
+            nv,
+            int(data["through"]),
+            list(data["looks"]),
+            dict(data["stop"]) if data.get("stop") is not None else None,
+        )
+
+    def decision_of(self) -> dict[str, Any]:
+        """What ``verify`` compares with a re-derivation: the stop, the looks (hand counts,
+        statuses, LLRs) and every pair's claim, without the record's bookkeeping."""
+        d = self.to_dict()
+        return {k: d[k] for k in ("kind", "plan_hands", "look_every", "through", "looks", "stop")}
+
+
+def _information(half: float, rho: float, alpha_pair: float) -> float:
+    """The information at which the confidence sequence's half-width is ``half`` (bisection on
+    log t; the half-width falls as t grows)."""
+    from .settled import half_width
+
+    if not half > 0.0:
+        return math.inf
+    lo, hi = -30.0, 30.0
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        if half_width(math.exp(mid), rho, alpha_pair) > half:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(hi)
+
+
+# ------------------------------------------------------------------------------ the looks
+
+
+def _pairs_of(st: SettledState, ranking: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for x, y in itertools.pairwise(ranking):
+        p = st.pair(x, y)
+        out.append(
+            {
+                "pair": f"{x}~{y}",
+                "status": p.status,
+                "claim": p.claim(),
+                "low": p.to_dict()["low"],
+                "high": p.to_dict()["high"],
+                "claimed_at": p.claimed_at,
+            }
+        )
+    return out
+
+
+def _decision(st: SettledState, hands: int, ranking: Sequence[str]) -> SettledDecision:
+    adj = tuple(dataclasses.replace(st.pair(x, y)) for x, y in itertools.pairwise(ranking))
+    return SettledDecision(hands, tuple(ranking), adj, True)
+
+
+def catch_up(
+    record: SequentialRecord,
+    plan_ids: Sequence[str],
+    stored: Mapping[str, HandResult | None],
+    names: Sequence[str],
+) -> SequentialRecord:
+    """Take every look that is due on ``stored`` (hand id -> its rated result, None if the
+    forfeit policy leaves it out) and return the record (changed in place). A pure function of
+    the record and the stored hands: the runner calls it in its refit process, ``verify``
+    calls it from an empty record."""
+    if record.stop is not None:
+        return record
+    if record.kind == "settled":
+        assert record.state is not None
+        st = record.state
+        while st.settled_at is None and st.through < record.plan_hands:
+            upto = min(st.through + record.look_every, record.plan_hands)
+            decs = advance(st, plan_ids[:upto], stored, record.look_every)
+            if not decs:
+                break
+            dec = decs[-1]
+            record.looks.append(
+                {
+                    "through": st.through,
+                    "hands": dec.hands,
+                    "looked": dec.looked,
+                    "note": dec.note,
+                    "ranking": list(dec.ranking),
+                    "pairs": _pairs_of(st, dec.ranking) if dec.looked else [],
+                }
+            )
+        record.through = st.through
+        if st.settled_at is not None:
+            last = record.looks[-1]
+            dec = _decision(st, int(last["hands"]), last["ranking"])
+            record.stop = {
+                "reason": "settled",
+                "hands": st.settled_at,
+                "line": stop_line(dec, budget_reached=False) + f" after {st.settled_at} hands",
+            }
+        elif st.through >= record.plan_hands:
+            last = record.looks[-1] if record.looks else None
+            ranking = last["ranking"] if last else list(st.bots)
+            dec = _decision(st, st.through, ranking)
+            record.stop = {
+                "reason": "budget",
+                "hands": st.through,
+                "line": stop_line(dec, budget_reached=True) + f" after {st.through} hands",
+            }
+        return record
+    assert record.newversion is not None
+    nv = record.newversion
+    while record.through < record.plan_hands:
+        upto = min(record.through + record.look_every, record.plan_hands)
+        prefix = plan_ids[:upto]
+        if any(h not in stored for h in prefix):
+            break
+        results = [r for h in prefix if (r := stored[h]) is not None]
+        record.through = upto
+        fitted = _fit(results, tuple(names)) if results else None
+        if fitted is None:
+            record.looks.append({"through": upto, "hands": len(results), "looked": False})
+            continue
+        d = nv.look(fitted)
+        record.looks.append(
+            {
+                "through": upto,
+                "hands": d.hands,
+                "looked": d.looked,
+                "llr": d.llr,
+                "gap": d.gap if math.isfinite(d.gap) else None,
+                "se": d.se if math.isfinite(d.se) else None,
+                "verdict": d.verdict,
+            }
+        )
+        if nv.verdict in ("H0", "H1"):
+            record.stop = {"reason": nv.verdict, "hands": upto, "line": _nv_line(nv, upto)}
+            return record
+    if record.through >= record.plan_hands and record.stop is None:
+        nv.verdict = "budget"
+        nv.decided_at = nv.hands
+        record.stop = {"reason": "budget", "hands": record.through, "line": _nv_line(nv, None)}
+    return record
+
+
+def _nv_line(nv: NewVersionState, at: int | None) -> str:
+    if nv.verdict == "H1":
+        return (
+            f"stopped: H1 accepted, {nv.candidate} is better than {nv.baseline} by "
+            f"{nv.delta1:g} Elo (LLR {nv.llr:.2f} >= {nv.upper:.2f}) after {at} hands"
+        )
+    if nv.verdict == "H0":
+        return (
+            f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline} by "
+            f"{nv.delta0:g} Elo (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
+        )
+    return (
+        f"stopped: budget, undecided (LLR {nv.llr:.2f} within ({nv.lower:.2f}, "
+        f"{nv.upper:.2f})) after {nv.hands} hands"
+    )
+
+
+def _run_looks(
+    record: dict[str, Any],
+    plan_ids: list[str],
+    stored: dict[str, HandResult | None],
+    names: list[str],
+) -> dict[str, Any]:
+    """:func:`catch_up` on the record's JSON (what the runner sends its refit process)."""
+    return catch_up(SequentialRecord.from_dict(record), plan_ids, stored, names).to_dict()
+
+
+def pair_history(record: SequentialRecord) -> dict[str, list[tuple[int, str]]]:
+    """Each pair's status at each look (``{"a~b": [(hands, status), ...]}``; a pair appears
+    from the first look at which it is adjacent), for the report's plot and table."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for look in record.looks:
+        if not look.get("looked"):
+            continue
+        for p in look.get("pairs", []):
+            a, b = p["pair"].split("~")
+            key = "~".join(sorted((a, b)))
+            out.setdefault(key, []).append((int(look["through"]), str(p["status"])))
+    return out
