@@ -653,7 +653,7 @@ func TestOverrunningDecideHoldsNothingUp(t *testing.T) {
 		c.hello(t, "s1")
 		c.send(t, matchStarted("m1", 0))
 		start := time.Now()
-		c.send(t, decisionMsg(request("r1", "m1", 0, 400, draw, play(7, false)))) // overruns
+		c.send(t, decisionMsg(request("r1", "m1", 0, 400, draw, play(7, false))))    // overruns
 		c.send(t, decisionMsg(request("o1", "m2", 1, 60000, draw, play(23, false)))) // another seat
 		// Bounds by causality, not by a quiet machine: the overrunning decide is still blocked
 		// (the test has not released it) when the other answers arrive; the fallback never comes
