@@ -12,14 +12,22 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from .progress import Progress as RunProgress
 
 
 class _View:
-    def __init__(self, prog: RunProgress, top: Callable[[int], list[tuple[str, float]]]) -> None:
+    def __init__(
+        self,
+        prog: RunProgress,
+        top: Callable[[int], list[tuple[str, float]]],
+        extra: Callable[[], str] | None = None,
+    ) -> None:
         self.prog = prog
         self.top = top
+        self.extra = extra
+        """A sequential run's line: the pairs open and the hands still expected."""
         self.bar = Progress(
             TextColumn("[bold]hands"),
             BarColumn(),
@@ -50,6 +58,9 @@ class _View:
         t.add_column("Elo", justify="right")
         for i, (bot, elo) in enumerate(self.top(5), start=1):
             t.add_row(str(i), bot, f"{elo:+.0f}")
+        line = self.extra() if self.extra is not None else ""
+        if line:
+            return Group(self.bar, Text(line), t)
         return Group(self.bar, t)
 
 
@@ -59,9 +70,12 @@ def _fmt(seconds: float) -> str:
 
 
 async def live_display(
-    prog: RunProgress, top: Callable[[int], list[tuple[str, float]]], stream: TextIO
+    prog: RunProgress,
+    top: Callable[[int], list[tuple[str, float]]],
+    stream: TextIO,
+    extra: Callable[[], str] | None = None,
 ) -> None:
-    view = _View(prog, top)
+    view = _View(prog, top, extra)
     with Live(view, console=Console(file=stream), refresh_per_second=4, transient=False):
         while True:
             await asyncio.sleep(0.5)

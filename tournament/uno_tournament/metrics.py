@@ -119,6 +119,22 @@ class TournamentMetrics:
             "Wall time of the last live rating refit (in a worker thread)",
             registry=r,
         )
+        self.pairs_open = Gauge(
+            "uno_tournament_pairs_open",
+            "Adjacent pairs of the ranking a sequential run (until = settled) has not decided",
+            registry=r,
+        )
+        self.hands_expected = Gauge(
+            "uno_tournament_hands_expected",
+            "Hands a sequential run still expects to play before its decision (-1: unknown)",
+            registry=r,
+        )
+
+    def set_sequential(self, pairs_open: int, hands_expected: int | None) -> None:
+        """A sequential run (``until = "settled"``): adjacent pairs still open, and the hands
+        still expected before the decision (-1: not projected yet)."""
+        self.pairs_open.set(pairs_open)
+        self.hands_expected.set(-1 if hands_expected is None else hands_expected)
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
         start_http_server(port, addr=addr, registry=self.registry)

@@ -64,9 +64,11 @@ from .metrics import Registries
 from .player import Player, RunnerError
 from .procs import announce_sandbox
 from .progress import Progress
+from .rating_model import HandResult
 from .ratings import SequentialElo
 from .replay import ensure_replays, write_replay
 from .sandbox import SandboxError
+from .settled_run import META_KEY, SequentialRecord, run_looks
 from .shard import WORKER_SERIES, Relabeled, RemoteMetrics, WorkerProcess
 from .sharding import ShardSpec, identity_digest, join_store, new_tournament_id
 from .standings import Standings, live_fit, rated_result
@@ -159,6 +161,19 @@ class Runner(Player):
         self.started_at = time.time()
         self._lingering: asyncio.Task[None] | None = None
         """The wait of ``--metrics-linger`` while it lasts."""
+        self.seq: SequentialRecord | None = None
+        """A sequential run's decision (``until = "settled"``, ``--candidate``): its looks and,
+        once it came, its stop (:mod:`uno_tournament.settled_run`)."""
+        self._seq_ids: list[str] = []
+        """The plan's hand ids in order (the looks are on its prefixes)."""
+        self._seq_index: set[str] = set()
+        self._seq_stored: dict[str, HandResult | None] = {}
+        """Each stored hand of the plan as the ratings see it (None: left out by the policy)."""
+        self._seq_task: asyncio.Task[None] | None = None
+        self._pending: deque[schedule.HandSpec] | None = None
+        """The hands this process has yet to start (cleared at a sequential stop)."""
+        self._decided = False
+        """The sequential decision stopped the run (the shard workers were told to stop)."""
 
     def _note_incident(self, bot: str, kind: str, detail: str) -> None:
         self.store.add_incident(bot, kind, detail)
@@ -230,6 +245,117 @@ class Runner(Player):
         rated = rated_result(rec, self.config.faults.forfeit)
         if rated is not None:
             self.elo.update(rated)
+        if self.seq is not None and rec.hand_id in self._seq_index:
+            self._seq_stored[rec.hand_id] = rated
+            self._kick_looks()
+
+    # ------------------------------------------------------------------ sequential runs
+
+    def _looks_due(self) -> bool:
+        seq = self.seq
+        if seq is None:
+            return False
+        nb = seq.next_boundary()
+        if nb is None:
+            return False
+        return all(h in self._seq_stored for h in self._seq_ids[seq.through : nb])
+
+    def _kick_looks(self) -> None:
+        """Start the looks that are due (one task at a time; it takes every due look)."""
+        if self._seq_task is not None and not self._seq_task.done():
+            return
+        if self._looks_due():
+            self._seq_task = asyncio.get_running_loop().create_task(self._take_looks())
+
+    async def _take_looks(self) -> None:
+        """The due looks, in the refit process (a look is a cold fit of the plan's prefix, never
+        on the event loop); the record into the store; the stop if it came."""
+        loop = asyncio.get_running_loop()
+        while self.seq is not None and self._looks_due():
+            seq = self.seq
+            upto = seq.through
+            while upto < len(self._seq_ids) and self._seq_ids[upto] in self._seq_stored:
+                upto += 1
+            ids = self._seq_ids[:upto]
+            stored = {h: self._seq_stored[h] for h in ids}
+            try:
+                data = await loop.run_in_executor(
+                    self._fitter_pool(),
+                    run_looks,
+                    seq.to_dict(),
+                    self._seq_ids,
+                    stored,
+                    list(self.names),
+                )
+            except Exception as exc:  # a broken refit process: say so, keep the hands
+                self._fail(RunnerError(f"the sequential test's look failed: {exc}"[:300]))
+                return
+            new = SequentialRecord.from_dict(data)
+            if self.seq is not seq:  # adopted a newer record from the store meanwhile
+                continue
+            self.seq = new
+            try:
+                await loop.run_in_executor(self._writer, self._save_record, new)
+            except Exception as exc:
+                self._fail(self._store_failure(exc))
+                return
+            self._show_record(new)
+            if new.stopped:
+                self._on_stop()
+                return
+
+    def _save_record(self, rec: SequentialRecord) -> None:
+        """On the writer thread: the record into the store's meta, unless the store holds a
+        later one (another shard's, of the same hands)."""
+        with contextlib.suppress(KeyError, ValueError, TypeError):
+            have = SequentialRecord.from_dict(self.store.meta()[META_KEY])
+            if have.stopped or have.through > rec.through:
+                return
+        self.store.set_meta(META_KEY, rec.to_dict())
+
+    def _adopt_record(self) -> None:
+        """On the writer thread (a ``--shard I/N`` pod's heartbeat): a later record another
+        pod stored (the same test on the same hands) replaces this pod's."""
+        if self.seq is None:
+            return
+        with contextlib.suppress(KeyError, ValueError, TypeError):
+            have = SequentialRecord.from_dict(self.store.meta()[META_KEY])
+            if have.through > self.seq.through or (have.stopped and not self.seq.stopped):
+                self.seq = have
+
+    def _show_record(self, rec: SequentialRecord) -> None:
+        self.metrics.set_sequential(len(rec.open_pairs()), rec.expected_hands())
+        last = rec.last_look()
+        if last is not None:
+            self.log.info(
+                "sequential look",
+                through=rec.through,
+                open=rec.open_pairs(),
+                line=rec.status_line(),
+                stop=rec.stop["reason"] if rec.stop else "",
+            )
+
+    def _on_stop(self) -> None:
+        """The decision is made: start no more hands (those in play finish and are stored,
+        past the stop); the shard workers stop their tables."""
+        assert self.seq is not None and self.seq.stop is not None
+        if self._decided:
+            return
+        self._decided = True
+        self.say(self.seq.status_line())
+        if self._pending is not None:
+            self._pending.clear()
+        for w in self.procs:
+            w.terminate()
+
+    async def _looks_now(self) -> None:
+        """Take every due look and wait for it (the start of a resumed run, the end of play)."""
+        if self._seq_task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._seq_task
+        if self.seq is not None and not self.seq.stopped and self._looks_due():
+            self._seq_task = asyncio.get_running_loop().create_task(self._take_looks())
+            await self._seq_task
 
     def _count(self, rec: HandRecord) -> None:
         for s in rec.seats:
@@ -288,6 +414,7 @@ class Runner(Player):
         if self.only is None:
             return []
         hands, self._follow_seq = self.store.new_hands(self._follow_seq, overlap=FOLLOW_OVERLAP)
+        self._adopt_record()
         return hands
 
     async def _heartbeat_loop(self) -> None:
@@ -301,6 +428,8 @@ class Runner(Player):
                 return
             for h in hands:
                 self._absorb(h)
+            if self.seq is not None and self.seq.stopped and not self._decided:
+                self._on_stop()  # another pod's look stopped the run
 
     def _fitter_pool(self) -> ProcessPoolExecutor:
         if self._fitter is None:
@@ -375,6 +504,9 @@ class Runner(Player):
         pending = deque(h for h in plan if h.hand_id not in done)
         if self.max_hands is not None:
             pending = deque(list(pending)[: self.max_hands])
+        self._pending = pending
+        if self.config.sequential:
+            self._open_record(full_plan)
         mine = {h.hand_id for h in plan}
         stored = len(mine & done)
         self.progress = Progress(planned=len(plan), done=stored)
@@ -396,6 +528,8 @@ class Runner(Player):
             rated = rated_result(h, self.config.faults.forfeit)
             if rated is not None:
                 self.elo.update(rated)
+            if h.hand_id in self._seq_index:
+                self._seq_stored[h.hand_id] = rated
             if h.hand_id in mine:
                 self._count(h)  # a shard counts its own hands; the others count theirs
         if self.only is not None:
@@ -426,6 +560,13 @@ class Runner(Player):
                 installed.append(sig)
         tasks: list[asyncio.Task[None]] = [loop.create_task(self.lag.run())]
         try:
+            if self.seq is not None:
+                await self._looks_now()  # a resumed run catches up with its stored hands
+                if self.seq.stopped:
+                    pending.clear()
+                    self.say(self.seq.status_line())
+                else:
+                    self.say(f"sequential test: {self.seq.status_line()}")
             if pending:
                 # the refit process starts now, before the tables, and imports in the background
                 self._fitter_pool().submit(int, 0)
@@ -434,7 +575,11 @@ class Runner(Player):
                     await self._play_sharded(full_plan, pending, tasks)
                 else:
                     await self._play_here(pending, tasks)
+            if self.seq is not None and not self.interrupted and self.fatal is None:
+                await self._looks_now()  # the last looks (the budget's, or the final block's)
         finally:
+            if self._seq_task is not None and not self._seq_task.done():
+                self._seq_task.cancel()
             for t in tasks:
                 t.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -454,6 +599,8 @@ class Runner(Player):
         if self.only is not None:
             return self._finish_shard(full_plan, mine)
         total = self.store.count()
+        if self.seq is not None and self.seq.stopped:
+            return self._finish_sequential(total)
         if self.interrupted or total < len(plan):
             self.log.info(
                 "run stopped before the end",
@@ -486,12 +633,62 @@ class Runner(Player):
             ) from exc
         return 0
 
+    def _open_record(self, full_plan: list[schedule.HandSpec]) -> None:
+        """The sequential test's record: the store's (a resumed run, another shard's) or a new
+        one."""
+        self._seq_ids = [h.hand_id for h in full_plan]
+        self._seq_index = set(self._seq_ids)
+        raw = self.store.meta().get(META_KEY)
+        if raw is None:
+            self.seq = SequentialRecord.new(self.config, full_plan)
+            return
+        try:
+            self.seq = SequentialRecord.from_dict(raw)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise RunnerError(
+                f"{self.store.location}: the stored sequential decision is unreadable ({exc}); "
+                "`uno-arena tournament verify` re-derives it from the hands"[:400]
+            ) from exc
+        if self.seq.plan_hands != len(full_plan):
+            raise RunnerError(
+                f"{self.store.location}: the stored sequential decision is of a plan of "
+                f"{self.seq.plan_hands} hands, the configuration plans {len(full_plan)}"
+            )
+
+    def _finish_sequential(self, total: int) -> int:
+        """The end of a run its sequential decision stopped: the stop line and the reports."""
+        assert self.seq is not None and self.seq.stop is not None
+        stop = int(self.seq.stop["hands"])
+        past = sum(1 for h in self._seq_ids[stop:] if h in self._seq_stored)
+        self.log.info(
+            "run stopped by its sequential decision",
+            reason=self.seq.stop["reason"],
+            hands=stop,
+            stored=total,
+            past_stop=past,
+        )
+        extra = f" ({past} more in play at the stop are stored, past it)" if past else ""
+        self.say(f"finished: {total} hands in {self.out}{extra}")
+        try:
+            report.write_all(
+                self.out, self.store, self.config, self.tid, stream=self.stream, planned=stop
+            )
+        except OSError as exc:
+            raise RunnerError(
+                f"every hand is stored, but the reports cannot be written: "
+                f"{exc.strerror or exc} ({exc.filename or self.out}). Free space on that disk, "
+                f"then: uno-arena tournament report {self.out}"
+            ) from exc
+        if self.stream is not None:
+            print(self.seq.status_line(), file=self.stream)
+        return 0
+
     def _finish_shard(self, full_plan: list[schedule.HandSpec], mine: set[str]) -> int:
         """The end of ``--shard I/N``: this shard's state in the store, and the reports once
         every shard is done."""
         done = self.store.done_ids()
         own = len(mine & done)
-        finished = own == len(mine)
+        finished = own == len(mine) or (self.seq is not None and self.seq.stopped)
         state = "finished" if finished else ("stopped" if self.interrupted else "playing")
         with contextlib.suppress(StoreError):
             self.store.set_shard(self._status(state))
@@ -506,7 +703,18 @@ class Runner(Player):
             f"shard {self.only} finished: its {own} hands stored; the tournament has {total} "
             f"of {len(full_plan)} hands"
         )
-        if total == len(full_plan):
+        if self.seq is not None and self.seq.stop is not None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            report.write_all(
+                self.out,
+                self.store,
+                self.config,
+                self.tid,
+                stream=self.stream,
+                planned=int(self.seq.stop["hands"]),
+            )
+            self.say(self.seq.status_line())
+        elif total == len(full_plan):
             self.out.mkdir(parents=True, exist_ok=True)
             report.write_all(
                 self.out,
@@ -675,7 +883,7 @@ class Runner(Player):
             elif kind == "stats":
                 w.server_cpu_s = float(msg.get("server_cpu_s", 0.0))
         code = await w.proc.wait() if w.proc is not None else 0
-        if w.state not in ("finished", "failed") and not self.stop_requested:
+        if w.state not in ("finished", "failed") and not self.stop_requested and not self._decided:
             w.state = "failed"
             self._fail(
                 RunnerError(
@@ -790,17 +998,22 @@ class Runner(Player):
         if self.stream.isatty():
             from .live import live_display
 
-            await live_display(prog, self._top, self.stream)
+            await live_display(prog, self._top, self.stream, self._seq_line)
             return
         while True:
             await asyncio.sleep(5.0)
             eta = prog.eta_s()
             top = ", ".join(f"{b} {e:+.0f}" for b, e in self._top(3))
+            seq = f"; {self.seq.status_line()}" if self.seq is not None else ""
             self.say(
                 f"{prog.done}/{prog.planned} hands, {prog.planned - prog.done} to go, "
                 f"{prog.rate():.1f} hands/s, ETA {'?' if eta is None else f'{eta:.0f} s'}; "
-                f"top: {top}"
+                f"top: {top}{seq}"
             )
+
+    def _seq_line(self) -> str:
+        """The live display's line of a sequential run ('' otherwise)."""
+        return self.seq.status_line() if self.seq is not None else ""
 
     def _top(self, n: int) -> list[tuple[str, float]]:
         """The live leaderboard: the last Plackett-Luce refit, or the sequential Elo before it;

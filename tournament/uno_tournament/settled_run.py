@@ -58,6 +58,7 @@ __all__ = [
     "SequentialRecord",
     "catch_up",
     "look_every",
+    "run_looks",
     "settled_design",
     "settled_plan",
 ]
@@ -401,8 +402,8 @@ def catch_up(
             )
         record.through = st.through
         if st.settled_at is not None:
-            last = record.looks[-1]
-            dec = _decision(st, int(last["hands"]), last["ranking"])
+            final = record.looks[-1]
+            dec = _decision(st, int(final["hands"]), final["ranking"])
             record.stop = {
                 "reason": "settled",
                 "hands": st.settled_at,
@@ -470,7 +471,7 @@ def _nv_line(nv: NewVersionState, at: int | None) -> str:
     )
 
 
-def _run_looks(
+def run_looks(
     record: dict[str, Any],
     plan_ids: list[str],
     stored: dict[str, HandResult | None],
