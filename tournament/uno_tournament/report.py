@@ -604,11 +604,22 @@ def write_all(
     from . import chain  # the hash chain verify recomputes (issue 20)
 
     ch = chain.compute(store, [h.hand_id for h in config.plan(tid)])
-    (out / "leaderboard.md").write_text(markdown(s) + chain.markdown_line(ch))
+    seq_md = seq_html = ""
+    seq_json: dict[str, Any] = {}
+    if config.sequential:  # why a sequential run stopped, and its pairs over time
+        from . import report_settled
+
+        rec = report_settled.load(store.meta())
+        if rec is not None:
+            seq_md, seq_html = report_settled.markdown(rec), report_settled.html_section(rec)
+            seq_json = {"sequential": report_settled.to_json(rec)}
+    (out / "leaderboard.md").write_text(markdown(s) + seq_md + chain.markdown_line(ch))
     (out / "leaderboard.csv").write_text(csv_text(s))
-    (out / "results.json").write_text(json.dumps({**s.to_json(), "chain": ch.to_json()}, indent=1))
+    (out / "results.json").write_text(
+        json.dumps({**s.to_json(), **seq_json, "chain": ch.to_json()}, indent=1)
+    )
     (out / "report.html").write_text(
-        html_report(s).replace("</body>", chain.html_line(ch) + "</body>", 1)
+        html_report(s).replace("</body>", seq_html + chain.html_line(ch) + "</body>", 1)
     )
     if stream is not None:
         print_leaderboard(s, stream)

@@ -59,6 +59,8 @@ class VerifyReport:
     head_source: str = ""
     """Where the head it was compared with came from ('' if none)."""
     seconds: float = 0.0
+    sequential: str = ""
+    """A sequential run's stop as verify re-derived it ('' for a run of a fixed size)."""
 
     @property
     def ok(self) -> bool:
@@ -218,7 +220,21 @@ def _verify(
         out.add(problem)
     elif ref is not None:
         _compare_chain(now, ref, plan_ids, tid, out, had_problems=bool(out.by_hand))
-    _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
+    if config.sequential:  # stopped by its decision: the prefix up to the stop is complete
+        from .verify_settled import check_sequential
+
+        seq = check_sequential(store, config, plan_list, reported=_reported_stop(folder))
+        for hid, what in seq.by_hand:
+            out.hand(hid, what)
+        for line in seq.other:
+            out.add(line)
+        rep.sequential = seq.summary
+        if seq.stop_hands is not None:
+            rep.planned = seq.stop_hands
+        else:
+            _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
+    else:
+        _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
     if progress is not None:
         progress(rep.hands, rep.hands)
     rep.problems = out.lines()
@@ -389,6 +405,19 @@ def _changed_columns(now: chain.Chain, ref: dict[str, Any], k: int, hid: str) ->
     return "its rows"
 
 
+def _reported_stop(folder: Path | None) -> dict[str, Any] | None:
+    """The stop results.json reports for a sequential run (None: no report, or no stop)."""
+    if folder is None:
+        return None
+    try:
+        data = json.loads((folder / "results.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    seq = data.get("sequential") if isinstance(data, dict) else None
+    stop = seq.get("stop") if isinstance(seq, dict) else None
+    return stop if isinstance(stop, dict) else None
+
+
 def _missing_against_schedule(
     store: ResultStore,
     ref: dict[str, Any] | None,
@@ -418,6 +447,8 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
         print(f"... and {len(rep.problems) - MAX_LINES} more problems", file=stream)
     missing = rep.planned - rep.hands
     todo = f"; {missing} planned hands not played yet" if missing > 0 and rep.ok else ""
+    if rep.sequential and rep.ok:
+        todo = f"; {rep.sequential}"
     if rep.ok:
         print(
             f"{where}: verified {rep.checked} of {rep.hands} stored hands: every replay "

@@ -1,0 +1,253 @@
+"""The report's section on a run that stopped by a sequential decision: why it stopped, each
+adjacent pair's status over time (an SVG timeline in report.html, in the style of the ratings
+chart, and a table in leaderboard.md), or the new-version test's LLR over the hands."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from .settled_run import SequentialRecord, pair_history
+
+COLORS = {"open": "#bbb", "better": "#3a7", "tied": "#37c"}
+"""A pair's colour in the timeline: open, one bot better, tied within delta."""
+
+
+def load(meta: dict[str, Any]) -> SequentialRecord | None:
+    from .settled_run import META_KEY
+
+    raw = meta.get(META_KEY)
+    if raw is None:
+        return None
+    try:
+        return SequentialRecord.from_dict(raw)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def why_line(rec: SequentialRecord) -> str:
+    """Why the run stopped (or that it has not yet)."""
+    if rec.stop is None:
+        return f"Not stopped yet: {rec.status_line()}."
+    reason = rec.stop["reason"]
+    why = {
+        "settled": "every adjacent pair of the ranking is decided (one bot better, or the two "
+        "tied within the indifference)",
+        "budget": "the budget (max_hands) was reached with pairs still open",
+        "H1": "the new-version test accepted H1",
+        "H0": "the new-version test accepted H0",
+    }.get(reason, reason)
+    return f"Stopped after {rec.stop['hands']} hands because {why}: {rec.stop['line']}."
+
+
+def _method(rec: SequentialRecord) -> str:
+    if rec.kind == "settled" and rec.state is not None:
+        st = rec.state
+        return (
+            f"Sequential test: normal-mixture confidence sequences for every pair, Bonferroni over "
+            f"all {st.n_pairs} pairs (alpha {st.alpha:g}, indifference {st.indifference_elo:g} "
+            f"Elo), a look every {rec.look_every} hands of the plan's order; every claim holds at "
+            "every look at once."
+        )
+    assert rec.newversion is not None
+    nv = rec.newversion
+    return (
+        f"New-version test: GSPRT on the fitted gap {nv.candidate} - {nv.baseline}, H0: gap <= "
+        f"{nv.delta0:g}, H1: gap >= {nv.delta1:g} Elo, alpha {nv.alpha:g}, beta {nv.beta:g} "
+        f"(Wald bounds {nv.lower:.2f}, {nv.upper:.2f}), a look every {rec.look_every} hands."
+    )
+
+
+def _pair_rows(rec: SequentialRecord) -> list[list[str]]:
+    """One row per pair that was ever adjacent: final claim, when, interval, statuses."""
+    hist = pair_history(rec)
+    rows: list[list[str]] = []
+    if rec.state is None:
+        return rows
+    for key, seq in hist.items():
+        a, b = key.split("~")
+        p = rec.state.pair(a, b)
+        when = str(p.claimed_at) if p.claimed_at is not None else "-"
+        lo = f"{p.low:+.0f}" if math.isfinite(p.low) else "-inf"
+        hi = f"{p.high:+.0f}" if math.isfinite(p.high) else "+inf"
+        changes = [seq[0]] + [s for i, s in enumerate(seq[1:], 1) if s[1] != seq[i - 1][1]]
+        rows.append(
+            [
+                p.claim(),
+                p.status,
+                when,
+                f"[{lo}, {hi}]",
+                ", ".join(f"{h}: {s}" for h, s in changes),
+            ]
+        )
+    return rows
+
+
+PAIR_COLS = [
+    "pair",
+    "status",
+    "claimed at hands",
+    f"interval of {'a - b'} (Elo)",
+    "status over time",
+]
+
+
+def markdown(rec: SequentialRecord) -> str:
+    out = ["\n## Why the run stopped\n", why_line(rec), "", _method(rec), ""]
+    if rec.kind == "settled":
+        out.append("| " + " | ".join(PAIR_COLS) + " |")
+        out.append("|" + "---|" * len(PAIR_COLS))
+        for r in _pair_rows(rec):
+            out.append("| " + " | ".join(r) + " |")
+    else:
+        out.append("| hands | LLR | gap (Elo) | verdict |")
+        out.append("|---|---|---|---|")
+        for look in rec.looks:
+            if not look.get("looked"):
+                continue
+            gap = look.get("gap")
+            se = look.get("se")
+            g = f"{gap:+.1f} +- {se:.1f}" if gap is not None and se is not None else "-"
+            out.append(f"| {look['through']} | {look['llr']:.2f} | {g} | {look['verdict']} |")
+    return "\n".join(out) + "\n"
+
+
+def svg_timeline(rec: SequentialRecord) -> str:
+    """Each pair that was ever adjacent: a row, its status at each look as coloured segments
+    over the hands (grey open, green one better, blue tied)."""
+    hist = pair_history(rec)
+    if not hist:
+        return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
+    end = max(h for seq in hist.values() for h, _ in seq)
+    left, width, row = 170, 560, 22
+    height = row * len(hist) + 60
+
+    def x(v: float) -> float:
+        return left + v / max(end, 1) * width
+
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 30}' height='{height}' "
+        "font-family='sans-serif' font-size='12'>"
+    ]
+    for i, (key, seq) in enumerate(hist.items()):
+        y = 20 + i * row
+        parts.append(
+            f"<text x='{left - 8}' y='{y + 4}' text-anchor='end'>{html.escape(key)}</text>"
+        )
+        prev = 0
+        for h, status in seq:
+            parts.append(
+                f"<rect x='{x(prev):.1f}' y='{y - 7}' width='{max(x(h) - x(prev), 1.0):.1f}' "
+                f"height='14' fill='{COLORS.get(status, '#bbb')}'><title>{html.escape(key)} "
+                f"at {h} hands: {status}</title></rect>"
+            )
+            prev = h
+    axis_y = height - 36
+    parts.append(
+        f"<line x1='{left}' y1='{axis_y}' x2='{left + width}' y2='{axis_y}' stroke='#333'/>"
+    )
+    step = _nice_step(end / 6)
+    v = 0.0
+    while v <= end:
+        parts.append(
+            f"<line x1='{x(v):.1f}' y1='{axis_y}' x2='{x(v):.1f}' y2='{axis_y + 5}' "
+            f"stroke='#333'/><text x='{x(v):.1f}' y='{axis_y + 18}' "
+            f"text-anchor='middle'>{v:.0f}</text>"
+        )
+        v += step
+    legend = "".join(
+        f"<rect x='{left + 120 * k}' y='{height - 12}' width='10' height='10' fill='{c}'/>"
+        f"<text x='{left + 120 * k + 14}' y='{height - 3}'>{s}</text>"
+        for k, (s, c) in enumerate(COLORS.items())
+    )
+    parts.append(legend)
+    if rec.stop is not None:
+        sx = x(float(rec.stop["hands"]))
+        parts.append(
+            f"<line x1='{sx:.1f}' y1='8' x2='{sx:.1f}' y2='{axis_y}' stroke='#c33' "
+            "stroke-dasharray='4 3'><title>stop</title></line>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_llr(rec: SequentialRecord) -> str:
+    """The new-version test's LLR at each look, with Wald's bounds."""
+    assert rec.newversion is not None
+    nv = rec.newversion
+    pts = [(int(lk["through"]), float(lk["llr"])) for lk in rec.looks if lk.get("looked")]
+    if not pts:
+        return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
+    end = max(h for h, _ in pts)
+    lo = min(nv.lower, *(v for _, v in pts)) - 0.5
+    hi = max(nv.upper, *(v for _, v in pts)) + 0.5
+    left, width, height = 60, 640, 240
+
+    def x(v: float) -> float:
+        return left + v / max(end, 1) * width
+
+    def y(v: float) -> float:
+        return 10 + (hi - v) / (hi - lo) * (height - 40)
+
+    path = " ".join(f"{x(h):.1f},{y(v):.1f}" for h, v in pts)
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 30}' height='{height}' "
+        "font-family='sans-serif' font-size='12'>",
+        f"<polyline points='{path}' fill='none' stroke='#357' stroke-width='2'/>",
+    ]
+    for bound, name in ((nv.upper, "H1"), (nv.lower, "H0"), (0.0, "")):
+        parts.append(
+            f"<line x1='{left}' y1='{y(bound):.1f}' x2='{left + width}' y2='{y(bound):.1f}' "
+            f"stroke='{'#c33' if name else '#bbb'}' stroke-dasharray='4 3'/>"
+            f"<text x='{left - 6}' y='{y(bound) + 4:.1f}' text-anchor='end'>"
+            f"{name} {bound:.2f}</text>"
+        )
+    parts.append(
+        f"<text x='{left + width / 2}' y='{height - 6}' text-anchor='middle'>hands (0 to "
+        f"{end})</text></svg>"
+    )
+    return "".join(parts)
+
+
+def html_section(rec: SequentialRecord) -> str:
+    body = [
+        "<h2>Why the run stopped</h2>",
+        f"<p>{html.escape(why_line(rec))}</p>",
+        f"<p>{html.escape(_method(rec))}</p>",
+    ]
+    if rec.kind == "settled":
+        body.append("<h3>Adjacent pairs over time</h3>")
+        body.append(svg_timeline(rec))
+        th = "".join(f"<th>{html.escape(c)}</th>" for c in PAIR_COLS)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+            for r in _pair_rows(rec)
+        )
+        body.append(f"<table><thead><tr>{th}</tr></thead><tbody>{rows}</tbody></table>")
+    else:
+        body.append("<h3>LLR over the hands</h3>")
+        body.append(svg_llr(rec))
+    return "\n".join(body) + "\n"
+
+
+def to_json(rec: SequentialRecord) -> dict[str, Any]:
+    """What results.json says about the decision (``verify`` compares the stop)."""
+    return {
+        "kind": rec.kind,
+        "stop": rec.stop,
+        "why": why_line(rec),
+        "looks": len(rec.looks),
+        "through": rec.through,
+        "pairs": {k: v for k, v in pair_history(rec).items()},
+    }
+
+
+def _nice_step(raw: float) -> float:
+    if raw <= 0:
+        return 1.0
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if raw <= m * mag:
+            return float(m * mag)
+    return float(10 * mag)

@@ -1,0 +1,185 @@
+"""``verify`` of a run that stopped by a sequential decision (``until = "settled"``,
+``--candidate``/``--baseline``).
+
+Such a run plays only a prefix of its plan, so the usual rule ("a finished run stores every
+planned hand") does not hold. Instead the decision itself is checked:
+
+* it is **re-derived from the stored hands**: every look is taken again, from an empty test, on
+  the same plan prefixes (:func:`uno_tournament.settled_run.catch_up`), and the recorded looks,
+  pair statuses, intervals and stop must be what the hands give. An edited decision (a pair's
+  status, the stop's hand count or reason, a look removed) does not match; nor does a hand
+  edited in a way that changes the ratings;
+* **every hand before the stop is stored**: a hand deleted from the middle of the played prefix
+  is named (and the re-derived test then cannot reach the recorded stop either);
+* hands past the stop (in play when it came) are counted and named in the summary, not errors.
+
+A record may trail the hands (a run killed between storing a hand and writing its next look):
+its looks must then be the first looks the hands give.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .rating_model import HandResult
+from .schedule import HandSpec
+from .settled_run import META_KEY, SequentialRecord, catch_up
+from .standings import rated_result
+from .store import ResultStore
+
+REL_TOL = 1e-6
+"""Interval ends and LLRs are compared to this relative tolerance (the fit is deterministic on
+one machine; another machine's floating point may differ in the last bits)."""
+
+
+@dataclass
+class SequentialCheck:
+    stop_hands: int | None = None
+    """The recorded stop (hands of the plan's order the decision used), or None."""
+    by_hand: list[tuple[str, str]] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    summary: str = ""
+    past_stop: int = 0
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            x, y = float(a), float(b)
+        except (TypeError, ValueError):
+            return False
+        if math.isinf(x) or math.isinf(y):
+            return x == y
+        return math.isclose(x, y, rel_tol=REL_TOL, abs_tol=1e-9)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, str) and isinstance(b, str) and a in ("inf", "-inf") and b in ("inf", "-inf"):
+        return a == b
+    return bool(a == b)
+
+
+def _describe(rec: SequentialRecord | None) -> str:
+    if rec is None:
+        return "no decision"
+    if rec.stop is not None:
+        return f"{rec.stop['reason']} after {rec.stop['hands']} hands"
+    return f"{len(rec.looks)} looks through {rec.through} hands, no stop"
+
+
+def check_sequential(
+    store: ResultStore,
+    config: Any,
+    plan: Sequence[HandSpec],
+    *,
+    reported: dict[str, Any] | None = None,
+) -> SequentialCheck:
+    """Re-derive the decision from the stored hands and compare it with the record.
+    ``reported``: the stop the run's results.json reports (then the record must have it)."""
+    finished = reported is not None
+    out = SequentialCheck()
+    plan_ids = [h.hand_id for h in plan]
+    index = {h: k for k, h in enumerate(plan_ids)}
+    stored: dict[str, HandResult | None] = {}
+    for h in store.hand_rows():
+        if h.hand_id in index:
+            stored[h.hand_id] = rated_result(h, config.faults.forfeit)
+    names = [b.name for b in config.bots]
+    raw = store.meta().get(META_KEY)
+    recorded: SequentialRecord | None = None
+    if raw is not None:
+        try:
+            recorded = SequentialRecord.from_dict(raw)
+        except (KeyError, ValueError, TypeError) as exc:
+            out.other.append(f"sequential decision: the stored record is unreadable ({exc})")
+            return out
+    where = "sequential decision"
+    start = SequentialRecord.new(config, plan)
+    if recorded is not None and recorded.state is not None and start.state is not None:
+        # the mixture's rho was fixed when the run started (a later version may tune it
+        # otherwise); any fixed rho is valid, so the re-derivation uses the recorded one
+        for key in ("alpha", "indifference_elo", "min_hands_per_bot"):
+            if getattr(recorded.state, key) != getattr(start.state, key):
+                out.other.append(
+                    f"{where}: the record's {key} is {getattr(recorded.state, key)!r}, the "
+                    f"configuration's {getattr(start.state, key)!r}"
+                )
+                return out
+        if not (recorded.state.rho > 0.0 and math.isfinite(recorded.state.rho)):
+            out.other.append(f"{where}: the record's rho is not a positive number")
+            return out
+        start.state.rho = recorded.state.rho
+    fresh = catch_up(start, plan_ids, stored, names)
+    if recorded is None:
+        if finished or fresh.looks:
+            out.other.append(
+                f"{where}: none recorded, though the hands give {_describe(fresh)} (the record "
+                "was deleted)"
+            )
+        return out
+    out.stop_hands = recorded.stop_hands
+    mine, theirs = recorded.decision_of(), fresh.decision_of()
+    n = len(recorded.looks)
+    for key in ("kind", "plan_hands", "look_every"):
+        if mine[key] != theirs[key]:
+            out.other.append(
+                f"{where}: the record's {key} is {mine[key]!r}, the configuration gives "
+                f"{theirs[key]!r}"[:300]
+            )
+            return out
+    bad_look = next(
+        (
+            k
+            for k in range(min(n, len(fresh.looks)))
+            if not _same(recorded.looks[k], fresh.looks[k])
+        ),
+        None,
+    )
+    if bad_look is not None:
+        at = recorded.looks[bad_look].get("through")
+        out.other.append(
+            f"{where}: look {bad_look + 1} (at {at} hands) differs from the one the stored hands "
+            "give: the decision was edited, or a hand before it was"
+        )
+    elif n > len(fresh.looks):
+        out.other.append(
+            f"{where}: the record has {n} looks, the stored hands give only {len(fresh.looks)} "
+            f"({_describe(recorded)} recorded, {_describe(fresh)} re-derived): a hand before "
+            "the stop is missing, or the record was edited"
+        )
+    elif recorded.stop is not None and not _same(recorded.stop, fresh.stop):
+        out.other.append(
+            f"{where}: the record says {_describe(recorded)}, the stored hands give "
+            f"{_describe(fresh)}"
+        )
+    elif recorded.stop is None and finished:
+        out.other.append(
+            f"{where}: the run's reports say it ended, but the record has no stop (the hands "
+            f"give {_describe(fresh)})"
+        )
+    if reported is not None and recorded.stop is not None and not _same(reported, recorded.stop):
+        out.other.append(
+            f"{where}: results.json reports {reported.get('reason')} after "
+            f"{reported.get('hands')} hands, the record {_describe(recorded)}"[:300]
+        )
+    if recorded.stop is not None:
+        stop = int(recorded.stop["hands"])
+        for hid in plan_ids[:stop]:
+            if hid not in stored:
+                out.by_hand.append(
+                    (
+                        hid,
+                        f"hands: missing (the run stopped by its recorded decision after {stop} "
+                        "hands; this hand is before the stop)",
+                    )
+                )
+        out.past_stop = sum(1 for hid in plan_ids[stop:] if hid in stored)
+        past = (
+            f", {out.past_stop} more stored past it (in play at the stop)" if out.past_stop else ""
+        )
+        out.summary = f"{recorded.stop['line']}; decision re-derived from the hands{past}"
+    return out
