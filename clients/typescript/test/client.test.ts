@@ -11,7 +11,7 @@ import { Color, Rank } from "../src/gen/uno/v1/cards";
 import { ErrorReason } from "../src/gen/uno/v1/errors";
 import { heuristicDecide } from "../src/heuristic";
 import { Logger } from "../src/log";
-import { FakeBotServer, FakeSession } from "./fake-server";
+import { FakeBotServer, FakeSession, PATIENCE_MS } from "./fake-server";
 import { card, catchSeat, draw, event, noCatch, play, request } from "./fixtures";
 
 let server: FakeBotServer;
@@ -76,8 +76,9 @@ async function handshake(sessionId = "s1"): Promise<FakeSession> {
   return (await server.handshake(sessionId)).session;
 }
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 3000): Promise<void> {
-  const end = performance.now() + timeoutMs;
+/** Waits until `cond` holds: it must, so the wait is at least PATIENCE_MS (for a busy machine). */
+async function waitFor(what: string, cond: () => boolean, timeoutMs = PATIENCE_MS): Promise<void> {
+  const end = performance.now() + Math.max(timeoutMs, PATIENCE_MS);
   while (!cond()) {
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await delay(5);
@@ -136,10 +137,21 @@ describe("UnoBot against a fake BotService", () => {
 
   test("handles two matches concurrently with per-seat state", async () => {
     const seen: string[] = [];
+    // The slow match's decide waits until the fast match's has been made (an order a busy
+    // machine cannot change; a 150 ms sleep could be outrun). Were decisions run one after the
+    // other, the fast one would wait behind it and the slow answer would come first, after the
+    // gate gives up at 10 s (its 60 s deadline is far beyond that).
+    let fastDecided: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (fastDecided = r));
+    let slowRunning = false;
     const decide: DecideFn<{ count: number }> = async (ctx) => {
       ctx.seat.data.count += 1;
       seen.push(`${ctx.request.matchId}:${ctx.seat.data.count}`);
-      if (ctx.request.matchId === "slow") await delay(150);
+      if (ctx.request.matchId === "slow") {
+        slowRunning = true;
+        await Promise.race([gate, delay(10_000)]);
+        slowRunning = false;
+      } else fastDecided();
       return ctx.legalActions[ctx.legalActions.length - 1].id;
     };
     const ended: string[] = [];
@@ -155,9 +167,10 @@ describe("UnoBot against a fake BotService", () => {
     s.send({ decisionRequest: a1 });
     s.send({ decisionRequest: b1 });
     const first = await s.next();
-    const second = await s.next();
     assert.equal(first?.action?.requestId, b1.requestId, "the fast match is not held up by the slow one");
+    const second = await s.next();
     assert.equal(second?.action?.requestId, a1.requestId);
+    assert.equal(slowRunning, false);
     const b2 = request({ matchId: "fast", seat: 2, legal: [draw()] });
     s.send({ decisionRequest: b2 });
     assert.equal((await s.next())?.action?.requestId, b2.requestId);
@@ -279,42 +292,59 @@ describe("UnoBot against a fake BotService", () => {
   });
 
   test("a decide that overruns holds up nothing: not the stream, other seats, the seat's next request or match end", async () => {
-    const SLEEP = 1500;
-    let endedAt = 0;
+    // r1's decide ignores its signal and returns only when the test lets it go, after all of the
+    // below was seen: "while it still ran" is an order the test controls, not a race with a sleep.
+    let letGo: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (letGo = r));
+    let overrunning = false;
+    let ended = false;
     const decide: DecideFn<unknown> = async (ctx) => {
-      if (ctx.request.requestId === "r1") await delay(SLEEP); // ignores its signal
+      if (ctx.request.requestId === "r1") {
+        overrunning = true;
+        await gate; // ignores its signal
+        overrunning = false;
+      }
       return ctx.legalActions[ctx.legalActions.length - 1].id;
     };
-    const { logs } = startBot(decide, { onMatchEnded: () => (endedAt = performance.now()) });
-    const s = await handshake();
-    s.send({ matchStarted: { matchId: "m1", seat: 0 } });
-    const t0 = performance.now();
-    s.send({ decisionRequest: request({ requestId: "r1", matchId: "m1", seat: 0, legal: [draw(), play(red7)], timeLeftMs: 400, defaultActionId: 0 }) });
-    await delay(50);
-    s.send({ decisionRequest: request({ requestId: "o1", matchId: "m2", seat: 1, legal: [draw(), play(blue3)] }) });
-    let msg = await s.next(1000);
-    // Bounds by causality, not by a quiet machine: whatever waited for the overrunning decide
-    // comes at least SLEEP after t0; the fallback never comes before its 300 ms budget.
-    assert.equal(msg?.action?.requestId, "o1", "the other seat first");
-    assert.ok(performance.now() - t0 < SLEEP, "the other seat did not wait for the overrun");
-    msg = await s.next(1000);
-    assert.deepEqual([msg?.action?.requestId, msg?.action?.actionId], ["r1", 0], "the fallback");
-    const fallbackAt = performance.now() - t0;
-    assert.ok(fallbackAt >= 299 && fallbackAt < SLEEP, `fallback after ${Math.round(fallbackAt)} ms: at the budget, not after the overrun`);
-    s.send({ decisionRequest: request({ requestId: "r2", matchId: "m1", seat: 0, legal: [draw(), play(red7)] }) });
-    msg = await s.next(1000);
-    assert.deepEqual([msg?.action?.requestId, msg?.action?.actionId], ["r2", 1070]);
-    assert.ok(performance.now() - t0 < SLEEP, "decided before the overrun ended");
-    s.send({ matchEnded: { matchId: "m1", seat: 0 } });
-    await waitFor("onMatchEnded", () => endedAt > 0);
-    assert.ok(endedAt - t0 < SLEEP, "onMatchEnded did not wait for the overrunning decide");
-    await waitFor("the late result to be logged", () => logs.has("dropped the late result"), 3000);
+    const { logs } = startBot(decide, { onMatchEnded: () => (ended = true) });
+    try {
+      const s = await handshake();
+      s.send({ matchStarted: { matchId: "m1", seat: 0 } });
+      const t0 = performance.now();
+      s.send({ decisionRequest: request({ requestId: "r1", matchId: "m1", seat: 0, legal: [draw(), play(red7)], timeLeftMs: 400, defaultActionId: 0 }) });
+      s.send({ decisionRequest: request({ requestId: "o1", matchId: "m2", seat: 1, legal: [draw(), play(blue3)] }) });
+      // Both answers come while r1's decide is still held; the fallback never before its 300 ms
+      // budget (a bound by causality; 1 ms: a Node timer's rounding).
+      const got = new Map<string, number | undefined>();
+      for (let i = 0; i < 2; i++) {
+        const msg = await s.next();
+        got.set(msg?.action?.requestId ?? "?", msg?.action?.actionId);
+        if (msg?.action?.requestId === "r1") {
+          const at = performance.now() - t0;
+          assert.ok(at >= 299, `fallback after ${Math.round(at)} ms: before its 300 ms budget`);
+        }
+      }
+      assert.deepEqual([...got.entries()].sort(), [["o1", play(blue3).id], ["r1", 0]].sort(), "the other seat's answer and r1's fallback");
+      assert.ok(overrunning, "r1's decide still runs: neither waited for it");
+      s.send({ decisionRequest: request({ requestId: "r2", matchId: "m1", seat: 0, legal: [draw(), play(red7)] }) });
+      const msg = await s.next();
+      assert.deepEqual([msg?.action?.requestId, msg?.action?.actionId], ["r2", 1070]);
+      assert.ok(overrunning, "the seat's next request was decided while r1's decide still ran");
+      s.send({ matchEnded: { matchId: "m1", seat: 0 } });
+      await waitFor("onMatchEnded", () => ended);
+      assert.ok(overrunning, "onMatchEnded did not wait for the overrunning decide");
+    } finally {
+      letGo();
+    }
+    await waitFor("the late result to be logged", () => logs.has("dropped the late result"));
     assert.equal(logs.count("dropped the late result"), 1);
     assert.ok(logs.has("[match m1 seat 0]"));
   });
 
   test("optional requests are not timed; silence is their fallback", async () => {
     let o3Reason: unknown;
+    let o3Started: () => void = () => undefined;
+    const o3Running = new Promise<void>((r) => (o3Started = r));
     const decide: DecideFn<unknown> = async (ctx) => {
       switch (ctx.request.requestId) {
         case "o1":
@@ -322,6 +352,7 @@ describe("UnoBot against a fake BotService", () => {
           await delay(300);
           return 11;
         case "o3":
+          o3Started();
           await new Promise((r) => ctx.signal.addEventListener("abort", r));
           o3Reason = ctx.signal.reason;
           return 11;
@@ -347,7 +378,7 @@ describe("UnoBot against a fake BotService", () => {
     assert.deepEqual([o2?.action?.requestId, o2?.action?.actionId], ["o2", 11]);
     s.send({ decisionRequest: optional("o3", Prompt.LATE_UNO) });
     for (const id of ["o4", "o5", "o6"]) s.send({ decisionRequest: optional(id, Prompt.JUMP_IN) });
-    await delay(100);
+    await o3Running; // closed while its decide runs
     s.send({ requestClosed: { requestId: "o3", matchId: "m-o3", reason: 2 } });
     assert.equal(await s.maybeNext(400), undefined, "silence");
     const req = request({ matchId: "m2", legal: [draw()] });

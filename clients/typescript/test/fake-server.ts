@@ -7,6 +7,12 @@ import type { DeepPartial } from "../src/gen/uno/v1/bot";
 type ServerCall = grpc.ServerDuplexStream<PlayRequest, PlayResponse>;
 
 /** One Play stream as the server sees it. */
+/**
+ * How long a test waits for something that must happen: generous, for a busy machine (the test
+ * runner's own limit is 30 s a test). Nothing passes by waiting this long.
+ */
+export const PATIENCE_MS = 20_000;
+
 export class FakeSession {
   readonly metadata: grpc.Metadata;
   /** The client's "ip:port": a new TCP connection (a new channel) has a new port. */
@@ -50,8 +56,16 @@ export class FakeSession {
     else this.inbox.push(m);
   }
 
-  /** The next message from the bot (each Action of an ActionBatch as if it had come alone); rejects after `timeoutMs`, resolves undefined if the bot left. */
-  next(timeoutMs = 5000): Promise<PlayRequest | undefined> {
+  /**
+   * The next message from the bot (each Action of an ActionBatch as if it had come alone);
+   * resolves undefined if the bot left. A message must come: it waits at least PATIENCE_MS (a
+   * shorter timeout would only fail a busy machine), then rejects.
+   */
+  next(timeoutMs = PATIENCE_MS): Promise<PlayRequest | undefined> {
+    return this.within(Math.max(timeoutMs, PATIENCE_MS));
+  }
+
+  private within(timeoutMs: number): Promise<PlayRequest | undefined> {
     const queued = this.inbox.shift();
     if (queued) return Promise.resolve(queued);
     if (this.clientGone) return Promise.resolve(undefined);
@@ -72,7 +86,7 @@ export class FakeSession {
   /** Resolves with the next message if one arrives within `ms`, else undefined. */
   async maybeNext(ms: number): Promise<PlayRequest | undefined> {
     try {
-      return await this.next(ms);
+      return await this.within(ms);
     } catch {
       return undefined;
     }
@@ -144,8 +158,9 @@ export class FakeBotServer {
     return { session, hello };
   }
 
-  /** The next Play stream opened by a bot. */
-  nextSession(timeoutMs = 5000): Promise<FakeSession> {
+  /** The next Play stream opened by a bot (waiting at least PATIENCE_MS, as `next` does). */
+  nextSession(timeoutMs = PATIENCE_MS): Promise<FakeSession> {
+    timeoutMs = Math.max(timeoutMs, PATIENCE_MS);
     const s = this.pending.shift();
     if (s) return Promise.resolve(s);
     return new Promise((resolve, reject) => {

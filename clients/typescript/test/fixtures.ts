@@ -90,7 +90,9 @@ export function request(spec: RequestSpec): DecisionRequest {
     handNumber: 1,
     prompt: spec.prompt ?? Prompt.TURN,
     required,
-    timeLeftMs: spec.timeLeftMs ?? (required ? 1000 : 0),
+    // Far beyond any decide here, so a busy machine cannot turn an answer into a fallback;
+    // tests of the fallback give their own.
+    timeLeftMs: spec.timeLeftMs ?? (required ? 60_000 : 0),
     decisionMs: 1000,
     defaultActionId: spec.defaultActionId ?? (required ? spec.legal[0].id : undefined),
     view,
