@@ -157,11 +157,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.blocks is not None:
         if args.blocks < 1:
             raise TournamentCliError("--blocks must be at least 1")
+        if config.sequential or args.candidate is not None:
+            raise TournamentCliError(
+                "--blocks: not with a run that sizes itself (until = \"settled\" or "
+                "--candidate); give its budget as max_hands"
+            )
         config = TournamentConfig.from_dict({**config.to_dict(), "blocks": args.blocks})
     if args.concurrency is not None:
         if args.concurrency < 1:
             raise TournamentCliError("--concurrency must be at least 1")
         config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
+    if args.candidate is not None or args.baseline is not None:
+        config = _new_version(config, args.candidate, args.baseline)
     shard_kw = _shard_kwargs(args)
     store_url = args.store
     if store_url:
@@ -185,6 +192,48 @@ def cmd_run(args: argparse.Namespace) -> int:
         metrics_linger_s=_linger(args.metrics_linger),
         progress=not args.quiet,
         max_hands=args.max_hands,
+    )
+
+
+def _new_version(
+    config: TournamentConfig, candidate: str | None, baseline: str | None
+) -> TournamentConfig:
+    """The config of ``--candidate NEW --baseline OLD``: a new-version test against the other
+    bots of the config as the field, at most ``max_hands`` hands (the config's, or the default
+    budget), with delta0 = 0, delta1 = ``indifference_elo`` and alpha = beta = ``alpha``."""
+    from .config import DEFAULT_MAX_HANDS
+
+    if candidate is None or baseline is None:
+        raise TournamentCliError("give --candidate NEW and --baseline OLD together")
+    names = [b.name for b in config.bots]
+    for flag, name in (("--candidate", candidate), ("--baseline", baseline)):
+        if name not in names:
+            shown = name if len(name) <= 40 else name[:39] + "…"
+            raise TournamentCliError(
+                f"{flag} {shown!r}: not a bot of the configuration (its bots: "
+                f"{', '.join(names)[:300]})"
+            )
+    if candidate == baseline:
+        raise TournamentCliError(
+            f"--candidate and --baseline are both {candidate!r}: give two different bots"
+        )
+    if len(names) < 4:
+        raise TournamentCliError(
+            "--candidate/--baseline need at least two more bots in the configuration as the field"
+        )
+    if config.hands or config.precision_elo:
+        key = "hands" if config.hands else "precision_elo"
+        raise TournamentCliError(
+            f"tournament.{key}: not with --candidate/--baseline (the test sizes itself; give "
+            'its budget as max_hands with until = "settled")'
+        )
+    return TournamentConfig.from_dict(
+        {
+            **config.to_dict(),
+            "candidate": candidate,
+            "baseline": baseline,
+            "max_hands": config.max_hands or DEFAULT_MAX_HANDS,
+        }
     )
 
 
@@ -330,6 +379,14 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     run.add_argument("--blocks", type=int, help="override tournament.blocks")
     run.add_argument("--concurrency", type=int, help="override tournament.concurrency")
     run.add_argument("--max-hands", type=int, help=argparse.SUPPRESS)
+    run.add_argument(
+        "--candidate",
+        metavar="NEW",
+        help="a new-version test: NEW (a bot of the config) against --baseline, the config's "
+        "other bots as the field; stops when NEW is better by indifference_elo (H1) or not "
+        "better (H0), at error rates alpha (docs/tournaments.md)",
+    )
+    run.add_argument("--baseline", metavar="OLD", help="the version --candidate is tested against")
     _server_args(run)
     _shard_args(run, pod=True)
     run.set_defaults(func=cmd_run)

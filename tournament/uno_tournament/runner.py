@@ -86,6 +86,10 @@ from .store import (
 
 __all__ = ["Runner", "RunnerError", "resume", "start"]
 
+LOOKAHEAD_LOOKS = 1
+"""A sequential run starts a hand only if it belongs to the next ``LOOKAHEAD_LOOKS`` looks (the
+shard workers and pods, which see the decision later, to one more): so no table starts a hand
+past the stop, and only the hands already in play when it comes finish past it."""
 REFIT_INTERVAL_S = 5.0
 HEARTBEAT_S = 5.0
 """How often a shard records its state in the store and reads the other shards' new hands."""
@@ -166,7 +170,9 @@ class Runner(Player):
         once it came, its stop (:mod:`uno_tournament.settled_run`)."""
         self._seq_ids: list[str] = []
         """The plan's hand ids in order (the looks are on its prefixes)."""
-        self._seq_index: set[str] = set()
+        self._seq_index: dict[str, int] = {}
+        """Each planned hand's position in the plan's order."""
+        self._seq_changed = asyncio.Event()
         self._seq_stored: dict[str, HandResult | None] = {}
         """Each stored hand of the plan as the ratings see it (None: left out by the policy)."""
         self._seq_task: asyncio.Task[None] | None = None
@@ -294,6 +300,7 @@ class Runner(Player):
             if self.seq is not seq:  # adopted a newer record from the store meanwhile
                 continue
             self.seq = new
+            self._seq_changed.set()
             try:
                 await loop.run_in_executor(self._writer, self._save_record, new)
             except Exception as exc:
@@ -303,6 +310,34 @@ class Runner(Player):
             if new.stopped:
                 self._on_stop()
                 return
+
+    async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
+        """A table: the next hand of ``queue``, once the sequential decision allows it."""
+        if not self.config.sequential:
+            await super()._worker(queue)
+            return
+        while queue and not self.stop_requested and self.fatal is None:
+            if not await self._gate(queue[0]) or not queue:
+                return
+            await super()._worker(deque([queue.popleft()]))
+
+    async def _gate(self, spec: schedule.HandSpec) -> bool:
+        """Wait until ``spec`` belongs to the next looks (:data:`LOOKAHEAD_LOOKS`); False once
+        the decision has stopped the run."""
+        ahead = LOOKAHEAD_LOOKS + (1 if self.only is not None else 0)
+        while not self.stop_requested:
+            seq = self.seq
+            if seq is None:
+                return True
+            if seq.stopped:
+                return False
+            k = self._seq_index.get(spec.hand_id)
+            if k is None or k < seq.through + ahead * seq.look_every:
+                return True
+            self._seq_changed.clear()
+            with contextlib.suppress(TimeoutError):  # a pod adopts others' looks on a thread
+                await asyncio.wait_for(self._seq_changed.wait(), 1.0)
+        return False
 
     def _save_record(self, rec: SequentialRecord) -> None:
         """On the writer thread: the record into the store's meta, unless the store holds a
@@ -637,7 +672,7 @@ class Runner(Player):
         """The sequential test's record: the store's (a resumed run, another shard's) or a new
         one."""
         self._seq_ids = [h.hand_id for h in full_plan]
-        self._seq_index = set(self._seq_ids)
+        self._seq_index = {h: k for k, h in enumerate(self._seq_ids)}
         raw = self.store.meta().get(META_KEY)
         if raw is None:
             self.seq = SequentialRecord.new(self.config, full_plan)
@@ -829,6 +864,15 @@ class Runner(Player):
                 "port": self.port + i if self.port else 0,
                 "advertise": self.advertise,
                 "metrics": self.metrics_port is not None,
+                "sequential_store": (  # where the shard reads the decision
+                    (
+                        str(self.out)
+                        if isinstance(self.store, Store)
+                        else getattr(self.store, "url", "")
+                    )
+                    if self.seq is not None
+                    else ""
+                ),
             }
             await w.start(job)
         self._connected_shards = 0
@@ -883,7 +927,8 @@ class Runner(Player):
             elif kind == "stats":
                 w.server_cpu_s = float(msg.get("server_cpu_s", 0.0))
         code = await w.proc.wait() if w.proc is not None else 0
-        if w.state not in ("finished", "failed") and not self.stop_requested and not self._decided:
+        stopped = self.seq is not None and self.seq.stopped  # the decision stopped the workers
+        if w.state not in ("finished", "failed") and not self.stop_requested and not stopped:
             w.state = "failed"
             self._fail(
                 RunnerError(

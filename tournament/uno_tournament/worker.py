@@ -63,6 +63,12 @@ class ShardWorker(Player):
         self.serve_metrics = bool(job.get("metrics"))
         self._out = out
         self._out_lock = threading.Lock()
+        self.sequential_store = str(job.get("sequential_store") or "")
+        """A sequential run: the store whose recorded decision says how far this shard may
+        play (the runner writes it; :meth:`_gate`)."""
+        self._seq_pos: dict[str, int] = {}
+        self._seq_store: Any = None
+        self._seq_every = 1
 
     def send(self, msg: dict[str, Any]) -> None:
         line = json.dumps(msg, separators=(",", ":")).encode() + b"\n"
@@ -182,6 +188,55 @@ class ShardWorker(Player):
         if not pending:
             self.send({"type": "done"})
         return 0 if not pending else 130
+
+    async def _worker(self, queue: deque[Any]) -> None:
+        """A table; in a sequential run, the next hand only once the recorded decision allows
+        it (it belongs to the next looks), and none after the stop."""
+        if not self.sequential_store:
+            await super()._worker(queue)
+            return
+        while queue and not self.stop_requested and self.fatal is None:
+            if not await self._gate(queue[0].hand_id) or not queue:
+                return
+            await super()._worker(deque([queue.popleft()]))
+
+    async def _gate(self, hand_id: str) -> bool:
+        from .runner import LOOKAHEAD_LOOKS
+        from .settled_run import META_KEY, SequentialRecord
+
+        loop = asyncio.get_running_loop()
+        from .settled_run import look_every
+
+        if not self._seq_pos:
+            plan = self.config.plan(self.tid)
+            self._seq_pos = {h.hand_id: k for k, h in enumerate(plan)}
+            self._seq_every = look_every(plan)
+        k = self._seq_pos.get(hand_id, 0)
+        while not self.stop_requested:
+            raw = await loop.run_in_executor(self._writer, self._read_decision, META_KEY)
+            if raw is None:
+                through, every, stopped = 0, self._seq_every, False  # no look yet
+            else:
+                rec = SequentialRecord.from_dict(raw)
+                through, every, stopped = rec.through, rec.look_every, rec.stopped
+            if stopped:
+                return False
+            if k < through + (LOOKAHEAD_LOOKS + 1) * every:
+                return True
+            await asyncio.sleep(0.5)
+        return False
+
+    def _read_decision(self, key: str) -> Any:
+        """On the writer thread: the recorded decision (None before the first)."""
+        if self._seq_store is None:
+            from .pgstore import PgStore, is_url
+            from .store import Store
+
+            where = self.sequential_store
+            self._seq_store = (
+                PgStore.connect(where) if is_url(where) else Store.open(Path(where), readonly=True)
+            )
+        return self._seq_store.meta().get(key)
 
     def _stop(self) -> None:
         if self.stop_requested:

@@ -1,0 +1,400 @@
+"""Runs that stop by a sequential decision (issue 24): ``until = "settled"`` and
+``tournament run --candidate NEW --baseline OLD``, wired into the harness.
+
+Unit tests check the config, the plan and the looks on engine-played hands (resume from a saved
+record is exact, whatever order the hands arrive in). Real runs (graded engine bots over the
+wire) check the early stop, the budget stop, the shard workers following the decision, kill -9
+and resume, verify on an early-stopped run and on an edited decision, and the candidate/baseline
+command."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from uno_server.engine import Hand, HeuristicBot, RuleSet
+from uno_server.engine.simulate import play_hand
+from uno_tournament import cli
+from uno_tournament.config import BotSpec, ConfigError, TournamentConfig, parse
+from uno_tournament.ratings import HandResult
+from uno_tournament.schedule import plan as schedule_plan
+from uno_tournament.settled_run import (
+    META_KEY,
+    SequentialRecord,
+    catch_up,
+    look_every,
+    settled_plan,
+)
+
+from .helpers import graded, write_config
+from .test_resume import kill_at_observed_point
+
+# ------------------------------------------------------------------------------ config
+
+
+def _tournament(**keys: object) -> dict[str, object]:
+    bots = [{"name": f"b{i}", "token": f"token-{i}-0123456789abcdef"} for i in range(4)]
+    return {"tournament": {"name": "t", **keys}, "bots": bots}
+
+
+@pytest.mark.parametrize(
+    ("keys", "field"),
+    [
+        ({"until": "forever"}, "tournament.until"),
+        ({"until": 1}, "tournament.until"),
+        ({"until": "settled", "alpha": 0}, "tournament.alpha"),
+        ({"until": "settled", "alpha": 0.5}, "tournament.alpha"),
+        ({"until": "settled", "alpha": "low"}, "tournament.alpha"),
+        ({"until": "settled", "indifference_elo": 0}, "tournament.indifference_elo"),
+        ({"until": "settled", "indifference_elo": 501}, "tournament.indifference_elo"),
+        ({"until": "settled", "max_hands": 23}, "tournament.max_hands"),
+        ({"until": "settled", "max_hands": 10**8}, "tournament.max_hands"),
+        ({"until": "settled", "max_hands": 2.5}, "tournament.max_hands"),
+        ({"until": "settled", "hands": 5000}, "tournament.hands"),
+        ({"until": "settled", "precision_elo": 30}, "tournament.precision_elo"),
+        ({"until": "settled", "blocks": 2}, "tournament.blocks"),
+        ({"alpha": 0.1}, "tournament.alpha"),
+        ({"max_hands": 1000}, "tournament.max_hands"),
+    ],
+)
+def test_bad_settled_settings_name_the_field(keys: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(_tournament(**keys), Path("."))
+    assert str(err.value).startswith(field + ":"), str(err.value)
+
+
+def test_settled_settings_and_defaults() -> None:
+    c = parse(_tournament(until="settled"), Path("."))
+    assert (c.until, c.alpha, c.indifference_elo, c.max_hands) == ("settled", 0.05, 10.0, 20_000)
+    c = parse(
+        _tournament(until="settled", alpha=0.1, indifference_elo=25, max_hands=480), Path(".")
+    )
+    assert (c.alpha, c.indifference_elo, c.max_hands, c.sequential) == (0.1, 25.0, 480, True)
+    assert TournamentConfig.from_dict(c.to_dict()) == c
+    plain = parse(_tournament(), Path("."))
+    assert not plain.sequential and plain.max_hands == 0
+
+
+def test_cli_refuses_a_bad_settled_config_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(
+        '[tournament]\nname = "t"\nuntil = "settled"\nalpha = 0.7\n'
+        + "".join(
+            f'[[bots]]\nname = "b{i}"\ntoken = "token-{i}-0123456789abcdef"\n' for i in range(4)
+        )
+    )
+    assert cli.main(["tournament", "run", str(cfg), "--quiet"]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tournament.alpha" in err[0], err
+
+
+# ------------------------------------------------------------------------------ the plan
+
+
+def _config(names: list[str], **kw: object) -> TournamentConfig:
+    return TournamentConfig(name="x", bots=tuple(BotSpec(n, ("x",)) for n in names), seed=3, **kw)  # type: ignore[arg-type]
+
+
+def test_settled_plan_is_the_default_order_cut_at_the_budget() -> None:
+    names = ["a", "b", "c", "d", "e"]
+    cfg = _config(names, until="settled", max_hands=500)
+    p = settled_plan(cfg, "T")
+    assert len(p) == 500
+    full = schedule_plan("T", names, blocks=5, seed=3)
+    assert [h.hand_id for h in p] == [h.hand_id for h in full[:500]]
+    assert look_every(p) == 40  # 5 tables x 4 rotations, twice: at least a block's 24 hands
+    assert cfg.plan("T") == p and cfg.design().tables[0] == p[0].table_bots
+
+
+def test_new_version_plan_seats_both_versions_at_every_table() -> None:
+    names = ["new", "old", "f1", "f2", "f3"]
+    cfg = _config(names, until="", max_hands=300, candidate="new", baseline="old")
+    p = cfg.plan("T")
+    assert len(p) == 300
+    assert all({"new", "old"} <= set(h.bots) for h in p)
+    assert {b for h in p for b in h.bots} == set(names)
+
+
+# ------------------------------------------------------------------------------ the looks
+
+EPS = {"a": 0.0, "b": 0.3, "c": 0.65, "d": 1.0}
+
+
+def _engine_hands(cfg: TournamentConfig, seed: int) -> tuple[list[str], dict[str, HandResult]]:
+    p = cfg.plan("T")
+    rng = random.Random(seed)
+    rules = RuleSet(scoring="single_hand")
+    out: dict[str, HandResult] = {}
+    for spec in p:
+        bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=EPS[b]) for b in spec.bots]
+        hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
+        out[spec.hand_id] = HandResult.from_points(
+            spec.hand_id,
+            spec.deal_id,
+            spec.bots[hand.winner],
+            [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
+        )
+    return [h.hand_id for h in p], out
+
+
+def test_resumed_looks_equal_one_pass_whatever_the_arrival_order() -> None:
+    """The record saved (as JSON) part-way and continued, with hands arriving out of order,
+    reaches exactly the one-pass decision: same looks, same claims, same stop."""
+    cfg = _config(list(EPS), until="settled", max_hands=480, alpha=0.2, indifference_elo=60)
+    ids, hands = _engine_hands(cfg, 1)
+    names = list(EPS)
+    one = catch_up(SequentialRecord.new(cfg, cfg.plan("T")), ids, hands, names)
+    assert one.stop is not None and one.looks
+    order = list(ids)
+    random.Random(5).shuffle(order[: len(order) // 2])  # out of order within the first half
+    rec = SequentialRecord.new(cfg, cfg.plan("T"))
+    seen: dict[str, HandResult | None] = {}
+    for k, hid in enumerate(order, 1):
+        seen[hid] = hands[hid]
+        if k % 37 == 0:  # a "kill": only the JSON survives
+            rec = SequentialRecord.from_dict(json.loads(json.dumps(rec.to_dict())))
+        catch_up(rec, ids, seen, names)
+    assert rec.decision_of() == one.decision_of()
+
+
+def test_budget_stop_with_the_pairs_open() -> None:
+    cfg = _config(list(EPS), until="settled", max_hands=48)
+    ids, hands = _engine_hands(cfg, 2)
+    rec = catch_up(SequentialRecord.new(cfg, cfg.plan("T")), ids, hands, list(EPS))
+    assert rec.stop is not None and rec.stop["reason"] == "budget" and rec.stop["hands"] == 48
+    assert "stopped: budget, 3 pairs open" in rec.stop["line"]
+
+
+# ------------------------------------------------------------------------------ real runs
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "uno_server.cli", *args]
+
+
+def _settled_config(folder: Path, settings: str, bots: dict[str, float] | None = None) -> Path:
+    ps = bots or {"g0": 0.0, "g0b": 0.0, "g1": 0.5, "g2": 1.0}
+    cfg = write_config(folder, [graded(n, p) for n, p in ps.items()], name="settle", concurrency=6)
+    cfg.write_text(cfg.read_text().replace("blocks = 1\n", settings))
+    return cfg
+
+
+def _record(out: Path) -> dict[str, object]:
+    conn = sqlite3.connect(out / "tournament.sqlite")
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
+        return dict(json.loads(row[0]))
+    finally:
+        conn.close()
+
+
+def _count(out: Path) -> int:
+    conn = sqlite3.connect(out / "tournament.sqlite")
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _verify(out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _cli("tournament", "verify", str(out)),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+EARLY = 'until = "settled"\nalpha = 0.3\nindifference_elo = 300\nmax_hands = 480\n'
+
+
+def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_path: Path) -> None:
+    """Two shard workers follow the decision: the run stops well before its budget, at a look,
+    with every hand before the stop stored and at most the hands in play past it. verify
+    accepts it, and catches an edited decision and a hand deleted before the stop."""
+    cfg = _settled_config(tmp_path, EARLY)
+    out = tmp_path / "out"
+    r = subprocess.run(
+        _cli("tournament", "run", str(cfg), "--quiet", "--shards", "2"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rec = _record(out)
+    stop = rec["stop"]
+    assert isinstance(stop, dict) and stop["reason"] == "settled", rec["stop"]
+    hands = int(stop["hands"])
+    assert hands < 480 and hands % int(str(rec["look_every"])) == 0
+    assert r.stdout.strip().splitlines()[-1].startswith("stopped: settled"), r.stdout[-500:]
+    stored = _count(out)
+    assert hands <= stored <= hands + 2 * 6, (hands, stored)  # in play at the stop: 2 shards x 6
+    results = json.loads((out / "results.json").read_text())
+    assert results["sequential"]["stop"] == stop
+    assert "Why the run stopped" in (out / "leaderboard.md").read_text()
+    assert "<rect" in (out / "report.html").read_text()
+    v = _verify(out)
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert "stopped: settled" in v.stdout and "re-derived" in v.stdout
+
+    # an edited decision: a pair's status changed in the record
+    conn = sqlite3.connect(out / "tournament.sqlite")
+    edited = json.loads(json.dumps(rec))
+    pairs = edited["looks"][-1]["pairs"]
+    pairs[0]["status"] = "open" if pairs[0]["status"] != "open" else "better"
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+    conn.commit()
+    v = _verify(out)
+    assert v.returncode == 1 and "sequential decision: look" in v.stdout, v.stdout
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
+    conn.commit()
+    assert _verify(out).returncode == 0
+
+    # a hand deleted from the middle of the played prefix
+    victim = conn.execute(
+        "SELECT hand_id FROM hands WHERE block = 0 AND deal = 1 AND rotation = 2 LIMIT 1"
+    ).fetchone()[0]
+    conn.execute("DELETE FROM seats WHERE hand_id = ?", (victim,))
+    conn.execute("DELETE FROM replays WHERE hand_id = ?", (victim,))
+    conn.execute("DELETE FROM hands WHERE hand_id = ?", (victim,))
+    conn.commit()
+    conn.close()
+    v = _verify(out)
+    assert v.returncode == 1 and victim in v.stdout, v.stdout
+
+
+def test_budget_stop_says_which_pairs_are_open(tmp_path: Path) -> None:
+    cfg = _settled_config(tmp_path, 'until = "settled"\nmax_hands = 48\n')
+    out = tmp_path / "out"
+    r = subprocess.run(
+        _cli("tournament", "run", str(cfg), "--quiet"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("stopped: budget, 3 pairs open:") and "after 48 hands" in last, last
+    assert _count(out) == 48
+    assert _verify(out).returncode == 0
+
+
+def test_kill_9_then_resume_continues_the_same_test(tmp_path: Path) -> None:
+    """kill -9 after a look, resume: the resumed run's decision is exactly the one the
+    sequential test takes on the stored hands in one pass (the same looks, claims and stop)."""
+    cfg = _settled_config(
+        tmp_path,
+        'until = "settled"\nalpha = 0.3\nindifference_elo = 120\nmax_hands = 192\n',
+        {"g0": 0.0, "g1": 0.3, "g2": 0.6, "g3": 1.0},
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        _cli("tournament", "run", str(cfg), "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "tournament.sqlite").exists() or _looks(out) < 1:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "no look recorded in 120 s"
+            time.sleep(0.1)
+        kill_at_observed_point(proc, out / "tournament.sqlite", 1, 192)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = _record(out)
+    r = subprocess.run(
+        _cli("tournament", "resume", str(out), "--quiet"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = SequentialRecord.from_dict(_record(out))
+    assert after.stop is not None
+    assert after.looks[: len(before["looks"])] == before["looks"]  # type: ignore[arg-type]
+    from uno_tournament.config import load_config
+    from uno_tournament.standings import rated_result
+    from uno_tournament.store import Store
+
+    store = Store.open(out, readonly=True)
+    try:
+        config = load_config(store, out)
+        p = config.plan(str(store.meta()["tournament_id"]))
+        stored = {h.hand_id: rated_result(h, config.faults.forfeit) for h in store.hand_rows()}
+    finally:
+        store.close()
+    fresh = SequentialRecord.new(config, p)
+    assert fresh.state is not None and after.state is not None
+    fresh.state.rho = after.state.rho
+    one = catch_up(fresh, [h.hand_id for h in p], stored, [b.name for b in config.bots])
+    assert after.decision_of() == one.decision_of()
+    assert _verify(out).returncode == 0
+
+
+def _looks(out: Path) -> int:
+    try:
+        looks = _record(out)["looks"]
+    except (sqlite3.Error, TypeError):
+        return 0
+    assert isinstance(looks, list)
+    return sum(1 for lk in looks if lk.get("looked"))
+
+
+# ------------------------------------------------------------------------------ new version
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--candidate", "g0"], "together"),
+        (["--candidate", "nobody", "--baseline", "g0"], "--candidate 'nobody'"),
+        (["--candidate", "g0", "--baseline", "x" * 300], "--baseline 'xxxx"),
+        (["--candidate", "g0", "--baseline", "g0"], "two different bots"),
+    ],
+)
+def test_candidate_baseline_arguments_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    cfg = _settled_config(tmp_path, "")
+    assert cli.main(["tournament", "run", str(cfg), "--quiet", *args]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and len(err[0]) < 500, err
+
+
+def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
+    cfg = _settled_config(
+        tmp_path,
+        'until = "settled"\nalpha = 0.05\nindifference_elo = 50\nmax_hands = 480\n',
+        {"new": 0.0, "old": 1.0, "f1": 0.3, "f2": 0.5},
+    )
+    out = tmp_path / "out"
+    r = subprocess.run(
+        _cli("tournament", "run", str(cfg), "--candidate", "new", "--baseline", "old"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("stopped: H1 accepted, new is better than old"), last
+    rec = _record(out)
+    assert rec["kind"] == "new-version" and int(rec["stop"]["hands"]) < 480  # type: ignore[index]
+    assert any("LLR:" in line for line in r.stdout.splitlines()), r.stdout[-2000:]
+    assert _verify(out).returncode == 0
