@@ -316,6 +316,9 @@ def test_kill_9_then_resume_continues_the_same_test(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
     before = _record(out)
     r = subprocess.run(
         _cli("tournament", "resume", str(out), "--quiet"),
