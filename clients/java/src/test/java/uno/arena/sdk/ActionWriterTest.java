@@ -48,7 +48,7 @@ class ActionWriterTest {
               return written.add(m);
             });
     CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> w.send(answer(0)));
-    assertTrue(inFlight.await(5, TimeUnit.SECONDS));
+    assertTrue(inFlight.await(20, TimeUnit.SECONDS));
     for (int i : new int[] {1, 2, 1, 3}) {
       assertTrue(w.send(answer(i)));
     }
@@ -56,7 +56,7 @@ class ActionWriterTest {
     assertEquals(0, w.drop("r0"), "an answer being written cannot be taken back");
     assertEquals(false, w.send(answer(4), () -> false), "not queued for a closed request");
     release.countDown();
-    assertTrue(first.get(5, TimeUnit.SECONDS));
+    assertTrue(first.get(20, TimeUnit.SECONDS));
     List<String> order = new ArrayList<>();
     written.forEach(m -> order.addAll(ids(m)));
     assertEquals(List.of("r0", "r2", "r3"), order);
@@ -92,7 +92,7 @@ class ActionWriterTest {
               return written.add(m);
             });
     CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> w.send(answer(0)));
-    assertTrue(inFlight.await(5, TimeUnit.SECONDS));
+    assertTrue(inFlight.await(20, TimeUnit.SECONDS));
     // The first write is held until release below, so a send that waited for it would never
     // return: returning at all is the check, not a time.
     CompletableFuture<Void> piled =
@@ -103,7 +103,7 @@ class ActionWriterTest {
               }
             });
     try {
-      piled.get(5, TimeUnit.SECONDS);
+      piled.get(20, TimeUnit.SECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
       release.countDown();
       throw new AssertionError("send waited for another thread's write");
@@ -111,7 +111,7 @@ class ActionWriterTest {
     assertEquals(300, w.waiting());
     assertEquals(0, written.size(), "nothing else is written while the first write is in flight");
     release.countDown();
-    assertTrue(first.get(5, TimeUnit.SECONDS)); // the first thread sends what piled up, then returns
+    assertTrue(first.get(20, TimeUnit.SECONDS)); // the first thread sends what piled up, then returns
     assertEquals(3, written.size(), "r0 alone, then 256 and 44 in two ActionBatches");
     assertTrue(written.get(0).hasAction());
     assertEquals(ActionWriter.MAX_ACTION_BATCH, written.get(1).getActions().getActionsCount());

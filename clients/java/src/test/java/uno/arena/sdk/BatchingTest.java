@@ -139,7 +139,7 @@ class BatchingTest {
     assertEquals("r4", s.nextAction().getRequestId());
     assertNull(s.poll(600), "r3 was closed by the next message of its batch");
     s.sendBatch(ended(0), ended(1));
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FakeArena.PATIENCE_MS);
     while (endedSeats.size() < 2 && System.nanoTime() < until) {
       Thread.sleep(10);
     }
@@ -186,8 +186,8 @@ class BatchingTest {
       batch[i] = FakeArena.wrap(FakeArena.turn("r" + i, "m" + i, 0, 5000));
     }
     s.sendBatch(batch);
-    assertTrue(hold.held.await(5, TimeUnit.SECONDS), "no answer written");
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    assertTrue(hold.held.await(FakeArena.PATIENCE_MS, TimeUnit.MILLISECONDS), "no answer written");
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FakeArena.PATIENCE_MS);
     while (client.answersWaiting() < others && System.nanoTime() < until) {
       Thread.sleep(5);
     }
@@ -213,7 +213,7 @@ class BatchingTest {
     start(d -> 1070, 64, hold);
     FakeStream s = welcomed();
     s.send(FakeArena.wrap(FakeArena.turn("r0", "m0", 0, 5000)));
-    assertTrue(hold.held.await(5, TimeUnit.SECONDS), "no answer written");
+    assertTrue(hold.held.await(FakeArena.PATIENCE_MS, TimeUnit.MILLISECONDS), "no answer written");
     try { // a failure must not leave the write held: the client could not stop
       s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 5000)));
       waitUntil(() -> client.answersWaiting() == 1, "r1's answer to be queued");
@@ -255,17 +255,17 @@ class BatchingTest {
         64);
     FakeStream s = welcomed();
     s.send(FakeArena.wrap(FakeArena.turn("r1", "m1", 0, 5000)));
-    assertTrue(r1Started.await(5, TimeUnit.SECONDS), "r1's decide did not start");
+    assertTrue(r1Started.await(FakeArena.PATIENCE_MS, TimeUnit.MILLISECONDS), "r1's decide did not start");
     s.send(PlayResponse.newBuilder().setRequestClosed(RequestClosed.newBuilder().setRequestId("r1").setMatchId("m1").setSeat(0)).build());
     s.send(FakeArena.wrap(FakeArena.turn("r2", "m2", 0, 5000)));
     assertEquals("r2", s.nextAction().getRequestId());
-    assertTrue(r1Returned.await(5, TimeUnit.SECONDS));
+    assertTrue(r1Returned.await(FakeArena.PATIENCE_MS, TimeUnit.MILLISECONDS));
     s.send(FakeArena.wrap(FakeArena.turn("r3", "m1", 0, 5000)));
     assertEquals("r3", s.nextAction().getRequestId(), "r1 was closed before its decide returned");
   }
 
   private static void waitUntil(java.util.function.BooleanSupplier cond, String what) throws InterruptedException {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FakeArena.PATIENCE_MS);
     while (!cond.getAsBoolean()) {
       assertTrue(System.nanoTime() < until, "timed out waiting for " + what);
       Thread.sleep(5);

@@ -83,9 +83,15 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
     return s;
   }
 
-  /** The next stream the client opens (waits up to 5 s). */
+  /**
+   * How long a test waits for something that must happen: generous, for a busy machine (a test
+   * may take 30 s in all). Nothing passes by waiting this long.
+   */
+  static final long PATIENCE_MS = 20_000;
+
+  /** The next stream the client opens (waits up to PATIENCE_MS). */
   FakeStream nextStream() throws InterruptedException {
-    FakeStream s = streams.poll(5, TimeUnit.SECONDS);
+    FakeStream s = streams.poll(PATIENCE_MS, TimeUnit.MILLISECONDS);
     assertNotNull(s, "the client opened no stream");
     return s;
   }
@@ -126,7 +132,7 @@ final class FakeArena extends BotServiceGrpc.BotServiceImplBase implements AutoC
     }
 
     PlayRequest next() throws InterruptedException {
-      PlayRequest r = received.poll(5, TimeUnit.SECONDS);
+      PlayRequest r = received.poll(PATIENCE_MS, TimeUnit.MILLISECONDS);
       assertNotNull(r, "nothing received from the client");
       return r;
     }
