@@ -34,6 +34,7 @@ from uno_tournament.settled_run import (
 )
 
 from .helpers import graded, write_config
+from .pg import TempPostgres
 from .test_resume import kill_at_observed_point
 
 # ------------------------------------------------------------------------------ config
@@ -401,3 +402,60 @@ def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
     assert rec["kind"] == "new-version" and int(rec["stop"]["hands"]) < 480  # type: ignore[index]
     assert any("LLR:" in line for line in r.stdout.splitlines()), r.stdout[-2000:]
     assert _verify(out).returncode == 0
+
+
+# ------------------------------------------------------------------------------ pods
+
+
+def test_two_pods_into_postgresql_follow_one_decision(
+    tmp_path: Path, postgres: TempPostgres
+) -> None:
+    """``--shard 0/2`` and ``--shard 1/2`` into one PostgreSQL store: both stop at the same
+    recorded decision, before the budget, and the store has every hand before the stop."""
+    import psycopg
+
+    url = postgres.url(postgres.new_database())
+    cfg = _settled_config(tmp_path, EARLY)
+    pods = [
+        subprocess.Popen(
+            _cli(
+                "tournament",
+                "run",
+                str(cfg),
+                "--quiet",
+                "--shard",
+                f"{i}/2",
+                "--store",
+                url,
+                "--out",
+                str(tmp_path / f"pod{i}"),
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    try:
+        outputs = [p.communicate(timeout=400)[0] for p in pods]
+    finally:
+        for p in pods:
+            if p.poll() is None:
+                p.kill()
+                p.communicate(timeout=30)
+    for p, text in zip(pods, outputs, strict=True):
+        assert p.returncode == 0, text
+        assert "stopped: settled" in text, text[-1500:]
+    with psycopg.connect(url) as conn:
+        rows: dict[str, str] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        ids = {r[0] for r in conn.execute("SELECT hand_id FROM hands")}
+    rec = SequentialRecord.from_dict(json.loads(rows[META_KEY]))
+    tid = json.loads(rows["tournament_id"])
+    assert rec.stop is not None and rec.stop["reason"] == "settled"
+    stop = int(rec.stop["hands"])
+    from uno_tournament.config import load
+
+    planned = load(cfg).plan(tid)
+    assert stop < len(planned)
+    assert {h.hand_id for h in planned[:stop]} <= ids
+    assert len(ids) <= stop + 2 * rec.look_every + 2 * 6, (stop, len(ids))

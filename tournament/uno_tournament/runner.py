@@ -53,13 +53,13 @@ from typing import Any
 
 import grpc
 import numpy as np
-from google.protobuf import json_format
 from prometheus_client import start_http_server
 
 from uno_server.gen.uno.v1 import admin_pb2_grpc
 
 from . import report, schedule
 from .config import ConfigError, TournamentConfig, load_config
+from .eventjson import event_dicts
 from .metrics import Registries
 from .player import Player, RunnerError
 from .procs import announce_sandbox
@@ -81,15 +81,17 @@ from .store import (
     ShardStatus,
     Store,
     StoreError,
+    canonical_json,
     hand_from_json,
 )
 
 __all__ = ["Runner", "RunnerError", "resume", "start"]
 
 LOOKAHEAD_LOOKS = 1
-"""A sequential run starts a hand only if it belongs to the next ``LOOKAHEAD_LOOKS`` looks (the
-shard workers and pods, which see the decision later, to one more): so no table starts a hand
-past the stop, and only the hands already in play when it comes finish past it."""
+"""A sequential run starts a hand only if it belongs to the next ``LOOKAHEAD_LOOKS`` looks (a
+``--shard I/N`` pod, which sees the other pods' hands every few seconds, to one more): so no
+table of the runner or of its shard workers starts a hand past the stop (a pod may start a
+look's worth); only the hands already in play when it comes finish past it."""
 REFIT_INTERVAL_S = 5.0
 HEARTBEAT_S = 5.0
 """How often a shard records its state in the store and reads the other shards' new hands."""
@@ -193,13 +195,12 @@ class Runner(Player):
         """On the writer thread: events to JSON, the hand to the store, its replay file."""
         events = rec.replay.get("events") or []
         if events and not isinstance(events[0], dict):
-            rec.replay["events"] = [
-                json_format.MessageToDict(e, preserving_proto_field_name=True) for e in events
-            ]
+            rec.replay["events"] = event_dicts(events)
+        rec.replay_raw = rec.replay_raw or canonical_json(rec.replay)  # made once: store and file
         if not self.store.add_hand(rec):
             return False
         if self.replay_files:
-            write_replay(self.out / "replays", rec.replay)
+            write_replay(self.out / "replays", rec.replay, rec.replay_raw)
         return True
 
     async def _record(self, rec: HandRecord) -> None:
@@ -317,8 +318,11 @@ class Runner(Player):
             await super()._worker(queue)
             return
         while queue and not self.stop_requested and self.fatal is None:
-            if not await self._gate(queue[0]) or not queue:
+            spec = queue[0]
+            if not await self._gate(spec) or not queue:
                 return
+            if queue[0] is not spec:  # another table took it meanwhile: check the next one
+                continue
             await super()._worker(deque([queue.popleft()]))
 
     async def _gate(self, spec: schedule.HandSpec) -> bool:

@@ -31,10 +31,10 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
-from google.protobuf import json_format
 from prometheus_client import generate_latest, start_http_server
 
 from .config import TournamentConfig
+from .eventjson import event_dicts
 from .player import Player, RunnerError
 from .progress import Progress
 from .store import HandRecord, hand_to_json
@@ -81,10 +81,7 @@ class ShardWorker(Player):
 
     def _emit(self, rec: HandRecord) -> None:
         """On the writer thread: the events to JSON, the hand to the runner."""
-        rec.replay["events"] = [
-            json_format.MessageToDict(e, preserving_proto_field_name=True)
-            for e in rec.replay["events"]
-        ]
+        rec.replay["events"] = event_dicts(rec.replay["events"])
         self.send({"type": "hand", "hand": hand_to_json(rec)})
 
     async def _record(self, rec: HandRecord) -> None:
@@ -196,8 +193,11 @@ class ShardWorker(Player):
             await super()._worker(queue)
             return
         while queue and not self.stop_requested and self.fatal is None:
-            if not await self._gate(queue[0].hand_id) or not queue:
+            spec = queue[0]
+            if not await self._gate(spec.hand_id) or not queue:
                 return
+            if queue[0] is not spec:  # another table took it meanwhile: check the next one
+                continue
             await super()._worker(deque([queue.popleft()]))
 
     async def _gate(self, hand_id: str) -> bool:
@@ -221,7 +221,7 @@ class ShardWorker(Player):
                 through, every, stopped = rec.through, rec.look_every, rec.stopped
             if stopped:
                 return False
-            if k < through + (LOOKAHEAD_LOOKS + 1) * every:
+            if k < through + LOOKAHEAD_LOOKS * every:
                 return True
             await asyncio.sleep(0.5)
         return False
