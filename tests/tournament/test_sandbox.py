@@ -667,3 +667,67 @@ def test_a_script_named_through_dotdot_is_bound_and_run_by_its_real_path(tmp_pat
     assert tail == [sys.executable, str(script)]  # the venv's python stays the venv's
     bound = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
     assert any(str(script.resolve()).startswith(b) for b in bound), bound
+
+
+def test_sdk_bots_reach_the_server_by_its_socket_and_others_through_the_relay(
+    tmp_path: Path,
+) -> None:
+    """Inside the sandbox the SDK connects to the server's socket named by
+    UNO_ARENA_LOCAL_SOCKET (no relay hop per message); a bot that does not know the variable
+    (here: the same bot with the variable removed) reaches the server through the relay behind
+    its usual ``{addr}``. Both play."""
+    _need_sandbox()
+    tag = f"uno-sock-{uuid.uuid4().hex}"
+    config = f"""
+[tournament]
+name = "socket"
+hands = 24
+concurrency = 2
+output = {json.dumps(str(tmp_path / "run"))}
+
+[sandbox]
+required = true
+"""
+    bot = ["{python}", "-m", "uno_bot.examples.heuristic_bot", "--log-level", "info", *SDK]
+    for name in ("direct-a", "direct-b"):
+        config += _bot(name, bot, tmp_path, tag)
+    for name in ("relayed-a", "relayed-b"):
+        config += _bot(name, ["env", "-u", sandbox.LOCAL_SOCKET_ENV, *bot], tmp_path, tag)
+    code, out = _run(tmp_path, config, {}, None)
+    assert code == 0, out[-4000:]
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert {b["bot"]: b["hands"] for b in data["leaderboard"]} == dict.fromkeys(
+        ("direct-a", "direct-b", "relayed-a", "relayed-b"), 24
+    )
+    for name in ("direct-a", "direct-b"):
+        assert f"addr=unix:{sandbox.INNER_SOCKET_DIR}/server.sock" in _log(tmp_path / "run", name)
+    for name in ("relayed-a", "relayed-b"):
+        log = _log(tmp_path / "run", name)
+        assert "connected" in log and "addr=127.0.0.1:" in log, log[-2000:]
+        assert "addr=unix:" not in log
+
+
+def test_the_run_group_weighs_what_its_bots_weigh_together() -> None:
+    """The bots' cgroups share their parent's CPU weight, and that parent competes with the
+    server and the runner: it must weigh the sum of its bots (100 = one ordinary process each),
+    or eight bots together would get what one process gets on a busy machine."""
+    _need_sandbox()
+    if not sandbox.probe().cgroups.has("cpu"):
+        pytest.fail("no writable cpu cgroup although the sandbox has every protection")
+    groups = [sandbox.BotCgroup(f"weigh-{w}", SandboxSpec(cpu_weight=w)) for w in (100, 50, 300)]
+    run = groups[0].dirs["cpu"].parent
+
+    def weight() -> int:
+        if sandbox.probe().cgroups.version == 2:
+            return int((run / "cpu.weight").read_text())
+        return int((run / "cpu.shares").read_text()) * 100 // 1024
+
+    try:
+        others = sum(sandbox.BotCgroup._weights[run].values()) - 450  # groups of other tests
+        assert weight() == others + 450
+        groups.pop().remove()
+        assert weight() == others + 150
+    finally:
+        for g in groups:
+            g.remove()
+    assert sum(sandbox.BotCgroup._weights[run].values()) == others

@@ -54,6 +54,8 @@ SANDBOX_UID = 65534
 """The bot's user and group inside its user namespace (``nobody``)."""
 INNER_SOCKET_DIR = "/run/uno-arena"
 INNER_RELAY = "/run/uno-arena-relay.py"
+LOCAL_SOCKET_ENV = "UNO_ARENA_LOCAL_SOCKET"
+"""Names the server's socket inside the sandbox for the SDKs (uno_bot.client.LOCAL_SOCKET_ENV)."""
 ETC_FILES = (
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
@@ -186,6 +188,15 @@ def _own_cgroup(controller: str) -> str | None:
     return None
 
 
+def _counter(text: str, key: str) -> int:
+    """The value of ``key`` in a cgroup ``key value`` file (0 when absent)."""
+    for line in text.splitlines():
+        k, _, v = line.partition(" ")
+        if k == key and v.strip().isdigit():
+            return int(v)
+    return 0
+
+
 def _writable_group(base: Path) -> str:
     """ "" if a group can be made under ``base``, else why not."""
     if not base.is_dir():
@@ -242,6 +253,13 @@ def _probe_cgroups() -> Cgroups:
             continue
         cg.dirs[ctl] = base
         cg.version = 1
+    if cg.version == 1:  # accounting only (the bots' CPU time, for bench-tournament): no limit
+        path = _own_cgroup("cpuacct")
+        mount = CGROUP_ROOT / "cpuacct"
+        if path is not None and (mount / "cpuacct.usage").exists():
+            base = mount / path.lstrip("/")
+            if not _writable_group(base):
+                cg.dirs["cpuacct"] = base
     if "memory" in cg.dirs:
         cg.memsw = (cg.dirs["memory"] / "memory.memsw.limit_in_bytes").exists()
     return cg
@@ -310,11 +328,14 @@ class BotCgroup:
     """One bot launch's cgroups (one folder per v1 controller, or one v2 folder)."""
 
     _run_dirs: ClassVar[dict[Path, Path]] = {}
+    _weights: ClassVar[dict[Path, dict[str, int]]] = {}
+    """The CPU run group's folder -> the live bot groups in it and their CPU weights."""
 
     def __init__(self, name: str, spec: SandboxSpec) -> None:
         self.dirs: dict[str, Path] = {}
         cg = probe().cgroups
         tag = f"{name}-{secrets.token_hex(3)}"
+        self.tag = tag
         for ctl, base in cg.dirs.items():
             run = self._run_dir(base)
             d = run / tag
@@ -322,6 +343,48 @@ class BotCgroup:
             self.dirs[ctl] = d
         self.version = cg.version
         self._limit(spec, cg)
+        if "cpu" in self.dirs:
+            run = self.dirs["cpu"].parent
+            self._weights.setdefault(run, {})[tag] = spec.cpu_weight
+            self._weigh_run(run)
+
+    @classmethod
+    def cpu_seconds(cls) -> float | None:
+        """CPU seconds used so far by every bot this process launched in a cgroup, ended ones
+        included (a group's usage counts its removed children's); ``None`` without a group
+        that accounts CPU."""
+        cg = probe().cgroups
+        total, seen = 0.0, False
+        for ctl, base in cg.dirs.items():
+            run = cls._run_dirs.get(base)
+            if run is None:
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                if ctl == "cpuacct":
+                    total += int((run / "cpuacct.usage").read_text()) / 1e9
+                    seen = True
+                elif ctl == "cpu" and cg.version == 2:
+                    total += _counter((run / "cpu.stat").read_text(), "usage_usec") / 1e6
+                    seen = True
+        return total if seen else None
+
+    @classmethod
+    def _weigh_run(cls, run: Path) -> None:
+        """Give the run's group the CPU weight of all its bots together.
+
+        The bots' groups share their parent's weight, and the parent competes with the game
+        server and the runner (ordinary processes, weight 100 each) and anything else on the
+        machine. Left at the default, the run's group would weigh one process, so eight busy
+        bots together would get what one process gets: on a loaded machine the bots would
+        starve and the tournament would crawl (bench-tournament's on/off ratio fell to 0.71).
+        With the sum, each bot weighs what an ordinary process does, as ``cpu_weight``
+        documents, and a spinning bot still gets no more than its own share."""
+        total = max(1, sum(cls._weights.get(run, {}).values()))
+        with contextlib.suppress(OSError):
+            if probe().cgroups.version == 2:
+                (run / "cpu.weight").write_text(str(min(10_000, total)))
+            else:
+                (run / "cpu.shares").write_text(str(min(262_144, max(2, total * 1024 // 100))))
 
     @classmethod
     def _run_dir(cls, base: Path) -> Path:
@@ -405,6 +468,10 @@ class BotCgroup:
         self.kill()
         for d in self.dirs.values():
             _remove_tree(d)
+        if "cpu" in self.dirs:
+            run = self.dirs["cpu"].parent
+            if self._weights.get(run, {}).pop(self.tag, None) is not None:
+                self._weigh_run(run)
 
 
 def _remove_tree(d: Path) -> None:
@@ -628,6 +695,9 @@ def bwrap_argv(
     args += ["--ro-bind", socket_dir, INNER_SOCKET_DIR]
     args += ["--ro-bind", RELAY, INNER_RELAY]
     args += ["--chdir", cwd, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    # the SDKs connect straight to the server's socket when told where it is, skipping the relay
+    # behind {addr} (every message would cross it twice: ~15% of a tournament's hands/s)
+    args += ["--setenv", LOCAL_SOCKET_ENV, f"{INNER_SOCKET_DIR}/server.sock"]
     args += ["--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
     args += [f"{INNER_SOCKET_DIR}/server.sock", "--", *command]
     return args

@@ -12,8 +12,10 @@ import contextlib
 import functools
 import inspect
 import logging
+import os
 import random
 import signal
+import stat
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # types only: the user API imports this module, not the other
 
 __all__ = [
     "FATAL_CODES",
+    "LOCAL_SOCKET_ENV",
     "MAX_ACTION_BATCH",
     "PROTOCOL_VERSION",
     "SDK_TAG",
@@ -50,6 +53,13 @@ PROTOCOL_VERSION: Final = 1
 
 SDK_TAG: Final = f"uno-bot-python/{__version__} uno.v{PROTOCOL_VERSION}"
 """What this SDK adds to ``Hello.bot_version``: its name and version, and the protocol."""
+
+LOCAL_SOCKET_ENV: Final = "UNO_ARENA_LOCAL_SOCKET"
+"""An environment variable naming a Unix socket that reaches the same game server as the address.
+The tournament's sandbox sets it (a bot in the sandbox reaches the server through a relay behind
+its ``127.0.0.1`` address; the socket skips that hop). A plaintext connection goes there instead
+of to the address while the path is a socket; TLS connections and bots without it use the
+address. Every UNO Arena SDK does the same."""
 
 MAX_BOT_VERSION: Final = 64
 """The server's limit on ``Hello.bot_version``, in characters (bot.proto)."""
@@ -205,7 +215,18 @@ class BotClient(Deciding):
                     root = f.read()
             creds = grpc.ssl_channel_credentials(root_certificates=root)
             return grpc.aio.secure_channel(self.address.target, creds, options=options)
-        return grpc.aio.insecure_channel(self.address.target, options=options)
+        return grpc.aio.insecure_channel(self.target, options=options)
+
+    @property
+    def target(self) -> str:
+        """Where the next connection goes: ``unix:PATH`` when :data:`LOCAL_SOCKET_ENV` names a
+        socket and the connection is plaintext, else the address's ``host:port``."""
+        path = os.environ.get(LOCAL_SOCKET_ENV, "")
+        if path and not self.tls:
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.stat(path).st_mode):
+                    return f"unix:{path}"
+        return self.address.target
 
     def backoff_delay(self, attempt: int) -> float:
         """Delay before reconnect attempt ``attempt`` (1-based, counted since the last
@@ -264,7 +285,7 @@ class BotClient(Deciding):
         the stream: UNAVAILABLE (shutting down)"."""
         details = err.details() or ""
         text = f"{details} {err.debug_error_string() or ''}".lower()
-        target = self.address.target
+        target = self.target
         if err.code() == grpc.StatusCode.UNAVAILABLE:
             if "connection refused" in text:
                 return f"connection refused ({target})"
@@ -463,7 +484,7 @@ class BotClient(Deciding):
             logging.INFO,
             "connected",
             bot=welcome.bot_name or self.name,
-            addr=self.address.target,
+            addr=self.target,
             session_id=welcome.session_id,
             resumed=welcome.resumed,
             server_version=welcome.server_version,
