@@ -268,8 +268,10 @@ async def test_proxy_cuts_every_seat_resumes(tmp_path: Path) -> None:
     print(f"\nchaos cuts {cuts}: {json.dumps(report)}")
     for name in bots.names:
         assert len(reconnects[name]) == len(CUTS_S)
-        # within one capped backoff after the proxy is back: far inside the 5 s grace
-        assert max(reconnects[name]) < BACKOFF_CAP_S + 1.0, (name, reconnects[name])
+        # Within the reconnect grace, the bound that matters (past it the seat is taken over);
+        # one capped backoff (2 s) is the usual. Not a quiet-machine margin: a reused channel's
+        # own backoff (issue 14: 6.7 s after a 2 s outage) still fails it.
+        assert max(reconnects[name]) < RECONNECT_GRACE_S, (name, reconnects[name])
         assert totals[name]["takeovers"] == 0, (name, totals[name])
         assert totals[name]["rejected"] == 0, (name, totals[name])
         assert totals[name]["seats"] > 0, (name, totals[name])

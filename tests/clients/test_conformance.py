@@ -22,31 +22,10 @@ import pytest_asyncio
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from uno_server.service.server import ArenaServer, ServerConfig
 
-from .langs import LANGS, Lang, build, in_ci
+from .langs import LANGS, Lang, ready
 
 ADMIN = "conformance-admin-token"
 HANDS = int(os.environ.get("UNO_CONFORMANCE_HANDS", "50"))
-_built: dict[str, str | None] = {}
-
-
-def ready(name: str) -> Lang:
-    """Build the language's example bot once per session, or skip (fail under CI)."""
-    lang = LANGS[name]
-    if name not in _built:
-        missing = lang.missing()
-        if missing:
-            _built[name] = f"{name}: toolchain not found: {', '.join(missing)}"
-        else:
-            t0 = time.monotonic()
-            build(lang)
-            print(f"\n{name}: built in {time.monotonic() - t0:.1f} s")
-            _built[name] = None
-    reason = _built[name]
-    if reason is not None:
-        if in_ci():
-            pytest.fail(f"{reason} (CI=true: a missing toolchain is a failure)")
-        pytest.skip(reason)
-    return lang
 
 
 class Harness:
