@@ -281,6 +281,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         config = load_config(store, store.location)
         tid = str(store.meta()["tournament_id"])
         planned = len(config.plan(tid))
+        if config.sequential:  # a run stopped by its decision planned the hands up to the stop
+            from .report_settled import load as load_decision
+
+            rec = load_decision(store.meta())
+            if rec is not None and rec.stop_hands is not None:
+                planned = rec.stop_hands
         if args.store and not args.out:
             report.print_leaderboard(report.summarize(store, config, tid, planned), sys.stdout)
             print("(--out DIR writes the report files and the replays)")
