@@ -21,12 +21,8 @@ from uno_server.service.table import CHUNK_BYTES, EVENTS_INLINE, MAX_HAND_ACTION
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ROOTS = [
     bot_pb2.PlayRequest.DESCRIPTOR,
-    admin_pb2.CreateMatchRequest.DESCRIPTOR,
-    admin_pb2.GetMatchRequest.DESCRIPTOR,
-    admin_pb2.ListMatchesRequest.DESCRIPTOR,
-    admin_pb2.WatchMatchRequest.DESCRIPTOR,
-    admin_pb2.CancelMatchRequest.DESCRIPTOR,
-    admin_pb2.ListBotsRequest.DESCRIPTOR,
+    # every AdminService call's request, so a new call cannot come without its limits
+    *(m.input_type for m in admin_pb2.DESCRIPTOR.services_by_name["AdminService"].methods),
 ]
 MIN_MESSAGE_BYTES = 2 * 1024 * 1024  # the lowest max_message_bytes the server accepts
 

@@ -162,6 +162,9 @@ class Player:
         self.given_up: dict[str, str] = {}
         self._workers: list[asyncio.Task[None]] = []
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
+        self._await_match = True
+        """Collect each finished match with one AwaitMatch call (False: the server has none, so
+        follow it with WatchMatch)."""
         self.needed: set[str] | None = None
         """The bots this shard's hands seat (None: every bot); only these are launched."""
 
@@ -415,13 +418,36 @@ class Player:
         if self.progress is not None:
             self.progress.retries += 1
 
-    async def _follow(
-        self,
-        spec: schedule.HandSpec,
-        info: admin_pb2.MatchInfo,
-        fallback: set[str],
-        t0: float,
-    ) -> HandRecord | None:
+    async def _await(
+        self, info: admin_pb2.MatchInfo
+    ) -> tuple[admin_pb2.MatchInfo, list[game_pb2.Event]]:
+        """The match once it stopped running, with its events: one AwaitMatch call per hand (a
+        second one only for a match of more than 1 MiB of events). The server sends the events
+        in the encoding it made for the seats, and they are decoded here in one piece."""
+        events: list[game_pb2.Event] = []
+        after = 0
+        while True:
+            sent = time.monotonic()
+            try:
+                res = await self.admin.AwaitMatch(
+                    admin_pb2.AwaitMatchRequest(match_id=info.match_id, after_sequence=after),
+                    metadata=self.md,
+                )
+            except grpc.aio.AioRpcError:
+                if time.monotonic() - sent > 1.0:  # the call was open: the server was there
+                    self.server_seen = time.monotonic()
+                raise
+            self.server_seen = time.monotonic()
+            events.extend(res.events)
+            if not res.truncated or not res.events:
+                return res.match, events
+            after = res.events[-1].sequence
+
+    async def _watch(
+        self, info: admin_pb2.MatchInfo
+    ) -> tuple[admin_pb2.MatchInfo, list[game_pb2.Event]]:
+        """The match's events as a spectator follows them (WatchMatch), for a server without
+        AwaitMatch: every event is a message of its own."""
         events: list[game_pb2.Event] = []
         last_seq = 0
         final = info
@@ -442,6 +468,25 @@ class Player:
             except grpc.aio.AioRpcError as err:
                 if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
                     raise
+        return final, events
+
+    async def _follow(
+        self,
+        spec: schedule.HandSpec,
+        info: admin_pb2.MatchInfo,
+        fallback: set[str],
+        t0: float,
+    ) -> HandRecord | None:
+        if self._await_match:
+            try:
+                final, events = await self._await(info)
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.UNIMPLEMENTED:
+                    raise
+                self._await_match = False  # a server older than AwaitMatch: follow instead
+                self.log.info("server has no AwaitMatch; following matches with WatchMatch")
+        if not self._await_match:
+            final, events = await self._watch(info)
         if final.state == admin_pb2.MATCH_STATE_RUNNING:
             got = await self.admin.GetMatch(
                 admin_pb2.GetMatchRequest(match_id=info.match_id), metadata=self.md, timeout=30

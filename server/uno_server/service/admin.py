@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 
 from uno_server.gen.uno.v1 import admin_pb2, errors_pb2, game_pb2
 
+from . import wire
 from .arena import WELCOME_SEATS, Arena, Watcher
 from .auth import bearer
 from .rejections import RejectError, abort, identity, parse, status_error
@@ -25,6 +26,7 @@ from .table import Table
 
 log = structlog.get_logger("uno.server")
 LIST_BOTS_BYTES: Final = 1024 * 1024  # ListBots stops listing seats past this
+AWAIT_EVENT_BYTES: Final = 1024 * 1024  # AwaitMatch's encoded events per answer, at most
 
 
 class AdminServicer:
@@ -55,9 +57,13 @@ class AdminServicer:
 
     def handler(self) -> grpc.GenericRpcHandler:
         def unary(
-            fn: Callable[[Any, Any], Awaitable[Message]], req: type[Message], res: type[Message]
+            fn: Callable[[Any, Any], Awaitable[Any]],
+            req: type[Message],
+            res: type[Message] | None,
         ) -> grpc.RpcMethodHandler:
-            async def call(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
+            """``res`` None: ``fn`` answers with the response already encoded."""
+
+            async def call(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 try:
                     await self._auth(context)
                     return await fn(parse(raw, req), context)
@@ -78,7 +84,9 @@ class AdminServicer:
                     )
 
             return grpc.unary_unary_rpc_method_handler(
-                call, request_deserializer=identity, response_serializer=res.SerializeToString
+                call,
+                request_deserializer=identity,
+                response_serializer=identity if res is None else res.SerializeToString,
             )
 
         async def watch(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -106,6 +114,7 @@ class AdminServicer:
                     request_deserializer=identity,
                     response_serializer=admin_pb2.WatchMatchResponse.SerializeToString,
                 ),
+                "AwaitMatch": unary(self.AwaitMatch, admin_pb2.AwaitMatchRequest, None),
                 "CancelMatch": unary(
                     self.CancelMatch, admin_pb2.CancelMatchRequest, admin_pb2.CancelMatchResponse
                 ),
@@ -252,6 +261,56 @@ class AdminServicer:
                 ),
                 arena.metrics,
             )
+
+    async def AwaitMatch(  # noqa: N802
+        self, request: admin_pb2.AwaitMatchRequest, context: Any
+    ) -> bytes:
+        """Wait for the match to stop running; answer with its final MatchInfo and its spectator
+        events after ``after_sequence``, encoded once: each event is the encoding the seats'
+        DecisionRequests already carry (field 16 in both messages), so nothing is converted
+        again. At most :data:`AWAIT_EVENT_BYTES` of events per answer (``truncated``)."""
+        arena = self.arena
+        arena.prune()
+        mid = request.match_id
+        table, f = arena.lookup(mid)
+        if table is None and f is not None:
+            table = f.table
+            if table is None:
+                raise RejectError(
+                    grpc.StatusCode.NOT_FOUND,
+                    errors_pb2.ERROR_REASON_EVENTS_EXPIRED,
+                    f"match {mid} ended and its event log was freed; GetMatch has its summary",
+                    match_id=mid,
+                )
+        if table is None:
+            raise self._not_found(mid)
+        task = table.task
+        if table.state == 1 and task is not None:
+            try:  # one wake-up at the end, not one per event
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.done():  # this call was cancelled, not the table
+                    raise
+            except Exception:  # the table's failure: it is logged, and the match cancelled
+                pass
+        while table.state == 1:
+            await table.changed()
+        records = table.records
+        fields: list[bytes] = []
+        size = 0
+        truncated = False
+        field = table.seat_log.spectator_field
+        for i in range(max(0, min(request.after_sequence, len(records))), len(records)):
+            b = field(records[i])
+            if b is None:
+                continue
+            if fields and size + len(b) > AWAIT_EVENT_BYTES:
+                truncated = True
+                break
+            fields.append(b)
+            size += len(b)
+        head = wire.ld(1, bytes(table.info().SerializeToString()))
+        return head + (b"\x10\x01" if truncated else b"") + b"".join(fields)
 
     async def _watch(
         self,

@@ -145,6 +145,8 @@ LIMITS: Final[dict[str, Limit]] = {
     "uno.v1.ListMatchesRequest.labels": LABELS,
     "uno.v1.WatchMatchRequest.match_id": MATCH_ID,
     "uno.v1.WatchMatchRequest.after_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
+    "uno.v1.AwaitMatchRequest.match_id": MATCH_ID,
+    "uno.v1.AwaitMatchRequest.after_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
     "uno.v1.CancelMatchRequest.match_id": MATCH_ID,
     "uno.v1.CancelMatchRequest.reason": _text(256),
 }
@@ -157,6 +159,7 @@ REQUIRED: Final[dict[str, tuple[str, int]]] = {
     "uno.v1.ActionBatch.actions": (f"is required: 1-{MAX_ACTION_BATCH} actions", MALFORMED),
     "uno.v1.GetMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.WatchMatchRequest.match_id": ("is required", MALFORMED),
+    "uno.v1.AwaitMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.CancelMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.CreateMatchRequest.seats": (
         "is required: one Player per seat",

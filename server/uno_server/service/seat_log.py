@@ -199,6 +199,11 @@ class SeatLog:
     def spectator_event(self, rec: Record) -> game_pb2.Event | None:
         return self._to_proto(rec, SPECTATOR)
 
+    def spectator_field(self, rec: Record) -> bytes | None:
+        """:meth:`spectator_event` encoded as a repeated Event field 16 (AwaitMatchResponse), or
+        None: the spectator sees nothing of it. The seats' encoding, made once per event."""
+        return self._event_field(rec, SPECTATOR)
+
     def _convert(self, rec: Record, ev: E.Event | ServiceEvent) -> game_pb2.Event:
         msg = convert.event_to_proto(ev, rec.sequence, rec.hand_number, convert.timestamp(rec.wall))
         t = type(ev)

@@ -997,6 +997,130 @@ func (*WatchMatchResponse_Match) isWatchMatchResponse_Kind() {}
 
 func (*WatchMatchResponse_Event) isWatchMatchResponse_Kind() {}
 
+// Input of AwaitMatch.
+type AwaitMatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match, 1-64 printable ASCII characters.
+	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	// Answer with events whose sequence is greater than this, >= 0; 0 from the match's first
+	// event. To continue a truncated answer, pass the sequence of its last event.
+	AfterSequence int64 `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3" json:"after_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AwaitMatchRequest) Reset() {
+	*x = AwaitMatchRequest{}
+	mi := &file_uno_v1_admin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AwaitMatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AwaitMatchRequest) ProtoMessage() {}
+
+func (x *AwaitMatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AwaitMatchRequest.ProtoReflect.Descriptor instead.
+func (*AwaitMatchRequest) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AwaitMatchRequest) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+func (x *AwaitMatchRequest) GetAfterSequence() int64 {
+	if x != nil {
+		return x.AfterSequence
+	}
+	return 0
+}
+
+// The answer of AwaitMatch.
+type AwaitMatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match once it stopped running (state FINISHED or CANCELLED).
+	Match *MatchInfo `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	// True when more events follow than this answer holds: call again with after_sequence =
+	// the sequence of the last event here.
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The events after AwaitMatchRequest.after_sequence, in sequence order, exactly as WatchMatch
+	// sends them to a spectator, at most 1 MiB of them (encoded) per answer and always at least
+	// one if any remain. (Field 16: the server sends each event in the encoding it already made
+	// for the seats' DecisionRequest.events, which is field 16 there too.)
+	Events        []*Event `protobuf:"bytes,16,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AwaitMatchResponse) Reset() {
+	*x = AwaitMatchResponse{}
+	mi := &file_uno_v1_admin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AwaitMatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AwaitMatchResponse) ProtoMessage() {}
+
+func (x *AwaitMatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AwaitMatchResponse.ProtoReflect.Descriptor instead.
+func (*AwaitMatchResponse) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AwaitMatchResponse) GetMatch() *MatchInfo {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
+func (x *AwaitMatchResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *AwaitMatchResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 // Input of CancelMatch.
 type CancelMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1011,7 +1135,7 @@ type CancelMatchRequest struct {
 
 func (x *CancelMatchRequest) Reset() {
 	*x = CancelMatchRequest{}
-	mi := &file_uno_v1_admin_proto_msgTypes[10]
+	mi := &file_uno_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1147,7 @@ func (x *CancelMatchRequest) String() string {
 func (*CancelMatchRequest) ProtoMessage() {}
 
 func (x *CancelMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[10]
+	mi := &file_uno_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1160,7 @@ func (x *CancelMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMatchRequest.ProtoReflect.Descriptor instead.
 func (*CancelMatchRequest) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{10}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelMatchRequest) GetMatchId() string {
@@ -1064,7 +1188,7 @@ type CancelMatchResponse struct {
 
 func (x *CancelMatchResponse) Reset() {
 	*x = CancelMatchResponse{}
-	mi := &file_uno_v1_admin_proto_msgTypes[11]
+	mi := &file_uno_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1200,7 @@ func (x *CancelMatchResponse) String() string {
 func (*CancelMatchResponse) ProtoMessage() {}
 
 func (x *CancelMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[11]
+	mi := &file_uno_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1213,7 @@ func (x *CancelMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMatchResponse.ProtoReflect.Descriptor instead.
 func (*CancelMatchResponse) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{11}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CancelMatchResponse) GetMatch() *MatchInfo {
@@ -1108,7 +1232,7 @@ type ListBotsRequest struct {
 
 func (x *ListBotsRequest) Reset() {
 	*x = ListBotsRequest{}
-	mi := &file_uno_v1_admin_proto_msgTypes[12]
+	mi := &file_uno_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1244,7 @@ func (x *ListBotsRequest) String() string {
 func (*ListBotsRequest) ProtoMessage() {}
 
 func (x *ListBotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[12]
+	mi := &file_uno_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1257,7 @@ func (x *ListBotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBotsRequest.ProtoReflect.Descriptor instead.
 func (*ListBotsRequest) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{12}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 // A bot with a Play session.
@@ -1181,7 +1305,7 @@ type BotInfo struct {
 
 func (x *BotInfo) Reset() {
 	*x = BotInfo{}
-	mi := &file_uno_v1_admin_proto_msgTypes[13]
+	mi := &file_uno_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1317,7 @@ func (x *BotInfo) String() string {
 func (*BotInfo) ProtoMessage() {}
 
 func (x *BotInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[13]
+	mi := &file_uno_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1330,7 @@ func (x *BotInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BotInfo.ProtoReflect.Descriptor instead.
 func (*BotInfo) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BotInfo) GetBotName() string {
@@ -1325,7 +1449,7 @@ type ListBotsResponse struct {
 
 func (x *ListBotsResponse) Reset() {
 	*x = ListBotsResponse{}
-	mi := &file_uno_v1_admin_proto_msgTypes[14]
+	mi := &file_uno_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1461,7 @@ func (x *ListBotsResponse) String() string {
 func (*ListBotsResponse) ProtoMessage() {}
 
 func (x *ListBotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[14]
+	mi := &file_uno_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1474,7 @@ func (x *ListBotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBotsResponse.ProtoReflect.Descriptor instead.
 func (*ListBotsResponse) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListBotsResponse) GetBots() []*BotInfo {
@@ -1449,7 +1573,14 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x12WatchMatchResponse\x12)\n" +
 	"\x05match\x18\x01 \x01(\v2\x11.uno.v1.MatchInfoH\x00R\x05match\x12%\n" +
 	"\x05event\x18\x02 \x01(\v2\r.uno.v1.EventH\x00R\x05eventB\x06\n" +
-	"\x04kind\"G\n" +
+	"\x04kind\"U\n" +
+	"\x11AwaitMatchRequest\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12%\n" +
+	"\x0eafter_sequence\x18\x02 \x01(\x03R\rafterSequence\"\x82\x01\n" +
+	"\x12AwaitMatchResponse\x12'\n" +
+	"\x05match\x18\x01 \x01(\v2\x11.uno.v1.MatchInfoR\x05match\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
+	"\x06events\x18\x10 \x03(\v2\r.uno.v1.EventR\x06events\"G\n" +
 	"\x12CancelMatchRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\">\n" +
@@ -1482,13 +1613,15 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13MATCH_STATE_RUNNING\x10\x01\x12\x18\n" +
 	"\x14MATCH_STATE_FINISHED\x10\x02\x12\x19\n" +
-	"\x15MATCH_STATE_CANCELLED\x10\x032\xab\x03\n" +
+	"\x15MATCH_STATE_CANCELLED\x10\x032\xf0\x03\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateMatch\x12\x1a.uno.v1.CreateMatchRequest\x1a\x1b.uno.v1.CreateMatchResponse\x12=\n" +
 	"\bGetMatch\x12\x17.uno.v1.GetMatchRequest\x1a\x18.uno.v1.GetMatchResponse\x12F\n" +
 	"\vListMatches\x12\x1a.uno.v1.ListMatchesRequest\x1a\x1b.uno.v1.ListMatchesResponse\x12E\n" +
 	"\n" +
-	"WatchMatch\x12\x19.uno.v1.WatchMatchRequest\x1a\x1a.uno.v1.WatchMatchResponse0\x01\x12F\n" +
+	"WatchMatch\x12\x19.uno.v1.WatchMatchRequest\x1a\x1a.uno.v1.WatchMatchResponse0\x01\x12C\n" +
+	"\n" +
+	"AwaitMatch\x12\x19.uno.v1.AwaitMatchRequest\x1a\x1a.uno.v1.AwaitMatchResponse\x12F\n" +
 	"\vCancelMatch\x12\x1a.uno.v1.CancelMatchRequest\x1a\x1b.uno.v1.CancelMatchResponse\x12=\n" +
 	"\bListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponseBJB\n" +
 	"AdminProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
@@ -1506,7 +1639,7 @@ func file_uno_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_uno_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_uno_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_uno_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_uno_v1_admin_proto_goTypes = []any{
 	(MatchState)(0),               // 0: uno.v1.MatchState
 	(*MatchSeat)(nil),             // 1: uno.v1.MatchSeat
@@ -1519,67 +1652,73 @@ var file_uno_v1_admin_proto_goTypes = []any{
 	(*ListMatchesResponse)(nil),   // 8: uno.v1.ListMatchesResponse
 	(*WatchMatchRequest)(nil),     // 9: uno.v1.WatchMatchRequest
 	(*WatchMatchResponse)(nil),    // 10: uno.v1.WatchMatchResponse
-	(*CancelMatchRequest)(nil),    // 11: uno.v1.CancelMatchRequest
-	(*CancelMatchResponse)(nil),   // 12: uno.v1.CancelMatchResponse
-	(*ListBotsRequest)(nil),       // 13: uno.v1.ListBotsRequest
-	(*BotInfo)(nil),               // 14: uno.v1.BotInfo
-	(*ListBotsResponse)(nil),      // 15: uno.v1.ListBotsResponse
-	nil,                           // 16: uno.v1.MatchInfo.LabelsEntry
-	nil,                           // 17: uno.v1.CreateMatchRequest.LabelsEntry
-	nil,                           // 18: uno.v1.ListMatchesRequest.LabelsEntry
-	(*Player)(nil),                // 19: uno.v1.Player
-	(EndCause)(0),                 // 20: uno.v1.EndCause
-	(*RuleSet)(nil),               // 21: uno.v1.RuleSet
-	(*TimeControl)(nil),           // 22: uno.v1.TimeControl
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*Event)(nil),                 // 24: uno.v1.Event
-	(*SeatRef)(nil),               // 25: uno.v1.SeatRef
+	(*AwaitMatchRequest)(nil),     // 11: uno.v1.AwaitMatchRequest
+	(*AwaitMatchResponse)(nil),    // 12: uno.v1.AwaitMatchResponse
+	(*CancelMatchRequest)(nil),    // 13: uno.v1.CancelMatchRequest
+	(*CancelMatchResponse)(nil),   // 14: uno.v1.CancelMatchResponse
+	(*ListBotsRequest)(nil),       // 15: uno.v1.ListBotsRequest
+	(*BotInfo)(nil),               // 16: uno.v1.BotInfo
+	(*ListBotsResponse)(nil),      // 17: uno.v1.ListBotsResponse
+	nil,                           // 18: uno.v1.MatchInfo.LabelsEntry
+	nil,                           // 19: uno.v1.CreateMatchRequest.LabelsEntry
+	nil,                           // 20: uno.v1.ListMatchesRequest.LabelsEntry
+	(*Player)(nil),                // 21: uno.v1.Player
+	(EndCause)(0),                 // 22: uno.v1.EndCause
+	(*RuleSet)(nil),               // 23: uno.v1.RuleSet
+	(*TimeControl)(nil),           // 24: uno.v1.TimeControl
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*Event)(nil),                 // 26: uno.v1.Event
+	(*SeatRef)(nil),               // 27: uno.v1.SeatRef
 }
 var file_uno_v1_admin_proto_depIdxs = []int32{
-	19, // 0: uno.v1.MatchSeat.player:type_name -> uno.v1.Player
-	20, // 1: uno.v1.MatchSeat.takeover_cause:type_name -> uno.v1.EndCause
+	21, // 0: uno.v1.MatchSeat.player:type_name -> uno.v1.Player
+	22, // 1: uno.v1.MatchSeat.takeover_cause:type_name -> uno.v1.EndCause
 	0,  // 2: uno.v1.MatchInfo.state:type_name -> uno.v1.MatchState
 	1,  // 3: uno.v1.MatchInfo.seats:type_name -> uno.v1.MatchSeat
-	21, // 4: uno.v1.MatchInfo.rules:type_name -> uno.v1.RuleSet
-	22, // 5: uno.v1.MatchInfo.time_control:type_name -> uno.v1.TimeControl
-	23, // 6: uno.v1.MatchInfo.created_at:type_name -> google.protobuf.Timestamp
-	23, // 7: uno.v1.MatchInfo.started_at:type_name -> google.protobuf.Timestamp
-	23, // 8: uno.v1.MatchInfo.ended_at:type_name -> google.protobuf.Timestamp
-	16, // 9: uno.v1.MatchInfo.labels:type_name -> uno.v1.MatchInfo.LabelsEntry
-	20, // 10: uno.v1.MatchInfo.end_cause:type_name -> uno.v1.EndCause
-	19, // 11: uno.v1.CreateMatchRequest.seats:type_name -> uno.v1.Player
-	21, // 12: uno.v1.CreateMatchRequest.rules:type_name -> uno.v1.RuleSet
-	22, // 13: uno.v1.CreateMatchRequest.time_control:type_name -> uno.v1.TimeControl
-	17, // 14: uno.v1.CreateMatchRequest.labels:type_name -> uno.v1.CreateMatchRequest.LabelsEntry
+	23, // 4: uno.v1.MatchInfo.rules:type_name -> uno.v1.RuleSet
+	24, // 5: uno.v1.MatchInfo.time_control:type_name -> uno.v1.TimeControl
+	25, // 6: uno.v1.MatchInfo.created_at:type_name -> google.protobuf.Timestamp
+	25, // 7: uno.v1.MatchInfo.started_at:type_name -> google.protobuf.Timestamp
+	25, // 8: uno.v1.MatchInfo.ended_at:type_name -> google.protobuf.Timestamp
+	18, // 9: uno.v1.MatchInfo.labels:type_name -> uno.v1.MatchInfo.LabelsEntry
+	22, // 10: uno.v1.MatchInfo.end_cause:type_name -> uno.v1.EndCause
+	21, // 11: uno.v1.CreateMatchRequest.seats:type_name -> uno.v1.Player
+	23, // 12: uno.v1.CreateMatchRequest.rules:type_name -> uno.v1.RuleSet
+	24, // 13: uno.v1.CreateMatchRequest.time_control:type_name -> uno.v1.TimeControl
+	19, // 14: uno.v1.CreateMatchRequest.labels:type_name -> uno.v1.CreateMatchRequest.LabelsEntry
 	2,  // 15: uno.v1.CreateMatchResponse.match:type_name -> uno.v1.MatchInfo
 	2,  // 16: uno.v1.GetMatchResponse.match:type_name -> uno.v1.MatchInfo
 	0,  // 17: uno.v1.ListMatchesRequest.states:type_name -> uno.v1.MatchState
-	18, // 18: uno.v1.ListMatchesRequest.labels:type_name -> uno.v1.ListMatchesRequest.LabelsEntry
+	20, // 18: uno.v1.ListMatchesRequest.labels:type_name -> uno.v1.ListMatchesRequest.LabelsEntry
 	2,  // 19: uno.v1.ListMatchesResponse.matches:type_name -> uno.v1.MatchInfo
 	2,  // 20: uno.v1.WatchMatchResponse.match:type_name -> uno.v1.MatchInfo
-	24, // 21: uno.v1.WatchMatchResponse.event:type_name -> uno.v1.Event
-	2,  // 22: uno.v1.CancelMatchResponse.match:type_name -> uno.v1.MatchInfo
-	23, // 23: uno.v1.BotInfo.connected_at:type_name -> google.protobuf.Timestamp
-	23, // 24: uno.v1.BotInfo.disconnected_at:type_name -> google.protobuf.Timestamp
-	25, // 25: uno.v1.BotInfo.seats:type_name -> uno.v1.SeatRef
-	14, // 26: uno.v1.ListBotsResponse.bots:type_name -> uno.v1.BotInfo
-	3,  // 27: uno.v1.AdminService.CreateMatch:input_type -> uno.v1.CreateMatchRequest
-	5,  // 28: uno.v1.AdminService.GetMatch:input_type -> uno.v1.GetMatchRequest
-	7,  // 29: uno.v1.AdminService.ListMatches:input_type -> uno.v1.ListMatchesRequest
-	9,  // 30: uno.v1.AdminService.WatchMatch:input_type -> uno.v1.WatchMatchRequest
-	11, // 31: uno.v1.AdminService.CancelMatch:input_type -> uno.v1.CancelMatchRequest
-	13, // 32: uno.v1.AdminService.ListBots:input_type -> uno.v1.ListBotsRequest
-	4,  // 33: uno.v1.AdminService.CreateMatch:output_type -> uno.v1.CreateMatchResponse
-	6,  // 34: uno.v1.AdminService.GetMatch:output_type -> uno.v1.GetMatchResponse
-	8,  // 35: uno.v1.AdminService.ListMatches:output_type -> uno.v1.ListMatchesResponse
-	10, // 36: uno.v1.AdminService.WatchMatch:output_type -> uno.v1.WatchMatchResponse
-	12, // 37: uno.v1.AdminService.CancelMatch:output_type -> uno.v1.CancelMatchResponse
-	15, // 38: uno.v1.AdminService.ListBots:output_type -> uno.v1.ListBotsResponse
-	33, // [33:39] is the sub-list for method output_type
-	27, // [27:33] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	26, // 21: uno.v1.WatchMatchResponse.event:type_name -> uno.v1.Event
+	2,  // 22: uno.v1.AwaitMatchResponse.match:type_name -> uno.v1.MatchInfo
+	26, // 23: uno.v1.AwaitMatchResponse.events:type_name -> uno.v1.Event
+	2,  // 24: uno.v1.CancelMatchResponse.match:type_name -> uno.v1.MatchInfo
+	25, // 25: uno.v1.BotInfo.connected_at:type_name -> google.protobuf.Timestamp
+	25, // 26: uno.v1.BotInfo.disconnected_at:type_name -> google.protobuf.Timestamp
+	27, // 27: uno.v1.BotInfo.seats:type_name -> uno.v1.SeatRef
+	16, // 28: uno.v1.ListBotsResponse.bots:type_name -> uno.v1.BotInfo
+	3,  // 29: uno.v1.AdminService.CreateMatch:input_type -> uno.v1.CreateMatchRequest
+	5,  // 30: uno.v1.AdminService.GetMatch:input_type -> uno.v1.GetMatchRequest
+	7,  // 31: uno.v1.AdminService.ListMatches:input_type -> uno.v1.ListMatchesRequest
+	9,  // 32: uno.v1.AdminService.WatchMatch:input_type -> uno.v1.WatchMatchRequest
+	11, // 33: uno.v1.AdminService.AwaitMatch:input_type -> uno.v1.AwaitMatchRequest
+	13, // 34: uno.v1.AdminService.CancelMatch:input_type -> uno.v1.CancelMatchRequest
+	15, // 35: uno.v1.AdminService.ListBots:input_type -> uno.v1.ListBotsRequest
+	4,  // 36: uno.v1.AdminService.CreateMatch:output_type -> uno.v1.CreateMatchResponse
+	6,  // 37: uno.v1.AdminService.GetMatch:output_type -> uno.v1.GetMatchResponse
+	8,  // 38: uno.v1.AdminService.ListMatches:output_type -> uno.v1.ListMatchesResponse
+	10, // 39: uno.v1.AdminService.WatchMatch:output_type -> uno.v1.WatchMatchResponse
+	12, // 40: uno.v1.AdminService.AwaitMatch:output_type -> uno.v1.AwaitMatchResponse
+	14, // 41: uno.v1.AdminService.CancelMatch:output_type -> uno.v1.CancelMatchResponse
+	17, // 42: uno.v1.AdminService.ListBots:output_type -> uno.v1.ListBotsResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_uno_v1_admin_proto_init() }
@@ -1600,7 +1739,7 @@ func file_uno_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_uno_v1_admin_proto_rawDesc), len(file_uno_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

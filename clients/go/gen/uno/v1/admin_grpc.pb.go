@@ -25,6 +25,7 @@ const (
 	AdminService_GetMatch_FullMethodName    = "/uno.v1.AdminService/GetMatch"
 	AdminService_ListMatches_FullMethodName = "/uno.v1.AdminService/ListMatches"
 	AdminService_WatchMatch_FullMethodName  = "/uno.v1.AdminService/WatchMatch"
+	AdminService_AwaitMatch_FullMethodName  = "/uno.v1.AdminService/AwaitMatch"
 	AdminService_CancelMatch_FullMethodName = "/uno.v1.AdminService/CancelMatch"
 	AdminService_ListBots_FullMethodName    = "/uno.v1.AdminService/ListBots"
 )
@@ -73,6 +74,14 @@ type AdminServiceClient interface {
 	// Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
 	// answers for it.
 	WatchMatch(ctx context.Context, in *WatchMatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchMatchResponse], error)
+	// Wait until a match is no longer running, then answer once with its final MatchInfo and
+	// its events as WatchMatch shows them to a spectator, in one message: the cheap way to
+	// collect a finished match (a tournament runner does, one call per hand). A running match's
+	// call returns when it ends or is cancelled; the call has no deadline of its own (set one).
+	// Unknown or no longer retained id: NOT_FOUND / MATCH_NOT_FOUND; a finished match whose event
+	// log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
+	// one answer (see AwaitMatchResponse.truncated) is collected in several calls.
+	AwaitMatch(ctx context.Context, in *AwaitMatchRequest, opts ...grpc.CallOption) (*AwaitMatchResponse, error)
 	// Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
 	// NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
 	// FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
@@ -138,6 +147,16 @@ func (c *adminServiceClient) WatchMatch(ctx context.Context, in *WatchMatchReque
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AdminService_WatchMatchClient = grpc.ServerStreamingClient[WatchMatchResponse]
 
+func (c *adminServiceClient) AwaitMatch(ctx context.Context, in *AwaitMatchRequest, opts ...grpc.CallOption) (*AwaitMatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AwaitMatchResponse)
+	err := c.cc.Invoke(ctx, AdminService_AwaitMatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) CancelMatch(ctx context.Context, in *CancelMatchRequest, opts ...grpc.CallOption) (*CancelMatchResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelMatchResponse)
@@ -202,6 +221,14 @@ type AdminServiceServer interface {
 	// Retention above): NOT_FOUND / EVENTS_EXPIRED, after the MatchInfo snapshot; GetMatch still
 	// answers for it.
 	WatchMatch(*WatchMatchRequest, grpc.ServerStreamingServer[WatchMatchResponse]) error
+	// Wait until a match is no longer running, then answer once with its final MatchInfo and
+	// its events as WatchMatch shows them to a spectator, in one message: the cheap way to
+	// collect a finished match (a tournament runner does, one call per hand). A running match's
+	// call returns when it ends or is cancelled; the call has no deadline of its own (set one).
+	// Unknown or no longer retained id: NOT_FOUND / MATCH_NOT_FOUND; a finished match whose event
+	// log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
+	// one answer (see AwaitMatchResponse.truncated) is collected in several calls.
+	AwaitMatch(context.Context, *AwaitMatchRequest) (*AwaitMatchResponse, error)
 	// Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
 	// NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
 	// FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
@@ -229,6 +256,9 @@ func (UnimplementedAdminServiceServer) ListMatches(context.Context, *ListMatches
 }
 func (UnimplementedAdminServiceServer) WatchMatch(*WatchMatchRequest, grpc.ServerStreamingServer[WatchMatchResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchMatch not implemented")
+}
+func (UnimplementedAdminServiceServer) AwaitMatch(context.Context, *AwaitMatchRequest) (*AwaitMatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AwaitMatch not implemented")
 }
 func (UnimplementedAdminServiceServer) CancelMatch(context.Context, *CancelMatchRequest) (*CancelMatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelMatch not implemented")
@@ -322,6 +352,24 @@ func _AdminService_WatchMatch_Handler(srv interface{}, stream grpc.ServerStream)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AdminService_WatchMatchServer = grpc.ServerStreamingServer[WatchMatchResponse]
 
+func _AdminService_AwaitMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AwaitMatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).AwaitMatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_AwaitMatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).AwaitMatch(ctx, req.(*AwaitMatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_CancelMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CancelMatchRequest)
 	if err := dec(in); err != nil {
@@ -376,6 +424,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMatches",
 			Handler:    _AdminService_ListMatches_Handler,
+		},
+		{
+			MethodName: "AwaitMatch",
+			Handler:    _AdminService_AwaitMatch_Handler,
 		},
 		{
 			MethodName: "CancelMatch",

@@ -188,6 +188,24 @@ class WatchMatchResponse(_message.Message):
     event: _game_pb2.Event
     def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ..., event: _Optional[_Union[_game_pb2.Event, _Mapping]] = ...) -> None: ...
 
+class AwaitMatchRequest(_message.Message):
+    __slots__ = ("match_id", "after_sequence")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    after_sequence: int
+    def __init__(self, match_id: _Optional[str] = ..., after_sequence: _Optional[int] = ...) -> None: ...
+
+class AwaitMatchResponse(_message.Message):
+    __slots__ = ("match", "truncated", "events")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    match: MatchInfo
+    truncated: bool
+    events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
+    def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ..., truncated: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ...) -> None: ...
+
 class CancelMatchRequest(_message.Message):
     __slots__ = ("match_id", "reason")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]

@@ -74,6 +74,11 @@ class AdminServiceStub:
                 request_serializer=uno_dot_v1_dot_admin__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=uno_dot_v1_dot_admin__pb2.WatchMatchResponse.FromString,
                 _registered_method=True)
+        self.AwaitMatch = channel.unary_unary(
+                '/uno.v1.AdminService/AwaitMatch',
+                request_serializer=uno_dot_v1_dot_admin__pb2.AwaitMatchRequest.SerializeToString,
+                response_deserializer=uno_dot_v1_dot_admin__pb2.AwaitMatchResponse.FromString,
+                _registered_method=True)
         self.CancelMatch = channel.unary_unary(
                 '/uno.v1.AdminService/CancelMatch',
                 request_serializer=uno_dot_v1_dot_admin__pb2.CancelMatchRequest.SerializeToString,
@@ -148,6 +153,19 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AwaitMatch(self, request, context):
+        """Wait until a match is no longer running, then answer once with its final MatchInfo and
+        its events as WatchMatch shows them to a spectator, in one message: the cheap way to
+        collect a finished match (a tournament runner does, one call per hand). A running match's
+        call returns when it ends or is cancelled; the call has no deadline of its own (set one).
+        Unknown or no longer retained id: NOT_FOUND / MATCH_NOT_FOUND; a finished match whose event
+        log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
+        one answer (see AwaitMatchResponse.truncated) is collected in several calls.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CancelMatch(self, request, context):
         """Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
         NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
@@ -186,6 +204,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=uno_dot_v1_dot_admin__pb2.WatchMatchRequest.FromString,
                     response_serializer=uno_dot_v1_dot_admin__pb2.WatchMatchResponse.SerializeToString,
+            ),
+            'AwaitMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AwaitMatch,
+                    request_deserializer=uno_dot_v1_dot_admin__pb2.AwaitMatchRequest.FromString,
+                    response_serializer=uno_dot_v1_dot_admin__pb2.AwaitMatchResponse.SerializeToString,
             ),
             'CancelMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelMatch,
@@ -325,6 +348,33 @@ class AdminService:
             '/uno.v1.AdminService/WatchMatch',
             uno_dot_v1_dot_admin__pb2.WatchMatchRequest.SerializeToString,
             uno_dot_v1_dot_admin__pb2.WatchMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AwaitMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/uno.v1.AdminService/AwaitMatch',
+            uno_dot_v1_dot_admin__pb2.AwaitMatchRequest.SerializeToString,
+            uno_dot_v1_dot_admin__pb2.AwaitMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -334,6 +334,37 @@ export interface WatchMatchResponse {
   event?: Event | undefined;
 }
 
+/** Input of AwaitMatch. */
+export interface AwaitMatchRequest {
+  /** The match, 1-64 printable ASCII characters. */
+  matchId: string;
+  /**
+   * Answer with events whose sequence is greater than this, >= 0; 0 from the match's first
+   * event. To continue a truncated answer, pass the sequence of its last event.
+   */
+  afterSequence: bigint;
+}
+
+/** The answer of AwaitMatch. */
+export interface AwaitMatchResponse {
+  /** The match once it stopped running (state FINISHED or CANCELLED). */
+  match:
+    | MatchInfo
+    | undefined;
+  /**
+   * True when more events follow than this answer holds: call again with after_sequence =
+   * the sequence of the last event here.
+   */
+  truncated: boolean;
+  /**
+   * The events after AwaitMatchRequest.after_sequence, in sequence order, exactly as WatchMatch
+   * sends them to a spectator, at most 1 MiB of them (encoded) per answer and always at least
+   * one if any remain. (Field 16: the server sends each event in the encoding it already made
+   * for the seats' DecisionRequest.events, which is field 16 there too.)
+   */
+  events: Event[];
+}
+
 /** Input of CancelMatch. */
 export interface CancelMatchRequest {
   /** The match, 1-64 printable ASCII characters. */
@@ -2358,6 +2389,207 @@ export const WatchMatchResponse: MessageFns<WatchMatchResponse> = {
   },
 };
 
+function createBaseAwaitMatchRequest(): AwaitMatchRequest {
+  return { matchId: "", afterSequence: 0n };
+}
+
+export const AwaitMatchRequest: MessageFns<AwaitMatchRequest> = {
+  encode(message: AwaitMatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.matchId !== "") {
+      writer.uint32(10).string(message.matchId);
+    }
+    if (message.afterSequence !== 0n) {
+      if (BigInt.asIntN(64, message.afterSequence) !== message.afterSequence) {
+        throw new globalThis.Error("value provided for field message.afterSequence of type int64 too large");
+      }
+      writer.uint32(16).int64(message.afterSequence);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AwaitMatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAwaitMatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.matchId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterSequence = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AwaitMatchRequest {
+    return {
+      matchId: isSet(object.matchId)
+        ? globalThis.String(object.matchId)
+        : isSet(object.match_id)
+        ? globalThis.String(object.match_id)
+        : "",
+      afterSequence: isSet(object.afterSequence)
+        ? BigInt(object.afterSequence)
+        : isSet(object.after_sequence)
+        ? BigInt(object.after_sequence)
+        : 0n,
+    };
+  },
+
+  toJSON(message: AwaitMatchRequest): unknown {
+    const obj: any = {};
+    if (message.matchId !== "") {
+      obj.matchId = message.matchId;
+    }
+    if (message.afterSequence !== 0n) {
+      obj.afterSequence = message.afterSequence.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AwaitMatchRequest>): AwaitMatchRequest {
+    return AwaitMatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AwaitMatchRequest>): AwaitMatchRequest {
+    const message = createBaseAwaitMatchRequest();
+    message.matchId = object.matchId ?? "";
+    message.afterSequence = (object.afterSequence !== undefined && object.afterSequence !== null)
+      ? BigInt(object.afterSequence)
+      : 0n;
+    return message;
+  },
+};
+
+function createBaseAwaitMatchResponse(): AwaitMatchResponse {
+  return { match: undefined, truncated: false, events: [] };
+}
+
+export const AwaitMatchResponse: MessageFns<AwaitMatchResponse> = {
+  encode(message: AwaitMatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.match !== undefined) {
+      MatchInfo.encode(message.match, writer.uint32(10).fork()).join();
+    }
+    if (message.truncated !== false) {
+      writer.uint32(16).bool(message.truncated);
+    }
+    for (const v of message.events) {
+      Event.encode(v!, writer.uint32(130).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AwaitMatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAwaitMatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.match = MatchInfo.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.events.push(Event.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AwaitMatchResponse {
+    return {
+      match: isSet(object.match) ? MatchInfo.fromJSON(object.match) : undefined,
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => Event.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: AwaitMatchResponse): unknown {
+    const obj: any = {};
+    if (message.match !== undefined) {
+      obj.match = MatchInfo.toJSON(message.match);
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    if (message.events?.length) {
+      obj.events = message.events.map((e) => Event.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AwaitMatchResponse>): AwaitMatchResponse {
+    return AwaitMatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AwaitMatchResponse>): AwaitMatchResponse {
+    const message = createBaseAwaitMatchResponse();
+    message.match = (object.match !== undefined && object.match !== null)
+      ? MatchInfo.fromPartial(object.match)
+      : undefined;
+    message.truncated = object.truncated ?? false;
+    message.events = object.events?.map((e) => Event.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseCancelMatchRequest(): CancelMatchRequest {
   return { matchId: "", reason: "" };
 }
@@ -3093,6 +3325,24 @@ export const AdminServiceService = {
     responseDeserialize: (value: Buffer): WatchMatchResponse => WatchMatchResponse.decode(value),
   },
   /**
+   * Wait until a match is no longer running, then answer once with its final MatchInfo and
+   * its events as WatchMatch shows them to a spectator, in one message: the cheap way to
+   * collect a finished match (a tournament runner does, one call per hand). A running match's
+   * call returns when it ends or is cancelled; the call has no deadline of its own (set one).
+   * Unknown or no longer retained id: NOT_FOUND / MATCH_NOT_FOUND; a finished match whose event
+   * log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
+   * one answer (see AwaitMatchResponse.truncated) is collected in several calls.
+   */
+  awaitMatch: {
+    path: "/uno.v1.AdminService/AwaitMatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AwaitMatchRequest): Buffer => Buffer.from(AwaitMatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AwaitMatchRequest => AwaitMatchRequest.decode(value),
+    responseSerialize: (value: AwaitMatchResponse): Buffer => Buffer.from(AwaitMatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AwaitMatchResponse => AwaitMatchResponse.decode(value),
+  },
+  /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
    * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
    * FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
@@ -3147,6 +3397,16 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * answers for it.
    */
   watchMatch: handleServerStreamingCall<WatchMatchRequest, WatchMatchResponse>;
+  /**
+   * Wait until a match is no longer running, then answer once with its final MatchInfo and
+   * its events as WatchMatch shows them to a spectator, in one message: the cheap way to
+   * collect a finished match (a tournament runner does, one call per hand). A running match's
+   * call returns when it ends or is cancelled; the call has no deadline of its own (set one).
+   * Unknown or no longer retained id: NOT_FOUND / MATCH_NOT_FOUND; a finished match whose event
+   * log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
+   * one answer (see AwaitMatchResponse.truncated) is collected in several calls.
+   */
+  awaitMatch: handleUnaryCall<AwaitMatchRequest, AwaitMatchResponse>;
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
    * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
@@ -3233,6 +3493,30 @@ export interface AdminServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<WatchMatchResponse>;
+  /**
+   * Wait until a match is no longer running, then answer once with its final MatchInfo and
+   * its events as WatchMatch shows them to a spectator, in one message: the cheap way to
+   * collect a finished match (a tournament runner does, one call per hand). A running match's
+   * call returns when it ends or is cancelled; the call has no deadline of its own (set one).
+   * Unknown or no longer retained id: NOT_FOUND / MATCH_NOT_FOUND; a finished match whose event
+   * log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
+   * one answer (see AwaitMatchResponse.truncated) is collected in several calls.
+   */
+  awaitMatch(
+    request: AwaitMatchRequest,
+    callback: (error: ServiceError | null, response: AwaitMatchResponse) => void,
+  ): ClientUnaryCall;
+  awaitMatch(
+    request: AwaitMatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AwaitMatchResponse) => void,
+  ): ClientUnaryCall;
+  awaitMatch(
+    request: AwaitMatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AwaitMatchResponse) => void,
+  ): ClientUnaryCall;
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
    * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):

@@ -1,0 +1,81 @@
+"""The runner collects each finished hand with one AwaitMatch call; against a server without it
+(UNIMPLEMENTED) it follows the match with WatchMatch. Both make the same hand record, replay
+included, so no stored hand depends on the way it was collected."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from tests.service.conftest import serving
+from uno_server.gen.uno.v1 import admin_pb2, game_pb2
+from uno_tournament.bench import bench_config
+from uno_tournament.eventjson import event_dicts
+from uno_tournament.player import Player
+
+pytestmark = pytest.mark.asyncio
+
+
+class _Counting:
+    """The admin stub, counting calls; ``old`` answers AwaitMatch as an older server does."""
+
+    def __init__(self, stub: Any, old: bool) -> None:
+        self.stub = stub
+        self.old = old
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        self.calls[name] = self.calls.get(name, 0) + 1
+        if name == "AwaitMatch" and self.old:
+
+            async def unimplemented(*_a: Any, **_k: Any) -> None:
+                raise grpc.aio.AioRpcError(
+                    grpc.StatusCode.UNIMPLEMENTED,
+                    grpc.aio.Metadata(),
+                    grpc.aio.Metadata(),
+                    details="Method not found!",
+                )
+
+            return unimplemented
+        return getattr(self.stub, name)
+
+
+async def test_await_and_watch_make_the_same_record(tmp_path: Path) -> None:
+    config = bench_config(4, blocks=1, sandboxed=False)
+    spec = config.plan("t-collect")[0]
+    async with serving() as live:
+        seats = [game_pb2.Player(builtin=game_pb2.BUILTIN_BOT_HEURISTIC)] * 4
+        rules = game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND, uno_window_ms=300)
+        info = (
+            await live.admin.CreateMatch(
+                admin_pb2.CreateMatchRequest(seats=seats, rules=rules, seed=spec.seed, dealer=0),
+                metadata=live.md,
+            )
+        ).match
+        records = {}
+        for old in (False, True, False):
+            player = Player(tmp_path / str(old), config, "t-collect", stream=io.StringIO())
+            player.admin_token = "admin-token-1234"
+            admin = player.admin = _Counting(live.admin, old)
+            try:
+                rec = await player._follow(spec, info, set(), time.monotonic())
+            finally:
+                player.log.close()
+                player._writer.shutdown()
+            assert rec is not None
+            records[old] = rec
+            if old:
+                assert admin.calls.get("WatchMatch", 0) == 1 and not player._await_match
+            else:
+                assert admin.calls == {"AwaitMatch": 1} and player._await_match
+    new, watched = records[False], records[True]
+    assert len(new.replay["events"]) > 20
+    assert event_dicts(new.replay["events"]) == event_dicts(watched.replay["events"])
+    new.duration_s = watched.duration_s = 0.0
+    new.replay["events"] = watched.replay["events"] = []
+    assert new == watched
