@@ -291,36 +291,50 @@ def test_on_fitted_hands_ladder_settles_correctly() -> None:
 def test_bench_fixed_design_and_line(capsys: pytest.CaptureFixture[str]) -> None:
     from uno_tournament import bench_settled as bs
 
-    names = BOTS[:4]
     truth = {"b0": 100.0, "b1": 50.0, "b2": 45.0, "b3": -200.0}
     r = fake_ratings(np.array([100.0, 50.0, 45.0, -200.0]), 25.0, 1000)
-    n_fixed = bs.fixed_design_hands(r, truth, 0.05, 10.0, 6)
+    n_each = bs.fixed_design_hands(r, truth, 0.05, 10.0, 6, joint=False)
     # the b1~b2 pair (5 apart) needs (z' + z_power) * se < 10 - 5 with se = sqrt(50) at 1000
     z = bs._normal_quantile(0.05 / 12) + bs._normal_quantile(0.1)
-    assert n_fixed == pytest.approx(1000 * (z * math.sqrt(50.0) / 5.0) ** 2, rel=1e-6)
+    assert n_each == pytest.approx(1000 * (z * math.sqrt(50.0) / 5.0) ** 2, rel=1e-6)
+    # the joint definition also counts a close pair decided as ordered (rightly), so here less
+    assert bs.fixed_design_hands(r, truth, 0.05, 10.0, 6) < n_each
+    # on a ladder (every gap above delta) deciding every pair in the same tournament w.p. 0.9
+    # needs more than deciding each on its own w.p. 0.9
+    ladder = {"b0": 150.0, "b1": 100.0, "b2": 50.0, "b3": 0.0}
+    r2 = fake_ratings(np.array([150.0, 100.0, 50.0, 0.0]), 25.0, 1000)
+    each = bs.fixed_design_hands(r2, ladder, 0.05, 10.0, 6, joint=False)
+    assert each < bs.fixed_design_hands(r2, ladder, 0.05, 10.0, 6) < 1.6 * each
+    # planned from delta alone: every adjacent pair's Bonferroni half-width at most delta / 2
+    n_plan = bs.planned_design_hands(r, ["b0", "b1", "b2", "b3"], 0.05, 10.0, 6)
+    zc = bs._normal_quantile(0.05 / 12)
+    assert n_plan == pytest.approx(1000 * (zc * math.sqrt(50.0) / 5.0) ** 2, rel=1e-6)
     assert bs._normal_quantile(0.025) == pytest.approx(1.959964, abs=1e-5)
     lo, hi = bs.wilson(0, 200)
     assert lo < 1e-12 and 0.015 < hi < 0.02
-    good = bs.Run(1000, True, 0, 3, 0, 3, 2000.0)
+    good = bs.Run(1000, True, 0, 3, 0, 3, 2000.0, 1800.0, 9000.0)
+    uni = bs.Run(1500, True, 0, 3, 1, 3, 2000.0, 1800.0, 9000.0)
     aa = bs.Run(4000, False, 0, 0, 1, 1, math.nan)
-    assert bs.report([good] * 4, [aa] * 4, 0.05, 4000) == 1  # FAIL while parts are missing
+    nv = [bs.NVRun("delta0", "H0", 300, 1e-5)] * 4 + [bs.NVRun("delta1", "H1", 500, 1e-5)] * 4
+    assert bs.report([good] * 4, [aa] * 4, 0.05, 4000, [uni] * 4, nv, 0.05, 46.0) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == (
         "bench-settled: error 0.000 [0.000, 0.490] (alpha 0.05), aa 0.000, hands 0.50 of fixed, "
-        "new-version errors n/a/n/a, 8 tournaments: FAIL"
+        "new-version errors 0.000/0.000, 16 tournaments: PASS"
     )
-    del names
+    # any target missed makes it FAIL: here the uniform control needs no more hands
+    assert bs.report([good] * 4, [aa] * 4, 0.05, 4000, [good] * 4, nv, 0.05, 46.0) == 1
+    out = capsys.readouterr().out
+    assert "uniform control does not need more hands" in out and out.strip().endswith("FAIL")
 
 
 def test_bench_engine_aa_tournament_claims_no_order() -> None:
-    """A real (tiny) engine-played run: four identical bots, refit every 96 hands, to the
-    budget; nothing is declared ordered and the budget is respected."""
+    """A real (tiny) engine-played run: five identical bots, adaptive tables, a look after every
+    block of 96 hands, to the budget; nothing is declared ordered and the budget is respected."""
     from uno_tournament import bench_settled as bs
 
-    run = bs.play_until_settled(
-        [0.3] * 4, None, 7, alpha=0.05, delta=10.0, max_hands=480, look_every=96
-    )
-    assert run.hands <= 480 + 24 and not run.settled
+    run = bs.play_until_settled([0.3] * 5, None, 7, alpha=0.05, delta=10.0, max_hands=576, tables=4)
+    assert run.hands == 576 and not run.settled
     assert run.ordered == 0 and run.wrong == 0
 
 

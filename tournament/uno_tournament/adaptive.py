@@ -17,34 +17,41 @@ API (for the runner; all pure and deterministic)
 
 The runner's loop: ``tables = next_block_tables(...)``; play ``block_hands(...)``; append their
 ids to the plan's order and call :func:`uno_tournament.settled.advance` with ``look_every`` =
-the block's hands (one look per block, on exactly the blocks so far); pass its last decision to
-the next call.
+the block's hands and ``by_block=True`` (one look per block, on exactly the blocks so far, each
+block's hands also fitted alone); pass its last decision to the next call.
 
 How the tables are chosen
 -------------------------
 * Before the first look (``last`` is ``None`` or not ``looked``): a balanced design over all bots
   (:func:`uno_tournament.schedule.balanced_tables`, seeded by ``seed`` and ``block``).
-* After it: the **floor** first. ``ceil(N / 4)`` tables of each block seat every bot at least
-  once (the bots in a seeded order per block, the last table filled up with the bots nearest the
-  open pairs), so every bot plays at least 24 hands a block (``HANDS_PER_BLOCK``) and, as the
-  order changes from block to block, the fit's comparison graph stays connected and every
-  rating keeps moving towards its value. The remaining tables go to the open adjacent pairs of
-  the current ranking, in proportion to how far each is from a decision (D'Hondt on
+* After it: the **floor** first. ``ceil((N - 1) / 3)`` tables of each block (3 for 8 bots) form
+  a chain along the current ranking (bots 1-4, 4-7, ...; the last table the last four bots),
+  consecutive tables sharing a bot. So every bot plays at least 24 hands a block
+  (``HANDS_PER_BLOCK``), neighbours in the ranking meet, and the block's hands alone connect
+  every bot: a fit of one block rates every pair, which
+  :meth:`uno_tournament.settled.SettledState.look_block` needs. The remaining tables go to the
+  open adjacent pairs of the current ranking, in proportion to the information each still needs
+  (D'Hondt on ``u**2 - 1``, ``u`` from
   :func:`unresolved`), each table seating both bots of its pair and two of the four bots
   nearest them in the ranking (all six choices in turn). Both bots of an open pair sitting at
   the same table compare them directly on the same cards, which is where the information about
   their gap is. When no adjacent pair is open (the run has settled) the next block is the
   balanced design again.
 
-Why the adaptive design is ignorable: the tables of a block depend only on hands already played
-(and the seed), so the likelihood of all hands is the product of each hand's Plackett-Luce
-likelihood given its table, times design factors that do not involve the ratings; the
+Why the adaptive design is ignorable for the fit: the tables of a block depend only on hands
+already played (and the seed), so the likelihood of all hands is the product of each hand's
+Plackett-Luce likelihood given its table, times design factors that do not involve the ratings; the
 maximum-likelihood fit and its observed-information (sandwich) covariance are the same as if
 those tables had been fixed in advance. The intervals come from the observed information of the
-hands actually played, not from a resampling of the design, and the score process of a pair in
-information time is still a martingale under a predictable design, which is what the confidence
-sequences of :mod:`uno_tournament.settled` need. ``make bench-settled`` checks it on
-engine-played hands: the error rate and the A/A share with this scheduling, against the
+hands actually played, not from a resampling of the design. The final table is therefore the
+usual fit. The *sequential* claims need one more step: a cumulative fit's ``d_hat / se**2`` is not
+a martingale in information time when the tables follow the data (the fit's weights on direct
+and indirect comparisons move with the design; on a linear Gaussian model the A/A share of false
+orders rose from about 1% to about 4-5% with this scheduling). So an adaptive run combines
+per-block fits (:meth:`~uno_tournament.settled.SettledState.look_block`): given the earlier
+blocks, each block's estimate is ``N(d, var_block)`` whatever its tables, and their
+inverse-variance sum is a martingale with the right clock. ``make bench-settled`` checks both
+on engine-played hands: the error rate and the A/A share with this scheduling, against the
 reference.
 """
 
@@ -79,8 +86,10 @@ def _rng(seed: int, block: int, what: str) -> random.Random:
 
 
 def floor_tables(bots: Sequence[str]) -> int:
-    """Tables of each block reserved for the floor: ``ceil(N / 4)``, enough to seat every bot."""
-    return math.ceil(len(bots) / SEATS)
+    """Tables of each block reserved for the floor: ``ceil((N - 1) / 3)``, a chain of tables
+    along the ranking that seats every bot and links them all (consecutive tables share a
+    bot)."""
+    return max(1, math.ceil((len(bots) - 1) / (SEATS - 1)))
 
 
 def unresolved(p: PairState, delta: float) -> float:
@@ -138,24 +147,24 @@ def next_block_tables(
         u = unresolved(state.pair(x, y), state.indifference_elo)
         if u > 0.0:
             open_pairs.append((i, u))
-    rng = _rng(seed, block, "floor")
-    shuffled = list(names)
-    rng.shuffle(shuffled)
-    # the bots of the open pairs, most unresolved first, fill the floor's last table
-    near = [ranking[i + k] for i, _ in sorted(open_pairs, key=lambda p: -p[1]) for k in (0, 1)]
+    if not open_pairs:
+        return [
+            table(t)
+            for t in balanced_tables(names, count=n_tables, seed=_seed(seed, block), steps=3000)
+        ]
+    # the floor: a chain of tables along the ranking, each sharing a bot with the next, so every
+    # bot plays every block, neighbours meet, and the block alone connects every bot
     out: list[tuple[str, ...]] = []
     for k in range(floor):
-        members = shuffled[k * SEATS : (k + 1) * SEATS]
-        for b in near + ranking:
-            if len(members) == SEATS:
-                break
-            if b not in members:
-                members.append(b)
-        out.append(table(members))
-    # D'Hondt: each focus table goes to the open pair with the largest u / (tables so far + 1)
+        first = min(k * (SEATS - 1), len(ranking) - SEATS)
+        out.append(table(ranking[first : first + SEATS]))
+    # D'Hondt on the information still needed: a pair's interval narrows as 1/sqrt(information),
+    # so it needs about u**2 - 1 times the information it has; each focus table goes to the
+    # open pair with the largest need / (tables so far + 1)
+    need = [max(u * u - 1.0, 0.05) for _, u in open_pairs]
     given = [0] * len(open_pairs)
     for _ in range(n_tables - floor):
-        j = max(range(len(open_pairs)), key=lambda m: (open_pairs[m][1] / (given[m] + 1), -m))
+        j = max(range(len(open_pairs)), key=lambda m: (need[m] / (given[m] + 1), -m))
         i = open_pairs[j][0]
         mates = [ranking[k] for k in (i - 1, i + 2, i - 2, i + 3) if 0 <= k < len(ranking)]
         choices = list(itertools.combinations(mates[:4], 2))

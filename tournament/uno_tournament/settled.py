@@ -80,6 +80,7 @@ __all__ = [
     "SettledDecision",
     "SettledState",
     "advance",
+    "fit_hands",
     "half_width",
     "stop_line",
     "tune_rho",
@@ -88,6 +89,8 @@ __all__ = [
 Status = Literal["better", "tied", "open"]
 
 STATE_VERSION = 1
+RHO_TARGET_DELTAS = 4.0
+"""The sequence is tightest where its half-width is this many deltas (see :func:`tune_rho`)."""
 DEFAULT_MIN_HANDS_PER_BOT = 96
 """Hands every bot must have played before the first look (four duplicate blocks' worth)."""
 
@@ -144,6 +147,10 @@ class PairState:
     conflict: bool = False
     """The intervals stopped overlapping (an event of probability at most alpha_pair): the first
     claim stands and the pair is flagged."""
+    score: float = 0.0
+    """Sum over the blocks so far of ``d_block / var_block`` (:meth:`SettledState.look_block`)."""
+    info: float = 0.0
+    """Sum over the blocks so far of ``1 / var_block``."""
 
     def claim(self) -> str:
         """``"a > b"``, ``"a < b"``, ``"a ~ b"`` (tied within delta) or ``"a ? b"`` (open)."""
@@ -160,6 +167,8 @@ class PairState:
             "status": self.status,
             "claimed_at": self.claimed_at,
             "conflict": self.conflict,
+            "score": self.score,
+            "info": self.info,
         }
 
 
@@ -238,7 +247,7 @@ class SettledState:
             raise ValueError("min_hands_per_bot must be at least 0")
         self.bots = tuple(self.bots)
         if self.rho <= 0.0:
-            self.rho = tune_rho(self.alpha_pair, 2.0 * self.indifference_elo)
+            self.rho = tune_rho(self.alpha_pair, RHO_TARGET_DELTAS * self.indifference_elo)
         for i, a in enumerate(sorted(self.bots)):
             for b in sorted(self.bots)[i + 1 :]:
                 self.pairs.setdefault((a, b), PairState(a, b))
@@ -284,6 +293,67 @@ class SettledState:
         est = ratings.elo[ia] - ratings.elo[ib]
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(var > 0.0, 1.0 / var, 0.0)
+        return self._update(keys, est, t, hands, ranking)
+
+    def look_block(
+        self,
+        block: Ratings,
+        ranking: Sequence[str],
+        hands: int,
+        hands_per_bot: Mapping[str, int] | None = None,
+    ) -> SettledDecision:
+        """Update from a fit of **one block's hands alone** and decide: the valid look when the
+        blocks' tables were chosen from earlier hands (:mod:`uno_tournament.adaptive`).
+
+        Each pair accumulates ``score += d_block / var_block`` and ``info += 1 / var_block``;
+        the look is taken on ``d_hat = score / info`` at information ``info``. Given the hands
+        before it, a block's estimate is (asymptotically in the block's size) ``N(d, var_block)``
+        whatever tables were chosen, so ``score - d * info`` is a martingale with quadratic
+        variation ``info`` under any design that depends only on earlier blocks, and the
+        confidence sequence holds exactly as for a fixed design. (A cumulative fit's ``d_hat *
+        t`` is not a martingale under such a design: the fit's weights on direct and indirect
+        comparisons change with the tables chosen from the data, which in A/A tests on a linear
+        Gaussian model raised the share of false orders several-fold; see
+        ``tests/tournament/test_adaptive.py``.) ``ranking`` is the displayed ranking (from the
+        cumulative fit) whose adjacent pairs are reported; ``hands`` the hands so far."""
+        if set(block.bots) != set(self.bots):
+            raise ValueError("the fit rates other bots than the sequential test")
+        ranking = tuple(ranking)
+        note = ""
+        usable = bool(np.all(np.isfinite(block.elo))) and bool(np.all(np.isfinite(block.cov)))
+        if not usable:
+            note = "the block's fit has no finite ratings or errors; block left out"
+        elif (
+            hands_per_bot is not None
+            and min(hands_per_bot.get(b, 0) for b in self.bots) < self.min_hands_per_bot
+        ):
+            note = f"fewer than {self.min_hands_per_bot} hands for some bot; look skipped"
+        if usable:
+            idx = {b: i for i, b in enumerate(block.bots)}
+            for (a, b), p in self.pairs.items():
+                i, j = idx[a], idx[b]
+                var = float(block.cov[i, i] + block.cov[j, j] - 2.0 * block.cov[i, j])
+                if var > 0.0 and math.isfinite(var):
+                    p.score += float(block.elo[i] - block.elo[j]) / var
+                    p.info += 1.0 / var
+        if note:
+            return SettledDecision(hands, ranking, self._adjacent(ranking), False, note)
+        keys = list(self.pairs)
+        info = np.array([self.pairs[k].info for k in keys])
+        score = np.array([self.pairs[k].score for k in keys])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est = np.where(info > 0.0, score / info, 0.0)
+        return self._update(keys, est, info, hands, ranking)
+
+    def _update(
+        self,
+        keys: list[tuple[str, str]],
+        est: np.ndarray,
+        t: np.ndarray,
+        hands: int,
+        ranking: tuple[str, ...],
+    ) -> SettledDecision:
+        with np.errstate(divide="ignore", invalid="ignore"):
             level = 2.0 * math.log(1.0 / self.alpha_pair) + np.log((t + self.rho) / self.rho)
             w = np.where(t > 0.0, np.sqrt((t + self.rho) * level) / t, np.inf)
         for key, e, h in zip(keys, est.tolist(), w.tolist(), strict=True):
@@ -361,11 +431,13 @@ class SettledState:
                 p["status"],
                 p["claimed_at"],
                 bool(p["conflict"]),
+                float(p.get("score", 0.0)),
+                float(p.get("info", 0.0)),
             )
         return st
 
 
-def _fit(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | None:
+def fit_hands(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | None:
     """A cold-started fit (bit-reproducible from the hands alone), with the final table's
     fallback (a N(0, 1000 Elo) prior) when a bot has no finite rating."""
     for prior in (None, 1000.0):
@@ -378,13 +450,25 @@ def _fit(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | None:
     return None
 
 
+_fit = fit_hands
+"""The old name (imported by :mod:`uno_tournament.settled_run`)."""
+
+
 def advance(
     state: SettledState,
     plan_ids: Sequence[str],
     stored: Mapping[str, HandResult | None],
     look_every: int,
+    *,
+    by_block: bool = False,
 ) -> list[SettledDecision]:
     """Take every look that is due and return their decisions (oldest first).
+
+    ``by_block`` (for a plan whose blocks are chosen from earlier hands, as
+    :mod:`uno_tournament.adaptive` does, with ``look_every`` = a block's hands): each look also
+    fits the new hands alone and updates the pairs with :meth:`SettledState.look_block`; the
+    cumulative fit gives the ranking. Without it each look uses the cumulative fit
+    (:meth:`SettledState.look`), valid for a plan fixed in advance.
 
     Look ``k`` is taken on exactly the first ``k * look_every`` hands of the plan's order (the
     last one on the whole plan), once every one of them is in ``stored`` (``None``: stored but
@@ -406,8 +490,9 @@ def advance(
             for f in r.finishes:
                 if f.bot in per_bot:
                     per_bot[f.bot] += 1
+        new_results = [r for h in plan_ids[state.through : upto] if (r := stored[h]) is not None]
         state.through = upto
-        fitted = _fit(results, state.bots) if results else None
+        fitted = fit_hands(results, state.bots) if results else None
         if fitted is None:
             ranking = tuple(state.bots)
             out.append(
@@ -416,7 +501,19 @@ def advance(
                 )
             )
             continue
-        dec = state.look(fitted, per_bot)
+        if by_block:
+            part = fit_hands(new_results, state.bots) if new_results else None
+            if part is None:
+                ranking = tuple(fitted.ranking())
+                out.append(
+                    SettledDecision(
+                        upto, ranking, state._adjacent(ranking), False, "no usable block fit"
+                    )
+                )
+                continue
+            dec = state.look_block(part, fitted.ranking(), upto, per_bot)
+        else:
+            dec = state.look(fitted, per_bot)
         out.append(dec)
         if dec.settled:
             state.settled_at = upto
