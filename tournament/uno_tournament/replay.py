@@ -34,7 +34,7 @@ from uno_server.engine.rules import RuleSet
 from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
-from .store import DB_NAME, ResultStore, Store, content_hash
+from .store import DB_NAME, ResultStore, Store, canonical_json, content_hash
 
 MAX_ACTIONS = 100_000
 
@@ -47,12 +47,14 @@ def replay_name(hand_id: str) -> str:
     return hand_id.split("/", 1)[-1].replace("/", "-") + ".json"
 
 
-def write_replay(folder: Path, replay: dict[str, Any]) -> Path:
-    """Write a replay file atomically (temporary file, then rename)."""
+def write_replay(folder: Path, replay: dict[str, Any], raw: bytes = b"") -> Path:
+    """Write a replay file atomically (temporary file, then rename). The file is the replay's
+    canonical JSON (``raw`` when the caller has made it already), so its SHA-256 is the stored
+    content hash; ``python -m json.tool`` shows it indented."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / replay_name(str(replay["hand_id"]))
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(replay, indent=1))
+    tmp.write_bytes(raw or canonical_json(replay))
     os.replace(tmp, path)
     return path
 
