@@ -459,3 +459,41 @@ def test_two_pods_into_postgresql_follow_one_decision(
     assert stop < len(planned)
     assert {h.hand_id for h in planned[:stop]} <= ids
     assert len(ids) <= stop + 2 * rec.look_every + 2 * 6, (stop, len(ids))
+
+
+# ------------------------------------------------------------------------------ displays
+
+
+def test_status_line_metrics_and_report_section_show_the_open_pairs() -> None:
+    from prometheus_client import generate_latest
+
+    from uno_tournament import report_settled
+    from uno_tournament.metrics import TournamentMetrics
+
+    cfg = _config(list(EPS), until="settled", max_hands=480, alpha=0.2, indifference_elo=60)
+    ids, hands = _engine_hands(cfg, 1)
+    rec = SequentialRecord.new(cfg, cfg.plan("T"))
+    assert rec.status_line() == "settled test: waiting for the first look"
+    seen: dict[str, HandResult | None] = {}
+    mid = None
+    for hid in ids:
+        seen[hid] = hands[hid]
+        catch_up(rec, ids, seen, list(EPS))
+        if mid is None and rec.open_pairs() and rec.looks and rec.looks[-1]["looked"]:
+            mid = (rec.status_line(), rec.open_pairs(), rec.expected_hands())
+        if rec.stopped:
+            break
+    assert mid is not None, "no look left a pair open"
+    line, opened, expected = mid
+    assert f"open: {opened[0]}" in line and "hands still expected" in line
+    assert expected is not None and 0 < expected <= 480
+    m = TournamentMetrics("T", process=False)
+    m.set_sequential(len(opened), expected)
+    page = generate_latest(m.registry).decode()
+    assert f'uno_tournament_pairs_open{{tournament="T"}} {float(len(opened))}' in page
+    assert rec.stop is not None
+    md = report_settled.markdown(rec)
+    assert "## Why the run stopped" in md and rec.stop["line"] in md
+    svg = report_settled.svg_timeline(rec)
+    assert svg.count("<rect") >= len(EPS) - 1 and "stop" in svg
+    assert report_settled.to_json(rec)["stop"] == rec.stop
