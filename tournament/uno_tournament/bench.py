@@ -6,7 +6,8 @@ own 8 sandboxed bot processes), in the same invocation. The last line reads::
 
     bench-tournament: <H> hands/s, <M> moves/s, <N> hands, <E> errors, shards 2 <H2> hands/s,
     <C> hands per server CPU-second, sandbox off <H0> hands/s (on/off <R>), bot start-up
-    <S> ms in the sandbox (<S0> ms without)
+    <S> ms in the sandbox (<S0> ms without), server <SV> ms/hand, runner <RN> ms/hand,
+    floor <F> us/rt, harness ratio <X>
 
 ``H``, ``M``, ``N`` are the 1-shard sandboxed run's; ``E`` counts every run; ``H2`` is the
 2-shard run's rate; ``C`` is the hands of the sandboxed runs over the CPU seconds their game
@@ -17,6 +18,16 @@ cgroups, the network relay) to its exit, ``S0`` the same without the sandbox. Ra
 measured from the moment every bot is connected to the last stored hand. Moves are the actions
 of the hands. Errors are hand attempts that had to be repeated, bot process crashes, timeouts
 and rejected (illegal) actions.
+
+What the harness costs (issue 25): ``SV`` and ``RN`` are the game server's and the runner's CPU
+milliseconds per hand in the 1-shard sandboxed run, over the same span (the runner's every
+thread; not its start-up, final report and shutdown). ``F`` is the server CPU per round trip of
+``make bench-server``'s gRPC floor, measured first in the same invocation, and ``X`` = (SV + RN)
+/ (moves per hand x F): the harness's CPU per hand over what the bare transport spends on the
+hand's moves. A line before the last plays the same tournament with the compiled example bots
+(four Go, four Rust heuristic bots, built if missing), which cost almost nothing: its ``harness
+ceiling`` is hands per CPU-second of server and runner together, the hands/s one core of harness
+could carry.
 """
 
 from __future__ import annotations
@@ -26,6 +37,8 @@ import asyncio
 import io
 import os
 import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,11 +46,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from uno_server.benchmarks.server import measure_floor_cpu
+
 from . import sandbox
 from .config import BotSpec, FaultSpec, SandboxSpec, TournamentConfig
 from .runner import Runner
 from .sharding import new_tournament_id
-from .store import Store
+from .store import HandRecord, Store
 
 
 def bench_config(concurrency: int, blocks: int, *, sandboxed: bool = True) -> TournamentConfig:
@@ -77,6 +92,53 @@ def bench_config(concurrency: int, blocks: int, *, sandboxed: bool = True) -> To
     )
 
 
+CLIENTS = Path(__file__).resolve().parents[2] / "clients"
+COMPILED = {
+    "go": (("bin", "heuristic-bot"), ("go", "build", "-o", "bin/", "./cmd/..."), "{addr}"),
+    "rust": (
+        ("target", "release", "heuristic-bot"),
+        ("cargo", "build", "--release", "--locked"),
+        "http://{addr}",
+    ),
+}
+"""The compiled example bots: the binary in the SDK's folder, the build that makes it, and the
+address as the bot takes it."""
+
+
+def compiled_config(concurrency: int, blocks: int) -> TournamentConfig:
+    """The bench tournament with the compiled example bots (four Go, four Rust heuristic bots)
+    instead of the Python ones, in the sandbox; each binary is built if it is missing. A missing
+    toolchain raises :class:`RuntimeError` naming it."""
+    box = SandboxSpec(enabled=True)
+    bots = []
+    for i in range(8):
+        lang = "go" if i < 4 else "rust"
+        binary, build, addr = COMPILED[lang]
+        folder = CLIENTS / lang
+        exe = folder.joinpath(*binary)
+        if not exe.exists():
+            if shutil.which(build[0]) is None:
+                raise RuntimeError(f"{build[0]} not found: cannot build the {lang} example bot")
+            done = subprocess.run(build, cwd=folder, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"{' '.join(build)} in {folder}: {done.stderr[-300:]}")
+        cmd = (str(exe), "--addr", addr, "--token", "{token}", "--name", "{name}")
+        bots.append(
+            BotSpec(name=f"{lang}-heuristic-{i}", command=cmd, cwd=str(folder), sandbox=box)
+        )
+    base = bench_config(concurrency, blocks)
+    return TournamentConfig(
+        name="bench-compiled",
+        bots=tuple(bots),
+        seed=base.seed,
+        blocks=blocks,
+        concurrency=concurrency,
+        rules=base.rules,
+        faults=base.faults,
+        sandbox=box,
+    )
+
+
 @dataclass
 class Measured:
     label: str
@@ -90,6 +152,27 @@ class Measured:
     runner_cpu_s: float = 0.0
     other_cpu_s: float = 0.0
     """CPU of every other process the run started (bots, shard workers, the refit process)."""
+    runner_play_cpu_s: float = 0.0
+    """The runner's CPU from the moment every bot is connected to the last stored hand (its
+    start-up, the final report and shutdown are not per-hand work)."""
+
+    @property
+    def server_ms_per_hand(self) -> float:
+        return 1000 * self.server_cpu_s / max(1, self.hands)
+
+    @property
+    def runner_ms_per_hand(self) -> float:
+        return 1000 * self.runner_play_cpu_s / max(1, self.hands)
+
+    def harness_ratio(self, floor_us: float) -> float:
+        """The harness's CPU per hand (server and runner) over what the gRPC floor spends on
+        the hand's moves (moves per hand x the floor server's CPU per round trip)."""
+        per_hand = self.moves / max(1, self.hands)
+        return (
+            1000
+            * (self.server_ms_per_hand + self.runner_ms_per_hand)
+            / max(1e-9, per_hand * floor_us)
+        )
 
     @property
     def hands_per_s(self) -> float:
@@ -110,7 +193,7 @@ def measure(
         tid = new_tournament_id(config.name)
         store = Store.create(out, {"tournament_id": tid, "config": config.to_dict()})
         log = io.StringIO()
-        runner = Runner(
+        runner = _TimedRunner(
             out, store, config, tid, progress=False, stream=log, max_hands=hands, shards=shards
         )
         t0 = time.monotonic()
@@ -141,7 +224,24 @@ def measure(
             runner.server_cpu_s,
             own,
             max(0.0, kids - runner.server_cpu_s),
+            max(0.0, runner.play_cpu[1] - runner.play_cpu[0]),
         )
+
+
+class _TimedRunner(Runner):
+    """A runner that notes its own CPU time (every thread) when the tables start and at each
+    stored hand."""
+
+    play_cpu = (0.0, 0.0)
+
+    def progress_started(self) -> None:
+        super().progress_started()
+        now = time.process_time()
+        self.play_cpu = (now, now)
+
+    async def _record(self, rec: HandRecord) -> None:
+        await super()._record(rec)
+        self.play_cpu = (self.play_cpu[0], time.process_time())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,18 +255,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     off = bench_config(args.concurrency, blocks=1, sandboxed=False)
     keep = Path(args.out) if args.out else None
     print(sandbox.summary(on.sandbox), file=sys.stderr)
+    _, floor_us = measure_floor_cpu(10.0)
     bare = measure(off, 1, args.hands, keep, "shards 1, sandbox off")
     one = measure(on, 1, args.hands, keep, "shards 1, sandbox on")
     two = measure(on, 2, args.hands, keep, "shards 2, sandbox on")
     runs = [bare, one, two]
+    try:
+        native = measure(
+            compiled_config(args.concurrency, blocks=1), 1, args.hands, keep, "compiled bots"
+        )
+        runs.append(native)
+    except RuntimeError as exc:
+        native = None
+        print(f"bench-tournament (compiled bots): not run: {exc}", file=sys.stderr)
     start_on, start_off = startup_ms(True), startup_ms(False)
     for m in runs:
         print(
             f"{m.label}: {m.hands} hands in {m.play_s:.1f} s ({m.hands_per_s:.1f}/s, "
             f"{m.moves_per_s:.0f} moves/s), setup {m.setup_s:.1f} s; CPU seconds: servers "
             f"{m.server_cpu_s:.1f} (tables only), runner {m.runner_cpu_s:.1f}, bots/workers/"
-            f"startup {m.other_cpu_s:.1f}; {m.errors} errors",
+            f"startup {m.other_cpu_s:.1f}; {m.errors} errors; per hand: server "
+            f"{m.server_ms_per_hand:.1f} ms, runner {m.runner_ms_per_hand:.1f} ms (tables only), "
+            f"{m.moves / max(1, m.hands):.1f} moves",
             file=sys.stderr,
+        )
+    if native is not None:
+        harness = native.server_cpu_s + native.runner_play_cpu_s
+        print(
+            f"bench-tournament (compiled bots, 4 Go + 4 Rust): {native.hands_per_s:.1f} hands/s, "
+            f"{native.hands} hands, {native.errors} errors, server "
+            f"{native.server_ms_per_hand:.1f} ms/hand, runner {native.runner_ms_per_hand:.1f} "
+            f"ms/hand, harness ceiling {native.hands / max(1e-9, harness):.1f} hands/s per core, "
+            f"harness ratio {native.harness_ratio(floor_us):.2f}"
         )
     hands = one.hands + two.hands
     cpu = one.server_cpu_s + two.server_cpu_s
@@ -177,7 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{one.hands} hands, {sum(m.errors for m in runs)} errors, shards 2 "
         f"{two.hands_per_s:.1f} hands/s, {per_cpu:.1f} hands per server CPU-second, "
         f"sandbox off {bare.hands_per_s:.1f} hands/s (on/off {ratio:.2f}), bot start-up "
-        f"{start_on:.0f} ms in the sandbox ({start_off:.0f} ms without)"
+        f"{start_on:.0f} ms in the sandbox ({start_off:.0f} ms without), server "
+        f"{one.server_ms_per_hand:.1f} ms/hand, runner {one.runner_ms_per_hand:.1f} ms/hand, "
+        f"floor {floor_us:.0f} us/rt, harness ratio {one.harness_ratio(floor_us):.2f}"
     )
     return 0
 

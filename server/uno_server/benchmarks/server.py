@@ -79,9 +79,11 @@ async def _floor_server(payload: bytes, port_q: Any, stop_ev: Any) -> None:
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
+    cpu0 = time.process_time()
     port_q.put(port)
     while not stop_ev.is_set():
         await asyncio.sleep(0.05)
+    port_q.put(time.process_time() - cpu0)  # the floor server's CPU while the clients ran
     await server.stop(0)
 
 
@@ -123,6 +125,13 @@ async def _floor_clients(port: int, seconds: float) -> tuple[int, float]:
 
 
 def measure_floor(seconds: float) -> float:
+    """The floor's round trips per second."""
+    return measure_floor_cpu(seconds)[0]
+
+
+def measure_floor_cpu(seconds: float) -> tuple[float, float]:
+    """The floor's round trips per second, and its server's CPU microseconds per round trip
+    (``make bench-tournament`` compares the harness's CPU per move with it)."""
     payload = _view_sized_payload()
     ctx = mp.get_context("spawn")
     port_q = ctx.Queue()
@@ -132,15 +141,18 @@ def measure_floor(seconds: float) -> float:
     try:
         port = port_q.get(timeout=30)
         n, dt = asyncio.run(_floor_clients(port, seconds))
+        stop_ev.set()
+        cpu = float(port_q.get(timeout=30))
     finally:
         stop_ev.set()
         proc.join(10)
     print(
         f"floor: {n:,} round trips in {dt:.1f} s over {STREAMS} streams, "
-        f"{len(payload)} B per view-sized message",
+        f"{len(payload)} B per view-sized message, server {cpu * 1e6 / max(1, n):.0f} us CPU "
+        "per round trip",
         flush=True,
     )
-    return n / dt
+    return n / dt, cpu * 1e6 / max(1, n)
 
 
 # --------------------------------------------------------------------------- (b) the service
