@@ -348,7 +348,8 @@ def test_kill_9_then_resume_continues_the_same_test(tmp_path: Path) -> None:
     fresh.state.rho = after.state.rho
     one = catch_up(fresh, [h.hand_id for h in p], stored, [b.name for b in config.bots])
     assert after.decision_of() == one.decision_of()
-    assert _verify(out).returncode == 0
+    v = _verify(out)
+    assert v.returncode == 0, v.stdout + v.stderr
 
 
 def _looks(out: Path) -> int:
