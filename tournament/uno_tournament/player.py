@@ -150,6 +150,8 @@ class Player:
         self.server_seen = time.monotonic()
         """When the server last answered (a reply, an event, or an error it sent)."""
         self.rules = rules_to_proto(config.rule_set())
+        self._rules_dict = config.rule_set().to_dict()
+        """The rules as each replay records them (made once, copied per hand)."""
         tc = config.time_control
         self.time_control = game_pb2.TimeControl(
             decision_ms=tc.decision_ms,
@@ -494,22 +496,31 @@ class Player:
             final = got.match
         if final.state != admin_pb2.MATCH_STATE_FINISHED:
             return None
-        ended = next((e.hand_ended for e in events if e.WhichOneof("kind") == "hand_ended"), None)
+        ended: game_pb2.HandEndedEvent | None = None
+        scored: game_pb2.HandScoredEvent | None = None
+        timed_out: list[int] = []
+        for e in events:  # one pass: the first HandEnded and HandScored, every TimedOut
+            kind = e.WhichOneof("kind")
+            if kind == "hand_ended":
+                if ended is None:
+                    ended = e.hand_ended
+            elif kind == "hand_scored":
+                if scored is None:
+                    scored = e.hand_scored
+            elif kind == "timed_out":
+                timed_out.append(e.timed_out.seat)
         if ended is None:
             return None
-        gained = next(
-            (list(e.hand_scored.gained) for e in events if e.WhichOneof("kind") == "hand_scored"),
-            None,
-        )
         points = list(ended.points_held)
         winner = ended.winner
-        if gained is None:
+        if scored is not None:
+            gained = list(scored.gained)
+        else:
             gained = [sum(points) if s == winner else 0 for s in range(len(points))]
         place = places(winner, points)
         timeouts = [0] * len(points)
-        for e in events:
-            if e.WhichOneof("kind") == "timed_out":
-                timeouts[e.timed_out.seat] += 1
+        for seat in timed_out:
+            timeouts[seat] += 1
         seats = []
         for s, bot in enumerate(spec.bots):
             ms = final.seats[s]
@@ -539,7 +550,7 @@ class Player:
             "tournament": self.tid,
             "hand_id": spec.hand_id,
             "match_id": final.match_id,
-            "rules": self.config.rule_set().to_dict(),
+            "rules": dict(self._rules_dict),
             "seed": ended.seed,
             "match_seed": spec.seed,
             "dealer": ended.dealer,
