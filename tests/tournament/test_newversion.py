@@ -1,0 +1,161 @@
+"""The new-version test (uno_tournament.newversion): a GSPRT on the fitted gap in information time.
+
+The operating characteristic is checked on the Gaussian process the method assumes (the fitted
+gap's score ``S = d_hat / se**2`` a Brownian motion with drift ``d`` in ``t = 1 / se**2``, looked
+at once a block), where a thousand tests take seconds; one engine-played test runs the real
+thing. The control, a one-sided fixed-n z test rechecked at every look, must exceed alpha.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from uno_tournament.newversion import NewVersionState, fixed_information, newversion_tables
+from uno_tournament.rating_model import Ratings
+
+NAMES = ("new", "old", "f0", "f1")
+
+
+def gap_ratings(gap: float, se: float, hands: int) -> Ratings:
+    cov = np.diag([se * se / 2.0, se * se / 2.0, 100.0, 100.0])
+    return Ratings(
+        bots=NAMES,
+        elo=np.array([gap / 2.0, -gap / 2.0, 0.0, 0.0]),
+        cov=cov,
+        seat_elo=np.zeros(4),
+        later_seat_elo=np.zeros(4),
+        loser_weight=0.0,
+        loser_weight_se=0.0,
+        log_likelihood=0.0,
+        iterations=1,
+        converged=True,
+        n_hands=hands,
+        n_clusters=hands,
+        places="winner",
+        cluster=None,
+    )
+
+
+def brownian_test(
+    d: float, rng: np.random.Generator, *, dt: float = 2e-4, looks: int = 400, naive: bool = False
+) -> tuple[str, float]:
+    """One test on the Gaussian process: returns the verdict and the information used."""
+    st = NewVersionState("new", "old", delta0=0.0, delta1=40.0, min_hands=0)
+    score = 0.0
+    for k in range(1, looks + 1):
+        score += d * dt + rng.normal(0.0, math.sqrt(dt))
+        t = k * dt
+        gap, se = score / t, 1.0 / math.sqrt(t)
+        if naive:  # the trap: a one-sided 95% z test of d > delta0, rechecked every look
+            if gap / se > 1.645:
+                return "H1", t
+            continue
+        dec = st.look(gap_ratings(gap, se, 100 * k))
+        if dec.done:
+            return dec.verdict, t
+    return "continue", looks * dt
+
+
+def test_operating_characteristic_and_mean_information() -> None:
+    rng = np.random.default_rng(1)
+    at0 = [brownian_test(0.0, rng) for _ in range(1000)]
+    at1 = [brownian_test(40.0, rng) for _ in range(1000)]
+    e0 = sum(v == "H1" for v, _ in at0) / 1000
+    e1 = sum(v == "H0" for v, _ in at1) / 1000
+    assert e0 <= 0.05 and e1 <= 0.05
+    assert all(v in ("H0", "H1") for v, _ in at0 + at1)  # every test decides within the budget
+    fixed = fixed_information(0.0, 40.0, 0.05, 0.05)
+    assert fixed == pytest.approx((2 * 1.6448536 / 40.0) ** 2, rel=1e-6)
+    # the sequential test needs about half the information of a fixed-size test of equal power
+    assert np.mean([t for _, t in at0]) < 0.7 * fixed
+    assert np.mean([t for _, t in at1]) < 0.7 * fixed
+
+
+def test_naive_repeated_z_test_exceeds_alpha() -> None:
+    rng = np.random.default_rng(2)
+    runs = [brownian_test(0.0, rng, naive=True) for _ in range(300)]
+    assert sum(v == "H1" for v, _ in runs) / 300 > 0.15
+
+
+def test_resume_continues_the_same_test() -> None:
+    rng = np.random.default_rng(3)
+    fits = []
+    score = 0.0
+    for k in range(1, 200):
+        score += 20.0 * 2e-4 + rng.normal(0.0, math.sqrt(2e-4))
+        t = k * 2e-4
+        fits.append(gap_ratings(score / t, 1 / math.sqrt(t), 100 * k))
+    whole = NewVersionState("new", "old", delta1=40.0, min_hands=0)
+    verdicts = [whole.look(f).verdict for f in fits]
+    part = NewVersionState("new", "old", delta1=40.0, min_hands=0)
+    for f in fits[:5]:
+        part.look(f)
+    part = NewVersionState.from_dict(json.loads(json.dumps(part.to_dict())))
+    assert verdicts[5:] == [part.look(f).verdict for f in fits[5:]]
+    assert part.to_dict() == whole.to_dict()
+    decided = whole.verdict
+    assert decided in ("H0", "H1")  # and the decision stands at later looks
+    assert whole.look(gap_ratings(-500.0 if decided == "H1" else 500.0, 1.0, 10**6)).verdict == (
+        decided
+    )
+
+
+def test_llr_and_the_progress_line() -> None:
+    st = NewVersionState("new", "old", delta0=0.0, delta1=10.0, min_hands=0)
+    assert re.fullmatch(
+        r"LLR: 0\.00 \(-2\.94, 2\.94\) \[0\.00, 10\.00\], 0 hands", st.progress_line()
+    )
+    st.look(gap_ratings(8.0, 4.0, 1000))
+    # LLR = (d1 - d0) * t * (gap - (d0 + d1) / 2) = 10 * (1/16) * 3
+    assert st.llr == pytest.approx(10.0 / 16.0 * 3.0)
+    line = st.progress_line()
+    assert line.startswith("LLR: 1.88 (-2.94, 2.94) [0.00, 10.00]")
+    assert "new - old: +8.0 +- 4.0 Elo" in line and line.endswith("1000 hands")
+    st.look(gap_ratings(9.0, 2.0, 4000))
+    assert st.verdict == "H1" and st.decided_at == 4000
+    assert st.progress_line().endswith("H1 accepted, new is better by 10")
+
+
+def test_budget_too_few_hands_and_bad_settings() -> None:
+    st = NewVersionState("new", "old", delta1=10.0, min_hands=500, max_hands=2000)
+    assert not st.look(gap_ratings(50.0, 1.0, 400)).looked  # too few hands: no look
+    assert st.look(gap_ratings(5.0, 50.0, 2000)).verdict == "budget"
+    with pytest.raises(ValueError, match="delta1"):
+        NewVersionState("new", "old", delta0=5.0, delta1=5.0)
+    with pytest.raises(ValueError, match="different"):
+        NewVersionState("new", "new")
+    with pytest.raises(ValueError, match="alpha"):
+        NewVersionState("new", "old", alpha=0.0)
+    with pytest.raises(ValueError, match="version"):
+        NewVersionState.from_dict({"version": 99})
+    with pytest.raises(ValueError, match="both"):
+        NewVersionState("x", "y").look(gap_ratings(1.0, 1.0, 100))
+
+
+def test_tables_seat_both_versions_with_the_field_in_turn() -> None:
+    field = ["a", "b", "c", "d"]
+    tables = [t for blk in range(3) for t in newversion_tables("new", "old", field, 4, blk, 5)]
+    assert all(t[:2] == ("new", "old") and len(set(t)) == 4 for t in tables)
+    pairs = collections.Counter(tuple(sorted(t[2:])) for t in tables)
+    assert set(pairs) == set(itertools.combinations(field, 2))  # every field pair in 12 tables
+    assert max(pairs.values()) - min(pairs.values()) == 0
+    assert newversion_tables("new", "old", field, 4, 1, 5) == tables[4:8]  # a function of block
+    with pytest.raises(ValueError, match="field"):
+        newversion_tables("new", "old", ["new", "a", "b"], 2, 0, 1)
+
+
+def test_engine_played_new_version_test() -> None:
+    """A candidate 46 Elo better than the baseline (reference gap of randomness 0.0 vs 0.1),
+    delta1 = 46: the test accepts H1 well within the budget."""
+    from uno_tournament import bench_settled as bs
+
+    run = bs.play_newversion("delta1", 3, delta1=46.1, alpha=0.05, beta=0.05, max_hands=2400)
+    assert run.verdict == "H1" and run.hands < 2400
+    assert 1e-6 < run.info_per_hand < 1e-4
