@@ -97,7 +97,7 @@ bench-aa: venv
 # run until settled on engine-played hands (issue 24; says FAIL while parts are not built)
 .PHONY: bench-settled
 bench-settled: venv
-	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --jobs $(JOBS)
+	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --newversion 200 --jobs $(JOBS)
 
 # tournament report on a realistic 100,000-hand folder (generated once into runs/)
 bench-report: venv
