@@ -94,7 +94,7 @@ bench-ratings: venv
 bench-aa: venv
 	$(BIN)/python -m uno_tournament.validate_ratings --aa 1000 --jobs $(JOBS)
 
-# run until settled on engine-played hands (issue 24; says FAIL while parts are not built)
+# run until settled on engine-played hands (issue 24; long: hours on two busy cores)
 .PHONY: bench-settled
 bench-settled: venv
 	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --newversion 200 --jobs $(JOBS)
