@@ -51,7 +51,7 @@ from .adaptive import block_hands
 from .newversion import NewVersionState, newversion_tables
 from .rating_model import HandResult
 from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
-from .settled import SettledDecision, SettledState, _fit, advance, stop_line
+from .settled import SettledDecision, SettledState, advance, fit_hands, stop_line
 
 __all__ = [
     "META_KEY",
@@ -428,7 +428,7 @@ def catch_up(
             break
         results = [r for h in prefix if (r := stored[h]) is not None]
         record.through = upto
-        fitted = _fit(results, tuple(names)) if results else None
+        fitted = fit_hands(results, tuple(names)) if results else None
         if fitted is None:
             record.looks.append({"through": upto, "hands": len(results), "looked": False})
             continue

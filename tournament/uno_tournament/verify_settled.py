@@ -63,6 +63,24 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _look_diff(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """What differs between a recorded look and the re-derived one, in a few words."""
+    parts = []
+    for key in sorted(set(mine) | set(theirs)):
+        if key == "pairs":
+            continue
+        if not _same(mine.get(key), theirs.get(key)):
+            parts.append(f"{key} {mine.get(key)!r} vs {theirs.get(key)!r}"[:80])
+    a, b = mine.get("pairs") or [], theirs.get("pairs") or []
+    for p, q in zip(a, b, strict=False):
+        for key in ("pair", "status", "claimed_at", "low", "high"):
+            if not _same(p.get(key), q.get(key)):
+                parts.append(f"{p.get('pair')} {key} {p.get(key)!r} vs {q.get(key)!r}"[:80])
+    if len(a) != len(b):
+        parts.append(f"{len(a)} pairs vs {len(b)}")
+    return "recorded vs re-derived: " + "; ".join(parts[:3]) if parts else "same values"
+
+
 def _describe(rec: SequentialRecord | None) -> str:
     if rec is None:
         return "no decision"
@@ -141,9 +159,10 @@ def check_sequential(
     )
     if bad_look is not None:
         at = recorded.looks[bad_look].get("through")
+        what = _look_diff(recorded.looks[bad_look], fresh.looks[bad_look])
         out.other.append(
             f"{where}: look {bad_look + 1} (at {at} hands) differs from the one the stored hands "
-            "give: the decision was edited, or a hand before it was"
+            f"give ({what}): the decision was edited, or a hand before it was"[:400]
         )
     elif n > len(fresh.looks):
         out.other.append(
