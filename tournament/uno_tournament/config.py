@@ -190,6 +190,13 @@ class BotSpec:
     optional: bool = False
     sandbox: SandboxSpec = SandboxSpec()
     """The ``[sandbox]`` defaults with this bot's own overrides."""
+    build: tuple[str, ...] = ()
+    """A command run once in the bot's folder before the run starts (empty: none), confined as
+    the bot is, but with its folder writable (:mod:`uno_tournament.build`)."""
+    build_timeout_s: float = 600.0
+    """The build's time limit, in seconds (1-7200)."""
+    build_network: bool = False
+    """Let the build reach the network (to download dependencies); the bot itself never can."""
 
     @property
     def external(self) -> bool:
@@ -344,6 +351,7 @@ class TournamentConfig:
                 **{
                     **b,
                     "command": tuple(b["command"]),
+                    "build": tuple(b.get("build", ())),
                     "sandbox": _sandbox_from_dict(b.get("sandbox")),
                 }
             )
@@ -428,7 +436,22 @@ def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
 
 def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> BotSpec:
     where = f"bots[{i}]"
-    d = _table(where, raw, {"name", "command", "cwd", "env", "token", "optional", "sandbox"})
+    d = _table(
+        where,
+        raw,
+        {
+            "name",
+            "command",
+            "cwd",
+            "env",
+            "token",
+            "optional",
+            "sandbox",
+            "build",
+            "build_timeout_s",
+            "build_network",
+        },
+    )
     if "name" not in d:
         raise ConfigError(f"{where}.name: missing")
     name = _str(f"{where}.name", d["name"])
@@ -465,10 +488,57 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
     if "sandbox" in d and not command:
         raise ConfigError(f"{where}.sandbox: only for a bot with a command")
     own = _sandbox(f"{where}.sandbox", d.get("sandbox", {}), sandbox, base, top=False)
-    spec = BotSpec(name, command, str(cwd.resolve()), env, token, optional, own)
+    build, build_timeout, build_network = _build(where, d, base, bool(command))
+    spec = BotSpec(
+        name,
+        command,
+        str(cwd.resolve()),
+        env,
+        token,
+        optional,
+        own,
+        build,
+        build_timeout,
+        build_network,
+    )
     if command and not optional and not Path(spec.cwd).is_dir():
         raise ConfigError(f"{where}.cwd: {spec.cwd} is not a folder")
     return spec
+
+
+BUILD_TIMEOUT_LIMITS = (1.0, 7200.0)
+"""Allowed range of ``bots[].build_timeout_s``, in seconds."""
+
+
+def _build(
+    where: str, d: dict[str, Any], base: Path, launched: bool
+) -> tuple[tuple[str, ...], float, bool]:
+    """A bot's ``build``, ``build_timeout_s`` and ``build_network``."""
+    for key in ("build", "build_timeout_s", "build_network"):
+        if key in d and not launched:
+            raise ConfigError(f"{where}.{key}: only for a bot with a command")
+    build: tuple[str, ...] = ()
+    if "build" in d:
+        b = d["build"]
+        if not isinstance(b, list) or not b or not all(isinstance(x, str) and x for x in b):
+            raise ConfigError(f"{where}.build: must be a list of strings, like command")
+        for x in b:
+            for unknown in ("{addr}", "{token}"):
+                if unknown in x:
+                    raise ConfigError(
+                        f"{where}.build: {unknown} is not known at build time (only {{python}}, "
+                        "{name} and {config_dir})"
+                    )
+        build = tuple(x.replace("{config_dir}", str(base)) for x in b)
+    lo, hi = BUILD_TIMEOUT_LIMITS
+    timeout = d.get("build_timeout_s", 600.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not lo <= timeout <= hi:
+        raise ConfigError(
+            f"{where}.build_timeout_s: must be a number of seconds from {lo:g} to {hi:g}, "
+            f"got {_shown(str(timeout))}"
+        )
+    network = _bool(f"{where}.build_network", d.get("build_network", False))
+    return build, float(timeout), network
 
 
 def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentConfig:

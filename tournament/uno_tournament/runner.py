@@ -57,7 +57,8 @@ from prometheus_client import start_http_server
 
 from uno_server.gen.uno.v1 import admin_pb2_grpc
 
-from . import report, schedule
+from . import report, sandbox, schedule
+from .build import BuildError, build_bots
 from .config import ConfigError, TournamentConfig, load_config
 from .eventjson import event_dicts
 from .metrics import Registries
@@ -610,6 +611,7 @@ class Runner(Player):
                 # the refit process starts now, before the tables, and imports in the background
                 self._fitter_pool().submit(int, 0)
                 self._serve_metrics()
+                await self._build_bots()
                 if self.n_shards > 1 and self.only is None:
                     await self._play_sharded(full_plan, pending, tasks)
                 else:
@@ -630,6 +632,18 @@ class Runner(Player):
         if self.fatal is not None:
             raise self.fatal
         return self._finish(plan, full_plan, mine)
+
+    async def _build_bots(self) -> None:
+        """Build the launched bots that have a build step (:mod:`uno_tournament.build`), in
+        their sandbox, before any table starts; a failed build stops the run."""
+        bots = [b for b in self.config.bots if b.build and not b.external]
+        if not bots:
+            return
+        try:
+            sandbox.check([b.sandbox for b in bots])  # sandbox.required: no unconfined build
+            await build_bots(self.config, self.log_dir, hide=[self.out], say=self.say)
+        except (BuildError, SandboxError) as exc:
+            raise RunnerError(str(exc)) from exc
 
     def _finish(
         self, plan: list[schedule.HandSpec], full_plan: list[schedule.HandSpec], mine: set[str]

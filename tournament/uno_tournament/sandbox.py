@@ -658,9 +658,49 @@ def bwrap_argv(
     hide: Sequence[str] = (),
 ) -> list[str]:
     """The full ``bwrap ... -- relay inner PORT SOCKET -- command`` line for one bot."""
+    args, command = _confined(bwrap, spec, command, hide, writable=False, network=False)
+    args += ["--ro-bind", socket_dir, INNER_SOCKET_DIR]
+    args += ["--ro-bind", RELAY, INNER_RELAY]
+    args += ["--chdir", os.path.realpath(spec.cwd)]
+    args += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    # the SDKs connect straight to the server's socket when told where it is, skipping the relay
+    # behind {addr} (every message would cross it twice: ~15% of a tournament's hands/s)
+    args += ["--setenv", LOCAL_SOCKET_ENV, f"{INNER_SOCKET_DIR}/server.sock"]
+    args += ["--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
+    args += [f"{INNER_SOCKET_DIR}/server.sock", "--", *command]
+    return args
+
+
+def build_argv(
+    bwrap: str, spec: BotSpec, command: Sequence[str], *, hide: Sequence[str] = ()
+) -> list[str]:
+    """The ``bwrap ... -- command`` line of a bot's build step: as the bot itself is confined,
+    but with its own folder writable (the build's output goes there) and, only with
+    ``build_network = true``, the machine's network (to download dependencies)."""
+    args, command = _confined(
+        bwrap, spec, command, hide, writable=True, network=spec.build_network
+    )
+    args += ["--chdir", os.path.realpath(spec.cwd)]
+    args += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    return [*args, "--", *command]
+
+
+def _confined(
+    bwrap: str,
+    spec: BotSpec,
+    command: Sequence[str],
+    hide: Sequence[str],
+    *,
+    writable: bool,
+    network: bool,
+) -> tuple[list[str], list[str]]:
+    """The namespaces and the file system every confined command of a bot gets, and the
+    command with its absolute paths as they are named inside."""
     sb = spec.sandbox
     cwd = os.path.realpath(spec.cwd)
     args = [bwrap, *_ns_args()]
+    if network:
+        args.append("--share-net")
     args += ["--ro-bind", "/usr", "/usr"]
     for top in TOP_LINKS:
         if os.path.islink(top):
@@ -684,6 +724,8 @@ def bwrap_argv(
     for p in ro:
         if not _inside(p, "/usr"):
             args += ["--ro-bind", p, p]
+    if writable:
+        args += ["--bind", cwd, cwd]  # before the covers: a run folder inside stays hidden
     # anything secret that a read-only folder above would show is covered with an empty one
     own = [h for h in hide if not _inside(cwd, os.path.realpath(h))]  # never the bot's own
     for h in _dedup(own):
@@ -692,15 +734,7 @@ def bwrap_argv(
                 args += ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
             else:
                 args += ["--ro-bind", "/dev/null", h]
-    args += ["--ro-bind", socket_dir, INNER_SOCKET_DIR]
-    args += ["--ro-bind", RELAY, INNER_RELAY]
-    args += ["--chdir", cwd, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
-    # the SDKs connect straight to the server's socket when told where it is, skipping the relay
-    # behind {addr} (every message would cross it twice: ~15% of a tournament's hands/s)
-    args += ["--setenv", LOCAL_SOCKET_ENV, f"{INNER_SOCKET_DIR}/server.sock"]
-    args += ["--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
-    args += [f"{INNER_SOCKET_DIR}/server.sock", "--", *command]
-    return args
+    return args, command
 
 
 def sandbox_env(base: dict[str, str]) -> dict[str, str]:

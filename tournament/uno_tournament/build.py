@@ -1,0 +1,181 @@
+"""A launched bot's build step (``build = [...]`` in its ``[[bots]]`` entry).
+
+Before a run plays its first hand, the runner builds every bot that has a ``build`` command,
+one after the other, in the bot's own folder:
+
+- in the same sandbox as the bot itself (:mod:`uno_tournament.sandbox`: namespaces, the bot's
+  cgroups and rlimits, the run folder, other bots' folders, tokens and the organiser's home
+  hidden), except that the bot's folder is writable, since the build's output goes there;
+- without network, unless ``build_network = true`` (to download dependencies; vendoring them
+  is the safer way);
+- within ``build_timeout_s`` seconds, after which the build and everything it started are
+  killed;
+- with its output in ``logs/<bot>.build.log`` (rotated at the sandbox's ``log_mb``, as the
+  bot's own log).
+
+A build that fails, hits a limit or runs out of time stops the run before any hand is played,
+with one line naming the bot, what happened and the last lines of its log. A resumed run builds
+again (builds are expected to be incremental).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import sandbox
+from .config import BotSpec, TournamentConfig
+from .procs import _nproc_limit, describe_exit, stop_group
+
+__all__ = ["BuildError", "build_bot", "build_bots"]
+
+TAIL_LINES = 5
+"""Lines of a failed build's log quoted in its error."""
+TAIL_CHARS = 160
+"""Longest quoted line."""
+
+
+class BuildError(RuntimeError):
+    """A bot's build failed; the message names the bot, why, the log's tail and the log."""
+
+
+async def build_bots(
+    config: TournamentConfig,
+    log_dir: Path,
+    *,
+    hide: Sequence[str | Path] = (),
+    say: Callable[[str], None] = lambda _: None,
+) -> int:
+    """Build every launched bot that has a ``build`` command; returns how many were built.
+    Raises :class:`BuildError` at the first that fails."""
+    built = 0
+    for bot in config.bots:
+        if bot.build and not bot.external:
+            others = [o.cwd for o in config.bots if o.cwd and o.name != bot.name]
+            took = await build_bot(bot, log_dir, hide=[*hide, *others])
+            say(f"built {bot.name} in {took:.1f} s (log: {log_dir / (bot.name + '.build.log')})")
+            built += 1
+    return built
+
+
+async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] = ()) -> float:
+    """Run ``spec.build`` confined as the bot is (its folder writable); returns the seconds it
+    took. Raises :class:`BuildError`."""
+    sb = spec.sandbox
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"{spec.name}.build.log"
+    status_path = log_dir / f".{spec.name}.build.status"
+    with contextlib.suppress(OSError):
+        status_path.unlink()
+    args = [spec.expand(a, addr="", token="") for a in spec.build]
+    env = sandbox.sandbox_env(dict(os.environ)) if sb.enabled else dict(os.environ)
+    env.update({k: spec.expand(v, addr="", token="") for k, v in spec.env.items()})
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    keeper: dict[str, object] = {
+        "ppid": os.getpid(),
+        "cwd": spec.cwd,
+        "argv": args,
+        "log": str(log_path),
+        "log_max": sb.log_mb * sandbox.MiB,
+        "status": str(status_path),
+    }
+    cgroup: sandbox.BotCgroup | None = None
+    hidden = [str(Path(h).resolve()) for h in (*hide, log_dir)]
+    if "HOME" in os.environ:
+        hidden.append(os.environ["HOME"])
+    if sb.enabled:
+        prot = sandbox.probe()
+        cgroup = sandbox.BotCgroup(f"{spec.name}-build", sb) if prot.cgroups.dirs else None
+        rlimits: dict[str, int] = {"FSIZE": sb.file_size_mb * sandbox.MiB, "CORE": 0}
+        if cgroup is None or "pids" not in cgroup.dirs:
+            rlimits["NPROC"] = _nproc_limit(sb.pids)
+        keeper["rlimits"] = rlimits
+        if cgroup is not None:
+            keeper["cgroups"] = cgroup.all_dirs
+            keeper["memory_dir"] = str(cgroup.dirs.get("memory", ""))
+            keeper["pids_dir"] = str(cgroup.dirs.get("pids", ""))
+        if cgroup is None or "memory" not in cgroup.dirs:
+            keeper["rss_max"] = sb.memory_mb * sandbox.MiB
+        keeper["names"] = sandbox.limit_names(
+            sb, watchdog=cgroup is None or "memory" not in cgroup.dirs
+        )
+        if prot.bwrap:
+            keeper["argv"] = sandbox.build_argv(prot.bwrap, spec, args, hide=hidden)
+    t0 = time.monotonic()
+    try:
+        with log_path.open("ab") as log:
+            log.write(
+                f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} build: {' '.join(args)}\n".encode()
+            )
+            log.flush()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    sandbox.KEEPER,
+                    json.dumps(keeper),
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=log,
+                    close_fds=True,
+                )
+            except OSError as exc:
+                raise BuildError(
+                    f"bot {spec.name!r}: cannot start its build: {exc.strerror or exc}"
+                ) from exc
+            try:
+                code = await asyncio.wait_for(proc.wait(), spec.build_timeout_s)
+            except TimeoutError:
+                await _kill(proc, cgroup)
+                raise BuildError(
+                    f"bot {spec.name!r}: its build did not finish within "
+                    f"{spec.build_timeout_s:g} s (bots[].build_timeout_s); " + _tail(log_path)
+                ) from None
+            except BaseException:
+                await _kill(proc, cgroup)
+                raise
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+    took = time.monotonic() - t0
+    if code != 0:
+        why = describe_exit(code)
+        with contextlib.suppress(OSError, ValueError):
+            limit = json.loads(status_path.read_text()).get("limit")
+            if limit:
+                why = f"{limit} reached"
+        raise BuildError(f"bot {spec.name!r}: its build failed ({why}); " + _tail(log_path))
+    with contextlib.suppress(OSError):
+        status_path.unlink()
+    return took
+
+
+async def _kill(proc: asyncio.subprocess.Process, cgroup: sandbox.BotCgroup | None) -> None:
+    """End the keeper's group (it kills the build's whole tree) and whatever is left in the
+    build's cgroups."""
+    await stop_group(proc, 5.0)
+    if cgroup is not None:
+        cgroup.kill()
+
+
+def _tail(log_path: Path) -> str:
+    """``last lines: a | b | c (log: PATH)`` from the build's log."""
+    try:
+        with log_path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16_384))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    lines = [ln.strip() for ln in lines if ln.strip() and not ln.startswith("--- ")]
+    cut = [ln if len(ln) <= TAIL_CHARS else ln[: TAIL_CHARS - 3] + "..." for ln in lines]
+    shown = " | ".join(cut[-TAIL_LINES:]) or "(no output)"
+    return f"last lines: {shown} (log: {log_path})"
