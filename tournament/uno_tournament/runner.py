@@ -27,12 +27,14 @@ Faults: a seat a stand-in played (the server's takeover after strikes or a disco
 runner's fallback for a bot it gave up on) is stored with ``taken_over``; the ratings count the
 hand as the tournament's forfeit policy says (``faults.forfeit``, default: that bot last).
 
-One module, about 880 lines: everything here is the run's single writer and its clock (the
+One module, about 960 lines: everything here is the run's single writer and its clock (the
 store, the live standings, the refits, the heartbeats, the shard workers' messages, the metrics
 page and the shutdown order), and each part reads and changes the same run state. The jobs that
-stand alone live elsewhere: playing hands (:mod:`~uno_tournament.player`), progress and loop lag
-(:mod:`~uno_tournament.progress`), replay files (:mod:`~uno_tournament.replay`), rating inputs
-(:mod:`~uno_tournament.standings`), the JSON log (:mod:`~uno_tournament.runlog`).
+stand alone live elsewhere: a sequential run's looks, gate and stop
+(:mod:`~uno_tournament.sequential_runner`), playing hands (:mod:`~uno_tournament.player`),
+progress and loop lag (:mod:`~uno_tournament.progress`), replay files
+(:mod:`~uno_tournament.replay`), rating inputs (:mod:`~uno_tournament.standings`), the JSON log
+(:mod:`~uno_tournament.runlog`).
 """
 
 from __future__ import annotations
@@ -65,11 +67,10 @@ from .metrics import Registries
 from .player import Player, RunnerError
 from .procs import announce_sandbox
 from .progress import Progress
-from .rating_model import HandResult
 from .ratings import SequentialElo
 from .replay import ensure_replays, write_replay
 from .sandbox import SandboxError
-from .settled_run import META_KEY, SequentialRecord, run_looks
+from .sequential_runner import SequentialMixin
 from .shard import WORKER_SERIES, Relabeled, RemoteMetrics, WorkerProcess
 from .sharding import ShardSpec, identity_digest, join_store, new_tournament_id
 from .standings import Standings, live_fit, rated_result
@@ -88,11 +89,6 @@ from .store import (
 
 __all__ = ["Runner", "RunnerError", "resume", "start"]
 
-LOOKAHEAD_LOOKS = 1
-"""A sequential run starts a hand only if it belongs to the next ``LOOKAHEAD_LOOKS`` looks (a
-``--shard I/N`` pod, which sees the other pods' hands every few seconds, to one more): so no
-table of the runner or of its shard workers starts a hand past the stop (a pod may start a
-look's worth); only the hands already in play when it comes finish past it."""
 REFIT_INTERVAL_S = 5.0
 HEARTBEAT_S = 5.0
 """How often a shard records its state in the store and reads the other shards' new hands."""
@@ -117,7 +113,7 @@ def _fitter_init() -> None:
         os._exit(1)  # the runner died before the death signal was armed
 
 
-class Runner(Player):
+class Runner(SequentialMixin, Player):
     """Plays a tournament (or one shard of it) and records every hand in the store: on one
     in-process shard, or on ``shards`` worker processes (``--shards N``) whose hands it
     receives, staying the store's single writer."""
@@ -168,21 +164,7 @@ class Runner(Player):
         self.started_at = time.time()
         self._lingering: asyncio.Task[None] | None = None
         """The wait of ``--metrics-linger`` while it lasts."""
-        self.seq: SequentialRecord | None = None
-        """A sequential run's decision (``until = "settled"``, ``--candidate``): its looks and,
-        once it came, its stop (:mod:`uno_tournament.settled_run`)."""
-        self._seq_ids: list[str] = []
-        """The plan's hand ids in order (the looks are on its prefixes)."""
-        self._seq_index: dict[str, int] = {}
-        """Each planned hand's position in the plan's order."""
-        self._seq_changed = asyncio.Event()
-        self._seq_stored: dict[str, HandResult | None] = {}
-        """Each stored hand of the plan as the ratings see it (None: left out by the policy)."""
-        self._seq_task: asyncio.Task[None] | None = None
-        self._pending: deque[schedule.HandSpec] | None = None
-        """The hands this process has yet to start (cleared at a sequential stop)."""
-        self._decided = False
-        """The sequential decision stopped the run (the shard workers were told to stop)."""
+        self._init_sequential()
 
     def _note_incident(self, bot: str, kind: str, detail: str) -> None:
         self.store.add_incident(bot, kind, detail)
@@ -257,145 +239,9 @@ class Runner(Player):
             self._seq_stored[rec.hand_id] = rated
             self._kick_looks()
 
-    # ------------------------------------------------------------------ sequential runs
-
-    def _looks_due(self) -> bool:
-        seq = self.seq
-        if seq is None:
-            return False
-        nb = seq.next_boundary()
-        if nb is None:
-            return False
-        return all(h in self._seq_stored for h in self._seq_ids[seq.through : nb])
-
-    def _kick_looks(self) -> None:
-        """Start the looks that are due (one task at a time; it takes every due look)."""
-        if self._seq_task is not None and not self._seq_task.done():
-            return
-        if self._looks_due():
-            self._seq_task = asyncio.get_running_loop().create_task(self._take_looks())
-
-    async def _take_looks(self) -> None:
-        """The due looks, in the refit process (a look is a cold fit of the plan's prefix, never
-        on the event loop); the record into the store; the stop if it came."""
-        loop = asyncio.get_running_loop()
-        while self.seq is not None and self._looks_due():
-            seq = self.seq
-            upto = seq.through
-            while upto < len(self._seq_ids) and self._seq_ids[upto] in self._seq_stored:
-                upto += 1
-            ids = self._seq_ids[:upto]
-            stored = {h: self._seq_stored[h] for h in ids}
-            try:
-                data = await loop.run_in_executor(
-                    self._fitter_pool(),
-                    run_looks,
-                    seq.to_dict(),
-                    self._seq_ids,
-                    stored,
-                    list(self.names),
-                )
-            except Exception as exc:  # a broken refit process: say so, keep the hands
-                self._fail(RunnerError(f"the sequential test's look failed: {exc}"[:300]))
-                return
-            new = SequentialRecord.from_dict(data)
-            if self.seq is not seq:  # adopted a newer record from the store meanwhile
-                continue
-            self.seq = new
-            self._seq_changed.set()
-            try:
-                await loop.run_in_executor(self._writer, self._save_record, new)
-            except Exception as exc:
-                self._fail(self._store_failure(exc))
-                return
-            self._show_record(new)
-            if new.stopped:
-                self._on_stop()
-                return
-
-    async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
-        """A table: the next hand of ``queue``, once the sequential decision allows it."""
-        if not self.config.sequential:
-            await super()._worker(queue)
-            return
-        while queue and not self.stop_requested and self.fatal is None:
-            spec = queue[0]
-            if not await self._gate(spec) or not queue:
-                return
-            if queue[0] is not spec:  # another table took it meanwhile: check the next one
-                continue
-            await super()._worker(deque([queue.popleft()]))
-
-    async def _gate(self, spec: schedule.HandSpec) -> bool:
-        """Wait until ``spec`` belongs to the next looks (:data:`LOOKAHEAD_LOOKS`); False once
-        the decision has stopped the run."""
-        ahead = LOOKAHEAD_LOOKS + (1 if self.only is not None else 0)
-        while not self.stop_requested:
-            seq = self.seq
-            if seq is None:
-                return True
-            if seq.stopped:
-                return False
-            k = self._seq_index.get(spec.hand_id)
-            if k is None or k < seq.through + ahead * seq.look_every:
-                return True
-            self._seq_changed.clear()
-            with contextlib.suppress(TimeoutError):  # a pod adopts others' looks on a thread
-                await asyncio.wait_for(self._seq_changed.wait(), 1.0)
-        return False
-
-    def _save_record(self, rec: SequentialRecord) -> None:
-        """On the writer thread: the record into the store's meta, unless the store holds a
-        later one (another shard's, of the same hands)."""
-        with contextlib.suppress(KeyError, ValueError, TypeError):
-            have = SequentialRecord.from_dict(self.store.meta()[META_KEY])
-            if have.stopped or have.through > rec.through:
-                return
-        self.store.set_meta(META_KEY, rec.to_dict())
-
-    def _adopt_record(self) -> None:
-        """On the writer thread (a ``--shard I/N`` pod's heartbeat): a later record another
-        pod stored (the same test on the same hands) replaces this pod's."""
-        if self.seq is None:
-            return
-        with contextlib.suppress(KeyError, ValueError, TypeError):
-            have = SequentialRecord.from_dict(self.store.meta()[META_KEY])
-            if have.through > self.seq.through or (have.stopped and not self.seq.stopped):
-                self.seq = have
-
-    def _show_record(self, rec: SequentialRecord) -> None:
-        self.metrics.set_sequential(len(rec.open_pairs()), rec.expected_hands())
-        last = rec.last_look()
-        if last is not None:
-            self.log.info(
-                "sequential look",
-                through=rec.through,
-                open=rec.open_pairs(),
-                line=rec.status_line(),
-                stop=rec.stop["reason"] if rec.stop else "",
-            )
-
-    def _on_stop(self) -> None:
-        """The decision is made: start no more hands (those in play finish and are stored,
-        past the stop); the shard workers stop their tables."""
-        assert self.seq is not None and self.seq.stop is not None
-        if self._decided:
-            return
-        self._decided = True
-        self.say(self.seq.status_line())
-        if self._pending is not None:
-            self._pending.clear()
-        for w in self.procs:
-            w.terminate()
-
-    async def _looks_now(self) -> None:
-        """Take every due look and wait for it (the start of a resumed run, the end of play)."""
-        if self._seq_task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._seq_task
-        if self.seq is not None and not self.seq.stopped and self._looks_due():
-            self._seq_task = asyncio.get_running_loop().create_task(self._take_looks())
-            await self._seq_task
+    async def _play_one(self, queue: deque[schedule.HandSpec]) -> None:
+        """Play ``queue`` as a plain table does (the sequential gate is the mixin's)."""
+        await Player._worker(self, queue)
 
     def _count(self, rec: HandRecord) -> None:
         for s in rec.seats:
@@ -684,56 +530,6 @@ class Runner(Player):
                 f"{exc.strerror or exc} ({exc.filename or self.out}). Free space on that disk, "
                 f"then: uno-arena tournament report {self.out}"
             ) from exc
-        return 0
-
-    def _open_record(self, full_plan: list[schedule.HandSpec]) -> None:
-        """The sequential test's record: the store's (a resumed run, another shard's) or a new
-        one."""
-        self._seq_ids = [h.hand_id for h in full_plan]
-        self._seq_index = {h: k for k, h in enumerate(self._seq_ids)}
-        raw = self.store.meta().get(META_KEY)
-        if raw is None:
-            self.seq = SequentialRecord.new(self.config, full_plan)
-            return
-        try:
-            self.seq = SequentialRecord.from_dict(raw)
-        except (KeyError, ValueError, TypeError) as exc:
-            raise RunnerError(
-                f"{self.store.location}: the stored sequential decision is unreadable ({exc}); "
-                "`uno-arena tournament verify` re-derives it from the hands"[:400]
-            ) from exc
-        if self.seq.plan_hands != len(full_plan):
-            raise RunnerError(
-                f"{self.store.location}: the stored sequential decision is of a plan of "
-                f"{self.seq.plan_hands} hands, the configuration plans {len(full_plan)}"
-            )
-
-    def _finish_sequential(self, total: int) -> int:
-        """The end of a run its sequential decision stopped: the stop line and the reports."""
-        assert self.seq is not None and self.seq.stop is not None
-        stop = int(self.seq.stop["hands"])
-        past = sum(1 for h in self._seq_ids[stop:] if h in self._seq_stored)
-        self.log.info(
-            "run stopped by its sequential decision",
-            reason=self.seq.stop["reason"],
-            hands=stop,
-            stored=total,
-            past_stop=past,
-        )
-        extra = f" ({past} more in play at the stop are stored, past it)" if past else ""
-        self.say(f"finished: {total} hands in {self.out}{extra}")
-        try:
-            report.write_all(
-                self.out, self.store, self.config, self.tid, stream=self.stream, planned=stop
-            )
-        except OSError as exc:
-            raise RunnerError(
-                f"every hand is stored, but the reports cannot be written: "
-                f"{exc.strerror or exc} ({exc.filename or self.out}). Free space on that disk, "
-                f"then: uno-arena tournament report {self.out}"
-            ) from exc
-        if self.stream is not None:
-            print(self.seq.status_line(), file=self.stream)
         return 0
 
     def _finish_shard(self, full_plan: list[schedule.HandSpec], mine: set[str]) -> int:

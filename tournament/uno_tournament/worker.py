@@ -201,7 +201,7 @@ class ShardWorker(Player):
             await super()._worker(deque([queue.popleft()]))
 
     async def _gate(self, hand_id: str) -> bool:
-        from .runner import LOOKAHEAD_LOOKS
+        from .sequential_runner import LOOKAHEAD_LOOKS
         from .settled_run import META_KEY, SequentialRecord
 
         loop = asyncio.get_running_loop()
