@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -60,7 +62,28 @@ const (
 	// MaxActionBatch is the most answers the SDK packs into one PlayRequest.actions (the
 	// protocol's limit).
 	MaxActionBatch = 256
+
+	// LocalSocketEnv is an environment variable naming a Unix socket that reaches the same game
+	// server as Config.Addr. The tournament's sandbox sets it (a bot in the sandbox reaches the
+	// server through a relay behind its 127.0.0.1 address; the socket skips that hop). A
+	// plaintext connection goes there instead of to the address while the path is a socket (see
+	// [LocalSocket]); TLS connections (Config.TLS or https://) and bots without it use the
+	// address. The "connected" log line shows which was used. Every UNO Arena SDK does the same.
+	LocalSocketEnv = "UNO_ARENA_LOCAL_SOCKET"
 )
+
+// LocalSocket returns where a connection attempt goes instead of the address: path, the value of
+// [LocalSocketEnv], when it is not empty, the connection is plaintext (useTLS false) and path is a
+// Unix socket right now; "" means the address. The SDK asks before every connection attempt.
+func LocalSocket(path string, useTLS bool) string {
+	if path == "" || useTLS {
+		return ""
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != fs.ModeSocket {
+		return ""
+	}
+	return path
+}
 
 // Config configures [Run]. Addr, Token and Decide are required; every other field has a default.
 type Config struct {
@@ -181,6 +204,7 @@ func newBot(cfg Config) (*bot, error) {
 	return &bot{
 		cfg:     cfg,
 		addr:    addr.Target,
+		tls:     cfg.TLS != nil || addr.TLS,
 		log:     cfg.Logger,
 		matches: map[seatKey]*Match{},
 		lastSeq: map[seatKey]int64{},
@@ -197,8 +221,12 @@ func newBot(cfg Config) (*bot, error) {
 type bot struct {
 	cfg  Config
 	addr string
+	tls  bool
 	dial []grpc.DialOption
 	log  *slog.Logger
+	// target is where the current (or last) connection attempt went: addr, or
+	// "unix:PATH" for the local socket (see [LocalSocket]). Only the run loop touches it.
+	target string
 
 	mu        sync.Mutex
 	sessionID string
@@ -217,7 +245,7 @@ func (b *bot) run(ctx context.Context) error {
 			return nil
 		}
 		if isFatal(err) {
-			fe := &FatalError{Err: err, Addr: b.addr}
+			fe := &FatalError{Err: err, Addr: b.target}
 			b.log.Error(fe.Error())
 			b.endAllMatches()
 			return fe
@@ -227,7 +255,7 @@ func (b *bot) run(ctx context.Context) error {
 		}
 		delay := b.backoff(attempt)
 		attempt++
-		b.log.Warn("reconnecting: "+describe(err, b.addr), "attempt", attempt, "delay", delay.Round(time.Millisecond))
+		b.log.Warn("reconnecting: "+describe(err, b.target), "attempt", attempt, "delay", delay.Round(time.Millisecond))
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
@@ -354,7 +382,11 @@ var (
 // session runs one Play stream, on a connection of its own, until it ends. welcomed reports
 // whether the server sent Welcome on it.
 func (b *bot) session(ctx context.Context) (welcomed bool, err error) {
-	cc, err := grpc.NewClient(b.addr, b.dial...)
+	b.target = b.addr
+	if path := LocalSocket(os.Getenv(LocalSocketEnv), b.tls); path != "" {
+		b.target = "unix:" + path
+	}
+	cc, err := grpc.NewClient(b.target, b.dial...)
 	if err != nil {
 		return false, err
 	}
@@ -508,7 +540,7 @@ func (b *bot) onWelcome(w *unov1.Welcome) {
 		m.Log.Warn("seat no longer held after reconnect; forgetting the match")
 		m.q.close()
 	}
-	b.log.Info("connected", "addr", b.addr, "bot", w.GetBotName(), "session", w.GetSessionId(),
+	b.log.Info("connected", "addr", b.target, "bot", w.GetBotName(), "session", w.GetSessionId(),
 		"resumed", w.GetResumed(), "server_version", w.GetServerVersion(), "seats", len(w.GetSeats()))
 }
 
