@@ -108,7 +108,13 @@ class SequentialMixin:
                     list(self.names),
                 )
             except Exception as exc:  # a broken refit process: say so, keep the hands
-                self._fail(RunnerError(f"the sequential test's look failed: {exc}"[:300]))
+                why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+                self._fail(
+                    RunnerError(
+                        f"the sequential test's look failed ({why}); every stored hand is kept. "
+                        f"Resume with: uno-arena tournament resume {self.out}"
+                    )
+                )
                 return
             new = SequentialRecord.from_dict(data)
             if self.seq is not seq:  # adopted a newer record from the store meanwhile
