@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     from uno_tournament import sandbox as sandbox_cli
 
     sandbox_cli.add_parser(sub)
+    from uno_tournament.league import cli as league_cli
+
+    league_cli.add_parser(sub)
     return ap
 
 
@@ -160,6 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from uno_tournament.cli import run_command
 
         return run_command(args)
+    if args.command == "league":
+        from uno_tournament.league.cli import run_command as run_league
+
+        return run_league(args)
     try:
         return int(args.func(args))
     except (CliError, EngineError, ConfigError) as exc:

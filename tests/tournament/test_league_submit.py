@@ -1,0 +1,166 @@
+"""``uno-arena league init|submit|token add|status`` (issue 26, first part): a submission is
+built in the sandbox and gated before it enters the ladder; a refused one gets a reason its
+author can act on; a new version retires the old one; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from uno_tournament.league.manifest import ManifestError, read_manifest
+from uno_tournament.league.store import LeagueStore
+
+RUN = [
+    "{python}",
+    "-m",
+    "uno_bot.examples.heuristic_bot",
+    "--log-level",
+    "warning",
+    "--addr",
+    "{addr}",
+    "--token",
+    "{token}",
+    "--name",
+    "{name}",
+]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "league", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
+    )
+
+
+def _bot(folder: Path, **fields: object) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [f"{k} = {json.dumps(v)}" for k, v in fields.items()]
+    (folder / "bot.toml").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+GOOD = {"name": "good", "version": "1.0", "author": "alice", "run": RUN}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({k: v for k, v in GOOD.items() if k != "run"}, "run: missing"),
+        ({**GOOD, "name": "bad name"}, "name: 'bad name' must be 1-40 letters"),
+        ({**GOOD, "version": ""}, "version: '' must be 1-32"),
+        ({**GOOD, "author": 7}, "author: 7 must be 1-40"),
+        ({**GOOD, "language": "cobol"}, "language: 'cobol' must be one of"),
+        ({**GOOD, "run": "python bot.py"}, "run: must be a non-empty list of strings"),
+        ({**GOOD, "run": ["x", "{secret}"]}, "run: '{secret}' is not known here"),
+        ({**GOOD, "build": ["make", "{token}"]}, "build: '{token}' is not known here"),
+        ({**GOOD, "build": ["make"], "build_timeout_s": 0}, "build_timeout_s: must be a number"),
+        ({**GOOD, "build_timeout_s": 60}, "build_timeout_s: only with a build"),
+        ({**GOOD, "colour": "red"}, "unknown key 'colour'"),
+    ],
+)
+def test_a_bad_manifest_names_its_field(
+    tmp_path: Path, fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ManifestError) as err:
+        read_manifest(_bot(tmp_path / "b", **fields))
+    assert message in str(err.value)
+    assert "bot.toml" in str(err.value)
+
+
+def test_a_folder_without_a_manifest_says_what_it_needs(tmp_path: Path) -> None:
+    with pytest.raises(
+        ManifestError, match=r"needs a bot\.toml with name, version, author and run"
+    ):
+        read_manifest(tmp_path)
+
+
+def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
+    league = tmp_path / "league"
+    res = _cli("init", str(league))
+    assert res.returncode == 0, res.stderr
+    build = ["{python}", "-c", "open('built.txt', 'w').write('ok')"]
+    good = _bot(tmp_path / "good", **GOOD, language="python", build=build)
+    res = _cli("submit", str(league), str(good))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("good@1.0: accepted (gate passed: 24 hands, 0 illegal")
+    assert (league / "bots" / "good" / "1.0" / "built.txt").read_text() == "ok"
+    assert not (good / "built.txt").exists()  # the league built its own copy
+
+    # a new version retires the old one, whose history stays
+    (good / "bot.toml").write_text((good / "bot.toml").read_text().replace('"1.0"', '"1.1"'))
+    res = _cli("submit", str(league), str(good))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "good@1.1: accepted" in res.stdout and "retired good@1.0" in res.stdout
+
+    # a bot that dies at once is refused with its log's tail
+    crash = ["{python}", "-c", "print('cannot load model weights'); raise SystemExit(3)"]
+    broken = _bot(tmp_path / "broken", name="broken", version="0.1", author="bob", run=crash)
+    res = _cli("submit", str(league), str(broken))
+    assert res.returncode == 1
+    assert res.stdout.startswith("broken@0.1: refused: bot 'broken' failed to start")
+    assert "cannot load model weights" in res.stdout
+
+    # not submissions at all: one line, exit 2, nothing recorded
+    taken = _bot(tmp_path / "taken", **{**GOOD, "version": "9", "author": "mallory"})
+    res = _cli("submit", str(league), str(taken))
+    assert res.returncode == 2
+    assert res.stderr.strip() == (
+        "uno-arena: good: the name belongs to another author (alice); choose another name"
+    )
+    res = _cli("submit", str(league), str(good))
+    assert res.returncode == 2 and "good@1.1: this version was submitted already" in res.stderr
+    res = _cli("submit", str(tmp_path / "nowhere"), str(good))
+    assert res.returncode == 2 and "no league here" in res.stderr
+
+    store = LeagueStore.open(league)
+    try:
+        states = {v.key: (v.state, v.author) for v in store.versions()}
+        old = next(v for v in store.versions() if v.key == "good@1.0")
+    finally:
+        store.close()
+    assert states == {
+        "good@1.0": ("retired", "alice"),
+        "good@1.1": ("active", "alice"),
+        "broken@0.1": ("refused", "bob"),
+    }
+    assert old.reason == "replaced by good@1.1" and old.gate["hands"] == 24
+
+    res = _cli("token", "add", str(league), "remote-1", "--author", "dave")
+    assert res.returncode == 0 and len(res.stdout.strip()) >= 32
+    res = _cli("token", "add", str(league), "good", "--author", "dave")
+    assert res.returncode == 2 and "the name is taken (by alice)" in res.stderr
+    res = _cli("status", str(league))
+    assert res.returncode == 0
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["version", "state", "author", "language", "note"]
+    assert any(ln.startswith("good@1.1") and " active " in ln for ln in lines)
+    assert any(ln.startswith("remote-1") and " remote " in ln for ln in lines)
+
+
+def test_init_takes_only_the_league_sections_and_validates_them(tmp_path: Path) -> None:
+    cfg = tmp_path / "league.toml"
+    cfg.write_text("[time_control]\ndecision_ms = 5\n")
+    res = _cli("init", str(tmp_path / "a"), "--config", str(cfg))
+    assert res.returncode == 2 and "time_control.decision_ms" in res.stderr
+    cfg.write_text('[tournament]\nname = "x"\n')
+    res = _cli("init", str(tmp_path / "b"), "--config", str(cfg))
+    assert res.returncode == 2 and "[tournament] is not a league setting" in res.stderr
+    cfg.write_text("[sandbox]\nmemory_mb = 2048\n")
+    res = _cli("init", str(tmp_path / "c"), "--config", str(cfg))
+    assert res.returncode == 0, res.stderr
+    store = LeagueStore.open(tmp_path / "c")
+    try:
+        assert store.settings()["sandbox"]["memory_mb"] == 2048
+    finally:
+        store.close()
+    res = _cli("init", str(tmp_path / "c"))
+    assert res.returncode == 2 and "already holds a league" in res.stderr

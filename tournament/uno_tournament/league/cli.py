@@ -1,0 +1,163 @@
+"""``uno-arena league init|submit|token|status``.
+
+Errors are one plain line (``uno-arena: ...``) and exit status 2; a refused submission is not an
+error of the command (its verdict is recorded and printed) but exits 1, so scripts can tell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError, parse
+from .manifest import AUTHOR_RE, NAME_RE
+from .store import LeagueError, LeagueStore
+from .submit import GATE_HANDS, describe, submit
+
+EXIT_ERROR = 2
+SECTIONS = ("rules", "time_control", "faults", "sandbox")
+"""The config sections a league takes from a tournament-style file."""
+
+
+def settings_from(path: Path | None) -> dict[str, Any]:
+    """The league's settings: the sections of ``path`` that a league uses (validated as a
+    tournament's), or the defaults."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise LeagueError(f"{path}: cannot read it ({exc.strerror})") from None
+        if len(raw) > 1024 * 1024:
+            raise LeagueError(f"{path}: larger than 1 MiB")
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise LeagueError(f"{path}: not valid TOML ({exc})") from None
+        extra = sorted(set(data) - set(SECTIONS))
+        if extra:
+            raise LeagueError(
+                f"{path}: [{extra[0]}] is not a league setting (a league takes "
+                f"{', '.join('[' + s + ']' for s in SECTIONS)}; bots are submitted)"
+            )
+    probe = {k: data[k] for k in SECTIONS if k in data}
+    probe["tournament"] = {"hands": 24}
+    probe["bots"] = [{"name": f"probe-{i}", "token": f"probe-token-{i}"} for i in range(4)]
+    try:
+        cfg = parse(probe, path.parent if path else Path.cwd())
+    except ConfigError as exc:
+        raise LeagueError(f"{path}: {exc}") from None
+    d = cfg.to_dict()
+    return {k: d[k] for k in SECTIONS}
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Start a league in DIR, with the rules, time control, fault policy and sandbox of
+    --config (a tournament-style file with only those sections), or the defaults."""
+    settings = settings_from(Path(args.config) if args.config else None)
+    store = LeagueStore.create(Path(args.dir), settings)
+    store.close()
+    print(f"league ready in {args.dir}; submit a bot with: uno-arena league submit {args.dir} PATH")
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Build the bot folder PATH (with its bot.toml) in the sandbox, run its gate, and enter it
+    into the ladder if it passes."""
+    t0 = time.monotonic()
+    v = submit(Path(args.dir), Path(args.path), gate_hands=args.gate_hands)
+    print(f"{describe(v)} [{time.monotonic() - t0:.0f} s]")
+    return 0 if v.accepted else 1
+
+
+def cmd_token_add(args: argparse.Namespace) -> int:
+    """Issue a token for a remote bot NAME of AUTHOR (printed once; only its hash is kept)."""
+    if not NAME_RE.match(args.name):
+        raise LeagueError(f"NAME: {args.name[:40]!r} must be 1-40 letters, digits, '.', '_' or '-'")
+    if not AUTHOR_RE.match(args.author):
+        raise LeagueError(
+            f"--author: {args.author[:40]!r} must be 1-40 letters, digits, '.', '_', '@' or '-'"
+        )
+    store = LeagueStore.open(Path(args.dir))
+    try:
+        owner = store.owner(args.name)
+        if owner is not None:
+            raise LeagueError(f"{args.name}: the name is taken (by {owner}); choose another name")
+        token = secrets.token_urlsafe(24)
+        store.add_token(args.name, args.author, token)
+    finally:
+        store.close()
+    print(token)
+    print(f"token for {args.name} ({args.author}); it is shown once", file=sys.stderr)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """The league's versions: state, author, language, and why a refused one was refused."""
+    store = LeagueStore.open(Path(args.dir))
+    try:
+        versions = store.versions()
+        tokens = store.token_names()
+    finally:
+        store.close()
+    if not versions and not tokens:
+        print(f"no bots yet; submit one with: uno-arena league submit {args.dir} PATH")
+        return 0
+    width = max([len(v.key) for v in versions] + [7])
+    print(f"{'version':<{width}}  {'state':<8} {'author':<16} {'language':<10} note")
+    for v in versions:
+        note = v.reason if len(v.reason) <= 100 else v.reason[:97] + "..."
+        print(f"{v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} {note}")
+    for name, author in tokens:
+        print(f"{name:<{width}}  {'remote':<8} {author:<16} {'':<10} token issued")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lg = sub.add_parser(
+        "league",
+        help="a standing league: submit bots and new versions, each built and gated",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    lsub = lg.add_subparsers(dest="league_command", metavar="COMMAND", required=True)
+    init = lsub.add_parser("init", help="start a league in a folder", description=cmd_init.__doc__)
+    init.add_argument("dir", metavar="DIR")
+    init.add_argument("--config", help="a file with [rules], [time_control], [faults], [sandbox]")
+    init.set_defaults(func=cmd_init)
+    sm = lsub.add_parser(
+        "submit", help="build, gate and enter a bot", description=cmd_submit.__doc__
+    )
+    sm.add_argument("dir", metavar="DIR")
+    sm.add_argument("path", metavar="PATH", help="the bot's folder, with its bot.toml")
+    sm.add_argument(
+        "--gate-hands",
+        type=int,
+        default=GATE_HANDS,
+        help=f"hands of the gate, a multiple of 24 (default {GATE_HANDS})",
+    )
+    sm.set_defaults(func=cmd_submit)
+    tok = lsub.add_parser("token", help="tokens of remote bots")
+    toksub = tok.add_subparsers(dest="token_command", metavar="COMMAND", required=True)
+    add = toksub.add_parser("add", help="issue a token", description=cmd_token_add.__doc__)
+    add.add_argument("dir", metavar="DIR")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--author", required=True)
+    add.set_defaults(func=cmd_token_add)
+    st = lsub.add_parser("status", help="the league's versions", description=cmd_status.__doc__)
+    st.add_argument("dir", metavar="DIR")
+    st.set_defaults(func=cmd_status)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a ``league`` subcommand: a user error is one plain line and exit status 2."""
+    try:
+        return int(args.func(args))
+    except LeagueError as exc:
+        print(f"uno-arena: {exc}", file=sys.stderr)
+        return EXIT_ERROR

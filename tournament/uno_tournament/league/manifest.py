@@ -1,0 +1,143 @@
+"""A submitted bot's manifest, ``bot.toml`` at the top of its folder::
+
+    name = "my-bot"                 # the bot, across its versions (1-40: letters, digits . _ -)
+    version = "1.2.0"               # this version (1-32: letters, digits . _ + -)
+    author = "alice"                # who submits it (1-40: letters, digits . _ - @)
+    language = "go"                 # optional: python, go, typescript, rust, java or other
+    build = ["go", "build", "-o", "bin/bot", "./cmd/bot"]   # optional, run confined, once
+    build_timeout_s = 600           # optional, 1-7200 s (default 600)
+    run = ["bin/bot", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+
+``run`` may name ``{addr}``, ``{token}``, ``{name}`` and ``{python}`` (the league's Python);
+``build`` only ``{name}`` and ``{python}``. The file is at most 64 KiB; an unknown key, a missing
+one or a bad value is refused with a message that names it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["MANIFEST", "Manifest", "ManifestError", "read_manifest"]
+
+MANIFEST = "bot.toml"
+MAX_BYTES = 64 * 1024
+"""Largest manifest, in bytes."""
+MAX_ARGS = 64
+"""Most words in ``build`` or ``run``."""
+MAX_ARG_CHARS = 1024
+"""Longest word of ``build`` or ``run``."""
+LANGUAGES = ("python", "go", "typescript", "rust", "java", "other")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,31}$")
+AUTHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,39}$")
+KEYS = ("name", "version", "author", "language", "build", "build_timeout_s", "run")
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    version: str
+    author: str
+    run: tuple[str, ...]
+    build: tuple[str, ...] = ()
+    build_timeout_s: float = 600.0
+    language: str = "other"
+
+    @property
+    def key(self) -> str:
+        """``name@version``, how the league names this version."""
+        return f"{self.name}@{self.version}"
+
+
+def _shown(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _words(where: str, v: object, *, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
+        raise ManifestError(f"{where}: must be a non-empty list of strings")
+    if len(v) > MAX_ARGS:
+        raise ManifestError(f"{where}: at most {MAX_ARGS} words, got {len(v)}")
+    for x in v:
+        if len(x) > MAX_ARG_CHARS:
+            raise ManifestError(f"{where}: a word is longer than {MAX_ARG_CHARS} characters")
+        for placeholder in re.findall(r"\{[^{}]*\}", x):
+            if placeholder not in allowed:
+                raise ManifestError(
+                    f"{where}: {_shown(placeholder)} is not known here (only {', '.join(allowed)})"
+                )
+    return tuple(v)
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """The manifest of the bot folder ``folder``; raises :class:`ManifestError`."""
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise ManifestError(f"{folder}: not a folder (give the bot's folder, with its {MANIFEST})")
+    try:
+        size = path.stat().st_size
+    except OSError:
+        raise ManifestError(
+            f"{path}: missing; a bot folder needs a {MANIFEST} with name, version, author and run"
+        ) from None
+    if size > MAX_BYTES:
+        raise ManifestError(f"{path}: {size} bytes, at most {MAX_BYTES}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
+    where = f"{path}:"
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ManifestError(f"{where} unknown key {_shown(unknown[0])} (known: {', '.join(KEYS)})")
+    for key in ("name", "version", "author", "run"):
+        if key not in data:
+            raise ManifestError(f"{where} {key}: missing")
+    fields: dict[str, str] = {}
+    for key, rx, rule in (
+        ("name", NAME_RE, "1-40 letters, digits, '.', '_' or '-'"),
+        ("version", VERSION_RE, "1-32 letters, digits, '.', '_', '+' or '-'"),
+        ("author", AUTHOR_RE, "1-40 letters, digits, '.', '_', '@' or '-'"),
+    ):
+        v = data[key]
+        if not isinstance(v, str) or not rx.match(v):
+            raise ManifestError(f"{where} {key}: {_shown(v)} must be {rule}")
+        fields[key] = v
+    language = data.get("language", "other")
+    if language not in LANGUAGES:
+        raise ManifestError(
+            f"{where} language: {_shown(language)} must be one of {', '.join(LANGUAGES)}"
+        )
+    run = _words(f"{where} run", data["run"], allowed=("{addr}", "{token}", "{name}", "{python}"))
+    build: tuple[str, ...] = ()
+    if "build" in data:
+        build = _words(f"{where} build", data["build"], allowed=("{name}", "{python}"))
+    timeout = data.get("build_timeout_s", 600.0)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 1 <= timeout <= 7200
+    ):
+        raise ManifestError(
+            f"{where} build_timeout_s: must be a number of seconds from 1 to 7200, got "
+            f"{_shown(timeout)}"
+        )
+    if "build_timeout_s" in data and not build:
+        raise ManifestError(f"{where} build_timeout_s: only with a build")
+    return Manifest(
+        fields["name"],
+        fields["version"],
+        fields["author"],
+        run,
+        build,
+        float(timeout),
+        str(language),
+    )

@@ -1,0 +1,226 @@
+"""The league's own records, ``league.sqlite`` in the league folder: its settings, every
+submitted version with its state, and the tokens of remote bots.
+
+A version's ``state`` is ``active`` (it plays), ``refused`` (its build or gate failed;
+``reason`` says why), or ``retired`` (a newer version of the same bot replaced it; its history
+is kept). Every change is one SQLite transaction, so a kill -9 at any moment leaves either the
+old state or the new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DB_NAME", "LeagueError", "LeagueStore", "Version"]
+
+DB_NAME = "league.sqlite"
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE versions (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    author TEXT NOT NULL,
+    language TEXT NOT NULL,
+    folder TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    submitted_at REAL NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('active', 'refused', 'retired')),
+    reason TEXT NOT NULL DEFAULT '',
+    gate TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (name, version)
+);
+CREATE TABLE tokens (
+    name TEXT PRIMARY KEY,
+    author TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+class LeagueError(RuntimeError):
+    """A league command that cannot be done; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Version:
+    id: int
+    name: str
+    version: str
+    author: str
+    language: str
+    folder: str
+    submitted_at: float
+    state: str
+    reason: str
+    gate: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+class LeagueStore:
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+
+    @classmethod
+    def create(cls, folder: Path, settings: dict[str, Any]) -> LeagueStore:
+        """A new league database, written whole beside its place and renamed into it (a kill
+        during ``init`` leaves no half-made league)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / DB_NAME
+        if path.exists():
+            raise LeagueError(f"{folder} already holds a league; use it, or choose another folder")
+        tmp = folder / f".{DB_NAME}.new"
+        tmp.unlink(missing_ok=True)
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.executescript(_SCHEMA)
+            with conn:
+                conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
+                conn.execute(
+                    "INSERT INTO meta VALUES ('created_at', ?)", (json.dumps(time.time()),)
+                )
+        finally:
+            conn.close()
+        tmp.rename(path)
+        return cls.open(folder)
+
+    @classmethod
+    def open(cls, folder: Path) -> LeagueStore:
+        path = folder / DB_NAME
+        if not path.is_file():
+            raise LeagueError(
+                f"{folder}: no league here ({DB_NAME} is missing); start one with "
+                f"`uno-arena league init {folder}`"
+            )
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise LeagueError(f"{path}: not a league database ({exc})") from None
+        if row is None or row[0] != SCHEMA_VERSION:
+            conn.close()
+            raise LeagueError(f"{path}: league schema {row[0] if row else '?'}, expected 1")
+        return cls(path, conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def settings(self) -> dict[str, Any]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
+        return dict(json.loads(row[0])) if row else {}
+
+    # ------------------------------------------------------------------ versions
+
+    def versions(self, name: str | None = None) -> list[Version]:
+        q = (
+            "SELECT id, name, version, author, language, folder, submitted_at, state, reason, "
+            "gate FROM versions"
+        )
+        args: tuple[Any, ...] = ()
+        if name is not None:
+            q += " WHERE name = ?"
+            args = (name,)
+        rows = self.conn.execute(q + " ORDER BY id", args).fetchall()
+        return [
+            Version(
+                int(r[0]),
+                str(r[1]),
+                str(r[2]),
+                str(r[3]),
+                str(r[4]),
+                str(r[5]),
+                float(r[6]),
+                str(r[7]),
+                str(r[8]),
+                dict(json.loads(r[9])),
+            )
+            for r in rows
+        ]
+
+    def owner(self, name: str) -> str | None:
+        """The author who first submitted a bot of this name (it is theirs from then on)."""
+        row = self.conn.execute(
+            "SELECT author FROM versions WHERE name = ? ORDER BY id LIMIT 1", (name,)
+        ).fetchone()
+        if row is None:
+            row = self.conn.execute("SELECT author FROM tokens WHERE name = ?", (name,)).fetchone()
+        return str(row[0]) if row else None
+
+    def record(
+        self,
+        *,
+        name: str,
+        version: str,
+        author: str,
+        language: str,
+        folder: str,
+        manifest: dict[str, Any],
+        state: str,
+        reason: str = "",
+        gate: dict[str, Any] | None = None,
+    ) -> list[str]:
+        """Record a judged submission in one transaction; an ``active`` one retires the bot's
+        active versions before it. Returns the keys it retired."""
+        now = time.time()
+        retired: list[str] = []
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            if state == "active":
+                old = self.conn.execute(
+                    "SELECT id, version FROM versions WHERE name = ? AND state = 'active'",
+                    (name,),
+                ).fetchall()
+                for vid, ver in old:
+                    self.conn.execute(
+                        "UPDATE versions SET state = 'retired', reason = ? WHERE id = ?",
+                        (f"replaced by {name}@{version}", vid),
+                    )
+                    retired.append(f"{name}@{ver}")
+            self.conn.execute(
+                "INSERT INTO versions (name, version, author, language, folder, manifest, "
+                "submitted_at, state, reason, gate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    version,
+                    author,
+                    language,
+                    folder,
+                    json.dumps(manifest),
+                    now,
+                    state,
+                    reason,
+                    json.dumps(gate or {}),
+                ),
+            )
+        return retired
+
+    # ------------------------------------------------------------------ tokens
+
+    def add_token(self, name: str, author: str, token: str) -> None:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(
+                "INSERT INTO tokens VALUES (?, ?, ?, ?)", (name, author, digest, time.time())
+            )
+
+    def token_names(self) -> list[tuple[str, str]]:
+        return [
+            (str(n), str(a))
+            for n, a in self.conn.execute("SELECT name, author FROM tokens ORDER BY name")
+        ]

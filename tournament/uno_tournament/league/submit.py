@@ -1,0 +1,222 @@
+"""``league submit``: a bot folder becomes a version of the ladder only after its build and its
+gate.
+
+1. The manifest is read (:mod:`.manifest`); the bot's name must be free or the submitter's, and
+   the version new.
+2. The folder is copied into the league (``bots/NAME/VERSION``), so that later edits of the
+   author's folder change nothing that was judged.
+3. The gate: a short tournament of ``gate_hands`` hands, with duplicate deals and rotated seats,
+   between the new version and three built-in bots, on an embedded server, in the league's
+   sandbox, with the league's rules, time control and fault policy. Its build step runs first,
+   confined, with its time limit (:mod:`uno_tournament.build`). The version passes with 0
+   illegal actions, 0 timeouts, 0 crashes and every gate hand played.
+4. The verdict is recorded in one transaction: ``active`` (a previous active version of the
+   bot is retired, with its history kept) or ``refused`` with the reason its author can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
+from ..player import RunnerError
+from ..replay import replay_name
+from ..runner import Runner
+from ..sharding import new_tournament_id
+from ..store import Store
+from .manifest import Manifest, read_manifest
+from .store import LeagueError, LeagueStore
+
+__all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "Verdict", "submit"]
+
+GATE_HANDS = 24
+"""Default hands of the gate (one block: 6 deals, each in 4 seat rotations)."""
+MAX_FOLDER_BYTES = 512 * 1024 * 1024
+"""Largest bot folder a submission may copy in."""
+BUILT_IN = (
+    ("gate-heuristic", ["-m", "uno_tournament.bots.engine_heuristic"]),
+    ("gate-random", ["-m", "uno_bot.examples.random_bot"]),
+    ("gate-blunders", ["-m", "uno_tournament.bots.graded", "--randomness", "0.5"]),
+)
+"""The gate's opponents: the example tournament's built-in bots."""
+SDK_ARGS = ["--log-level", "warning", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    key: str
+    accepted: bool
+    reason: str
+    retired: tuple[str, ...] = ()
+    gate: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def _folder_size(folder: Path) -> int:
+    total = 0
+    for p in folder.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            total += p.stat().st_size
+            if total > MAX_FOLDER_BYTES:
+                break
+    return total
+
+
+def submit(league_dir: Path, bot_folder: Path, *, gate_hands: int = GATE_HANDS) -> Verdict:
+    """Judge one submission and record the verdict. Raises :class:`LeagueError` (nothing is
+    recorded) for a submission that is not one: a bad manifest, a name of another author, a
+    version that exists, a folder too big."""
+    from .manifest import ManifestError
+
+    if gate_hands < 24 or gate_hands % 24:
+        raise LeagueError(f"--gate-hands: must be a multiple of 24, got {gate_hands}")
+    store = LeagueStore.open(league_dir)
+    try:
+        try:
+            man = read_manifest(bot_folder)
+        except ManifestError as exc:
+            raise LeagueError(str(exc)) from None
+        owner = store.owner(man.name)
+        if owner is not None and owner != man.author:
+            raise LeagueError(
+                f"{man.name}: the name belongs to another author ({owner}); choose another name"
+            )
+        if any(v.version == man.version for v in store.versions(man.name)):
+            raise LeagueError(
+                f"{man.key}: this version was submitted already; raise the version in "
+                f"{bot_folder / 'bot.toml'}"
+            )
+        size = _folder_size(bot_folder)
+        if size > MAX_FOLDER_BYTES:
+            raise LeagueError(
+                f"{bot_folder}: more than {MAX_FOLDER_BYTES // 2**20} MiB; leave build output "
+                "and dependencies out of the submitted folder"
+            )
+        dest = league_dir / "bots" / man.name / man.version
+        if dest.exists():  # a submission killed before its verdict: judged again from scratch
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(bot_folder, dest, symlinks=True)
+        settings = store.settings()
+        accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
+        retired = store.record(
+            name=man.name,
+            version=man.version,
+            author=man.author,
+            language=man.language,
+            folder=str(dest),
+            manifest=dataclasses.asdict(man),
+            state="active" if accepted else "refused",
+            reason=reason,
+            gate=gate,
+        )
+        return Verdict(man.key, accepted, reason, tuple(retired), gate)
+    finally:
+        store.close()
+
+
+def gate_config(
+    man: Manifest, folder: Path, settings: dict[str, Any], gate_hands: int
+) -> TournamentConfig:
+    """The gate's tournament: the new version and the three built-in bots."""
+    sandbox = _sandbox_from_dict(settings.get("sandbox"))
+    bots = [
+        BotSpec(
+            name=man.name,
+            command=man.run,
+            cwd=str(folder.resolve()),
+            sandbox=sandbox,
+            build=man.build,
+            build_timeout_s=man.build_timeout_s,
+        )
+    ]
+    for name, args in BUILT_IN:
+        bots.append(
+            BotSpec(
+                name=name,
+                command=("{python}", *args, *SDK_ARGS),
+                cwd=str(Path.cwd()),
+                sandbox=sandbox,
+            )
+        )
+    data = {
+        "name": "gate",
+        "bots": [dataclasses.asdict(b) for b in bots],
+        "seed": 1,
+        "blocks": gate_hands // 24,
+        "concurrency": 4,
+        "rules": settings.get("rules", {}),
+        "time_control": settings.get("time_control", {}),
+        "faults": {**settings.get("faults", {}), "max_restarts": 0},
+        "sandbox": settings.get("sandbox", {}),
+    }
+    return TournamentConfig.from_dict(data)
+
+
+def _gate(
+    league_dir: Path, man: Manifest, folder: Path, settings: dict[str, Any], gate_hands: int
+) -> tuple[bool, str, dict[str, Any]]:
+    out = league_dir / "gates" / man.key
+    if out.exists():
+        shutil.rmtree(out)
+    config = gate_config(man, folder, settings, gate_hands)
+    tid = new_tournament_id("gate")
+    store = Store.create(out, {"tournament_id": tid, "config": config.to_dict()})
+    log = io.StringIO()
+    runner = Runner(out, store, config, tid, progress=False, stream=log)
+    try:
+        asyncio.run(runner.run())
+    except RunnerError as exc:
+        store.close()
+        return False, str(exc), {"hands": 0}
+    rows = [h for h in store.hand_rows()]
+    incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == man.name]
+    store.close()
+    seats = [(h.hand_id, s) for h in rows for s in h.seats if s.bot == man.name]
+    played = len(seats)
+    illegal = sum(s.illegal for _, s in seats)
+    timeouts = sum(s.timeouts for _, s in seats)
+    crashes = [d for _, k, d in incidents if k in ("crash", "given_up")]
+    gate = {
+        "hands": played,
+        "planned": gate_hands,
+        "illegal": illegal,
+        "timeouts": timeouts,
+        "crashes": len(crashes),
+        "folder": str(out),
+    }
+    if illegal:
+        first = next((h, s) for h, s in seats if s.illegal)
+        return (
+            False,
+            f"{illegal} illegal action(s) in {played} gate hands; the first in hand {first[0]}, "
+            f"seat {first[1].seat} (see it: uno-arena replay "
+            f"{out / 'replays' / replay_name(first[0])})",
+            gate,
+        )
+    if timeouts:
+        first = next((h, s) for h, s in seats if s.timeouts)
+        return (
+            False,
+            f"{timeouts} timeout(s) in {played} gate hands (a decision took longer than the "
+            f"time control); the first in hand {first[0]}, seat {first[1].seat}",
+            gate,
+        )
+    if crashes:
+        return False, f"the bot crashed during the gate: {crashes[0]}", gate
+    if played < gate_hands:
+        return False, f"only {played} of {gate_hands} gate hands were played", gate
+    return True, f"gate passed: {played} hands, 0 illegal, 0 timeouts, 0 crashes", gate
+
+
+def describe(v: Verdict) -> str:
+    """One line for the submitter."""
+    if v.accepted:
+        more = f"; retired {', '.join(v.retired)}" if v.retired else ""
+        return f"{v.key}: accepted ({v.reason}){more}"
+    return f"{v.key}: refused: {v.reason}"
