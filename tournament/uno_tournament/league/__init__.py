@@ -2,7 +2,8 @@
 the sandbox and gated before it enters the ladder.
 
 Built so far: the manifest (:mod:`.manifest`), the league's records (:mod:`.store`),
-submission with its sandboxed build and its gate (:mod:`.submit`), and ``uno-arena league
+submission with its sandboxed build and its gate (:mod:`.submit`), matchmaking
+(:mod:`.matchmaking`), and ``uno-arena league
 init|submit|token add|status`` (:mod:`.cli`). Not yet: ``league run`` (the ladder's play,
 scheduling, ratings over time), remote bots' first-connection gate, the report and the web view.
 """

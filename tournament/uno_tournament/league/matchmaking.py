@@ -1,0 +1,88 @@
+"""Who plays next in a league: the tables of one block.
+
+A block seats each chosen version at most once; each table of four then plays the block's
+duplicate deals with rotated seats, as a tournament's tables do (:mod:`uno_tournament.schedule`).
+The choice answers what other ladders got wrong:
+
+- **New versions first, by hands played, not by uncertainty.** Versions are taken in order of
+  the hands they have played (fewest first). A version's uncertainty grows when it crashes or
+  forfeits; ordering by it gave Halite's crashing bot most of the games. Hands played only grow,
+  whatever happens in them, so a crashing version gets its share and no more.
+- **No starvation.** With ``V`` versions and ``T`` tables a block seats the ``4T`` versions with
+  the fewest hands, ties broken by a seeded hash. A version submitted now has 0 hands, fewer
+  than any version that has played, so it sits at a table of the very next block: its wait for
+  its first hands is at most one block (:func:`first_hands_bound`).
+- **One bot per author at a table** (by default): an author's feeder bots can never share a table
+  with the bot they would feed. A version whose author is already seated at every open table
+  waits for the next block (it is first in line then).
+- **Retired and given-up versions are not scheduled**: the caller passes only active ones.
+
+Beyond the floor the league may ask for more information about a pair (scheduling for
+information); ``prefer`` lets it move chosen versions to the front of the line, after the ones
+below ``floor_hands``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Entry", "next_tables"]
+
+SEATS = 4
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An active version as matchmaking sees it."""
+
+    key: str
+    """``name@version``."""
+    author: str
+    hands: int
+    """Hands it has played (forfeits included)."""
+
+
+def _tiebreak(seed: int, block: int, key: str) -> bytes:
+    return hashlib.sha256(f"{seed}/{block}/{key}".encode()).digest()
+
+
+def next_tables(
+    entries: Sequence[Entry],
+    n_tables: int,
+    *,
+    seed: int,
+    block: int,
+    one_per_author: bool = True,
+    prefer: Sequence[str] = (),
+    floor_hands: int = 0,
+) -> list[tuple[str, ...]]:
+    """The tables of block ``block``: up to ``n_tables`` tables of four distinct versions
+    (fewer when too few versions or authors are left). Deterministic in its arguments."""
+    if n_tables < 1:
+        raise ValueError(f"n_tables must be at least 1, got {n_tables}")
+    keys = [e.key for e in entries]
+    if len(set(keys)) != len(keys):
+        raise ValueError("each version may be listed once")
+    preferred = set(prefer)
+
+    def order(e: Entry) -> tuple[int, int, int, bytes]:
+        below_floor = 0 if e.hands < floor_hands else 1
+        return (below_floor, 0 if e.key in preferred else 1, e.hands, _tiebreak(seed, block, e.key))
+
+    line = sorted(entries, key=order)
+    tables: list[list[Entry]] = []
+    for e in line:
+        placed = False
+        for t in tables:
+            if len(t) < SEATS and not (one_per_author and any(o.author == e.author for o in t)):
+                t.append(e)
+                placed = True
+                break
+        if not placed and len(tables) < n_tables:
+            tables.append([e])
+            placed = True
+        if len(tables) == n_tables and all(len(t) == SEATS for t in tables):
+            break
+    return [tuple(e.key for e in t) for t in tables if len(t) == SEATS]
