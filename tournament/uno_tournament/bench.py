@@ -199,6 +199,7 @@ def measure(
         t0 = time.monotonic()
         self0 = resource.getrusage(resource.RUSAGE_SELF)
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        boxed0 = sandbox.BotCgroup.cpu_seconds() or 0.0
         try:
             asyncio.run(runner.run())
         finally:
@@ -213,6 +214,9 @@ def measure(
         kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         own = self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime
         kids = kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime
+        # a sandboxed bot dies in its own pid namespace, so its CPU never reaches this process's
+        # children's rusage: its cgroup counted it
+        kids += (sandbox.BotCgroup.cpu_seconds() or 0.0) - boxed0
         return Measured(
             label,
             shards,
