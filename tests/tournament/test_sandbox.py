@@ -731,3 +731,37 @@ def test_the_run_group_weighs_what_its_bots_weigh_together() -> None:
         for g in groups:
             g.remove()
     assert sum(sandbox.BotCgroup._weights[run].values()) == others
+
+
+def test_cgroup_v2_groups_get_the_limits_and_the_run_group_the_sum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This machine has cgroup v1; a delegated cgroup v2 (systemd-run --user --scope -p
+    Delegate=yes) is checked on a folder that stands in for it: the files each group gets and
+    what is written to them."""
+    base = tmp_path / "v2"
+    base.mkdir()
+    prot = sandbox.Protections(
+        cgroups=sandbox.Cgroups(version=2, dirs=dict.fromkeys(("cpu", "memory", "pids"), base))
+    )
+    monkeypatch.setattr(sandbox, "probe", lambda: prot)
+    monkeypatch.setattr(sandbox.BotCgroup, "_run_dirs", {})
+    monkeypatch.setattr(sandbox.BotCgroup, "_weights", {})
+    a = sandbox.BotCgroup("a", SandboxSpec(memory_mb=64, cpu_weight=300, pids=32, cpu_quota=0.5))
+    b = sandbox.BotCgroup("b", SandboxSpec(cpu_weight=50))
+    run = a.dirs["cpu"].parent
+    assert run.parent == base and a.dirs == dict.fromkeys(("cpu", "memory", "pids"), a.dirs["cpu"])
+    assert (run / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    d = a.dirs["cpu"]
+    assert (d / "memory.max").read_text() == str(64 * 2**20)
+    assert (d / "memory.swap.max").read_text() == "0"  # the limit counts swap
+    assert (d / "cpu.weight").read_text() == "300"
+    assert (d / "cpu.max").read_text() == "50000 100000"
+    assert (d / "pids.max").read_text() == "32"
+    assert not (b.dirs["cpu"] / "cpu.max").exists()  # no quota unless asked
+    assert (run / "cpu.weight").read_text() == "350"
+    for f in ("memory.max", "memory.swap.max", "cpu.weight", "pids.max"):  # rmdir needs them gone
+        (d / f).unlink()
+    (d / "cpu.max").unlink()
+    a.remove()
+    assert (run / "cpu.weight").read_text() == "50"
