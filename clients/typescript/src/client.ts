@@ -3,6 +3,8 @@
  * (hello, per-seat state, concurrent matches, deadlines, reconnect with backoff, clean stop).
  */
 import * as grpc from "@grpc/grpc-js";
+import { statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 
 import { Address, AddressError, describeStatus, parseAddress } from "./address";
 import {
@@ -28,6 +30,31 @@ import { ActionWriter } from "./outbox";
 export const PROTOCOL_VERSION = 1;
 /** This SDK's version: the one place it is written. */
 export const SDK_VERSION = "0.2.0";
+
+/**
+ * An environment variable naming a Unix socket that reaches the same game server as the address.
+ * The tournament's sandbox sets it (a bot in the sandbox reaches the server through a relay
+ * behind its 127.0.0.1 address; the socket skips that hop). A plaintext connection goes there
+ * instead of to the address while the path is a socket (see {@link localSocket}); TLS
+ * connections and bots without it use the address. The "connected" log line shows which was
+ * used. Every UNO Arena SDK does the same.
+ */
+export const LOCAL_SOCKET_ENV = "UNO_ARENA_LOCAL_SOCKET";
+
+/**
+ * Where a connection attempt goes instead of the address: the absolute form of `path` (the value
+ * of {@link LOCAL_SOCKET_ENV}) when it is not empty, the connection is plaintext (`tls` false)
+ * and the path is a Unix socket right now; undefined means the address. The SDK asks before
+ * every connection attempt.
+ */
+export function localSocket(path: string | undefined, tls: boolean): string | undefined {
+  if (!path || tls) return undefined;
+  try {
+    return statSync(path).isSocket() ? resolvePath(path) : undefined;
+  } catch {
+    return undefined; // missing or unreadable: the address
+  }
+}
 /** What the SDK adds to Hello.bot_version: its name and version, and the protocol. */
 export const SDK_TAG = `uno-bot-typescript/${SDK_VERSION} uno.v${PROTOCOL_VERSION}`;
 /** The server's limit on Hello.bot_version, in characters (bot.proto). */
@@ -234,6 +261,8 @@ export class UnoBot<S = Record<string, unknown>> {
   private readonly opts: BotOptions<S>;
   private readonly log: Logger;
   private readonly creds: grpc.ChannelCredentials;
+  /** Where the current (or last) connection attempt went: the address, or "unix:PATH". */
+  private target: string;
   private readonly seats = new Map<string, SeatEntry<S>>();
   private readonly open = new Map<string, OpenRequest>();
   private call?: Call;
@@ -260,6 +289,7 @@ export class UnoBot<S = Record<string, unknown>> {
         : options.tls === true || this.address.tls
           ? grpc.credentials.createSsl()
           : grpc.credentials.createInsecure();
+    this.target = this.address.target;
   }
 
   /** Welcome.session_id of the current (or last) session; "" before the first Welcome. */
@@ -292,7 +322,7 @@ export class UnoBot<S = Record<string, unknown>> {
         const outcome = await this.session();
         if (this.stopping) break;
         const st = outcome.status;
-        const why = describeStatus(st, this.address.target);
+        const why = describeStatus(st, this.target);
         if (st && FATAL_CODES.has(st.code)) throw new FatalStreamError(`server refused the bot, not reconnecting: ${why}`, st.code);
         if (outcome.welcomed) failures = 0; // however a welcomed stream ends, start over from the first delay
         if (failures >= maxAttempts) throw new Error(`giving up after ${failures} failed reconnect attempts: ${why}`);
@@ -333,7 +363,9 @@ export class UnoBot<S = Record<string, unknown>> {
   /** One Play stream on a channel of its own (a reused channel's own backoff could outlast ours). */
   private session(): Promise<SessionOutcome> {
     return new Promise((resolve) => {
-      const client = new BotServiceClient(this.address.target, this.creds, this.opts.channelOptions);
+      const socket = localSocket(process.env[LOCAL_SOCKET_ENV], this.creds._isSecure());
+      this.target = socket === undefined ? this.address.target : `unix:${socket}`;
+      const client = new BotServiceClient(this.target, this.creds, this.opts.channelOptions);
       const metadata = new grpc.Metadata();
       metadata.set("authorization", `Bearer ${this.opts.token}`);
       const call = client.play(metadata);
@@ -377,7 +409,7 @@ export class UnoBot<S = Record<string, unknown>> {
         },
       });
       this.log.info(
-        `connecting to ${this.opts.address} as ${this.opts.botName}` + (this._sessionId ? ` (resuming ${this._sessionId})` : ""),
+        `connecting to ${this.target} as ${this.opts.botName}` + (this._sessionId ? ` (resuming ${this._sessionId})` : ""),
       );
       this.send(call, hello);
     });
@@ -420,7 +452,7 @@ export class UnoBot<S = Record<string, unknown>> {
     const reconnect = this._sessionId !== "";
     this._sessionId = w.sessionId;
     this.log.info(
-      `welcome: session ${w.sessionId}, server ${w.serverVersion}, playing as ${w.botName}` +
+      `connected to ${this.target}: session ${w.sessionId}, server ${w.serverVersion}, playing as ${w.botName}` +
         (w.resumed ? ", resumed" : "") +
         (w.seats.length ? `, ${w.seats.length} seat(s) in running matches` : ""),
     );

@@ -6,6 +6,8 @@ export {
   PROTOCOL_VERSION,
   SDK_VERSION,
   SDK_TAG,
+  LOCAL_SOCKET_ENV,
+  localSocket,
   helloBotVersion,
   DEFAULT_MAX_BATCH,
   MAX_HELLO_BATCH,
