@@ -218,6 +218,9 @@ def test_a_second_resume_of_one_folder_is_refused_in_one_line(tmp_path: Path) ->
             assert a.poll() is None, a.stdout.read() if a.stdout else ""
             assert time.monotonic() < deadline, "the first resume stored nothing"
             time.sleep(0.05)
+        # the first resume is held (it keeps its lock) while the others try: two process
+        # start-ups on a busy machine can outlast the rest of its run
+        a.send_signal(signal.SIGSTOP)
         b = subprocess.run(
             _cli("tournament", "resume", str(out), "--quiet", "--max-hands", "1"),
             capture_output=True,
@@ -240,6 +243,7 @@ def test_a_second_resume_of_one_folder_is_refused_in_one_line(tmp_path: Path) ->
             check=False,
         )
         assert again.returncode == 2 and f"process {a.pid}" in again.stderr, again.stderr
+        a.send_signal(signal.SIGCONT)
         stored = kill_at_observed_point(a, db, 4, 120)
     finally:
         if a.poll() is None:

@@ -218,7 +218,14 @@ def test_shards_2_kill9_of_the_runner_then_resume(
             family[:] = descendants(proc.pid)
             return proc.poll() is not None or len(family) >= 2 * (1 + 1 + 5)
 
-        wait_for(everyone, "both shards' workers, servers and bots")
+        # the runner is held while the family is counted (a pgrep per process is slow on a busy
+        # machine, and the run must not end meanwhile): the workers block on their output pipes
+        # after a few hands each, and the runner stores them once it goes on
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            wait_for(everyone, "both shards' workers, servers and bots")
+        finally:
+            proc.send_signal(signal.SIGCONT)
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         stored = kill_at_observed_point(proc, db, 30, PLANNED)
     finally:
@@ -440,6 +447,7 @@ def test_three_pods_into_postgresql_one_killed_and_restarted(
             "8 hands of shard 1",
         )
         assert pods[1].poll() is None, "shard 1 finished before it could be killed"
+        pods[1].send_signal(signal.SIGSTOP)  # held: it stores no more while its family is read
         family = descendants(pods[1].pid)
         pods[1].send_signal(signal.SIGKILL)
         first = pods[1].communicate(timeout=30)[0]
