@@ -164,7 +164,9 @@ def play(
                 ],
                 seed=1000 + i,
                 rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
-                time_control=game_pb2.TimeControl(decision_ms=2000),
+                # far beyond a README bot's milliseconds: only a starved machine comes near
+                # it, and the check is still 0 timeouts
+                time_control=game_pb2.TimeControl(decision_ms=30_000),
             )
 
         def one(i: int, first: admin_pb2.CreateMatchResponse | None = None) -> admin_pb2.MatchInfo:
