@@ -159,7 +159,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise TournamentCliError("--blocks must be at least 1")
         if config.sequential or args.candidate is not None:
             raise TournamentCliError(
-                "--blocks: not with a run that sizes itself (until = \"settled\" or "
+                '--blocks: not with a run that sizes itself (until = "settled" or '
                 "--candidate); give its budget as max_hands"
             )
         config = TournamentConfig.from_dict({**config.to_dict(), "blocks": args.blocks})

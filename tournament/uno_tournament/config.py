@@ -705,20 +705,19 @@ def _until(t: dict[str, Any]) -> tuple[str, float, float, int]:
     if "until" not in t:
         if seq_keys:
             raise ConfigError(
-                f"tournament.{seq_keys[0]}: only with until = \"settled\" (a run that stops "
+                f'tournament.{seq_keys[0]}: only with until = "settled" (a run that stops '
                 "when the ranking is settled)"
             )
         return "", DEFAULT_ALPHA, DEFAULT_INDIFFERENCE_ELO, 0
     until = _str("tournament.until", t["until"])
     if until not in UNTIL_VALUES:
         raise ConfigError(
-            f"tournament.until: must be {' or '.join(map(repr, UNTIL_VALUES))}, got "
-            f"{_shown(until)}"
+            f"tournament.until: must be {' or '.join(map(repr, UNTIL_VALUES))}, got {_shown(until)}"
         )
     for other in ("blocks", "hands", "precision_elo"):
         if other in t:
             raise ConfigError(
-                f"tournament.{other}: not with until = \"settled\" (the run sizes itself; "
+                f'tournament.{other}: not with until = "settled" (the run sizes itself; '
                 "give its budget as max_hands)"
             )
     alpha = _float("tournament.alpha", t.get("alpha", DEFAULT_ALPHA), 0.0, 0.5)

@@ -677,9 +677,7 @@ def build_argv(
     """The ``bwrap ... -- command`` line of a bot's build step: as the bot itself is confined,
     but with its own folder writable (the build's output goes there) and, only with
     ``build_network = true``, the machine's network (to download dependencies)."""
-    args, command = _confined(
-        bwrap, spec, command, hide, writable=True, network=spec.build_network
-    )
+    args, command = _confined(bwrap, spec, command, hide, writable=True, network=spec.build_network)
     args += ["--chdir", os.path.realpath(spec.cwd)]
     args += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     return [*args, "--", *command]
