@@ -1,23 +1,25 @@
 """``make bench-tournament``: eight Python example bots (four heuristic, four random) as separate
-processes, 16 concurrent tables per shard; the same hands played on 1 shard (the runner and one
-game server process) with the bots' sandbox off, then on (:mod:`uno_tournament.sandbox`, the
-default), and then on 2 shards (``--shards 2``: two workers, each with its own server and its
-own 8 sandboxed bot processes), in the same invocation. The last line reads::
+processes, 16 concurrent tables per shard; the same number of hands played on 1 shard (the runner
+and one game server process) with the bots' sandbox off and on (:mod:`uno_tournament.sandbox`,
+the default), in the order off, on, on, off with half the hands each, so that a load that drifts
+during the bench weighs on both alike, and then on 2 shards (``--shards 2``: two workers, each
+with its own server and its own 8 sandboxed bot processes), in the same invocation. The last
+line reads::
 
     bench-tournament: <H> hands/s, <M> moves/s, <N> hands, <E> errors, shards 2 <H2> hands/s,
     <C> hands per server CPU-second, sandbox off <H0> hands/s (on/off <R>), bot start-up
     <S> ms in the sandbox (<S0> ms without), server <SV> ms/hand, runner <RN> ms/hand,
     floor <F> us/rt, harness ratio <X>
 
-``H``, ``M``, ``N`` are the 1-shard sandboxed run's; ``E`` counts every run; ``H2`` is the
-2-shard run's rate; ``C`` is the hands of the sandboxed runs over the CPU seconds their game
+``H``, ``M``, ``N`` are the 1-shard sandboxed runs' (both halves); ``E`` counts every run; ``H2`` is
+the 2-shard run's rate; ``C`` is the hands of the sandboxed runs over the CPU seconds their game
 servers used while the tables ran (what one core of game server plays, the figure that sizes a
-cluster); ``H0`` is the 1-shard run without the sandbox and ``R`` = H / H0. ``S`` is the time
-from launching a bot's command (``python -c pass``) through the keeper in the sandbox (bwrap,
-cgroups, the network relay) to its exit, ``S0`` the same without the sandbox. Rates are
-measured from the moment every bot is connected to the last stored hand. Moves are the actions
-of the hands. Errors are hand attempts that had to be repeated, bot process crashes, timeouts
-and rejected (illegal) actions.
+cluster); ``H0`` is the 1-shard runs' without the sandbox and ``R`` = H / H0. ``S`` is the time from
+launching a bot's command (``python -c pass``) through the keeper in the sandbox (bwrap, cgroups,
+the network relay) to its exit, ``S0`` the same without the sandbox. Rates are measured from the
+moment every bot is connected to the last stored hand. Moves are the actions of the hands. Errors
+are hand attempts that had to be repeated, bot process crashes, timeouts and rejected (illegal)
+actions.
 
 What the harness costs (issue 25): ``SV`` and ``RN`` are the game server's and the runner's CPU
 milliseconds per hand in the 1-shard sandboxed run, over the same span (the runner's every
@@ -178,6 +180,22 @@ class Measured:
     def hands_per_s(self) -> float:
         return self.hands / self.play_s
 
+    def plus(self, other: Measured) -> Measured:
+        """Two runs of the same setup as one (hands, times and CPU summed)."""
+        return Measured(
+            self.label,
+            self.shards,
+            self.hands + other.hands,
+            self.moves + other.moves,
+            self.errors + other.errors,
+            self.play_s + other.play_s,
+            self.setup_s + other.setup_s,
+            self.server_cpu_s + other.server_cpu_s,
+            self.runner_cpu_s + other.runner_cpu_s,
+            self.other_cpu_s + other.other_cpu_s,
+            self.runner_play_cpu_s + other.runner_play_cpu_s,
+        )
+
     @property
     def moves_per_s(self) -> float:
         return self.moves / self.play_s
@@ -260,8 +278,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     keep = Path(args.out) if args.out else None
     print(sandbox.summary(on.sandbox), file=sys.stderr)
     _, floor_us = measure_floor_cpu(10.0)
-    bare = measure(off, 1, args.hands, keep, "shards 1, sandbox off")
-    one = measure(on, 1, args.hands, keep, "shards 1, sandbox on")
+    # sandbox off and on in the order off, on, on, off (half the hands each): a machine whose
+    # load drifts during the bench weighs on both sides alike
+    half = max(24, args.hands // 2)
+    bare = measure(off, 1, half, keep, "shards 1, sandbox off")
+    one = measure(on, 1, half, keep, "shards 1, sandbox on")
+    one = one.plus(measure(on, 1, half, keep, "shards 1, sandbox on (2)"))
+    bare = bare.plus(measure(off, 1, half, keep, "shards 1, sandbox off (2)"))
     two = measure(on, 2, args.hands, keep, "shards 2, sandbox on")
     runs = [bare, one, two]
     try:
