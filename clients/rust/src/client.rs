@@ -5,6 +5,11 @@
 //! * **Address**: `HOST:PORT`, `http://HOST:PORT` (plaintext) or `https://HOST:PORT` (TLS, system
 //!   roots; crate feature `tls`, on by default), `[v6]:PORT` too. Anything else is refused at
 //!   once with [`Error::Address`], before connecting.
+//! * **Local socket**: when the environment variable [`LOCAL_SOCKET_ENV`]
+//!   (`UNO_ARENA_LOCAL_SOCKET`) names a Unix socket and the connection is plaintext, every
+//!   connection attempt goes to that socket instead of the address (the tournament's sandbox sets
+//!   it: one relay hop less per message). TLS connections, and a path that is not a socket at
+//!   the moment of connecting, use the address. The "connected" log line shows which was used.
 //! * **Auth**: every call carries `authorization: Bearer <token>`.
 //! * **Never blocking the reader**: each seat has its own thread that runs `match_started`, every
 //!   `decide` and `match_ended` of that seat in order (see [`Bot`]); the stream reader only
@@ -44,7 +49,9 @@
 //!   then its takeover bot plays the seats) and waits up to 2 s for the server to end the stream.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +74,31 @@ use crate::seat::{DecideJob, Outcome as DecideOutcome, Seat};
 pub const DEFAULT_MAX_BATCH: u32 = 64;
 /// The largest `Hello.max_batch` the server accepts.
 pub const MAX_HELLO_BATCH: u32 = 1024;
+
+/// An environment variable naming a Unix socket that reaches the same game server as the
+/// address. The tournament's sandbox sets it (a bot in the sandbox reaches the server through a
+/// relay behind its `127.0.0.1` address; the socket skips that hop). A plaintext connection goes
+/// there instead of to the address while the path is a socket (see [`local_socket`]); TLS
+/// connections and bots without it use the address. Every UNO Arena SDK does the same.
+pub const LOCAL_SOCKET_ENV: &str = "UNO_ARENA_LOCAL_SOCKET";
+
+/// Where a connection attempt goes: `Some(path)` when `value` (the value of [`LOCAL_SOCKET_ENV`],
+/// `None` if unset) is a non-empty path that is a Unix socket right now and the connection is
+/// plaintext (`tls == false`); `None` means the address. Always `None` off Unix.
+pub fn local_socket(value: Option<&OsStr>, tls: bool) -> Option<PathBuf> {
+    let path = value.filter(|v| !v.is_empty() && !tls)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let meta = std::fs::metadata(path).ok()?;
+        meta.file_type().is_socket().then(|| PathBuf::from(path))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
 
 /// Connection settings. Build with [`Config::new`] or [`Config::from_env`], then adjust fields.
 #[derive(Clone, Debug)]
@@ -366,11 +398,17 @@ impl<B: Bot> Session<B> {
     where
         F: Future<Output = ()>,
     {
-        // A new connection for every attempt (never a reused channel's own reconnect logic).
+        // A new connection for every attempt (never a reused channel's own reconnect logic), to
+        // the local socket if there is one now, else to the address.
+        let socket = local_socket(std::env::var_os(LOCAL_SOCKET_ENV).as_deref(), self.address.tls);
+        let target = match &socket {
+            Some(path) => format!("unix:{}", path.display()),
+            None => self.address.to_string(),
+        };
         let channel = tokio::select! {
-            c = endpoint.connect() => match c {
+            c = connect(endpoint, socket) => match c {
                 Ok(c) => c,
-                Err(e) => return Outcome::Dropped { welcomed: false, reason: connect_error(&e, &self.address) },
+                Err(e) => return Outcome::Dropped { welcomed: false, reason: connect_error(&e, &target) },
             },
             _ = shutdown.as_mut() => return Outcome::Shutdown,
         };
@@ -395,7 +433,7 @@ impl<B: Bot> Session<B> {
         };
         info!(
             "connected to {} as {:?}{}",
-            self.address,
+            target,
             self.config.bot_name,
             if resuming { " (resuming)" } else { "" }
         );
@@ -703,8 +741,30 @@ fn stream_ended(status: &Status) -> String {
     format!("server closed the stream: {}", status_text(status))
 }
 
-/// A failed connect in plain words: "connection refused (127.0.0.1:50051)".
-fn connect_error(e: &(dyn std::error::Error + 'static), address: &Address) -> String {
+/// A new channel to `endpoint`'s address, or to the Unix socket `socket` (plaintext HTTP/2; the
+/// endpoint's timeouts and keepalive still apply).
+async fn connect(
+    endpoint: &Endpoint,
+    socket: Option<PathBuf>,
+) -> Result<tonic::transport::Channel, tonic::transport::Error> {
+    #[cfg(unix)]
+    if let Some(path) = socket {
+        let connector = tower::service_fn(move |_: tonic::transport::Uri| {
+            let path = path.clone();
+            async move {
+                let stream = tokio::net::UnixStream::connect(path).await?;
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+            }
+        });
+        return endpoint.connect_with_connector(connector).await;
+    }
+    #[cfg(not(unix))]
+    let _ = socket;
+    endpoint.connect().await
+}
+
+/// A failed connect in plain words: "connection refused (127.0.0.1:50051)" (or `unix:PATH`).
+fn connect_error(e: &(dyn std::error::Error + 'static), address: &str) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {

@@ -53,7 +53,9 @@ pub mod pb {
 
 pub use address::Address;
 pub use bot::{Bot, FnBot, SeatKey, fallback_action, from_fn, is_legal};
-pub use client::{Config, DEFAULT_MAX_BATCH, Error, MAX_HELLO_BATCH, run, run_until};
+pub use client::{
+    Config, DEFAULT_MAX_BATCH, Error, LOCAL_SOCKET_ENV, MAX_HELLO_BATCH, local_socket, run, run_until,
+};
 pub use helpers::{card_points, is_play_of, last_played_seat, wild_color};
 pub use outbox::MAX_ACTION_BATCH;
 

@@ -7,12 +7,23 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.TlsChannelCredentials;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.MetadataUtils;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -111,13 +122,24 @@ public final class UnoBotClient implements AutoCloseable {
   /** The largest Hello.max_batch the server accepts. */
   public static final int MAX_HELLO_BATCH = 1024;
 
+  /**
+   * An environment variable naming a Unix socket that reaches the same game server as the
+   * address. The tournament's sandbox sets it (a bot in the sandbox reaches the server through a
+   * relay behind its 127.0.0.1 address; the socket skips that hop). A plaintext connection goes
+   * there instead of to the address while the path is a socket (see {@link #localSocket}) and
+   * Linux epoll is available; TLS connections and bots without it use the address. The
+   * "connected" log line shows which was used. Every UNO Arena SDK does the same.
+   */
+  public static final String LOCAL_SOCKET_ENV = "UNO_ARENA_LOCAL_SOCKET";
+
   static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
   private static final Logger LOG = Logger.getLogger(UnoBotClient.class.getName());
   private static final long NO_DEADLINE = -1;
 
-  private final Supplier<ManagedChannel> channels;
-  private final String serverName;
+  private final Connector channels;
+  /** Where the current (or last) connection attempt went: the address, or "unix:PATH". */
+  private volatile String serverName;
   private final String token;
   private final String botName;
   private final String botVersion;
@@ -141,7 +163,7 @@ public final class UnoBotClient implements AutoCloseable {
   private volatile Session current;
   private volatile String sessionId = "";
 
-  private UnoBotClient(Builder b, Supplier<ManagedChannel> channels, String serverName) {
+  private UnoBotClient(Builder b, Connector channels, String serverName) {
     this.channels = channels;
     this.serverName = serverName;
     this.token = b.token;
@@ -176,7 +198,9 @@ public final class UnoBotClient implements AutoCloseable {
       while (!stopping) {
         // A new channel for every attempt: a reused channel's own reconnect backoff (without
         // wait-for-ready) makes calls fail fast long after the server is back.
-        ManagedChannel channel = channels.get();
+        Connection connection = channels.connect();
+        ManagedChannel channel = connection.channel();
+        serverName = connection.target();
         Session s = new Session(streamsOpened.incrementAndGet());
         Status status;
         try {
@@ -215,6 +239,7 @@ public final class UnoBotClient implements AutoCloseable {
       }
     } finally {
       stopping = true;
+      channels.close();
       workers.shutdownNow();
       hooks.shutdown();
       timer.shutdownNow();
@@ -674,6 +699,101 @@ public final class UnoBotClient implements AutoCloseable {
   }
 
   /**
+   * Where a connection attempt goes instead of the address: {@code path} (the value of {@link
+   * #LOCAL_SOCKET_ENV}) when it is not empty, the connection is plaintext ({@code tls} false) and
+   * the path is a Unix socket right now; null means the address. The client asks before every
+   * connection attempt.
+   */
+  public static Path localSocket(String path, boolean tls) {
+    if (path == null || path.isEmpty() || tls) {
+      return null;
+    }
+    Path p = Path.of(path);
+    try {
+      Object mode = Files.getAttribute(p, "unix:mode");
+      return mode instanceof Integer m && (m & 0170000) == 0140000 ? p : null; // S_IFSOCK
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      // no "unix" attribute view: a socket is "other" (neither file, folder nor link)
+      try {
+        return Files.readAttributes(p, BasicFileAttributes.class).isOther() ? p : null;
+      } catch (IOException | SecurityException e2) {
+        return null;
+      }
+    } catch (IOException | SecurityException e) {
+      return null; // missing or unreadable: the address
+    }
+  }
+
+  /** One connection attempt's channel, and where it goes (for the logs). */
+  record Connection(ManagedChannel channel, String target) {}
+
+  /** Makes the channel of each connection attempt; closed when {@link #run()} ends. */
+  interface Connector {
+    Connection connect();
+
+    default void close() {}
+  }
+
+  /**
+   * The connector of a {@link Builder#target} address: the local socket when {@link
+   * #localSocket} names one (Netty's epoll domain-socket transport, on one event loop shared by
+   * the attempts), else the address.
+   */
+  static final class AddressConnector implements Connector {
+    private final Address address;
+    private final ChannelCredentials creds;
+    private final boolean tls;
+    private final Supplier<String> localSocketEnv;
+    private EventLoopGroup loop;
+    private boolean noEpollLogged;
+
+    AddressConnector(Address address, boolean tls, Supplier<String> localSocketEnv) {
+      this.address = address;
+      this.tls = tls;
+      this.creds = tls ? TlsChannelCredentials.create() : InsecureChannelCredentials.create();
+      this.localSocketEnv = localSocketEnv;
+    }
+
+    @Override
+    public synchronized Connection connect() {
+      Path socket = localSocket(localSocketEnv.get(), tls);
+      if (socket != null && !Epoll.isAvailable()) {
+        if (!noEpollLogged) {
+          noEpollLogged = true;
+          LOG.info(
+              LOCAL_SOCKET_ENV + " names " + socket + ", but Netty's epoll transport is not available ("
+                  + Epoll.unavailabilityCause() + "); connecting to " + address + " instead");
+        }
+        socket = null;
+      }
+      if (socket == null) {
+        return new Connection(
+            Grpc.newChannelBuilderForAddress(address.host(), address.port(), creds).build(), address.toString());
+      }
+      if (loop == null) {
+        loop = new EpollEventLoopGroup(1, daemonThreads("uno-local-socket"));
+      }
+      ManagedChannel channel =
+          NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()), creds)
+              .eventLoopGroup(loop)
+              .channelType(EpollDomainSocketChannel.class)
+              // a TCP option: Netty would warn at every connection that a Unix socket has none
+              .withOption(ChannelOption.SO_KEEPALIVE, null)
+              .overrideAuthority("localhost")
+              .build();
+      return new Connection(channel, "unix:" + socket);
+    }
+
+    @Override
+    public synchronized void close() {
+      if (loop != null) {
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        loop = null;
+      }
+    }
+  }
+
+  /**
    * How a stream ended, in plain words: "connection refused (127.0.0.1:50051)", "server closed
    * the stream: UNAVAILABLE (shutting down)"; never gRPC-java's "io exception".
    */
@@ -848,8 +968,15 @@ public final class UnoBotClient implements AutoCloseable {
     private Duration maxBackoff = Duration.ofSeconds(2);
     private Duration safetyMargin = Duration.ofMillis(100);
     private Duration stopGrace = Duration.ofSeconds(2);
+    private Supplier<String> localSocketEnv = () -> System.getenv(LOCAL_SOCKET_ENV);
 
     private Builder() {}
+
+    /** Where the client reads {@link #LOCAL_SOCKET_ENV} (tests: a JVM cannot set its own environment). */
+    Builder localSocketEnv(Supplier<String> value) {
+      this.localSocketEnv = Objects.requireNonNull(value);
+      return this;
+    }
 
     /**
      * Server address: {@code HOST:PORT}, {@code http://HOST:PORT} or {@code https://HOST:PORT}
@@ -959,17 +1086,15 @@ public final class UnoBotClient implements AutoCloseable {
         throw new IllegalStateException("botName is required");
       }
       if (channelFactory != null) {
-        return new UnoBotClient(this, channelFactory, target != null ? target : "the server");
+        String name = target != null ? target : "the server";
+        return new UnoBotClient(this, () -> new Connection(channelFactory.get(), name), name);
       }
       if (target == null || target.isEmpty()) {
         throw new IllegalStateException("target (server address) or channelFactory is required");
       }
       Address address = Address.parse(target);
-      ChannelCredentials creds =
-          tls || address.tls() ? TlsChannelCredentials.create() : InsecureChannelCredentials.create();
-      Supplier<ManagedChannel> factory =
-          () -> Grpc.newChannelBuilderForAddress(address.host(), address.port(), creds).build();
-      return new UnoBotClient(this, factory, address.toString());
+      Connector connector = new AddressConnector(address, tls || address.tls(), localSocketEnv);
+      return new UnoBotClient(this, connector, address.toString());
     }
   }
 }
