@@ -608,6 +608,16 @@ required = true
     assert set(played) == {"python", "go", "typescript", "rust", "java"}
     for bot, (hands, crashes) in played.items():
         assert hands > 0 and crashes == 0, (bot, played, out[-3000:])
+    # every SDK took UNO_ARENA_LOCAL_SOCKET (no relay hop); its "connected" line names the socket
+    # (the Python bot logs warnings only; test_sdk_bots_reach_the_server_by_its_socket... has it)
+    for lang in ("go", "typescript", "rust", "java"):
+        log = _log(tmp_path / "run", lang)
+        connected = [x for x in log.splitlines() if "connected" in x and "disconnected" not in x]
+        assert connected, (lang, log[-2000:])
+        assert all(f"unix:{sandbox.INNER_SOCKET_DIR}/server.sock" in c for c in connected), (
+            lang,
+            connected,
+        )
     time.sleep(0.5)
     assert _processes_with(tag) == []
 
