@@ -31,7 +31,7 @@ from pathlib import Path
 
 from . import sandbox
 from .config import BotSpec, TournamentConfig
-from .procs import _nproc_limit, describe_exit, stop_group
+from .procs import describe_exit, keeper_limits, stop_group
 
 __all__ = ["BuildError", "build_bot", "build_bots"]
 
@@ -92,19 +92,7 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
     if sb.enabled:
         prot = sandbox.probe()
         cgroup = sandbox.BotCgroup(f"{spec.name}-build", sb) if prot.cgroups.dirs else None
-        rlimits: dict[str, int] = {"FSIZE": sb.file_size_mb * sandbox.MiB, "CORE": 0}
-        if cgroup is None or "pids" not in cgroup.dirs:
-            rlimits["NPROC"] = _nproc_limit(sb.pids)
-        keeper["rlimits"] = rlimits
-        if cgroup is not None:
-            keeper["cgroups"] = cgroup.all_dirs
-            keeper["memory_dir"] = str(cgroup.dirs.get("memory", ""))
-            keeper["pids_dir"] = str(cgroup.dirs.get("pids", ""))
-        if cgroup is None or "memory" not in cgroup.dirs:
-            keeper["rss_max"] = sb.memory_mb * sandbox.MiB
-        keeper["names"] = sandbox.limit_names(
-            sb, watchdog=cgroup is None or "memory" not in cgroup.dirs
-        )
+        keeper.update(keeper_limits(sb, cgroup))
         if prot.bwrap:
             keeper["argv"] = sandbox.build_argv(prot.bwrap, spec, args, hide=hidden)
     t0 = time.monotonic()

@@ -185,19 +185,7 @@ class BotProcess:
             if self._cgroup is not None:
                 self._cgroup.remove()
             self._cgroup = sandbox.BotCgroup(spec.name, sb) if prot.cgroups.dirs else None
-            cg = self._cgroup
-            keeper["rlimits"] = {"FSIZE": sb.file_size_mb * sandbox.MiB, "CORE": 0}
-            if cg is None or "pids" not in cg.dirs:
-                keeper["rlimits"]["NPROC"] = _nproc_limit(sb.pids)  # type: ignore[index]
-            if cg is not None:
-                keeper["cgroups"] = cg.all_dirs
-                keeper["memory_dir"] = str(cg.dirs.get("memory", ""))
-                keeper["pids_dir"] = str(cg.dirs.get("pids", ""))
-            if cg is None or "memory" not in cg.dirs:
-                keeper["rss_max"] = sb.memory_mb * sandbox.MiB
-            keeper["names"] = sandbox.limit_names(
-                sb, watchdog=cg is None or "memory" not in cg.dirs
-            )
+            keeper.update(keeper_limits(sb, self._cgroup))
             if self.sandboxed:
                 assert self._relay is not None
                 keeper["argv"] = sandbox.bwrap_argv(
@@ -293,6 +281,25 @@ class BotProcess:
             f"bot {self.name!r} failed to start: {why}; last log lines: {last} "
             f"(log: {self.log_path})"
         )
+
+
+def keeper_limits(sb: SandboxSpec, cg: sandbox.BotCgroup | None) -> dict[str, object]:
+    """The keeper's settings for the limits of one launch (a bot's run or its build): rlimits,
+    the cgroups it moves the command into, the RSS watchdog where no memory cgroup can be had,
+    and how its incidents name each limit."""
+    rlimits = {"FSIZE": sb.file_size_mb * sandbox.MiB, "CORE": 0}
+    if cg is None or "pids" not in cg.dirs:
+        rlimits["NPROC"] = _nproc_limit(sb.pids)
+    out: dict[str, object] = {"rlimits": rlimits}
+    if cg is not None:
+        out["cgroups"] = cg.all_dirs
+        out["memory_dir"] = str(cg.dirs.get("memory", ""))
+        out["pids_dir"] = str(cg.dirs.get("pids", ""))
+    watchdog = cg is None or "memory" not in cg.dirs
+    if watchdog:
+        out["rss_max"] = sb.memory_mb * sandbox.MiB
+    out["names"] = sandbox.limit_names(sb, watchdog=watchdog)
+    return out
 
 
 def _nproc_limit(pids: int) -> int:
