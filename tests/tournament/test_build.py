@@ -162,14 +162,15 @@ def test_a_build_that_hangs_is_killed_at_its_time_limit_with_all_it_started(
     assert _processes_with(tag) == []
 
 
-def test_a_failed_build_stops_the_run_before_any_hand(tmp_path: Path) -> None:
-    """Through ``tournament run``: one line naming the bot, exit status non-zero, no hand."""
-    _need_sandbox()
+def _run_with_builds(
+    tmp_path: Path, builds: list[list[str]], commands: list[list[str]] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``tournament run`` of four bots in ``tmp_path`` with these build commands."""
     bots = ""
-    for i in range(4):
-        build = _py("exit(0)") if i else _py("print('missing compiler'); exit(1)")
+    for i, build in enumerate(builds):
+        command = commands[i] if commands else [*GOOD, *SDK]
         bots += (
-            f'[[bots]]\nname = "b{i}"\ncommand = {json.dumps([*GOOD, *SDK])}\n'
+            f'[[bots]]\nname = "b{i}"\ncommand = {json.dumps(command)}\n'
             f"cwd = {json.dumps(str(tmp_path))}\nbuild = {json.dumps(build)}\n"
         )
     cfg = tmp_path / "t.toml"
@@ -177,15 +178,22 @@ def test_a_failed_build_stops_the_run_before_any_hand(tmp_path: Path) -> None:
         f'[tournament]\nname = "b"\nhands = 24\noutput = {json.dumps(str(tmp_path / "run"))}\n'
         + bots
     )
-    res = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "uno_server.cli", "tournament", "run", str(cfg)],
         check=False,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
         cwd=tmp_path,
     )
+
+
+def test_a_failed_build_stops_the_run_before_any_hand(tmp_path: Path) -> None:
+    """Through ``tournament run``: one line naming the bot, exit status non-zero, no hand."""
+    _need_sandbox()
+    builds = [_py("print('missing compiler'); exit(1)")] + [_py("exit(0)")] * 3
+    res = _run_with_builds(tmp_path, builds)
     assert res.returncode != 0
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("uno-arena:")]
     assert len(errors) == 1, res.stderr[-3000:]
@@ -201,28 +209,12 @@ def test_a_failed_build_stops_the_run_before_any_hand(tmp_path: Path) -> None:
 
 
 def test_builds_run_before_the_first_hand_and_say_so(tmp_path: Path) -> None:
+    """Each bot starts only if its build's output is there (a bot started before its build
+    would exit at once, and the run would fail)."""
     _need_sandbox()
-    bots = ""
-    for i in range(4):
-        build = _py(f"open('stamp-{i}', 'w').write('{i}')")
-        bots += (
-            f'[[bots]]\nname = "b{i}"\ncommand = {json.dumps([*GOOD, *SDK])}\n'
-            f"cwd = {json.dumps(str(tmp_path))}\nbuild = {json.dumps(build)}\n"
-        )
-    cfg = tmp_path / "t.toml"
-    cfg.write_text(
-        f'[tournament]\nname = "b"\nhands = 24\noutput = {json.dumps(str(tmp_path / "run"))}\n'
-        + bots
-    )
-    res = subprocess.run(
-        [sys.executable, "-m", "uno_server.cli", "tournament", "run", str(cfg)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
-        cwd=tmp_path,
-    )
+    builds = [_py(f"open('stamp-{i}', 'w').write('{i}')") for i in range(4)]
+    commands = [["sh", "-c", f'test -f stamp-{i} && exec "$0" "$@"', *GOOD, *SDK] for i in range(4)]
+    res = _run_with_builds(tmp_path, builds, commands)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
     for i in range(4):
