@@ -118,6 +118,11 @@ def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
     )
     res = _cli("submit", str(league), str(good))
     assert res.returncode == 2 and "good@1.1: this version was submitted already" in res.stderr
+    res = _cli("submit", str(league), str(good), "--gate-hands", "4800")
+    assert (
+        res.returncode == 2
+        and "--gate-hands: must be a multiple of 24 from 24 to 2400" in res.stderr
+    )
     res = _cli("submit", str(tmp_path / "nowhere"), str(good))
     assert res.returncode == 2 and "no league here" in res.stderr
 

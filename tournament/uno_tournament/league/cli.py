@@ -139,7 +139,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--gate-hands",
         type=int,
         default=GATE_HANDS,
-        help=f"hands of the gate, a multiple of 24 (default {GATE_HANDS})",
+        help=f"hands of the gate, a multiple of 24 up to 2400 (default {GATE_HANDS})",
     )
     sm.set_defaults(func=cmd_submit)
     tok = lsub.add_parser("token", help="tokens of remote bots")

@@ -30,13 +30,15 @@ from ..replay import replay_name
 from ..runner import Runner
 from ..sharding import new_tournament_id
 from ..store import Store
-from .manifest import Manifest, read_manifest
+from .manifest import Manifest, ManifestError, read_manifest
 from .store import LeagueError, LeagueStore
 
-__all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "Verdict", "submit"]
+__all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "MAX_GATE_HANDS", "Verdict", "submit"]
 
 GATE_HANDS = 24
 """Default hands of the gate (one block: 6 deals, each in 4 seat rotations)."""
+MAX_GATE_HANDS = 2400
+"""Most hands a gate may play (``--gate-hands``)."""
 MAX_FOLDER_BYTES = 512 * 1024 * 1024
 """Largest bot folder a submission may copy in."""
 BUILT_IN = (
@@ -71,10 +73,10 @@ def submit(league_dir: Path, bot_folder: Path, *, gate_hands: int = GATE_HANDS) 
     """Judge one submission and record the verdict. Raises :class:`LeagueError` (nothing is
     recorded) for a submission that is not one: a bad manifest, a name of another author, a
     version that exists, a folder too big."""
-    from .manifest import ManifestError
-
-    if gate_hands < 24 or gate_hands % 24:
-        raise LeagueError(f"--gate-hands: must be a multiple of 24, got {gate_hands}")
+    if not GATE_HANDS <= gate_hands <= MAX_GATE_HANDS or gate_hands % 24:
+        raise LeagueError(
+            f"--gate-hands: must be a multiple of 24 from 24 to {MAX_GATE_HANDS}, got {gate_hands}"
+        )
     store = LeagueStore.open(league_dir)
     try:
         try:
