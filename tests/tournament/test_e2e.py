@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,32 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli_main(["replay", str(tmp_path / "nope.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("uno-arena: ") for line in err)
+
+
+def test_ctrl_c_after_the_last_hand_is_stored_still_writes_the_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C that lands after the last hand was stored (before the metrics linger began, or
+    while the run shuts down) must not cost the run its reports: every hand is there."""
+    from uno_tournament.runner import Runner
+
+    def ctrl_c_now(self: Runner) -> Any:
+        self._interrupt()  # the signal handler's own call, at the latest moment it can come
+        assert self.interrupted and self.stop_requested
+
+        async def nothing() -> None:
+            return None
+
+        return nothing()
+
+    monkeypatch.setattr(Runner, "_linger", ctrl_c_now)
+    cfg = write_config(
+        tmp_path,
+        [bot_entry(n) for n in ("a", "b")]
+        + [bot_entry(n, "uno_bot.examples.random_bot") for n in ("c", "d")],
+    )
+    assert cli_main(["tournament", "run", str(cfg), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "finished: 24 hands" in text and "interrupted" not in text
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert sorted(b["bot"] for b in results["leaderboard"]) == ["a", "b", "c", "d"]

@@ -24,12 +24,19 @@ def test_graded_randomness_is_ranked_in_order(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     board = results["leaderboard"]
     assert [b["bot"] for b in board] == list(ps)
+    best, worst = board[0], board[-1]
     if results["model"]["note"]:
-        # the fully random bot sometimes never finishes ahead in 96 hands (about 1 run in 3):
-        # its rating is then unbounded below, the fit falls back to a N(0, 1000 Elo) prior and
-        # its interval is the prior's. Its estimate, pulled up toward 0 by that prior, must still
-        # lie below the best bot's whole interval.
+        # the fully random bot sometimes never finishes ahead in 96 hands: its rating is then
+        # unbounded below, the fit falls back to a N(0, 1000 Elo) prior and its interval is the
+        # prior's
         assert "prior" in results["model"]["note"]
-        assert board[0]["ci_low"] > board[-1]["rating"], board
-    else:
-        assert board[0]["ci_low"] > board[-1]["ci_high"], board
+    # The intervals are relative to the mean of the four ratings, so a bot whose hands barely
+    # bound its rating (the random bot going out first in none of its 96 hands, while its places
+    # 2-4 still bound it; seen in CI: -1105 +- 782) widens every bot's interval through that mean;
+    # the two intervals may then overlap. What must hold in every run: each extreme's estimate
+    # lies outside the other's interval, and the gap between them is more likely positive than
+    # not, by odds above 5 to 1 (the covariance-aware comparison).
+    assert best["ci_low"] > worst["rating"] and worst["ci_high"] < best["rating"], board
+    assert results["likelihood_of_superiority"]["p000"]["p100"] > 0.85, results[
+        "likelihood_of_superiority"
+    ]

@@ -500,7 +500,7 @@ class Runner(SequentialMixin, Player):
         total = self.store.count()
         if self.seq is not None and self.seq.stopped:
             return self._finish_sequential(total)
-        if self.interrupted or total < len(plan):
+        if total < len(plan):  # a Ctrl-C after the last hand was stored still gets its reports
             self.log.info(
                 "run stopped before the end",
                 stored=total,
