@@ -1,4 +1,5 @@
-"""The AdminService: create, get, list, cancel and watch matches, and list bots.
+"""The AdminService: create, get, list, cancel and watch matches; list, register and retire
+bots.
 
 Every call needs the admin token; its request is decoded and checked against the limits
 (:func:`.rejections.parse`) before a method sees it. A spectator (WatchMatch) pulls the table's
@@ -9,6 +10,7 @@ does not read.
 from __future__ import annotations
 
 import asyncio
+import hmac
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -20,7 +22,7 @@ from uno_server.gen.uno.v1 import admin_pb2, errors_pb2, game_pb2
 
 from . import wire
 from .arena import WELCOME_SEATS, Arena, Watcher
-from .auth import bearer
+from .auth import bearer, token_clashes, token_problem
 from .rejections import RejectError, abort, identity, parse, status_error
 from .table import Table
 
@@ -121,6 +123,12 @@ class AdminServicer:
                 "ListBots": unary(
                     self.ListBots, admin_pb2.ListBotsRequest, admin_pb2.ListBotsResponse
                 ),
+                "RegisterBot": unary(
+                    self.RegisterBot, admin_pb2.RegisterBotRequest, admin_pb2.RegisterBotResponse
+                ),
+                "RetireBot": unary(
+                    self.RetireBot, admin_pb2.RetireBotRequest, admin_pb2.RetireBotResponse
+                ),
             },
         )
 
@@ -212,6 +220,63 @@ class AdminServicer:
                             used += len(mid) + 8
             used += 200
         return res
+
+    async def RegisterBot(  # noqa: N802
+        self, request: admin_pb2.RegisterBotRequest, context: Any
+    ) -> admin_pb2.RegisterBotResponse:
+        """A bot's token, learnt while the server runs (the rules of ``serve --bot``: the
+        token's form is checked with the limits; here, that it is nobody else's)."""
+        tokens = self.arena.tokens
+        name, token = request.bot_name, request.token
+        problem = token_problem(token)
+        if problem is not None:  # the limits check the same; kept in step with serve's rule
+            raise RejectError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                errors_pb2.ERROR_REASON_LIMIT_EXCEEDED,
+                f"token: {problem}",
+                field="token",
+            )
+        known = tokens.bots.get(name)
+        if known is not None:
+            if hmac.compare_digest(known.encode(), token.encode()):
+                return admin_pb2.RegisterBotResponse(created=False)
+            raise RejectError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                errors_pb2.ERROR_REASON_BOT_ALREADY_REGISTERED,
+                f"bot {name} is registered with another token; RetireBot it first, or choose "
+                "another name",
+                field="bot_name",
+            )
+        clash = token_clashes({**tokens.bots, name: token}, tokens.admin_token)
+        if clash is not None:
+            what = "the admin token" if tokens.is_admin(token) else "another bot's token"
+            raise RejectError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                errors_pb2.ERROR_REASON_TOKEN_IN_USE,
+                f"token: it is {what}; give bot {name} a token of its own",
+                field="token",
+            )
+        tokens.bots[name] = token
+        self.arena.metrics.add_bot(name)
+        log.info("bot registered", bot=name)
+        return admin_pb2.RegisterBotResponse(created=True)
+
+    async def RetireBot(  # noqa: N802
+        self, request: admin_pb2.RetireBotRequest, context: Any
+    ) -> admin_pb2.RetireBotResponse:
+        """Forget a bot's token: it can start no new stream and be seated in no new match;
+        what it plays now runs to its end."""
+        name = request.bot_name
+        if self.arena.tokens.bots.pop(name, None) is None:
+            raise RejectError(
+                grpc.StatusCode.NOT_FOUND,
+                errors_pb2.ERROR_REASON_BOT_NOT_FOUND,
+                f"no bot {name!r} is registered with this server; ListBots shows the connected "
+                "ones",
+                field="bot_name",
+            )
+        log.info("bot retired", bot=name)
+        return admin_pb2.RetireBotResponse(connected=name in self.arena.sessions)
 
     async def WatchMatch(  # noqa: N802
         self, request: admin_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -149,6 +149,14 @@ LIMITS: Final[dict[str, Limit]] = {
     "uno.v1.AwaitMatchRequest.after_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
     "uno.v1.CancelMatchRequest.match_id": MATCH_ID,
     "uno.v1.CancelMatchRequest.reason": _text(256),
+    "uno.v1.RegisterBotRequest.bot_name": BOT_NAME,
+    "uno.v1.RegisterBotRequest.token": Limit(
+        max_len=128,
+        min_len=8,
+        pattern=re.compile(r"[A-Za-z0-9._~+/=-]*"),
+        what="8-128 characters of [A-Za-z0-9._~+/=-]",
+    ),
+    "uno.v1.RetireBotRequest.bot_name": BOT_NAME,
 }
 
 REQUIRED: Final[dict[str, tuple[str, int]]] = {
@@ -161,6 +169,9 @@ REQUIRED: Final[dict[str, tuple[str, int]]] = {
     "uno.v1.WatchMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.AwaitMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.CancelMatchRequest.match_id": ("is required", MALFORMED),
+    "uno.v1.RegisterBotRequest.bot_name": ("is required", MALFORMED),
+    "uno.v1.RegisterBotRequest.token": ("is required: 8-128 characters", MALFORMED),
+    "uno.v1.RetireBotRequest.bot_name": ("is required", MALFORMED),
     "uno.v1.CreateMatchRequest.seats": (
         "is required: one Player per seat",
         errors_pb2.ERROR_REASON_INVALID_SEATS,

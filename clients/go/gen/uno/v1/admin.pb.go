@@ -1484,6 +1484,200 @@ func (x *ListBotsResponse) GetBots() []*BotInfo {
 	return nil
 }
 
+// Input of RegisterBot.
+type RegisterBotRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bot's name, 1-64 characters of [A-Za-z0-9_.-] (what Hello.bot_name must say).
+	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
+	// Its secret, 8-128 characters of [A-Za-z0-9._~+/=-] (RFC 6750's b64token alphabet): not the
+	// admin token and not another bot's.
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterBotRequest) Reset() {
+	*x = RegisterBotRequest{}
+	mi := &file_uno_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterBotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterBotRequest) ProtoMessage() {}
+
+func (x *RegisterBotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterBotRequest.ProtoReflect.Descriptor instead.
+func (*RegisterBotRequest) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RegisterBotRequest) GetBotName() string {
+	if x != nil {
+		return x.BotName
+	}
+	return ""
+}
+
+func (x *RegisterBotRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// Output of RegisterBot.
+type RegisterBotResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the bot was already registered with this token (nothing changed).
+	Created       bool `protobuf:"varint,1,opt,name=created,proto3" json:"created,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterBotResponse) Reset() {
+	*x = RegisterBotResponse{}
+	mi := &file_uno_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterBotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterBotResponse) ProtoMessage() {}
+
+func (x *RegisterBotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterBotResponse.ProtoReflect.Descriptor instead.
+func (*RegisterBotResponse) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RegisterBotResponse) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+// Input of RetireBot.
+type RetireBotRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bot's name, 1-64 characters of [A-Za-z0-9_.-].
+	BotName       string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetireBotRequest) Reset() {
+	*x = RetireBotRequest{}
+	mi := &file_uno_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetireBotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetireBotRequest) ProtoMessage() {}
+
+func (x *RetireBotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetireBotRequest.ProtoReflect.Descriptor instead.
+func (*RetireBotRequest) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RetireBotRequest) GetBotName() string {
+	if x != nil {
+		return x.BotName
+	}
+	return ""
+}
+
+// Output of RetireBot.
+type RetireBotResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the bot still had a live Play stream (it plays its running matches to their end).
+	Connected     bool `protobuf:"varint,1,opt,name=connected,proto3" json:"connected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetireBotResponse) Reset() {
+	*x = RetireBotResponse{}
+	mi := &file_uno_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetireBotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetireBotResponse) ProtoMessage() {}
+
+func (x *RetireBotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetireBotResponse.ProtoReflect.Descriptor instead.
+func (*RetireBotResponse) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RetireBotResponse) GetConnected() bool {
+	if x != nil {
+		return x.Connected
+	}
+	return false
+}
+
 var File_uno_v1_admin_proto protoreflect.FileDescriptor
 
 const file_uno_v1_admin_proto_rawDesc = "" +
@@ -1607,13 +1801,22 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\rrunning_seats\x18\x0e \x01(\x05R\frunningSeats\x12#\n" +
 	"\rstale_actions\x18\x0f \x01(\x03R\fstaleActions\"7\n" +
 	"\x10ListBotsResponse\x12#\n" +
-	"\x04bots\x18\x01 \x03(\v2\x0f.uno.v1.BotInfoR\x04bots*w\n" +
+	"\x04bots\x18\x01 \x03(\v2\x0f.uno.v1.BotInfoR\x04bots\"E\n" +
+	"\x12RegisterBotRequest\x12\x19\n" +
+	"\bbot_name\x18\x01 \x01(\tR\abotName\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"/\n" +
+	"\x13RegisterBotResponse\x12\x18\n" +
+	"\acreated\x18\x01 \x01(\bR\acreated\"-\n" +
+	"\x10RetireBotRequest\x12\x19\n" +
+	"\bbot_name\x18\x01 \x01(\tR\abotName\"1\n" +
+	"\x11RetireBotResponse\x12\x1c\n" +
+	"\tconnected\x18\x01 \x01(\bR\tconnected*w\n" +
 	"\n" +
 	"MatchState\x12\x1b\n" +
 	"\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13MATCH_STATE_RUNNING\x10\x01\x12\x18\n" +
 	"\x14MATCH_STATE_FINISHED\x10\x02\x12\x19\n" +
-	"\x15MATCH_STATE_CANCELLED\x10\x032\xf0\x03\n" +
+	"\x15MATCH_STATE_CANCELLED\x10\x032\xfa\x04\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateMatch\x12\x1a.uno.v1.CreateMatchRequest\x1a\x1b.uno.v1.CreateMatchResponse\x12=\n" +
 	"\bGetMatch\x12\x17.uno.v1.GetMatchRequest\x1a\x18.uno.v1.GetMatchResponse\x12F\n" +
@@ -1623,7 +1826,9 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"AwaitMatch\x12\x19.uno.v1.AwaitMatchRequest\x1a\x1a.uno.v1.AwaitMatchResponse\x12F\n" +
 	"\vCancelMatch\x12\x1a.uno.v1.CancelMatchRequest\x1a\x1b.uno.v1.CancelMatchResponse\x12=\n" +
-	"\bListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponseBJB\n" +
+	"\bListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponse\x12F\n" +
+	"\vRegisterBot\x12\x1a.uno.v1.RegisterBotRequest\x1a\x1b.uno.v1.RegisterBotResponse\x12@\n" +
+	"\tRetireBot\x12\x18.uno.v1.RetireBotRequest\x1a\x19.uno.v1.RetireBotResponseBJB\n" +
 	"AdminProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 
 var (
@@ -1639,7 +1844,7 @@ func file_uno_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_uno_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_uno_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_uno_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_uno_v1_admin_proto_goTypes = []any{
 	(MatchState)(0),               // 0: uno.v1.MatchState
 	(*MatchSeat)(nil),             // 1: uno.v1.MatchSeat
@@ -1659,46 +1864,50 @@ var file_uno_v1_admin_proto_goTypes = []any{
 	(*ListBotsRequest)(nil),       // 15: uno.v1.ListBotsRequest
 	(*BotInfo)(nil),               // 16: uno.v1.BotInfo
 	(*ListBotsResponse)(nil),      // 17: uno.v1.ListBotsResponse
-	nil,                           // 18: uno.v1.MatchInfo.LabelsEntry
-	nil,                           // 19: uno.v1.CreateMatchRequest.LabelsEntry
-	nil,                           // 20: uno.v1.ListMatchesRequest.LabelsEntry
-	(*Player)(nil),                // 21: uno.v1.Player
-	(EndCause)(0),                 // 22: uno.v1.EndCause
-	(*RuleSet)(nil),               // 23: uno.v1.RuleSet
-	(*TimeControl)(nil),           // 24: uno.v1.TimeControl
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*Event)(nil),                 // 26: uno.v1.Event
-	(*SeatRef)(nil),               // 27: uno.v1.SeatRef
+	(*RegisterBotRequest)(nil),    // 18: uno.v1.RegisterBotRequest
+	(*RegisterBotResponse)(nil),   // 19: uno.v1.RegisterBotResponse
+	(*RetireBotRequest)(nil),      // 20: uno.v1.RetireBotRequest
+	(*RetireBotResponse)(nil),     // 21: uno.v1.RetireBotResponse
+	nil,                           // 22: uno.v1.MatchInfo.LabelsEntry
+	nil,                           // 23: uno.v1.CreateMatchRequest.LabelsEntry
+	nil,                           // 24: uno.v1.ListMatchesRequest.LabelsEntry
+	(*Player)(nil),                // 25: uno.v1.Player
+	(EndCause)(0),                 // 26: uno.v1.EndCause
+	(*RuleSet)(nil),               // 27: uno.v1.RuleSet
+	(*TimeControl)(nil),           // 28: uno.v1.TimeControl
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*Event)(nil),                 // 30: uno.v1.Event
+	(*SeatRef)(nil),               // 31: uno.v1.SeatRef
 }
 var file_uno_v1_admin_proto_depIdxs = []int32{
-	21, // 0: uno.v1.MatchSeat.player:type_name -> uno.v1.Player
-	22, // 1: uno.v1.MatchSeat.takeover_cause:type_name -> uno.v1.EndCause
+	25, // 0: uno.v1.MatchSeat.player:type_name -> uno.v1.Player
+	26, // 1: uno.v1.MatchSeat.takeover_cause:type_name -> uno.v1.EndCause
 	0,  // 2: uno.v1.MatchInfo.state:type_name -> uno.v1.MatchState
 	1,  // 3: uno.v1.MatchInfo.seats:type_name -> uno.v1.MatchSeat
-	23, // 4: uno.v1.MatchInfo.rules:type_name -> uno.v1.RuleSet
-	24, // 5: uno.v1.MatchInfo.time_control:type_name -> uno.v1.TimeControl
-	25, // 6: uno.v1.MatchInfo.created_at:type_name -> google.protobuf.Timestamp
-	25, // 7: uno.v1.MatchInfo.started_at:type_name -> google.protobuf.Timestamp
-	25, // 8: uno.v1.MatchInfo.ended_at:type_name -> google.protobuf.Timestamp
-	18, // 9: uno.v1.MatchInfo.labels:type_name -> uno.v1.MatchInfo.LabelsEntry
-	22, // 10: uno.v1.MatchInfo.end_cause:type_name -> uno.v1.EndCause
-	21, // 11: uno.v1.CreateMatchRequest.seats:type_name -> uno.v1.Player
-	23, // 12: uno.v1.CreateMatchRequest.rules:type_name -> uno.v1.RuleSet
-	24, // 13: uno.v1.CreateMatchRequest.time_control:type_name -> uno.v1.TimeControl
-	19, // 14: uno.v1.CreateMatchRequest.labels:type_name -> uno.v1.CreateMatchRequest.LabelsEntry
+	27, // 4: uno.v1.MatchInfo.rules:type_name -> uno.v1.RuleSet
+	28, // 5: uno.v1.MatchInfo.time_control:type_name -> uno.v1.TimeControl
+	29, // 6: uno.v1.MatchInfo.created_at:type_name -> google.protobuf.Timestamp
+	29, // 7: uno.v1.MatchInfo.started_at:type_name -> google.protobuf.Timestamp
+	29, // 8: uno.v1.MatchInfo.ended_at:type_name -> google.protobuf.Timestamp
+	22, // 9: uno.v1.MatchInfo.labels:type_name -> uno.v1.MatchInfo.LabelsEntry
+	26, // 10: uno.v1.MatchInfo.end_cause:type_name -> uno.v1.EndCause
+	25, // 11: uno.v1.CreateMatchRequest.seats:type_name -> uno.v1.Player
+	27, // 12: uno.v1.CreateMatchRequest.rules:type_name -> uno.v1.RuleSet
+	28, // 13: uno.v1.CreateMatchRequest.time_control:type_name -> uno.v1.TimeControl
+	23, // 14: uno.v1.CreateMatchRequest.labels:type_name -> uno.v1.CreateMatchRequest.LabelsEntry
 	2,  // 15: uno.v1.CreateMatchResponse.match:type_name -> uno.v1.MatchInfo
 	2,  // 16: uno.v1.GetMatchResponse.match:type_name -> uno.v1.MatchInfo
 	0,  // 17: uno.v1.ListMatchesRequest.states:type_name -> uno.v1.MatchState
-	20, // 18: uno.v1.ListMatchesRequest.labels:type_name -> uno.v1.ListMatchesRequest.LabelsEntry
+	24, // 18: uno.v1.ListMatchesRequest.labels:type_name -> uno.v1.ListMatchesRequest.LabelsEntry
 	2,  // 19: uno.v1.ListMatchesResponse.matches:type_name -> uno.v1.MatchInfo
 	2,  // 20: uno.v1.WatchMatchResponse.match:type_name -> uno.v1.MatchInfo
-	26, // 21: uno.v1.WatchMatchResponse.event:type_name -> uno.v1.Event
+	30, // 21: uno.v1.WatchMatchResponse.event:type_name -> uno.v1.Event
 	2,  // 22: uno.v1.AwaitMatchResponse.match:type_name -> uno.v1.MatchInfo
-	26, // 23: uno.v1.AwaitMatchResponse.events:type_name -> uno.v1.Event
+	30, // 23: uno.v1.AwaitMatchResponse.events:type_name -> uno.v1.Event
 	2,  // 24: uno.v1.CancelMatchResponse.match:type_name -> uno.v1.MatchInfo
-	25, // 25: uno.v1.BotInfo.connected_at:type_name -> google.protobuf.Timestamp
-	25, // 26: uno.v1.BotInfo.disconnected_at:type_name -> google.protobuf.Timestamp
-	27, // 27: uno.v1.BotInfo.seats:type_name -> uno.v1.SeatRef
+	29, // 25: uno.v1.BotInfo.connected_at:type_name -> google.protobuf.Timestamp
+	29, // 26: uno.v1.BotInfo.disconnected_at:type_name -> google.protobuf.Timestamp
+	31, // 27: uno.v1.BotInfo.seats:type_name -> uno.v1.SeatRef
 	16, // 28: uno.v1.ListBotsResponse.bots:type_name -> uno.v1.BotInfo
 	3,  // 29: uno.v1.AdminService.CreateMatch:input_type -> uno.v1.CreateMatchRequest
 	5,  // 30: uno.v1.AdminService.GetMatch:input_type -> uno.v1.GetMatchRequest
@@ -1707,15 +1916,19 @@ var file_uno_v1_admin_proto_depIdxs = []int32{
 	11, // 33: uno.v1.AdminService.AwaitMatch:input_type -> uno.v1.AwaitMatchRequest
 	13, // 34: uno.v1.AdminService.CancelMatch:input_type -> uno.v1.CancelMatchRequest
 	15, // 35: uno.v1.AdminService.ListBots:input_type -> uno.v1.ListBotsRequest
-	4,  // 36: uno.v1.AdminService.CreateMatch:output_type -> uno.v1.CreateMatchResponse
-	6,  // 37: uno.v1.AdminService.GetMatch:output_type -> uno.v1.GetMatchResponse
-	8,  // 38: uno.v1.AdminService.ListMatches:output_type -> uno.v1.ListMatchesResponse
-	10, // 39: uno.v1.AdminService.WatchMatch:output_type -> uno.v1.WatchMatchResponse
-	12, // 40: uno.v1.AdminService.AwaitMatch:output_type -> uno.v1.AwaitMatchResponse
-	14, // 41: uno.v1.AdminService.CancelMatch:output_type -> uno.v1.CancelMatchResponse
-	17, // 42: uno.v1.AdminService.ListBots:output_type -> uno.v1.ListBotsResponse
-	36, // [36:43] is the sub-list for method output_type
-	29, // [29:36] is the sub-list for method input_type
+	18, // 36: uno.v1.AdminService.RegisterBot:input_type -> uno.v1.RegisterBotRequest
+	20, // 37: uno.v1.AdminService.RetireBot:input_type -> uno.v1.RetireBotRequest
+	4,  // 38: uno.v1.AdminService.CreateMatch:output_type -> uno.v1.CreateMatchResponse
+	6,  // 39: uno.v1.AdminService.GetMatch:output_type -> uno.v1.GetMatchResponse
+	8,  // 40: uno.v1.AdminService.ListMatches:output_type -> uno.v1.ListMatchesResponse
+	10, // 41: uno.v1.AdminService.WatchMatch:output_type -> uno.v1.WatchMatchResponse
+	12, // 42: uno.v1.AdminService.AwaitMatch:output_type -> uno.v1.AwaitMatchResponse
+	14, // 43: uno.v1.AdminService.CancelMatch:output_type -> uno.v1.CancelMatchResponse
+	17, // 44: uno.v1.AdminService.ListBots:output_type -> uno.v1.ListBotsResponse
+	19, // 45: uno.v1.AdminService.RegisterBot:output_type -> uno.v1.RegisterBotResponse
+	21, // 46: uno.v1.AdminService.RetireBot:output_type -> uno.v1.RetireBotResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
 	29, // [29:29] is the sub-list for extension type_name
 	29, // [29:29] is the sub-list for extension extendee
 	0,  // [0:29] is the sub-list for field type_name
@@ -1739,7 +1952,7 @@ func file_uno_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_uno_v1_admin_proto_rawDesc), len(file_uno_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

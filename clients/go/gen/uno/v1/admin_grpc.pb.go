@@ -28,6 +28,8 @@ const (
 	AdminService_AwaitMatch_FullMethodName  = "/uno.v1.AdminService/AwaitMatch"
 	AdminService_CancelMatch_FullMethodName = "/uno.v1.AdminService/CancelMatch"
 	AdminService_ListBots_FullMethodName    = "/uno.v1.AdminService/ListBots"
+	AdminService_RegisterBot_FullMethodName = "/uno.v1.AdminService/RegisterBot"
+	AdminService_RetireBot_FullMethodName   = "/uno.v1.AdminService/RetireBot"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -88,6 +90,20 @@ type AdminServiceClient interface {
 	CancelMatch(ctx context.Context, in *CancelMatchRequest, opts ...grpc.CallOption) (*CancelMatchResponse, error)
 	// Bots with a Play session (connected, or disconnected and within their reconnect grace).
 	ListBots(ctx context.Context, in *ListBotsRequest, opts ...grpc.CallOption) (*ListBotsResponse, error)
+	// Register a bot with the running server, as `uno-arena serve --bot NAME=TOKEN` does at start
+	// (a league admits the versions submitted while it plays): from then on a Play stream with
+	// this token plays as bot_name, and CreateMatch may seat it. The token rules are serve's: a
+	// token that is the admin token, or another bot's token, fails with ALREADY_EXISTS /
+	// TOKEN_IN_USE (field "token"); a name already registered with another token fails with
+	// ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
+	// its own token changes nothing (created = false), so a caller may retry. The token is never
+	// logged nor echoed.
+	RegisterBot(ctx context.Context, in *RegisterBotRequest, opts ...grpc.CallOption) (*RegisterBotResponse, error)
+	// Forget a bot's token (a league retires a version): new Play streams with it fail with
+	// UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
+	// the matches it plays run to their end. A name the server does not know fails with
+	// NOT_FOUND / BOT_NOT_FOUND.
+	RetireBot(ctx context.Context, in *RetireBotRequest, opts ...grpc.CallOption) (*RetireBotResponse, error)
 }
 
 type adminServiceClient struct {
@@ -177,6 +193,26 @@ func (c *adminServiceClient) ListBots(ctx context.Context, in *ListBotsRequest, 
 	return out, nil
 }
 
+func (c *adminServiceClient) RegisterBot(ctx context.Context, in *RegisterBotRequest, opts ...grpc.CallOption) (*RegisterBotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisterBotResponse)
+	err := c.cc.Invoke(ctx, AdminService_RegisterBot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RetireBot(ctx context.Context, in *RetireBotRequest, opts ...grpc.CallOption) (*RetireBotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetireBotResponse)
+	err := c.cc.Invoke(ctx, AdminService_RetireBot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -235,6 +271,20 @@ type AdminServiceServer interface {
 	CancelMatch(context.Context, *CancelMatchRequest) (*CancelMatchResponse, error)
 	// Bots with a Play session (connected, or disconnected and within their reconnect grace).
 	ListBots(context.Context, *ListBotsRequest) (*ListBotsResponse, error)
+	// Register a bot with the running server, as `uno-arena serve --bot NAME=TOKEN` does at start
+	// (a league admits the versions submitted while it plays): from then on a Play stream with
+	// this token plays as bot_name, and CreateMatch may seat it. The token rules are serve's: a
+	// token that is the admin token, or another bot's token, fails with ALREADY_EXISTS /
+	// TOKEN_IN_USE (field "token"); a name already registered with another token fails with
+	// ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
+	// its own token changes nothing (created = false), so a caller may retry. The token is never
+	// logged nor echoed.
+	RegisterBot(context.Context, *RegisterBotRequest) (*RegisterBotResponse, error)
+	// Forget a bot's token (a league retires a version): new Play streams with it fail with
+	// UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
+	// the matches it plays run to their end. A name the server does not know fails with
+	// NOT_FOUND / BOT_NOT_FOUND.
+	RetireBot(context.Context, *RetireBotRequest) (*RetireBotResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -265,6 +315,12 @@ func (UnimplementedAdminServiceServer) CancelMatch(context.Context, *CancelMatch
 }
 func (UnimplementedAdminServiceServer) ListBots(context.Context, *ListBotsRequest) (*ListBotsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListBots not implemented")
+}
+func (UnimplementedAdminServiceServer) RegisterBot(context.Context, *RegisterBotRequest) (*RegisterBotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterBot not implemented")
+}
+func (UnimplementedAdminServiceServer) RetireBot(context.Context, *RetireBotRequest) (*RetireBotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetireBot not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -406,6 +462,42 @@ func _AdminService_ListBots_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_RegisterBot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterBotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RegisterBot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RegisterBot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RegisterBot(ctx, req.(*RegisterBotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RetireBot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetireBotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RetireBot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RetireBot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RetireBot(ctx, req.(*RetireBotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -436,6 +528,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListBots",
 			Handler:    _AdminService_ListBots_Handler,
+		},
+		{
+			MethodName: "RegisterBot",
+			Handler:    _AdminService_RegisterBot_Handler,
+		},
+		{
+			MethodName: "RetireBot",
+			Handler:    _AdminService_RetireBot_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -149,8 +149,14 @@ const (
 	// NOT_FOUND: WatchMatch on a finished match whose event log the server has already freed
 	// (GetMatch still has its summary).
 	ErrorReason_ERROR_REASON_EVENTS_EXPIRED ErrorReason = 72
+	// NOT_FOUND: RetireBot named a bot the server does not know.
+	ErrorReason_ERROR_REASON_BOT_NOT_FOUND ErrorReason = 73
 	// ALREADY_EXISTS: CreateMatch with an idempotency key already used for different parameters.
 	ErrorReason_ERROR_REASON_MATCH_ALREADY_EXISTS ErrorReason = 80
+	// ALREADY_EXISTS: RegisterBot with a token that is the admin token or another bot's token.
+	ErrorReason_ERROR_REASON_TOKEN_IN_USE ErrorReason = 81
+	// ALREADY_EXISTS: RegisterBot with a bot name the server already knows with another token.
+	ErrorReason_ERROR_REASON_BOT_ALREADY_REGISTERED ErrorReason = 82
 	// RESOURCE_EXHAUSTED (ends the stream): the bot did not read its stream fast enough and the
 	// bounded outbound queue overflowed, or it read nothing for 30 s while messages waited. Its
 	// seats enter the reconnect grace period. On WatchMatch: the spectator read nothing for 30 s;
@@ -206,7 +212,10 @@ var (
 		70:  "ERROR_REASON_MATCH_NOT_FOUND",
 		71:  "ERROR_REASON_REQUEST_NOT_FOUND",
 		72:  "ERROR_REASON_EVENTS_EXPIRED",
+		73:  "ERROR_REASON_BOT_NOT_FOUND",
 		80:  "ERROR_REASON_MATCH_ALREADY_EXISTS",
+		81:  "ERROR_REASON_TOKEN_IN_USE",
+		82:  "ERROR_REASON_BOT_ALREADY_REGISTERED",
 		90:  "ERROR_REASON_SLOW_CONSUMER",
 		91:  "ERROR_REASON_TOO_MANY_MATCHES",
 		92:  "ERROR_REASON_TOO_MANY_STREAMS",
@@ -248,7 +257,10 @@ var (
 		"ERROR_REASON_MATCH_NOT_FOUND":              70,
 		"ERROR_REASON_REQUEST_NOT_FOUND":            71,
 		"ERROR_REASON_EVENTS_EXPIRED":               72,
+		"ERROR_REASON_BOT_NOT_FOUND":                73,
 		"ERROR_REASON_MATCH_ALREADY_EXISTS":         80,
+		"ERROR_REASON_TOKEN_IN_USE":                 81,
+		"ERROR_REASON_BOT_ALREADY_REGISTERED":       82,
 		"ERROR_REASON_SLOW_CONSUMER":                90,
 		"ERROR_REASON_TOO_MANY_MATCHES":             91,
 		"ERROR_REASON_TOO_MANY_STREAMS":             92,
@@ -288,8 +300,7 @@ var File_uno_v1_errors_proto protoreflect.FileDescriptor
 
 const file_uno_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xd6\n" +
-	"\n" +
+	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xbe\v\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eERROR_REASON_MALFORMED_MESSAGE\x10\x01\x12!\n" +
@@ -324,8 +335,11 @@ const file_uno_v1_errors_proto_rawDesc = "" +
 	"\x1eERROR_REASON_BOT_NAME_MISMATCH\x10=\x12 \n" +
 	"\x1cERROR_REASON_MATCH_NOT_FOUND\x10F\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_NOT_FOUND\x10G\x12\x1f\n" +
-	"\x1bERROR_REASON_EVENTS_EXPIRED\x10H\x12%\n" +
-	"!ERROR_REASON_MATCH_ALREADY_EXISTS\x10P\x12\x1e\n" +
+	"\x1bERROR_REASON_EVENTS_EXPIRED\x10H\x12\x1e\n" +
+	"\x1aERROR_REASON_BOT_NOT_FOUND\x10I\x12%\n" +
+	"!ERROR_REASON_MATCH_ALREADY_EXISTS\x10P\x12\x1d\n" +
+	"\x19ERROR_REASON_TOKEN_IN_USE\x10Q\x12'\n" +
+	"#ERROR_REASON_BOT_ALREADY_REGISTERED\x10R\x12\x1e\n" +
 	"\x1aERROR_REASON_SLOW_CONSUMER\x10Z\x12!\n" +
 	"\x1dERROR_REASON_TOO_MANY_MATCHES\x10[\x12!\n" +
 	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\\\x12\x1e\n" +

@@ -263,3 +263,29 @@ class ListBotsResponse(_message.Message):
     BOTS_FIELD_NUMBER: _ClassVar[int]
     bots: _containers.RepeatedCompositeFieldContainer[BotInfo]
     def __init__(self, bots: _Optional[_Iterable[_Union[BotInfo, _Mapping]]] = ...) -> None: ...
+
+class RegisterBotRequest(_message.Message):
+    __slots__ = ("bot_name", "token")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    token: str
+    def __init__(self, bot_name: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+
+class RegisterBotResponse(_message.Message):
+    __slots__ = ("created",)
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    created: bool
+    def __init__(self, created: _Optional[bool] = ...) -> None: ...
+
+class RetireBotRequest(_message.Message):
+    __slots__ = ("bot_name",)
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    def __init__(self, bot_name: _Optional[str] = ...) -> None: ...
+
+class RetireBotResponse(_message.Message):
+    __slots__ = ("connected",)
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    connected: bool
+    def __init__(self, connected: _Optional[bool] = ...) -> None: ...

@@ -89,6 +89,16 @@ class AdminServiceStub:
                 request_serializer=uno_dot_v1_dot_admin__pb2.ListBotsRequest.SerializeToString,
                 response_deserializer=uno_dot_v1_dot_admin__pb2.ListBotsResponse.FromString,
                 _registered_method=True)
+        self.RegisterBot = channel.unary_unary(
+                '/uno.v1.AdminService/RegisterBot',
+                request_serializer=uno_dot_v1_dot_admin__pb2.RegisterBotRequest.SerializeToString,
+                response_deserializer=uno_dot_v1_dot_admin__pb2.RegisterBotResponse.FromString,
+                _registered_method=True)
+        self.RetireBot = channel.unary_unary(
+                '/uno.v1.AdminService/RetireBot',
+                request_serializer=uno_dot_v1_dot_admin__pb2.RetireBotRequest.SerializeToString,
+                response_deserializer=uno_dot_v1_dot_admin__pb2.RetireBotResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -182,6 +192,30 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterBot(self, request, context):
+        """Register a bot with the running server, as `uno-arena serve --bot NAME=TOKEN` does at start
+        (a league admits the versions submitted while it plays): from then on a Play stream with
+        this token plays as bot_name, and CreateMatch may seat it. The token rules are serve's: a
+        token that is the admin token, or another bot's token, fails with ALREADY_EXISTS /
+        TOKEN_IN_USE (field "token"); a name already registered with another token fails with
+        ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
+        its own token changes nothing (created = false), so a caller may retry. The token is never
+        logged nor echoed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RetireBot(self, request, context):
+        """Forget a bot's token (a league retires a version): new Play streams with it fail with
+        UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
+        the matches it plays run to their end. A name the server does not know fails with
+        NOT_FOUND / BOT_NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -219,6 +253,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListBots,
                     request_deserializer=uno_dot_v1_dot_admin__pb2.ListBotsRequest.FromString,
                     response_serializer=uno_dot_v1_dot_admin__pb2.ListBotsResponse.SerializeToString,
+            ),
+            'RegisterBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterBot,
+                    request_deserializer=uno_dot_v1_dot_admin__pb2.RegisterBotRequest.FromString,
+                    response_serializer=uno_dot_v1_dot_admin__pb2.RegisterBotResponse.SerializeToString,
+            ),
+            'RetireBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetireBot,
+                    request_deserializer=uno_dot_v1_dot_admin__pb2.RetireBotRequest.FromString,
+                    response_serializer=uno_dot_v1_dot_admin__pb2.RetireBotResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -429,6 +473,60 @@ class AdminService:
             '/uno.v1.AdminService/ListBots',
             uno_dot_v1_dot_admin__pb2.ListBotsRequest.SerializeToString,
             uno_dot_v1_dot_admin__pb2.ListBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/uno.v1.AdminService/RegisterBot',
+            uno_dot_v1_dot_admin__pb2.RegisterBotRequest.SerializeToString,
+            uno_dot_v1_dot_admin__pb2.RegisterBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetireBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/uno.v1.AdminService/RetireBot',
+            uno_dot_v1_dot_admin__pb2.RetireBotRequest.SerializeToString,
+            uno_dot_v1_dot_admin__pb2.RetireBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

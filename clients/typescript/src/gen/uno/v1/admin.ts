@@ -444,6 +444,35 @@ export interface ListBotsResponse {
   bots: BotInfo[];
 }
 
+/** Input of RegisterBot. */
+export interface RegisterBotRequest {
+  /** The bot's name, 1-64 characters of [A-Za-z0-9_.-] (what Hello.bot_name must say). */
+  botName: string;
+  /**
+   * Its secret, 8-128 characters of [A-Za-z0-9._~+/=-] (RFC 6750's b64token alphabet): not the
+   * admin token and not another bot's.
+   */
+  token: string;
+}
+
+/** Output of RegisterBot. */
+export interface RegisterBotResponse {
+  /** False when the bot was already registered with this token (nothing changed). */
+  created: boolean;
+}
+
+/** Input of RetireBot. */
+export interface RetireBotRequest {
+  /** The bot's name, 1-64 characters of [A-Za-z0-9_.-]. */
+  botName: string;
+}
+
+/** Output of RetireBot. */
+export interface RetireBotResponse {
+  /** True when the bot still had a live Play stream (it plays its running matches to their end). */
+  connected: boolean;
+}
+
 function createBaseMatchSeat(): MatchSeat {
   return {
     seat: 0,
@@ -3241,6 +3270,302 @@ export const ListBotsResponse: MessageFns<ListBotsResponse> = {
   },
 };
 
+function createBaseRegisterBotRequest(): RegisterBotRequest {
+  return { botName: "", token: "" };
+}
+
+export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
+  encode(message: RegisterBotRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.botName !== "") {
+      writer.uint32(10).string(message.botName);
+    }
+    if (message.token !== "") {
+      writer.uint32(18).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RegisterBotRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRegisterBotRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.botName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RegisterBotRequest {
+    return {
+      botName: isSet(object.botName)
+        ? globalThis.String(object.botName)
+        : isSet(object.bot_name)
+        ? globalThis.String(object.bot_name)
+        : "",
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+    };
+  },
+
+  toJSON(message: RegisterBotRequest): unknown {
+    const obj: any = {};
+    if (message.botName !== "") {
+      obj.botName = message.botName;
+    }
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RegisterBotRequest>): RegisterBotRequest {
+    return RegisterBotRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RegisterBotRequest>): RegisterBotRequest {
+    const message = createBaseRegisterBotRequest();
+    message.botName = object.botName ?? "";
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBaseRegisterBotResponse(): RegisterBotResponse {
+  return { created: false };
+}
+
+export const RegisterBotResponse: MessageFns<RegisterBotResponse> = {
+  encode(message: RegisterBotResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.created !== false) {
+      writer.uint32(8).bool(message.created);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RegisterBotResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRegisterBotResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RegisterBotResponse {
+    return { created: isSet(object.created) ? globalThis.Boolean(object.created) : false };
+  },
+
+  toJSON(message: RegisterBotResponse): unknown {
+    const obj: any = {};
+    if (message.created !== false) {
+      obj.created = message.created;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RegisterBotResponse>): RegisterBotResponse {
+    return RegisterBotResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RegisterBotResponse>): RegisterBotResponse {
+    const message = createBaseRegisterBotResponse();
+    message.created = object.created ?? false;
+    return message;
+  },
+};
+
+function createBaseRetireBotRequest(): RetireBotRequest {
+  return { botName: "" };
+}
+
+export const RetireBotRequest: MessageFns<RetireBotRequest> = {
+  encode(message: RetireBotRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.botName !== "") {
+      writer.uint32(10).string(message.botName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetireBotRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetireBotRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.botName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetireBotRequest {
+    return {
+      botName: isSet(object.botName)
+        ? globalThis.String(object.botName)
+        : isSet(object.bot_name)
+        ? globalThis.String(object.bot_name)
+        : "",
+    };
+  },
+
+  toJSON(message: RetireBotRequest): unknown {
+    const obj: any = {};
+    if (message.botName !== "") {
+      obj.botName = message.botName;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RetireBotRequest>): RetireBotRequest {
+    return RetireBotRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetireBotRequest>): RetireBotRequest {
+    const message = createBaseRetireBotRequest();
+    message.botName = object.botName ?? "";
+    return message;
+  },
+};
+
+function createBaseRetireBotResponse(): RetireBotResponse {
+  return { connected: false };
+}
+
+export const RetireBotResponse: MessageFns<RetireBotResponse> = {
+  encode(message: RetireBotResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.connected !== false) {
+      writer.uint32(8).bool(message.connected);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetireBotResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetireBotResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.connected = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetireBotResponse {
+    return { connected: isSet(object.connected) ? globalThis.Boolean(object.connected) : false };
+  },
+
+  toJSON(message: RetireBotResponse): unknown {
+    const obj: any = {};
+    if (message.connected !== false) {
+      obj.connected = message.connected;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RetireBotResponse>): RetireBotResponse {
+    return RetireBotResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetireBotResponse>): RetireBotResponse {
+    const message = createBaseRetireBotResponse();
+    message.connected = object.connected ?? false;
+    return message;
+  },
+};
+
 /**
  * Match administration, used by the tournament runner and operators. Every call needs gRPC
  * metadata "authorization: Bearer <admin token>": a missing token fails with UNAUTHENTICATED /
@@ -3366,6 +3691,40 @@ export const AdminServiceService = {
     responseSerialize: (value: ListBotsResponse): Buffer => Buffer.from(ListBotsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListBotsResponse => ListBotsResponse.decode(value),
   },
+  /**
+   * Register a bot with the running server, as `uno-arena serve --bot NAME=TOKEN` does at start
+   * (a league admits the versions submitted while it plays): from then on a Play stream with
+   * this token plays as bot_name, and CreateMatch may seat it. The token rules are serve's: a
+   * token that is the admin token, or another bot's token, fails with ALREADY_EXISTS /
+   * TOKEN_IN_USE (field "token"); a name already registered with another token fails with
+   * ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
+   * its own token changes nothing (created = false), so a caller may retry. The token is never
+   * logged nor echoed.
+   */
+  registerBot: {
+    path: "/uno.v1.AdminService/RegisterBot" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RegisterBotRequest): Buffer => Buffer.from(RegisterBotRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RegisterBotRequest => RegisterBotRequest.decode(value),
+    responseSerialize: (value: RegisterBotResponse): Buffer => Buffer.from(RegisterBotResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RegisterBotResponse => RegisterBotResponse.decode(value),
+  },
+  /**
+   * Forget a bot's token (a league retires a version): new Play streams with it fail with
+   * UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
+   * the matches it plays run to their end. A name the server does not know fails with
+   * NOT_FOUND / BOT_NOT_FOUND.
+   */
+  retireBot: {
+    path: "/uno.v1.AdminService/RetireBot" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RetireBotRequest): Buffer => Buffer.from(RetireBotRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RetireBotRequest => RetireBotRequest.decode(value),
+    responseSerialize: (value: RetireBotResponse): Buffer => Buffer.from(RetireBotResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RetireBotResponse => RetireBotResponse.decode(value),
+  },
 } as const;
 
 export interface AdminServiceServer extends UntypedServiceImplementation {
@@ -3415,6 +3774,24 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   cancelMatch: handleUnaryCall<CancelMatchRequest, CancelMatchResponse>;
   /** Bots with a Play session (connected, or disconnected and within their reconnect grace). */
   listBots: handleUnaryCall<ListBotsRequest, ListBotsResponse>;
+  /**
+   * Register a bot with the running server, as `uno-arena serve --bot NAME=TOKEN` does at start
+   * (a league admits the versions submitted while it plays): from then on a Play stream with
+   * this token plays as bot_name, and CreateMatch may seat it. The token rules are serve's: a
+   * token that is the admin token, or another bot's token, fails with ALREADY_EXISTS /
+   * TOKEN_IN_USE (field "token"); a name already registered with another token fails with
+   * ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
+   * its own token changes nothing (created = false), so a caller may retry. The token is never
+   * logged nor echoed.
+   */
+  registerBot: handleUnaryCall<RegisterBotRequest, RegisterBotResponse>;
+  /**
+   * Forget a bot's token (a league retires a version): new Play streams with it fail with
+   * UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
+   * the matches it plays run to their end. A name the server does not know fails with
+   * NOT_FOUND / BOT_NOT_FOUND.
+   */
+  retireBot: handleUnaryCall<RetireBotRequest, RetireBotResponse>;
 }
 
 export interface AdminServiceClient extends Client {
@@ -3552,6 +3929,52 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListBotsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Register a bot with the running server, as `uno-arena serve --bot NAME=TOKEN` does at start
+   * (a league admits the versions submitted while it plays): from then on a Play stream with
+   * this token plays as bot_name, and CreateMatch may seat it. The token rules are serve's: a
+   * token that is the admin token, or another bot's token, fails with ALREADY_EXISTS /
+   * TOKEN_IN_USE (field "token"); a name already registered with another token fails with
+   * ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
+   * its own token changes nothing (created = false), so a caller may retry. The token is never
+   * logged nor echoed.
+   */
+  registerBot(
+    request: RegisterBotRequest,
+    callback: (error: ServiceError | null, response: RegisterBotResponse) => void,
+  ): ClientUnaryCall;
+  registerBot(
+    request: RegisterBotRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RegisterBotResponse) => void,
+  ): ClientUnaryCall;
+  registerBot(
+    request: RegisterBotRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RegisterBotResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Forget a bot's token (a league retires a version): new Play streams with it fail with
+   * UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
+   * the matches it plays run to their end. A name the server does not know fails with
+   * NOT_FOUND / BOT_NOT_FOUND.
+   */
+  retireBot(
+    request: RetireBotRequest,
+    callback: (error: ServiceError | null, response: RetireBotResponse) => void,
+  ): ClientUnaryCall;
+  retireBot(
+    request: RetireBotRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RetireBotResponse) => void,
+  ): ClientUnaryCall;
+  retireBot(
+    request: RetireBotRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RetireBotResponse) => void,
   ): ClientUnaryCall;
 }
 

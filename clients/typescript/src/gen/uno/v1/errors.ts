@@ -127,8 +127,14 @@ export enum ErrorReason {
    * (GetMatch still has its summary).
    */
   EVENTS_EXPIRED = 72,
+  /** BOT_NOT_FOUND - NOT_FOUND: RetireBot named a bot the server does not know. */
+  BOT_NOT_FOUND = 73,
   /** MATCH_ALREADY_EXISTS - ALREADY_EXISTS: CreateMatch with an idempotency key already used for different parameters. */
   MATCH_ALREADY_EXISTS = 80,
+  /** TOKEN_IN_USE - ALREADY_EXISTS: RegisterBot with a token that is the admin token or another bot's token. */
+  TOKEN_IN_USE = 81,
+  /** BOT_ALREADY_REGISTERED - ALREADY_EXISTS: RegisterBot with a bot name the server already knows with another token. */
+  BOT_ALREADY_REGISTERED = 82,
   /**
    * SLOW_CONSUMER - RESOURCE_EXHAUSTED (ends the stream): the bot did not read its stream fast enough and the
    * bounded outbound queue overflowed, or it read nothing for 30 s while messages waited. Its
@@ -260,9 +266,18 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 72:
     case "ERROR_REASON_EVENTS_EXPIRED":
       return ErrorReason.EVENTS_EXPIRED;
+    case 73:
+    case "ERROR_REASON_BOT_NOT_FOUND":
+      return ErrorReason.BOT_NOT_FOUND;
     case 80:
     case "ERROR_REASON_MATCH_ALREADY_EXISTS":
       return ErrorReason.MATCH_ALREADY_EXISTS;
+    case 81:
+    case "ERROR_REASON_TOKEN_IN_USE":
+      return ErrorReason.TOKEN_IN_USE;
+    case 82:
+    case "ERROR_REASON_BOT_ALREADY_REGISTERED":
+      return ErrorReason.BOT_ALREADY_REGISTERED;
     case 90:
     case "ERROR_REASON_SLOW_CONSUMER":
       return ErrorReason.SLOW_CONSUMER;
@@ -355,8 +370,14 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_REQUEST_NOT_FOUND";
     case ErrorReason.EVENTS_EXPIRED:
       return "ERROR_REASON_EVENTS_EXPIRED";
+    case ErrorReason.BOT_NOT_FOUND:
+      return "ERROR_REASON_BOT_NOT_FOUND";
     case ErrorReason.MATCH_ALREADY_EXISTS:
       return "ERROR_REASON_MATCH_ALREADY_EXISTS";
+    case ErrorReason.TOKEN_IN_USE:
+      return "ERROR_REASON_TOKEN_IN_USE";
+    case ErrorReason.BOT_ALREADY_REGISTERED:
+      return "ERROR_REASON_BOT_ALREADY_REGISTERED";
     case ErrorReason.SLOW_CONSUMER:
       return "ERROR_REASON_SLOW_CONSUMER";
     case ErrorReason.TOO_MANY_MATCHES:
