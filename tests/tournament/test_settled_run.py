@@ -22,14 +22,18 @@ import pytest
 from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
 from uno_tournament import cli
+from uno_tournament.adaptive import block_hands
 from uno_tournament.config import BotSpec, ConfigError, TournamentConfig, parse
 from uno_tournament.ratings import HandResult
 from uno_tournament.schedule import plan as schedule_plan
+from uno_tournament.settled import SettledState, advance
 from uno_tournament.settled_run import (
     META_KEY,
     SequentialRecord,
+    adaptive_tables,
     catch_up,
-    look_every,
+    first_block,
+    resolve,
     settled_plan,
 )
 
@@ -105,15 +109,52 @@ def _config(names: list[str], **kw: object) -> TournamentConfig:
     return TournamentConfig(name="x", bots=tuple(BotSpec(n, ("x",)) for n in names), seed=3, **kw)  # type: ignore[arg-type]
 
 
-def test_settled_plan_is_the_default_order_cut_at_the_budget() -> None:
+class _Meta:
+    """A store as the plan reads it: only its meta table."""
+
+    def __init__(self, rec: SequentialRecord | None) -> None:
+        self.rec = rec
+
+    def meta(self) -> dict[str, object]:
+        return {} if self.rec is None else {META_KEY: self.rec.to_dict()}
+
+
+def test_settled_plan_has_block_0_and_the_ids_of_the_rest_cut_at_the_budget() -> None:
     names = ["a", "b", "c", "d", "e"]
     cfg = _config(names, until="settled", max_hands=500)
     p = settled_plan(cfg, "T")
     assert len(p) == 500
-    full = schedule_plan("T", names, blocks=5, seed=3)
-    assert [h.hand_id for h in p] == [h.hand_id for h in full[:500]]
-    assert look_every(p) == 40  # 5 tables x 4 rotations, twice: at least a block's 24 hands
-    assert cfg.plan("T") == p and cfg.design().tables[0] == p[0].table_bots
+    n_tables = adaptive_tables(names)
+    assert n_tables == 5  # at most every four-bot combination
+    block = n_tables * 24
+    rec = SequentialRecord.new(cfg, p)
+    assert rec.look_every == block and rec.blocks is not None and len(rec.blocks) == 1
+    # block 0: the recorded (balanced) tables, 6 deals x 4 rotations each, deal by deal
+    assert [h.hand_id for h in p[:block]] == [
+        h.hand_id for h in block_hands("T", first_block(cfg), 0, 3)
+    ]
+    assert all(h.bots for h in p[:block]) and not any(h.bots for h in p[block:])
+    # the later blocks: ids, deal seeds and positions fixed in advance, no bots yet
+    assert {(h.block, h.table) for h in p[block:]} == {
+        (b, t) for b in range(1, 5) for t in range(n_tables)
+    } | {(4, t) for t in range(n_tables)}
+    assert cfg.plan("T") == p and cfg.design().tables == [tuple(t) for t in rec.blocks[0]]
+    # a recorded block 1 fills its hands in, exactly as resolve() does
+    rec.blocks.append([["e", "d", "c", "b"]] * n_tables)
+    with_1 = settled_plan(cfg, "T", _Meta(rec))
+    assert [h.hand_id for h in with_1] == [h.hand_id for h in p]
+    assert with_1[block : 2 * block] == block_hands("T", [("e", "d", "c", "b")] * n_tables, 1, 3)
+    assert resolve(p[block], rec.blocks) == with_1[block]
+    assert not with_1[2 * block].bots
+    with pytest.raises(LookupError):
+        resolve(p[2 * block], rec.blocks)
+
+
+def test_a_fixed_until_keeps_the_fixed_plan() -> None:
+    names = ["a", "b", "c", "d", "e"]
+    cfg = _config(names, blocks=2)
+    assert cfg.plan("T") == schedule_plan("T", names, blocks=2, seed=3)
+    assert cfg.plan("T", _Meta(None)) == cfg.plan("T")
 
 
 def test_new_version_plan_seats_both_versions_at_every_table() -> None:
@@ -130,33 +171,57 @@ def test_new_version_plan_seats_both_versions_at_every_table() -> None:
 EPS = {"a": 0.0, "b": 0.3, "c": 0.65, "d": 1.0}
 
 
-def _engine_hands(cfg: TournamentConfig, seed: int) -> tuple[list[str], dict[str, HandResult]]:
-    p = cfg.plan("T")
+def _engine_hands(
+    cfg: TournamentConfig, seed: int, eps: dict[str, float] | None = None
+) -> tuple[list[str], dict[str, HandResult]]:
+    """The hands of one run, played as the runner plays them: a look's hands at a time, each
+    adaptive block at the tables the record holds (chosen at the look before it)."""
+    eps = eps or EPS
+    names = list(eps)
     rng = random.Random(seed)
     rules = RuleSet(scoring="single_hand")
     out: dict[str, HandResult] = {}
-    for spec in p:
-        bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=EPS[b]) for b in spec.bots]
-        hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
-        out[spec.hand_id] = HandResult.from_points(
-            spec.hand_id,
-            spec.deal_id,
-            spec.bots[hand.winner],
-            [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
-        )
-    return [h.hand_id for h in p], out
+    rec = SequentialRecord.new(cfg, cfg.plan("T"))
+    ids = [h.hand_id for h in cfg.plan("T")]
+    while True:
+        p = cfg.plan("T", _Meta(rec))
+        upto = rec.next_boundary()
+        if upto is None:  # stopped (settled, or the budget)
+            return ids, out
+        for spec in p[rec.through : upto]:
+            assert spec.bots, "a hand of a block whose tables are not recorded"
+            bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=eps[b]) for b in spec.bots]
+            hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
+            out[spec.hand_id] = HandResult.from_points(
+                spec.hand_id,
+                spec.deal_id,
+                spec.bots[hand.winner],
+                [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
+            )
+        catch_up(rec, ids, dict(out), names)
+
+
+EPS6 = {"a": 0.0, "b": 0.2, "c": 0.4, "d": 0.6, "e": 0.8, "f": 1.0}
 
 
 def test_resumed_looks_equal_one_pass_whatever_the_arrival_order() -> None:
     """The record saved (as JSON) part-way and continued, with hands arriving out of order,
-    reaches exactly the one-pass decision: same looks, same claims, same stop."""
-    cfg = _config(list(EPS), until="settled", max_hands=480, alpha=0.2, indifference_elo=60)
-    ids, hands = _engine_hands(cfg, 1)
-    names = list(EPS)
+    reaches exactly the one-pass decision: same looks, same claims, same block tables, same
+    stop."""
+    cfg = _config(list(EPS6), until="settled", max_hands=1920, alpha=0.2, indifference_elo=60)
+    ids, hands = _engine_hands(cfg, 1, EPS6)
+    names = list(EPS6)
     one = catch_up(SequentialRecord.new(cfg, cfg.plan("T")), ids, hands, names)
-    assert one.stop is not None and one.looks
-    order = list(ids)
-    random.Random(5).shuffle(order[: len(order) // 2])  # out of order within the first half
+    assert one.stop is not None and len(one.looks) >= 2
+    assert one.blocks is not None and len(one.blocks) == len(one.looks) + (
+        one.stop["reason"] != "settled"
+    )
+    # the blocks after the first follow the open pairs: not the balanced design again
+    assert one.blocks[1] != one.blocks[0]
+    played = [h for h in ids if h in hands]
+    half = played[: len(played) // 2]
+    random.Random(5).shuffle(half)  # out of order within the first half
+    order = half + played[len(played) // 2 :]
     rec = SequentialRecord.new(cfg, cfg.plan("T"))
     seen: dict[str, HandResult | None] = {}
     for k, hid in enumerate(order, 1):
@@ -165,6 +230,34 @@ def test_resumed_looks_equal_one_pass_whatever_the_arrival_order() -> None:
             rec = SequentialRecord.from_dict(json.loads(json.dumps(rec.to_dict())))
         catch_up(rec, ids, seen, names)
     assert rec.decision_of() == one.decision_of()
+
+
+def test_adaptive_looks_combine_per_block_fits() -> None:
+    """The adaptive run's claims come from the per-block combination (each block's hands fitted
+    alone, :meth:`SettledState.look_block`), not from the pooled fit of all hands, which is not
+    valid when the tables follow the data. Re-derived here look by look with ``advance(...,
+    by_block=True)``: the recorded intervals are that combination's, and they differ from the
+    pooled fit's."""
+    cfg = _config(list(EPS6), until="settled", max_hands=1920, alpha=0.2, indifference_elo=60)
+    ids, hands = _engine_hands(cfg, 2, EPS6)
+    names = list(EPS6)
+    rec = catch_up(SequentialRecord.new(cfg, cfg.plan("T")), ids, hands, names)
+    assert rec.state is not None and len(rec.looks) >= 2
+    by_block = SettledState(tuple(names), alpha=0.2, indifference_elo=60)
+    pooled = SettledState(tuple(names), alpha=0.2, indifference_elo=60)
+    by_block.rho = pooled.rho = rec.state.rho
+    differs = 0
+    for look in rec.looks:
+        prefix = ids[: look["through"]]
+        advance(by_block, prefix, hands, rec.look_every, by_block=True)
+        advance(pooled, prefix, hands, rec.look_every, by_block=False)
+        for p in look["pairs"]:
+            x, y = p["pair"].split("~")
+            mine = by_block.pair(x, y).to_dict()
+            assert (p["low"], p["high"], p["status"]) == (mine["low"], mine["high"], mine["status"])
+            other = pooled.pair(x, y).to_dict()
+            differs += (other["low"], other["high"]) != (mine["low"], mine["high"])
+    assert differs > 0
 
 
 def test_budget_stop_with_the_pairs_open() -> None:

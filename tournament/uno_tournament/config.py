@@ -308,13 +308,15 @@ class TournamentConfig:
     def rule_set(self) -> RuleSet:
         return RuleSet.from_dict(self.rules)
 
-    def plan(self, tournament_id: str) -> list[HandSpec]:
+    def plan(self, tournament_id: str, store: Any = None) -> list[HandSpec]:
         """Every planned hand, in playing order (see :mod:`uno_tournament.schedule`). A
-        sequential run (``until``) plans ``max_hands`` and stops where its decision says."""
+        sequential run (``until``) plans ``max_hands`` and stops where its decision says; with
+        ``until = "settled"`` each block's tables are the ones recorded in ``store`` (the later
+        blocks' hands have no bots yet: :func:`uno_tournament.settled_run.settled_plan`)."""
         if self.sequential:
             from .settled_run import settled_plan
 
-            return settled_plan(self, tournament_id)
+            return settled_plan(self, tournament_id, store)
         return schedule.plan(
             tournament_id,
             [b.name for b in self.bots],

@@ -375,7 +375,10 @@ class Runner(SequentialMixin, Player):
             self.log.close()
 
     async def _run(self) -> int:
-        full_plan = self.config.plan(self.tid)
+        try:  # an adaptive run's block tables are the ones its store records
+            full_plan = self.config.plan(self.tid, self.store)
+        except ValueError as exc:
+            raise RunnerError(f"{self.store.location}: {exc}"[:400]) from exc
         plan = full_plan
         if self.only is not None:
             plan = schedule.partition(full_plan, self.only.index, self.only.count, self.config.seed)
@@ -586,6 +589,8 @@ class Runner(SequentialMixin, Player):
         """Play ``pending`` on a shard of this process (its own server, unless --server)."""
         loop = asyncio.get_running_loop()
         self.needed = {b for h in pending for b in h.bots}
+        if any(not h.bots for h in pending):  # adaptive blocks not chosen yet: any bot may play
+            self.needed = set(self.names)
         self.shard = await self._start_shard()
         addr = self.shard.addr
         self._watch_metrics()

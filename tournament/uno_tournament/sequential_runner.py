@@ -18,7 +18,7 @@ from .metrics import TournamentMetrics
 from .player import RunnerError
 from .rating_model import HandResult
 from .runlog import RunLog
-from .settled_run import META_KEY, SequentialRecord, run_looks
+from .settled_run import META_KEY, SequentialRecord, resolve, run_looks
 from .sharding import ShardSpec
 from .store import ResultStore
 
@@ -119,13 +119,15 @@ class SequentialMixin:
             new = SequentialRecord.from_dict(data)
             if self.seq is not seq:  # adopted a newer record from the store meanwhile
                 continue
-            self.seq = new
-            self._seq_changed.set()
-            try:
+            try:  # stored before any table sees it: no hand of a block the store lacks
                 await loop.run_in_executor(self._writer, self._save_record, new)
             except Exception as exc:
                 self._fail(self._store_failure(exc))
                 return
+            if self.seq is not seq:
+                continue
+            self.seq = new
+            self._seq_changed.set()
             self._show_record(new)
             if new.stopped:
                 self._on_stop()
@@ -142,11 +144,16 @@ class SequentialMixin:
                 return
             if queue[0] is not spec:  # another table took it meanwhile: check the next one
                 continue
-            await self._play_one(deque([queue.popleft()]))
+            queue.popleft()
+            if not spec.bots:  # an adaptive block: its tables are in the record now
+                assert self.seq is not None and self.seq.blocks is not None
+                spec = resolve(spec, self.seq.blocks)
+            await self._play_one(deque([spec]))
 
     async def _gate(self, spec: schedule.HandSpec) -> bool:
-        """Wait until ``spec`` belongs to the next looks (:data:`LOOKAHEAD_LOOKS`); False once
-        the decision has stopped the run."""
+        """Wait until ``spec`` belongs to the next looks (:data:`LOOKAHEAD_LOOKS`) and, in an
+        adaptive run, its block's tables are recorded; False once the decision has stopped the
+        run."""
         ahead = LOOKAHEAD_LOOKS + (1 if self.only is not None else 0)
         while not self.stop_requested:
             seq = self.seq
@@ -155,7 +162,8 @@ class SequentialMixin:
             if seq.stopped:
                 return False
             k = self._seq_index.get(spec.hand_id)
-            if k is None or k < seq.through + ahead * seq.look_every:
+            chosen = seq.blocks is None or spec.bots or spec.block < len(seq.blocks)
+            if chosen and (k is None or k < seq.through + ahead * seq.look_every):
                 return True
             self._seq_changed.clear()
             with contextlib.suppress(TimeoutError):  # a pod adopts others' looks on a thread

@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import schedule
-from .adaptive import block_hands
+from .adaptive import block_hands, floor_tables, next_block_tables
 from .newversion import NewVersionState, newversion_tables
 from .rating_model import HandResult
 from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
@@ -65,7 +65,10 @@ __all__ = [
 
 META_KEY = "sequential"
 """The key of the decision in the store's ``meta`` table."""
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+"""2: ``until = "settled"`` records the tables of each block (adaptive scheduling)."""
+ADAPTIVE_TABLES = 8
+"""Tables of each block of an adaptive run (24 hands each: a look every 192 hands)."""
 NEWVERSION_TABLES = 4
 """Tables per block of a new-version test (each seats NEW, OLD and two field bots)."""
 
@@ -79,18 +82,136 @@ def field_of(config: Any) -> list[str]:
     return [n for n in _names(config) if n not in (config.candidate, config.baseline)]
 
 
-def settled_plan(config: Any, tournament_id: str) -> list[HandSpec]:
-    """The plan of a sequential run (see the module docstring)."""
+def adaptive(config: Any) -> bool:
+    """The run schedules for information (``until = "settled"``): each block's tables are chosen
+    from the hands before it (:mod:`uno_tournament.adaptive`) and recorded in the store."""
+    return config.until == "settled" and not config.candidate
+
+
+def adaptive_tables(names: Sequence[str]) -> int:
+    """Tables of each block of an adaptive run: :data:`ADAPTIVE_TABLES`, at least the floor
+    (:func:`uno_tournament.adaptive.floor_tables`) plus one table for the open pairs, at most
+    every four-bot combination."""
+    floor = floor_tables(names)
+    return min(math.comb(len(names), 4), max(ADAPTIVE_TABLES, floor + 1))
+
+
+def first_block(config: Any) -> list[tuple[str, ...]]:
+    """Block 0's tables of an adaptive run (a balanced design, before any look: a function of
+    the configuration alone)."""
+    names = _names(config)
+    st = SettledState(names, alpha=config.alpha, indifference_elo=config.indifference_elo)
+    return next_block_tables(st, None, names, adaptive_tables(names), 0, config.seed)
+
+
+def recorded_blocks(store: Any) -> list[list[tuple[str, ...]]] | None:
+    """The tables of each block the store's record holds (None: no record, or one without
+    blocks). An unreadable record raises ValueError."""
+    raw = store.meta().get(META_KEY)
+    if raw is None:
+        return None
+    try:
+        rec = SequentialRecord.from_dict(raw)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"the stored sequential decision is unreadable ({exc})"[:200]) from exc
+    return rec.tables()
+
+
+def settled_plan(config: Any, tournament_id: str, store: Any = None) -> list[HandSpec]:
+    """The plan of a sequential run (see the module docstring). For an adaptive run the hands of
+    blocks whose tables are recorded in ``store`` (block 0 always) are complete; the later
+    blocks' hands have their ids, deal seeds and positions but no bots yet (``bots == ()``:
+    :func:`resolve` fills them in once the record holds their tables)."""
+    names = _names(config)
+    if adaptive(config):
+        blocks = recorded_blocks(store) if store is not None else None
+        if not blocks:
+            blocks = [first_block(config)]
+        return list(
+            _adaptive_plan(
+                tournament_id,
+                names,
+                config.seed,
+                config.max_hands,
+                adaptive_tables(names),
+                tuple(tuple(tuple(t) for t in b) for b in blocks),
+            )
+        )
     return list(
         _plan(
             tournament_id,
-            _names(config),
+            names,
             config.seed,
             config.pair_meetings,
             config.max_hands,
             config.candidate,
             config.baseline,
         )
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _adaptive_plan(
+    tid: str,
+    names: tuple[str, ...],
+    seed: int,
+    max_hands: int,
+    n_tables: int,
+    blocks: tuple[tuple[tuple[str, ...], ...], ...],
+) -> tuple[HandSpec, ...]:
+    if max_hands < 1:
+        raise ValueError("a sequential run needs max_hands")
+    out: list[HandSpec] = []
+    block = 0
+    while len(out) < max_hands:
+        if block < len(blocks):
+            if len(blocks[block]) != n_tables:
+                raise ValueError(
+                    f"the recorded block {block} has {len(blocks[block])} tables, the "
+                    f"configuration plans {n_tables}"
+                )
+            for tb in blocks[block]:
+                if len(set(tb)) != len(tb) or not set(tb) <= set(names):
+                    raise ValueError(
+                        f"the recorded block {block} has a table {list(tb)!r} that is not four "
+                        "distinct bots of the configuration"[:200]
+                    )
+            out += block_hands(tid, blocks[block], block, seed)
+        else:  # not chosen yet: the ids and deal seeds only
+            out += _unchosen(tid, n_tables, block, seed)
+        block += 1
+    return tuple(out[:max_hands])
+
+
+def _unchosen(tid: str, n_tables: int, block: int, seed: int) -> list[HandSpec]:
+    """A block whose tables are not chosen yet: each hand's id, table, deal, rotation and deal
+    seed (all fixed in advance), no bots."""
+    return [
+        HandSpec(
+            schedule.hand_id(tid, t, block, d, r),
+            t,
+            block,
+            d,
+            r,
+            schedule.deal_seed(seed, t, block, d),
+            (),
+        )
+        for d in range(schedule.DEALS_PER_BLOCK)
+        for t in range(n_tables)
+        for r in range(ROTATIONS)
+    ]
+
+
+def resolve(spec: HandSpec, blocks: Sequence[Sequence[Sequence[str]]]) -> HandSpec:
+    """``spec`` with its bots, from the recorded tables of its block (unchanged if it has them).
+    Raises LookupError if its block's tables are not recorded yet."""
+    if spec.bots:
+        return spec
+    if spec.block >= len(blocks):
+        raise LookupError(f"block {spec.block}'s tables are not recorded yet")
+    tb = tuple(blocks[spec.block][spec.table])
+    return dataclasses.replace(
+        spec, bots=schedule.seating(tb, spec.deal, spec.rotation), table_bots=tb
     )
 
 
@@ -174,6 +295,20 @@ class SequentialRecord:
     looks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     stop: dict[str, Any] | None = None
     """``{"reason": ..., "hands": ..., "line": ...}`` once the run has stopped."""
+    blocks: list[list[list[str]]] | None = None
+    """``until = "settled"``: the tables of each block chosen so far (block ``k`` is chosen at
+    the look after block ``k - 1``; block 0 before any): the plan's record, from which every
+    process rebuilds the same plan. None for a new-version test (its plan is fixed)."""
+    seed: int = 0
+    """The tournament seed the blocks were chosen with."""
+    n_tables: int = 0
+    """Tables of each block (adaptive runs)."""
+
+    def tables(self) -> list[list[tuple[str, ...]]] | None:
+        """The recorded tables of each block, as tuples (None for a fixed plan)."""
+        if self.blocks is None:
+            return None
+        return [[tuple(t) for t in b] for b in self.blocks]
 
     @classmethod
     def new(cls, config: Any, plan: Sequence[HandSpec]) -> SequentialRecord:
@@ -191,7 +326,16 @@ class SequentialRecord:
         st = SettledState(
             _names(config), alpha=config.alpha, indifference_elo=config.indifference_elo
         )
-        return cls("settled", n, look_every(plan), state=st)
+        k = adaptive_tables(_names(config))
+        return cls(
+            "settled",
+            n,
+            min(n, k * HANDS_PER_BLOCK),
+            state=st,
+            blocks=[list(map(list, first_block(config)))],
+            seed=int(config.seed),
+            n_tables=k,
+        )
 
     # -------------------------------------------------------------- reading
 
@@ -292,12 +436,21 @@ class SequentialRecord:
             "newversion": self.newversion.to_dict() if self.newversion is not None else None,
             "looks": self.looks,
             "stop": self.stop,
+            "blocks": self.blocks,
+            "seed": self.seed,
+            "n_tables": self.n_tables,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SequentialRecord:
-        if not isinstance(data, Mapping) or data.get("version") != RECORD_VERSION:
+        if not isinstance(data, Mapping) or data.get("version") not in (1, RECORD_VERSION):
             raise ValueError("the stored sequential decision is of an unknown version")
+        if data.get("version") == 1 and data.get("kind") == "settled":
+            raise ValueError(
+                'the stored decision is of an `until = "settled"` run of an earlier version '
+                "(a fixed plan, without recorded block tables); it cannot be continued: start "
+                "the run again in a new folder"
+            )
         kind = data.get("kind")
         if kind not in ("settled", "new-version"):
             raise ValueError(f"the stored sequential decision has kind {kind!r}"[:120])
@@ -318,13 +471,37 @@ class SequentialRecord:
             int(data["through"]),
             list(data["looks"]),
             dict(data["stop"]) if data.get("stop") is not None else None,
+            _blocks_of(data.get("blocks"), str(kind)),
+            int(data.get("seed") or 0),
+            int(data.get("n_tables") or 0),
         )
 
     def decision_of(self) -> dict[str, Any]:
         """What ``verify`` compares with a re-derivation: the stop, the looks (hand counts,
         statuses, LLRs) and every pair's claim, without the record's bookkeeping."""
         d = self.to_dict()
-        return {k: d[k] for k in ("kind", "plan_hands", "look_every", "through", "looks", "stop")}
+        keys = ("kind", "plan_hands", "look_every", "through", "looks", "stop", "blocks")
+        return {k: d[k] for k in keys}
+
+
+def _blocks_of(raw: Any, kind: str) -> list[list[list[str]]] | None:
+    """The recorded block tables, checked for shape (a list of blocks, each a list of tables of
+    four names)."""
+    if kind != "settled":
+        return None
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("the stored sequential decision has no block tables")
+    out: list[list[list[str]]] = []
+    for b in raw:
+        if not isinstance(b, list) or not b:
+            raise ValueError("the stored sequential decision has a malformed block")
+        tables = []
+        for t in b:
+            if not isinstance(t, list) or len(t) != 4 or not all(isinstance(x, str) for x in t):
+                raise ValueError("the stored sequential decision has a malformed table")
+            tables.append([str(x) for x in t])
+        out.append(tables)
+    return out
 
 
 def _information(half: float, rho: float, alpha_pair: float) -> float:
@@ -384,9 +561,14 @@ def catch_up(
     if record.kind == "settled":
         assert record.state is not None
         st = record.state
+        blocks = record.blocks
         while st.settled_at is None and st.through < record.plan_hands:
             upto = min(st.through + record.look_every, record.plan_hands)
-            decs = advance(st, plan_ids[:upto], stored, record.look_every)
+            if blocks is not None and upto > len(blocks) * record.look_every:
+                break  # the block's tables are not recorded (an edited record): no look
+            decs = advance(
+                st, plan_ids[:upto], stored, record.look_every, by_block=blocks is not None
+            )
             if not decs:
                 break
             dec = decs[-1]
@@ -400,6 +582,18 @@ def catch_up(
                     "pairs": _pairs_of(st, dec.ranking) if dec.looked else [],
                 }
             )
+            if (
+                blocks is not None
+                and not dec.settled
+                and st.through < record.plan_hands
+                and len(blocks) * record.look_every <= st.through
+            ):
+                # the next block's tables, from this look (the hands so far) alone: recorded
+                # with the look, so every process plays and re-derives the same plan
+                chosen = next_block_tables(
+                    st, dec, names, record.n_tables, len(blocks), record.seed
+                )
+                blocks.append([list(t) for t in chosen])
         record.through = st.through
         if st.settled_at is not None:
             final = record.looks[-1]

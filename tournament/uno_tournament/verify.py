@@ -168,7 +168,10 @@ def _verify(
     config = load_config(store, folder or store.location)
     meta = store.meta()
     tid = str(meta.get("tournament_id", ""))
-    plan_list = config.plan(tid)
+    try:  # an adaptive run's block tables: the ones its store records (checked below)
+        plan_list = config.plan(tid, store)
+    except ValueError:  # an unreadable record: the sequential check names it
+        plan_list = config.plan(tid)
     plan = {h.hand_id: h for h in plan_list}
     plan_ids = [h.hand_id for h in plan_list]
     raw = chain.scan(store)

@@ -11,7 +11,12 @@ planned hand") does not hold. Instead the decision itself is checked:
   edited in a way that changes the ratings;
 * **every hand before the stop is stored**: a hand deleted from the middle of the played prefix
   is named (and the re-derived test then cannot reach the recorded stop either);
-* hands past the stop (in play when it came) are counted and named in the summary, not errors.
+* hands past the stop (in play when it came) are counted and named in the summary, not errors;
+* an adaptive run (``until = "settled"``): the **recorded tables of each block** must be the
+  ones the hands before that block choose (:func:`uno_tournament.adaptive.next_block_tables`,
+  re-run on the re-derived looks), and every stored hand must sit at its recorded table in its
+  recorded seats (``verify`` builds the plan from the record, so a hand whose seats differ is
+  named by the usual per-hand check).
 
 A record may trail the hands (a run killed between storing a hand and writing its next look):
 its looks must then be the first looks the hands give.
@@ -89,6 +94,34 @@ def _describe(rec: SequentialRecord | None) -> str:
     return f"{len(rec.looks)} looks through {rec.through} hands, no stop"
 
 
+def _block_problem(recorded: SequentialRecord, fresh: SequentialRecord) -> str:
+    """How the recorded block tables of an adaptive run differ from the ones the stored hands
+    choose ('' if they agree): block ``k`` must be what the hands of the blocks before it give."""
+    mine, theirs = recorded.tables(), fresh.tables()
+    if mine is None or theirs is None:
+        return ""
+    for k in range(min(len(mine), len(theirs))):
+        if mine[k] != theirs[k]:
+            t = next(
+                i
+                for i in range(max(len(mine[k]), len(theirs[k])))
+                if i >= len(mine[k]) or i >= len(theirs[k]) or mine[k][i] != theirs[k][i]
+            )
+            got = list(mine[k][t]) if t < len(mine[k]) else "none"
+            want = list(theirs[k][t]) if t < len(theirs[k]) else "none"
+            return (
+                f"block {k}'s recorded tables differ from the ones the hands before it choose "
+                f"(table {t}: recorded {got}, re-derived {want}): the record was edited, or a "
+                "hand before that block was"
+            )
+    if len(mine) > len(theirs):
+        return (
+            f"the record has the tables of {len(mine)} blocks, the stored hands choose only "
+            f"{len(theirs)}: a hand is missing, or the record was edited"
+        )
+    return ""
+
+
 def check_sequential(
     store: ResultStore,
     config: Any,
@@ -149,6 +182,9 @@ def check_sequential(
                 f"{theirs[key]!r}"[:300]
             )
             return out
+    bad_block = _block_problem(recorded, fresh)
+    if bad_block:
+        out.other.append(f"{where}: {bad_block}"[:400])
     bad_look = next(
         (
             k

@@ -69,6 +69,8 @@ class ShardWorker(Player):
         self._seq_pos: dict[str, int] = {}
         self._seq_store: Any = None
         self._seq_every = 1
+        self._seq_blocks: list[list[tuple[str, ...]]] = []
+        """An adaptive run's recorded block tables, as last read."""
 
     def send(self, msg: dict[str, Any]) -> None:
         line = json.dumps(msg, separators=(",", ":")).encode() + b"\n"
@@ -127,6 +129,8 @@ class ShardWorker(Player):
         plan = {h.hand_id: h for h in self.config.plan(self.tid)}
         pending = deque(plan[h] for h in self.hand_ids if h in plan)
         self.needed = {b for h in pending for b in h.bots}
+        if any(not h.bots for h in pending):  # adaptive blocks not chosen yet: any bot may play
+            self.needed = {b.name for b in self.config.bots}
         self.progress = Progress(planned=len(pending), done=0)
         self.log.info("shard started", to_play=len(pending), log_dir=str(self.log_dir))
         loop = asyncio.get_running_loop()
@@ -194,34 +198,40 @@ class ShardWorker(Player):
             return
         while queue and not self.stop_requested and self.fatal is None:
             spec = queue[0]
-            if not await self._gate(spec.hand_id) or not queue:
+            if not await self._gate(spec) or not queue:
                 return
             if queue[0] is not spec:  # another table took it meanwhile: check the next one
                 continue
-            await super()._worker(deque([queue.popleft()]))
+            queue.popleft()
+            if not spec.bots:  # an adaptive block: its tables are in the record now
+                from .settled_run import resolve
 
-    async def _gate(self, hand_id: str) -> bool:
+                spec = resolve(spec, self._seq_blocks)
+            await super()._worker(deque([spec]))
+
+    async def _gate(self, spec: Any) -> bool:
         from .sequential_runner import LOOKAHEAD_LOOKS
         from .settled_run import META_KEY, SequentialRecord
 
         loop = asyncio.get_running_loop()
-        from .settled_run import look_every
-
         if not self._seq_pos:
             plan = self.config.plan(self.tid)
             self._seq_pos = {h.hand_id: k for k, h in enumerate(plan)}
-            self._seq_every = look_every(plan)
-        k = self._seq_pos.get(hand_id, 0)
+            self._seq_every = SequentialRecord.new(self.config, plan).look_every
+        k = self._seq_pos.get(spec.hand_id, 0)
         while not self.stop_requested:
             raw = await loop.run_in_executor(self._writer, self._read_decision, META_KEY)
             if raw is None:
                 through, every, stopped = 0, self._seq_every, False  # no look yet
+                chosen = bool(spec.bots)  # an adaptive run's block 0 is in the plan
             else:
                 rec = SequentialRecord.from_dict(raw)
                 through, every, stopped = rec.through, rec.look_every, rec.stopped
+                self._seq_blocks = rec.tables() or []
+                chosen = bool(spec.bots) or spec.block < len(self._seq_blocks)
             if stopped:
                 return False
-            if k < through + LOOKAHEAD_LOOKS * every:
+            if chosen and k < through + LOOKAHEAD_LOOKS * every:
                 return True
             await asyncio.sleep(0.5)
         return False
