@@ -6,8 +6,8 @@ import json
 import sqlite3
 import subprocess
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
