@@ -1,4 +1,4 @@
-"""``uno-arena league init|submit|token|status``.
+"""``uno-arena league init|submit|token|run|status``.
 
 Errors are one plain line (``uno-arena: ...``) and exit status 2; a refused submission is not an
 error of the command (its verdict is recorded and printed) but exits 1, so scripts can tell.
@@ -16,6 +16,7 @@ from typing import Any
 
 from ..config import ConfigError, parse
 from .manifest import AUTHOR_RE, NAME_RE
+from .run import MAX_TABLES, run_league
 from .store import LeagueError, LeagueStore
 from .submit import GATE_HANDS, describe, submit
 
@@ -118,6 +119,38 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hands(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
+    if not 1 <= n <= 100_000_000:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 100000000, got {n}")
+    return n
+
+
+def _tables(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
+    if not 1 <= n <= MAX_TABLES:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_TABLES}, got {n}")
+    return n
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Play the league until Ctrl-C or SIGTERM (the hands in play are finished and stored),
+    for --hands N, or --until settled. New submissions join without a restart; run it again
+    to continue after a stop or a crash."""
+    return run_league(
+        Path(args.dir),
+        hands=args.hands,
+        until_settled=args.until == "settled",
+        tables=args.tables,
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lg = sub.add_parser(
         "league",
@@ -149,6 +182,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add.add_argument("name", metavar="NAME")
     add.add_argument("--author", required=True)
     add.set_defaults(func=cmd_token_add)
+    rn = lsub.add_parser("run", help="play the ladder until stopped", description=cmd_run.__doc__)
+    rn.add_argument("dir", metavar="DIR")
+    rn.add_argument("--hands", type=_hands, help="stop after N hands (1-100000000)")
+    rn.add_argument(
+        "--until",
+        choices=["settled"],
+        help="stop once the ranking of the active versions is settled",
+    )
+    rn.add_argument(
+        "--tables",
+        type=_tables,
+        default=1,
+        help=f"tables played at once, each 24 hands a block (1-{MAX_TABLES}, default 1)",
+    )
+    rn.set_defaults(func=cmd_run)
     st = lsub.add_parser("status", help="the league's versions", description=cmd_status.__doc__)
     st.add_argument("dir", metavar="DIR")
     st.set_defaults(func=cmd_status)

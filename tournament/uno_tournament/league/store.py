@@ -45,6 +45,33 @@ CREATE TABLE tokens (
     created_at REAL NOT NULL
 );
 """
+_PLAY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS refits (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    hands INTEGER NOT NULL,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS history (
+    refit INTEGER NOT NULL REFERENCES refits (id),
+    version_id INTEGER NOT NULL REFERENCES versions (id),
+    rating REAL NOT NULL,
+    low REAL NOT NULL,
+    high REAL NOT NULL,
+    hands INTEGER NOT NULL,
+    PRIMARY KEY (refit, version_id)
+);
+CREATE TABLE IF NOT EXISTS replacements (
+    old_id INTEGER PRIMARY KEY REFERENCES versions (id),
+    new_id INTEGER NOT NULL REFERENCES versions (id),
+    retired_at REAL NOT NULL,
+    verdict TEXT NOT NULL CHECK (verdict IN ('better', 'not better', 'undecided yet')),
+    test TEXT NOT NULL DEFAULT '{}'
+);
+"""
+"""What ``league run`` adds: the rating history (one ``refits`` row per refit, and a ``history``
+row per rated version in it) and the new-version verdict of every replacement. Created when a
+league is opened (a league made before ``league run`` existed gains them)."""
 
 
 class LeagueError(RuntimeError):
@@ -115,6 +142,7 @@ class LeagueStore:
         if row is None or row[0] != SCHEMA_VERSION:
             conn.close()
             raise LeagueError(f"{path}: league schema {row[0] if row else '?'}, expected 1")
+        conn.executescript(_PLAY_SCHEMA)
         return cls(path, conn)
 
     def close(self) -> None:
@@ -180,6 +208,7 @@ class LeagueStore:
         retired: list[str] = []
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
+            old: list[tuple[int, str]] = []
             if state == "active":
                 old = self.conn.execute(
                     "SELECT id, version FROM versions WHERE name = ? AND state = 'active'",
@@ -191,7 +220,7 @@ class LeagueStore:
                         (f"replaced by {name}@{version}", vid),
                     )
                     retired.append(f"{name}@{ver}")
-            self.conn.execute(
+            cur = self.conn.execute(
                 "INSERT INTO versions (name, version, author, language, folder, manifest, "
                 "submitted_at, state, reason, gate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -207,7 +236,85 @@ class LeagueStore:
                     json.dumps(gate or {}),
                 ),
             )
+            for vid, _ in old:  # the verdict starts undecided; refits of league run decide it
+                self.conn.execute(
+                    "INSERT INTO replacements (old_id, new_id, retired_at, verdict) "
+                    "VALUES (?, ?, ?, 'undecided yet')",
+                    (vid, cur.lastrowid, now),
+                )
         return retired
+
+    def manifest(self, version_id: int) -> dict[str, Any]:
+        row = self.conn.execute(
+            "SELECT manifest FROM versions WHERE id = ?", (version_id,)
+        ).fetchone()
+        return dict(json.loads(row[0])) if row else {}
+
+    def give_up(self, version_id: int, why: str) -> None:
+        """Retire a version ``league run`` gave up on (it crashed too often or never
+        connected): it is not scheduled again; its hands stay."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(
+                "UPDATE versions SET state = 'retired', reason = ? WHERE id = ? AND state = "
+                "'active'",
+                (f"given up: {why}"[:2000], version_id),
+            )
+
+    # ------------------------------------------------------------------ ratings over time
+
+    def add_refit(
+        self, hands: int, rows: list[tuple[int, float, float, float, int]], note: str = ""
+    ) -> int:
+        """One refit's ratings, ``(version id, rating, low, high, hands)`` each, in one
+        transaction. Returns the refit's number."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            cur = self.conn.execute(
+                "INSERT INTO refits (at, hands, note) VALUES (?, ?, ?)", (time.time(), hands, note)
+            )
+            rid = int(cur.lastrowid or 0)
+            self.conn.executemany(
+                "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?)",
+                [(rid, vid, r, lo, hi, n) for vid, r, lo, hi, n in rows],
+            )
+        return rid
+
+    def refits(self) -> list[tuple[int, float, int, str]]:
+        """``(refit, at, hands, note)``, oldest first."""
+        return [
+            (int(a), float(b), int(c), str(d))
+            for a, b, c, d in self.conn.execute(
+                "SELECT id, at, hands, note FROM refits ORDER BY id"
+            )
+        ]
+
+    def history(self) -> list[tuple[int, int, float, float, float, int]]:
+        """``(refit, version id, rating, low, high, hands)``, by refit then version."""
+        return [
+            (int(a), int(b), float(c), float(d), float(e), int(f))
+            for a, b, c, d, e, f in self.conn.execute(
+                "SELECT refit, version_id, rating, low, high, hands FROM history "
+                "ORDER BY refit, version_id"
+            )
+        ]
+
+    def replacements(self) -> list[tuple[int, int, float, str, dict[str, Any]]]:
+        """``(old id, new id, retired at, verdict, test state)`` of every replacement."""
+        return [
+            (int(a), int(b), float(c), str(d), dict(json.loads(e)))
+            for a, b, c, d, e in self.conn.execute(
+                "SELECT old_id, new_id, retired_at, verdict, test FROM replacements ORDER BY old_id"
+            )
+        ]
+
+    def set_verdict(self, old_id: int, verdict: str, test: dict[str, Any]) -> None:
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(
+                "UPDATE replacements SET verdict = ?, test = ? WHERE old_id = ?",
+                (verdict, json.dumps(test), old_id),
+            )
 
     # ------------------------------------------------------------------ tokens
 

@@ -1,0 +1,540 @@
+"""``league run DIR``: the ladder's play, until stopped.
+
+The league plays block after block on a game server it starts (as ``tournament run`` does),
+with its bots launched in the league's sandbox:
+
+1. **Versions in and out.** Before each block the league's store is read again: a version
+   accepted since (``league submit`` in another terminal) is registered with the running server
+   (AdminService.RegisterBot, with a token made for this run) and launched; a version retired
+   since (replaced, or given up on) is forgotten by the server (RetireBot) and stopped. No
+   restart is needed.
+2. **Tables** (:mod:`.matchmaking`): the connected active versions, fewest hands first, one
+   bot per author at a table, a floor of hands per version.
+3. **Duplicate deals and rotated seats**: each table of the block plays 6 deals, each in its 4
+   seat rotations (24 hands), as a tournament's block does (:mod:`uno_tournament.schedule`).
+4. **One store**: every hand goes to ``DIR/play/tournament.sqlite`` in one transaction (and a
+   replay file to ``DIR/play/replays``); hands played per version, the block number and the
+   ratings are all read back from it, so a ``kill -9`` at any moment loses no stored hand, and
+   ``league run DIR`` again resumes. A hand in play when the run is killed is not stored; the
+   resumed run plays new blocks.
+5. **Ratings over time** (:mod:`.ratings`): a refit over every hand after each block; its
+   ratings with their intervals, and the verdicts of replacements, go to the league's store.
+
+Ctrl-C or SIGTERM stops taking new hands and finishes the hands in play (a second one quits at
+once). ``--hands N`` stops after N hands, ``--until settled`` once the ranking of the active
+versions is settled (:mod:`uno_tournament.settled`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import secrets
+import signal
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import grpc
+
+from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
+
+from .. import schedule
+from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
+from ..eventjson import event_dicts
+from ..player import Player, RunnerError, error_reason
+from ..procs import BotProcess, announce_sandbox, tail
+from ..progress import Progress
+from ..replay import write_replay
+from ..sandbox import HostRelay, SandboxError
+from ..settled import SettledState
+from ..shard import ServerProcess, ServerProcessError, Shard
+from ..store import HandRecord, RunLock, Store, StoreError, canonical_json
+from .matchmaking import Entry, next_tables
+from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
+from .store import LeagueError, LeagueStore, Version
+
+__all__ = ["LeagueRunner", "run_league"]
+
+PLAY_DIR = "play"
+LEAGUE_ID = "league"
+POLL_S = 0.5
+"""How often a league waiting for versions looks again."""
+MAX_TABLES = 64
+
+
+@dataclass
+class Seated:
+    """A version the run has registered and launched."""
+
+    version: Version
+    name: str
+    proc: BotProcess
+    launched_at: float
+
+
+def league_config(settings: dict[str, Any], concurrency: int) -> TournamentConfig:
+    """The tournament settings a league's hands are played with (the bots are the league's,
+    launched by the runner; the four here only make a valid config)."""
+    slots = [
+        dataclasses.asdict(BotSpec(name=f"league-slot-{i}", token=f"unused-slot-token-{i}"))
+        for i in range(4)
+    ]
+    return TournamentConfig.from_dict(
+        {
+            "name": LEAGUE_ID,
+            "bots": slots,
+            "seed": int(settings.get("seed", 1)),
+            "blocks": 1,
+            "concurrency": concurrency,
+            "rules": settings.get("rules", {}),
+            "time_control": settings.get("time_control", {}),
+            "faults": settings.get("faults", {}),
+            "sandbox": settings.get("sandbox", {}),
+        }
+    )
+
+
+class LeagueRunner(Player):
+    def __init__(
+        self,
+        league_dir: Path,
+        league: LeagueStore,
+        store: Store,
+        *,
+        hands: int | None = None,
+        until_settled: bool = False,
+        tables: int = 1,
+        floor_hands: int = 0,
+        stream: TextIO | None = None,
+        refit_every_s: float = 0.0,
+    ) -> None:
+        settings = league.settings()
+        config = league_config(settings, concurrency=max(8, 4 * tables))
+        self.play_dir = league_dir / PLAY_DIR
+        super().__init__(self.play_dir, config, LEAGUE_ID, progress=False, stream=stream)
+        self.league_dir = league_dir
+        self.league = league
+        self.store = store
+        self.budget = hands
+        self.until_settled = until_settled
+        self.n_tables = tables
+        self.floor_hands = floor_hands
+        self.refit_every_s = refit_every_s
+        self.sandbox = _sandbox_from_dict(settings.get("sandbox"))
+        self.seated: dict[int, Seated] = {}
+        self.by_name: dict[str, Seated] = {}
+        self.counts: dict[str, int] = {}
+        self.block = 0
+        self.played = 0
+        """Hands stored by this run."""
+        self.refits = 0
+        self.settled: SettledState | None = None
+        self._waiting = ""
+        self._last_refit = 0.0
+        self._fitted_hands = -1
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="league-writer")
+        self._server_watch: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ store
+
+    def _note_incident(self, bot: str, kind: str, detail: str) -> None:
+        self.store.add_incident(bot, kind, detail)
+        seat = self.by_name.get(bot)
+        if kind == "given_up" and seat is not None:
+            self.league.give_up(seat.version.id, detail)
+            self.say(f"{seat.version.key}: given up on ({detail}); it is retired from play")
+
+    def _write(self, rec: HandRecord) -> bool:
+        events = rec.replay.get("events") or []
+        if events and not isinstance(events[0], dict):
+            rec.replay["events"] = event_dicts(events)
+        rec.replay_raw = rec.replay_raw or canonical_json(rec.replay)
+        if not self.store.add_hand(rec):
+            return False
+        write_replay(self.play_dir / "replays", rec.replay, rec.replay_raw)
+        return True
+
+    async def _record(self, rec: HandRecord) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            if not await loop.run_in_executor(self._writer, self._write, rec):
+                return
+        except Exception as exc:  # a full disk, a lost database: stop, say what to do
+            text = " ".join(str(exc).split())[:200]
+            self._fail(
+                RunnerError(
+                    f"cannot store hand {rec.hand_id}: {text}; {self.played} hands stored by "
+                    f"this run, none lost. Fix the cause, then: uno-arena league run "
+                    f"{self.league_dir}"
+                )
+            )
+            return
+        self.played += 1
+        for s in rec.seats:
+            self.counts[s.bot] = self.counts.get(s.bot, 0) + 1
+        assert self.progress is not None
+        self.progress.add(rec.moves)
+
+    def _load(self) -> None:
+        """Hands per version and the next block, from the stored hands (a resume)."""
+        last = -1
+        for h in self.store.hand_rows():
+            last = max(last, h.block)
+            for s in h.seats:
+                self.counts[s.bot] = self.counts.get(s.bot, 0) + 1
+        self.block = last + 1
+        self.progress = Progress(planned=0, done=self.store.count())
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._interrupt)
+                installed.append(sig)
+        self._load()
+        stored = self.store.count()
+        done = self.league.refits()
+        self._fitted_hands = done[-1][2] if done else -1  # a resume refits only what is new
+        self.say(
+            f"league {self.league_dir}: {stored} hands stored"
+            + (f", resuming at block {self.block}" if stored else "")
+            + f"; {self.n_tables} table(s) of four, 24 hands per table and block"
+        )
+        try:
+            await self._start_server()
+            await self._refit(force=True)
+            while not self.stop_requested and self.fatal is None:
+                if self.budget is not None and self.played >= self.budget:
+                    break
+                if not await self._play_block():
+                    await self._pause(POLL_S)
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+            await self._shutdown()
+        if self.fatal is not None:
+            raise self.fatal
+        with contextlib.suppress(Exception):
+            await self._refit(force=True)
+        total = self.store.count()
+        self.say(
+            f"league stopped: {self.played} hands played by this run, {total} stored; "
+            f"{self.refits} refits. Continue with: uno-arena league run {self.league_dir}"
+        )
+        return 130 if self.interrupted else 0
+
+    async def _pause(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self.stop_requested and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+
+    def _interrupt(self) -> None:
+        """The first Ctrl-C or SIGTERM stops taking hands (those in play finish and are
+        stored); a second quits at once."""
+        if self.stop_requested:
+            os._exit(130)
+        self.interrupted = True
+        self.stop_requested = True
+        self.say("\nstopping: finishing the hands in play (Ctrl-C again to quit at once) ...")
+
+    async def _start_server(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        server = ServerProcess(self.log_dir, {}, metrics=False, unix_socket=True)
+        try:
+            addr = await server.start(timeout_s=max(30.0, self.config.faults.startup_timeout_s))
+        except ServerProcessError as exc:
+            raise RunnerError(str(exc)) from exc
+        HostRelay.serve_direct(addr, server.socket_dir)
+        self.admin_token = server.admin_token
+        self.shard = Shard(addr, server.admin_token, server=server)
+        self.channel = grpc.aio.insecure_channel(
+            addr, options=[("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+        )
+        self.admin = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        self.say(f"game server process on {addr} (log: {server.log_path})")
+        self._server_watch = asyncio.get_running_loop().create_task(
+            self._watch_league_server(server)
+        )
+
+    async def _watch_league_server(self, server: ServerProcess) -> None:
+        await server.wait()
+        if not self.stop_requested:
+            self._fail(
+                RunnerError(
+                    f"{server.exit_reason()}; {self.store.count()} hands stored. Continue "
+                    f"with: uno-arena league run {self.league_dir}"
+                )
+            )
+
+    async def _shutdown(self) -> None:
+        self.stop_requested = True  # the server stops now: that is no failure
+        if self._server_watch is not None:
+            self._server_watch.cancel()
+        for s in list(self.seated.values()):
+            with contextlib.suppress(Exception):
+                await s.proc.stop()
+        if self.channel is not None:
+            await self.channel.close()
+        if self.shard is not None and self.shard.server is not None:
+            await self.shard.server.stop()
+        self._writer.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ versions
+
+    async def _sync(self) -> list[Seated]:
+        """Bring the server and the launched bots in line with the league's store; the
+        versions ready to play."""
+        versions = self.league.versions()
+        active = {v.id: v for v in versions if v.state == "active"}
+        for vid in [v for v in self.seated if v not in active]:
+            await self._unseat(self.seated[vid], "retired")
+        for v in active.values():
+            if v.id not in self.seated:
+                await self._seat(v, [x for x in versions if x.id != v.id])
+        if not self.seated:
+            return []
+        connected = await self._connected()
+        ready = []
+        grace = self.config.faults.startup_timeout_s
+        for s in list(self.seated.values()):
+            if s.name in connected and s.name not in self.given_up:
+                ready.append(s)
+            elif s.name not in connected and time.monotonic() - s.launched_at > grace:
+                lines = " | ".join(tail(s.proc.log_path, 3)) or "(log empty)"
+                self._give_up(s.name, f"did not connect within {grace:g} s; log: {lines}")
+            if s.name in self.given_up:
+                await self._unseat(s, "given up")
+        return [s for s in ready if s.version.id in self.seated]
+
+    async def _seat(self, v: Version, others: list[Version]) -> None:
+        man = self.league.manifest(v.id)
+        name = server_name(v)
+        spec = BotSpec(
+            name=name,
+            command=tuple(man.get("run", ())),
+            cwd=str(Path(v.folder).resolve()),
+            sandbox=self.sandbox,
+        )
+        try:
+            for line in announce_sandbox([spec.sandbox]) if not self.seated else ():
+                self.say(line)
+        except SandboxError as exc:
+            raise RunnerError(str(exc)) from exc
+        token = secrets.token_urlsafe(24)
+        try:
+            await self.admin.RegisterBot(
+                admin_pb2.RegisterBotRequest(bot_name=name, token=token),
+                metadata=self.md,
+                timeout=30,
+            )
+        except grpc.aio.AioRpcError as err:
+            raise RunnerError(
+                f"{v.key}: the server refused to register it: {err.code().name} "
+                f"{error_reason(err)}: {err.details()}"
+            ) from err
+        hide: list[str | Path] = [
+            self.league_dir / "league.sqlite",
+            self.league_dir / "gates",
+            *[o.folder for o in others if o.folder and Path(o.folder).exists()],
+        ]
+        proc = BotProcess(
+            spec,
+            token,
+            self.shard.addr if self.shard is not None else "",
+            self.log_dir,
+            max_restarts=self.config.faults.max_restarts,
+            on_incident=self._incident,
+            hide=hide,
+        )
+        seat = Seated(v, name, proc, time.monotonic())
+        self.seated[v.id] = seat
+        self.by_name[name] = seat
+        self.counts.setdefault(name, 0)
+        try:
+            await proc.start()
+        except OSError as exc:
+            self._give_up(name, f"cannot run its command ({exc})")
+            return
+        self.say(f"{v.key} ({v.author}) enters the ladder as bot {name}")
+
+    async def _unseat(self, s: Seated, why: str) -> None:
+        self.seated.pop(s.version.id, None)
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await self.admin.RetireBot(
+                admin_pb2.RetireBotRequest(bot_name=s.name), metadata=self.md, timeout=30
+            )
+        with contextlib.suppress(Exception):
+            await s.proc.stop()
+        self.say(f"{s.version.key} leaves the ladder ({why})")
+
+    # ------------------------------------------------------------------ a block
+
+    async def _play_block(self) -> bool:
+        """Play one block; False when no table could be made (too few versions)."""
+        ready = await self._sync()
+        entries = [Entry(s.name, s.version.author, self.counts.get(s.name, 0)) for s in ready]
+        tables = next_tables(
+            entries,
+            self.n_tables,
+            seed=self.config.seed,
+            block=self.block,
+            floor_hands=self.floor_hands,
+        )
+        if not tables:
+            authors = len({s.version.author for s in ready})
+            note = (
+                f"waiting: {len(ready)} versions of {authors} authors connected "
+                f"({len(self.seated)} active); a table needs four versions of four authors. "
+                f"Submit with: uno-arena league submit {self.league_dir} PATH"
+            )
+            if note != self._waiting:
+                self.say(note)
+                self._waiting = note
+            return False
+        self._waiting = ""
+        specs = self._block_specs(tables)
+        if self.budget is not None:
+            specs = specs[: max(0, self.budget - self.played)]
+        keys = {s.name: s.version.key for s in ready}
+        self.say(
+            f"block {self.block}: "
+            + "; ".join(", ".join(keys.get(b, b) for b in t) for t in tables)
+            + f" ({len(specs)} hands)"
+        )
+        queue = deque(specs)
+        loop = asyncio.get_running_loop()
+        self._workers = [
+            loop.create_task(self._worker(queue))
+            for _ in range(min(self.config.concurrency, len(queue)))
+        ]
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        self.block += 1
+        if self.fatal is None:
+            await self._refit()
+        return True
+
+    def _block_specs(self, tables: list[tuple[str, ...]]) -> list[schedule.HandSpec]:
+        seed = self.config.seed
+        out = []
+        for d in range(schedule.DEALS_PER_BLOCK):
+            for t, tb in enumerate(tables):
+                s = schedule.deal_seed(seed, t, self.block, d)
+                for r in range(schedule.ROTATIONS):
+                    out.append(
+                        schedule.HandSpec(
+                            schedule.hand_id(LEAGUE_ID, t, self.block, d, r),
+                            t,
+                            self.block,
+                            d,
+                            r,
+                            s,
+                            schedule.seating(tb, d, r),
+                            tuple(tb),
+                        )
+                    )
+        return out
+
+    # ------------------------------------------------------------------ ratings
+
+    async def _refit(self, *, force: bool = False) -> None:
+        """Refit over every stored hand and record it (not when nothing new was stored)."""
+        now = time.monotonic()
+        if not force and now - self._last_refit < self.refit_every_s:
+            return
+        n = self.store.count()
+        if n == self._fitted_hands:
+            return
+        loop = asyncio.get_running_loop()
+        policy = self.config.faults.forfeit
+        fit: LeagueFit = await loop.run_in_executor(self._writer, fit_league, self.store, policy)
+        self._last_refit = now
+        self._fitted_hands = n
+        refit = record_refit(self.league, fit)
+        if refit is None or fit.ratings is None:
+            return
+        self.refits += 1
+        r = fit.ratings
+        by_name = {server_name(v): v.key for v in self.league.versions()}
+        top = sorted(zip(r.elo, r.bots, strict=True), reverse=True)[:4]
+        self.say(
+            f"refit {refit}: {fit.hands} hands; "
+            + ", ".join(f"{by_name.get(b, b)} {e:+.0f}" for e, b in top)
+        )
+        if self.until_settled:
+            self._look_settled(fit)
+
+    def _look_settled(self, fit: LeagueFit) -> None:
+        assert fit.ratings is not None
+        names = sorted(s.name for s in self.seated.values() if s.name in fit.ratings.bots)
+        if len(names) < 2:
+            return
+        if self.settled is None or set(self.settled.bots) != set(names):
+            self.settled = SettledState(tuple(names))  # a new field: a new test
+        decision = self.settled.look(subset(fit.ratings, names), fit.per_bot)
+        if decision.settled:
+            self.say(f"settled: {decision.summary()}; the league stops")
+            self.stop_requested = True
+
+
+def run_league(
+    league_dir: Path,
+    *,
+    hands: int | None = None,
+    until_settled: bool = False,
+    tables: int = 1,
+    stream: TextIO | None = None,
+) -> int:
+    """``league run``: open (or start) the league's hand store, hold its lock, play."""
+    league = LeagueStore.open(league_dir)
+    play = league_dir / PLAY_DIR
+    try:
+        lock = RunLock.acquire(play)
+    except StoreError:
+        league.close()
+        raise LeagueError(
+            f"{league_dir}: another `league run` plays this league; stop it (Ctrl-C) first"
+        ) from None
+    try:
+        from ..store import DB_NAME as HANDS_DB
+
+        if (play / HANDS_DB).is_file():
+            store = Store.open(play)
+        else:
+            store = Store.create(
+                play,
+                {
+                    "tournament_id": LEAGUE_ID,
+                    "config": league_config(league.settings(), 8).to_dict(),
+                    "created_at": time.time(),
+                },
+            )
+        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+        runner = LeagueRunner(
+            league_dir,
+            league,
+            store,
+            hands=hands,
+            until_settled=until_settled,
+            tables=tables,
+            stream=stream,
+        )
+        try:
+            return asyncio.run(runner.run())
+        except RunnerError as exc:
+            raise LeagueError(str(exc)) from None
+        finally:
+            runner.log.close()
+            store.close()
+    finally:
+        lock.release()
+        league.close()
