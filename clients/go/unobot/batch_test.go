@@ -101,7 +101,7 @@ func TestResponseBatchIsHandledInOrder(t *testing.T) {
 	for range 2 {
 		select {
 		case <-ended:
-		case <-time.After(3 * time.Second):
+		case <-time.After(patience):
 			t.Fatal("OnMatchEnded not called for both seats of the last batch")
 		}
 	}

@@ -216,7 +216,11 @@ func startBot(t *testing.T, addr string, cfg Config) *running {
 	if testing.Verbose() {
 		out = io.MultiWriter(logs, os.Stderr)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var h slog.Handler = slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})
+	if cfg.Logger != nil { // the test's own handler sees every record first
+		h = teeHandler{cfg.Logger.Handler(), h}
+	}
+	cfg.Logger = slog.New(h)
 	b, err := newBot(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -546,41 +550,167 @@ func TestReconnectResumesSessionOnANewConnection(t *testing.T) {
 }
 
 // The TypeScript SDK once took 6.7 s to come back after a 2 s outage because it reused a channel
-// whose own backoff had grown; the SDK must be back within its own capped backoff.
+// whose own backoff had grown: its attempts failed at once, on the channel's cached error, until
+// gRPC's backoff let the channel dial again. Every SDK attempt must dial afresh, so the first
+// attempt made after the server is back connects and play resumes. The test asserts that order,
+// not a duration: the SDK's run loop is held inside its "reconnecting" log line (after a refused
+// attempt, before the next one) while the server comes back.
 func TestBackWithinTheBackoffCapAfterAnOutage(t *testing.T) {
-	welcomed := make(chan time.Time, 4)
-	script := func(n int, c *srvConn) error {
+	welcomed := make(chan int, 4)
+	resumed := make(chan *unov1.Action, 1)
+	first := func(n int, c *srvConn) error {
 		c.hello(t, "s1")
-		welcomed <- time.Now()
+		welcomed <- 1
 		<-c.recvErr
 		return nil
 	}
-	addr, _, _, stopFirst := startServerAt(t, "127.0.0.1:0", &fakeServer{script: script})
-	r := startBot(t, addr, Config{MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		Decide: lastLegal})
+	addr, _, _, stopFirst := startServerAt(t, "127.0.0.1:0", &fakeServer{script: first})
+	gate := newLogGate(func(msg string) bool {
+		return strings.HasPrefix(msg, "reconnecting: connection refused")
+	}, 3)
+	t.Cleanup(gate.release)
+	r := startBot(t, addr, Config{Logger: slog.New(gate), Decide: lastLegal})
 	select {
 	case <-welcomed:
 	case <-time.After(patience):
 		t.Fatal("no first connection")
 	}
-	stopFirst()
-	time.Sleep(1500 * time.Millisecond) // many failed attempts: connection refused
-	back := time.Now()
-	startServerAt(t, addr, &fakeServer{script: script})
+	stopFirst() // the outage: every attempt is refused
 	select {
-	case at := <-welcomed:
-		// The SDK waits at most its cap (200 ms + 20% jitter) between attempts; gRPC's own
-		// backoff, which a reused connection would wait instead, is at least 1 s - 20% by now.
-		// That floor, not a quiet-machine margin, is the bound.
-		if d := at.Sub(back); d >= 800*time.Millisecond {
-			t.Errorf("back %v after the server returned; want within the 200ms backoff cap, not gRPC's own backoff (>= 800ms)", d)
+	case <-gate.held: // the third refused attempt is logged; the SDK waits in the log call
+	case <-time.After(patience):
+		t.Fatalf("no three refused attempts during the outage; logs:\n%s", r.logs.String())
+	}
+	_, _, lis, _ := startServerAt(t, addr, &fakeServer{script: func(n int, c *srvConn) error {
+		c.hello(t, "s2")
+		welcomed <- 2
+		c.send(t, decisionMsg(request("r1", "m1", 0, 0, draw, play(7, false))))
+		resumed <- c.recvAction(t, patience)
+		<-c.recvErr
+		return nil
+	}})
+	back := gate.count() // log lines so far; everything after is what the SDK did once the server was back
+	gate.release()
+	select {
+	case <-welcomed:
+	case <-time.After(patience):
+		t.Fatalf("the bot did not come back; logs:\n%s", r.logs.String())
+	}
+	select {
+	case a := <-resumed:
+		if a.GetRequestId() != "r1" || a.GetActionId() != 1070 {
+			t.Errorf("first answer after the outage = %v, want r1/1070", a)
 		}
 	case <-time.After(patience):
-		t.Fatal("the bot did not come back")
+		t.Fatal("no answer after the reconnect")
+	}
+	// Order: the first thing the SDK logged after the server was back is "connected": not one
+	// more failed attempt (a reused channel fails at once, on its cached error, until gRPC's own
+	// backoff of 1 s and more lets it dial again).
+	var after []string
+	for _, m := range gate.messages()[back:] {
+		if m == "connected" || strings.HasPrefix(m, "reconnecting") {
+			after = append(after, m)
+		}
+	}
+	if len(after) == 0 || after[0] != "connected" {
+		t.Errorf("after the server came back the SDK logged %q; want \"connected\" first (its next attempt dials afresh)", after)
+	}
+	if got := lis.accepted.Load(); got != 1 {
+		t.Errorf("TCP connections to the returned server = %d, want 1 (the first attempt connects)", got)
 	}
 	if !strings.Contains(r.logs.String(), "connection refused ("+addr+")") {
 		t.Errorf("logs do not say %q:\n%s", "connection refused ("+addr+")", r.logs.String())
 	}
+}
+
+// logGate is an slog.Handler that records every record in order and, at the nth message that
+// matches (if match is set), holds the logging goroutine until release is called: a test uses it to stop the SDK at
+// a point it has observed (startBot also writes every record to the running bot's logs).
+type logGate struct {
+	match func(msg string) bool
+	n     int
+	held  chan struct{} // closed when the goroutine logging the nth match is held
+	open  chan struct{} // closed by release
+	once  sync.Once
+
+	mu   sync.Mutex
+	recs []slog.Record
+	hits int
+}
+
+func newLogGate(match func(msg string) bool, n int) *logGate {
+	return &logGate{match: match, n: n, held: make(chan struct{}), open: make(chan struct{})}
+}
+
+func (g *logGate) release() { g.once.Do(func() { close(g.open) }) }
+
+func (g *logGate) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.recs)
+}
+
+func (g *logGate) messages() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	msgs := make([]string, len(g.recs))
+	for i, r := range g.recs {
+		msgs[i] = r.Message
+	}
+	return msgs
+}
+
+// records returns the records logged so far, in order.
+func (g *logGate) records() []slog.Record {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]slog.Record(nil), g.recs...)
+}
+
+func (g *logGate) Enabled(context.Context, slog.Level) bool { return true }
+func (g *logGate) WithAttrs([]slog.Attr) slog.Handler       { return g }
+func (g *logGate) WithGroup(string) slog.Handler            { return g }
+
+func (g *logGate) Handle(_ context.Context, r slog.Record) error {
+	g.mu.Lock()
+	g.recs = append(g.recs, r.Clone())
+	hold := false
+	if g.match != nil && g.match(r.Message) {
+		g.hits++
+		hold = g.hits == g.n
+	}
+	g.mu.Unlock()
+	if hold {
+		close(g.held)
+		<-g.open
+	}
+	return nil
+}
+
+// teeHandler sends every record to both handlers.
+type teeHandler struct{ a, b slog.Handler }
+
+func (h teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.a.Enabled(ctx, l) || h.b.Enabled(ctx, l)
+}
+
+func (h teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.a.Enabled(ctx, r.Level) {
+		_ = h.a.Handle(ctx, r.Clone())
+	}
+	if h.b.Enabled(ctx, r.Level) {
+		return h.b.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{h.a.WithAttrs(as), h.b.WithAttrs(as)}
+}
+
+func (h teeHandler) WithGroup(name string) slog.Handler {
+	return teeHandler{h.a.WithGroup(name), h.b.WithGroup(name)}
 }
 
 func TestBudgetIsTimeLeftMinusMargin(t *testing.T) {
@@ -1022,6 +1152,10 @@ func TestFatalCodesStopAndOthersReconnect(t *testing.T) {
 	}
 }
 
+// The backoff starts over from MinBackoff once a stream is welcomed, however it ends. What the SDK
+// waits is read from its "reconnecting" log lines (attempt number and delay, in order), and every
+// actual gap is checked against the delay logged before it by causality (never shorter): no
+// bound here depends on how busy the machine is.
 func TestBackoffResetsAfterWelcome(t *testing.T) {
 	var mu sync.Mutex
 	var starts, ends []time.Time
@@ -1040,7 +1174,6 @@ func TestBackoffResetsAfterWelcome(t *testing.T) {
 			return status.Error(codes.Unavailable, "not yet")
 		case n == 6: // welcomed, then ends with an error
 			c.hello(t, "s1")
-			time.Sleep(50 * time.Millisecond)
 			return status.Error(codes.Unavailable, "restarting")
 		case n <= 9: // refused again: the backoff starts over from the minimum
 			return status.Error(codes.Unavailable, "not yet")
@@ -1055,30 +1188,55 @@ func TestBackoffResetsAfterWelcome(t *testing.T) {
 			return nil
 		}
 	})
-	minB, maxB := 40*time.Millisecond, 640*time.Millisecond
-	startBot(t, addr, Config{MinBackoff: minB, MaxBackoff: maxB, Decide: lastLegal})
+	minB, maxB := 20*time.Millisecond, 320*time.Millisecond
+	rec := newLogGate(nil, 0)
+	startBot(t, addr, Config{MinBackoff: minB, MaxBackoff: maxB, Decide: lastLegal, Logger: slog.New(rec)})
 	select {
 	case <-finished:
 	case <-time.After(patience):
 		t.Fatal("too few reconnects")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	gap := func(n int) time.Duration { return starts[n].Sub(ends[n-1]) } // before stream n+1
-	// Lower bounds by causality (the delay starts after the stream ended). The upper bounds are
-	// what a missing reset would give, not a quiet-machine margin: without the reset every delay
-	// here would be the cap, at least maxB - 20% = 512 ms, against the reset's 40-96 ms.
-	noReset := maxB * 8 / 10
-	if g := gap(5); g < noReset {
-		t.Errorf("delay before attempt 6 = %v, want the cap %v -20%%", g, maxB)
+	type step struct {
+		attempt int64
+		delay   time.Duration
 	}
-	for _, n := range []int{6, 10} {
-		if g := gap(n); g < minB*8/10 || g >= noReset {
-			t.Errorf("delay after welcomed stream %d = %v, want about %v (reset), not the cap", n, g, minB)
+	var got []step
+	for _, r := range rec.records() {
+		if !strings.HasPrefix(r.Message, "reconnecting") {
+			continue
+		}
+		var s step
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "attempt":
+				s.attempt = a.Value.Int64()
+			case "delay":
+				s.delay = a.Value.Duration()
+			}
+			return true
+		})
+		got = append(got, s)
+	}
+	// Streams 1-5 refused (the delay doubles to the cap, 16 x 20 ms = 320 ms), 6 welcomed (back to
+	// attempt 1), 7-9 refused, 10 welcomed (attempt 1 again). Without the reset, the attempts
+	// would go on 6, 7, ... at the cap.
+	wantAttempt := []int64{1, 2, 3, 4, 5, 1, 2, 3, 4, 1}
+	if len(got) != len(wantAttempt) {
+		t.Fatalf("reconnect log lines %v, want %d (one after each of streams 1-10)", got, len(wantAttempt))
+	}
+	for i, s := range got {
+		base := min(minB<<(wantAttempt[i]-1), maxB)
+		if s.attempt != wantAttempt[i] || s.delay < base*8/10-time.Millisecond || s.delay > base*12/10+time.Millisecond {
+			t.Errorf("after stream %d: attempt %d delay %v, want attempt %d delay %v +-20%%", i+1, s.attempt, s.delay, wantAttempt[i], base)
 		}
 	}
-	if g := gap(7); g < 2*minB*8/10 || g >= noReset {
-		t.Errorf("delay after the 1st failure past the reset = %v, want about %v, not the cap", g, 2*minB)
+	mu.Lock()
+	defer mu.Unlock()
+	// Causality: the delay starts after the stream ended, so the next stream never starts sooner.
+	for n := 1; n <= 10; n++ {
+		if g := starts[n].Sub(ends[n-1]); g < got[n-1].delay-time.Millisecond {
+			t.Errorf("stream %d began %v after stream %d ended, before the logged delay %v", n+1, g, n, got[n-1].delay)
+		}
 	}
 }
 
