@@ -445,6 +445,107 @@ def test_kill_9_then_resume_continues_the_same_test(tmp_path: Path) -> None:
     assert v.returncode == 0, v.stdout + v.stderr
 
 
+ADAPTIVE = {"g0": 0.0, "g1": 0.25, "g2": 0.5, "g3": 0.75, "g4": 1.0}
+"""Five bots: blocks of five tables (every four-bot combination), chosen from the looks."""
+
+
+def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_path: Path) -> None:
+    """Five bots, so the tables of each block after the first follow the open pairs. kill -9
+    inside block 1 (its tables chosen at the first look and recorded), at a stored-hand count
+    the test has seen; resume. The resumed run plays the recorded tables (the plan the record
+    held at the kill is a prefix of the final one), and its whole decision, block tables
+    included, is what the sequential test takes on the stored hands in one pass. verify accepts
+    it, and catches a recorded block table edited afterwards."""
+    cfg = _settled_config(
+        tmp_path,
+        'until = "settled"\nalpha = 0.05\nindifference_elo = 5\nmax_hands = 360\n',
+        ADAPTIVE,
+    )
+    out = tmp_path / "out"
+    db = out / "tournament.sqlite"
+    proc = subprocess.Popen(
+        _cli("tournament", "run", str(cfg), "--quiet"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not db.exists() or _looks(out) < 1:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "no look recorded in 180 s"
+            time.sleep(0.1)
+        at_kill = kill_at_observed_point(proc, db, 130, 360, timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    before = SequentialRecord.from_dict(_record(out))
+    assert before.blocks is not None and len(before.blocks) >= 2 and before.stop is None
+    assert 120 < at_kill < 240  # inside block 1, whose tables the record holds
+    assert _count(out) == at_kill
+    r = subprocess.run(
+        _cli("tournament", "resume", str(out), "--quiet"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = SequentialRecord.from_dict(_record(out))
+    assert after.stop is not None and after.blocks is not None
+    assert after.blocks[: len(before.blocks)] == before.blocks  # the same plan, continued
+    assert after.looks[: len(before.looks)] == before.looks
+    from uno_tournament.config import load_config
+    from uno_tournament.standings import rated_result
+    from uno_tournament.store import Store
+
+    store = Store.open(out, readonly=True)
+    try:
+        config = load_config(store, out)
+        tid = str(store.meta()["tournament_id"])
+        p = config.plan(tid, store)
+        rows = list(store.hand_rows())
+    finally:
+        store.close()
+    spec = {h.hand_id: h for h in p}
+    for h in rows:  # every hand at its recorded table, in its recorded seats
+        assert spec[h.hand_id].bots, h.hand_id
+        assert tuple(s.bot for s in sorted(h.seats, key=lambda s: s.seat)) == spec[h.hand_id].bots
+    stored = {h.hand_id: rated_result(h, config.faults.forfeit) for h in rows}
+    fresh = SequentialRecord.new(config, p)
+    assert fresh.state is not None and after.state is not None
+    fresh.state.rho = after.state.rho
+    one = catch_up(fresh, [h.hand_id for h in p], stored, [b.name for b in config.bots])
+    assert after.decision_of() == one.decision_of()  # looks, claims, stop and block tables
+    v = _verify(out)
+    assert v.returncode == 0, v.stdout + v.stderr
+
+    # an edited recorded table: block 1's first table seats another bot
+    edited = json.loads(json.dumps(_record(out)))
+    table = edited["blocks"][1][0]
+    table[0] = next(b for b in ADAPTIVE if b not in table)
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+        conn.commit()
+    finally:
+        conn.close()
+    v = _verify(out)
+    assert v.returncode == 1, v.stdout + v.stderr
+    assert "t0/b1/d0/r0: seats.bot" in v.stdout, v.stdout[-3000:]  # the hands no longer match
+    from uno_tournament.verify_settled import check_sequential
+
+    store = Store.open(out, readonly=True)
+    try:
+        check = check_sequential(store, config, config.plan(tid, store))
+    finally:
+        store.close()
+    assert any("block 1's recorded tables differ" in line for line in check.other), check.other
+
+
 def _looks(out: Path) -> int:
     try:
         looks = _record(out)["looks"]
