@@ -146,9 +146,19 @@ def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
     res = _cli("status", str(league))
     assert res.returncode == 0
     lines = res.stdout.splitlines()
-    assert lines[0].split() == ["version", "state", "author", "language", "note"]
-    assert any(ln.startswith("good@1.1") and " active " in ln for ln in lines)
-    assert any(ln.startswith("remote-1") and " remote " in ln for ln in lines)
+    assert lines[0].split() == [
+        "#",
+        "version",
+        "state",
+        "author",
+        "language",
+        "hands",
+        "rating",
+        "interval",
+        "note",
+    ]
+    assert any(ln.split()[:2] == ["good@1.1", "active"] for ln in lines)  # not rated yet
+    assert any(ln.split()[:2] == ["remote-1", "remote"] for ln in lines)
 
 
 def test_init_takes_only_the_league_sections_and_validates_them(tmp_path: Path) -> None:

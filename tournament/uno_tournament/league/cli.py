@@ -1,4 +1,4 @@
-"""``uno-arena league init|submit|token|run|status``.
+"""``uno-arena league init|submit|token|run|status|report``.
 
 Errors are one plain line (``uno-arena: ...``) and exit status 2; a refused submission is not an
 error of the command (its verdict is recorded and printed) but exits 1, so scripts can tell.
@@ -16,6 +16,8 @@ from typing import Any
 
 from ..config import ConfigError, parse
 from .manifest import AUTHOR_RE, NAME_RE
+from .report import rows as report_rows
+from .report import summarize, write_report
 from .run import MAX_TABLES, run_league
 from .store import LeagueError, LeagueStore
 from .submit import GATE_HANDS, describe, submit
@@ -99,23 +101,65 @@ def cmd_token_add(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    """The league's versions: state, author, language, and why a refused one was refused."""
+    """The league's standings (the last refit's ratings with 95% intervals, strongest first),
+    then the refused versions with why, and the remote bots' tokens."""
     store = LeagueStore.open(Path(args.dir))
     try:
-        versions = store.versions()
+        summary = summarize(store, args.dir)
         tokens = store.token_names()
     finally:
         store.close()
-    if not versions and not tokens:
+    if not summary.standings and not summary.refused and not tokens:
         print(f"no bots yet; submit one with: uno-arena league submit {args.dir} PATH")
         return 0
-    width = max([len(v.key) for v in versions] + [7])
-    print(f"{'version':<{width}}  {'state':<8} {'author':<16} {'language':<10} note")
-    for v in versions:
-        note = v.reason if len(v.reason) <= 100 else v.reason[:97] + "..."
-        print(f"{v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} {note}")
+    keys = [st.version.key for st in summary.standings] + [v.key for v in summary.refused]
+    width = max([len(k) for k in keys] + [7])
+
+    def cut(text: str) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= 100 else text[:97] + "..."
+
+    print(
+        f"{'#':>3} {'version':<{width}}  {'state':<8} {'author':<16} {'language':<10} "
+        f"{'hands':>7} {'rating':>6} {'interval':<13} note"
+    )
+    for rank, st in zip(report_rows(summary), summary.standings, strict=True):
+        v = st.version
+        print(
+            f"{rank[0]:>3} {v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} "
+            f"{st.hands:>7} {rank[5]:>6} {rank[6]:<13} {cut(st.note)}"
+        )
+    for v in summary.refused:
+        print(
+            f"{'':>3} {v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} "
+            f"{'':>7} {'':>6} {'':<13} {cut(v.reason)}"
+        )
     for name, author in tokens:
-        print(f"{name:<{width}}  {'remote':<8} {author:<16} {'':<10} token issued")
+        print(
+            f"{'':>3} {name:<{width}}  {'remote':<8} {author:<16} {'':<10} {'':>7} {'':>6} "
+            f"{'':<13} token issued"
+        )
+    if summary.refits:
+        print(f"{summary.hands} hands, {len(summary.refits)} refits")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the league's report (md, csv, json, html with the ratings over time) into
+    DIR/report, or --out."""
+    folder = Path(args.dir)
+    store = LeagueStore.open(folder)
+    try:
+        out = Path(args.out) if args.out else folder / "report"
+        try:
+            written = write_report(store, out, str(args.dir))
+        except OSError as exc:
+            raise LeagueError(
+                f"{exc.filename or out}: cannot write the report ({exc.strerror or exc})"
+            ) from None
+    finally:
+        store.close()
+    print("report: " + ", ".join(str(p) for p in written))
     return 0
 
 
@@ -197,7 +241,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help=f"tables played at once, each 24 hands a block (1-{MAX_TABLES}, default 1)",
     )
     rn.set_defaults(func=cmd_run)
-    st = lsub.add_parser("status", help="the league's versions", description=cmd_status.__doc__)
+    rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)
+    rp.add_argument("dir", metavar="DIR")
+    rp.add_argument("--out", help="the report's folder (default DIR/report)")
+    rp.set_defaults(func=cmd_report)
+    st = lsub.add_parser("status", help="the league's standings", description=cmd_status.__doc__)
     st.add_argument("dir", metavar="DIR")
     st.set_defaults(func=cmd_status)
 

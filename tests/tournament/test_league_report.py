@@ -1,0 +1,127 @@
+"""``league report`` and ``league status`` (issue 26): the standings from the last refit, the
+rating history per version, the replacements with their verdicts and the refusals, in md, csv,
+json and a self-contained html with the ratings over time."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from uno_tournament.league.ratings import fit_league, record_refit, server_name
+from uno_tournament.store import Store
+
+from .test_league_ratings import _league, _play
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "league", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
+    )
+
+
+def test_report_and_status_show_standings_history_and_verdicts(tmp_path: Path) -> None:
+    league = _league(tmp_path)
+    store = Store.create(tmp_path / "league" / "play", {"tournament_id": "league"})
+    rng = random.Random(5)
+    try:
+        v = {x.name: x for x in league.versions()}
+        a1, b, c, d = (server_name(v[n]) for n in "abcd")
+        elo = {a1: -100.0, b: 0.0, c: 100.0, d: 200.0}
+        for _ in range(3):
+            _play(store, rng, [a1, b, c, d], elo, 96)
+            record_refit(league, fit_league(store, "last"))
+        league.record(
+            name="a",
+            version="2",
+            author="ann",
+            language="python",
+            folder="",
+            manifest={"run": ["x"]},
+            state="active",
+        )
+        league.record(
+            name="e",
+            version="0.1",
+            author="eve",
+            language="go",
+            folder="",
+            manifest={"run": ["x"]},
+            state="refused",
+            reason="3 illegal action(s) in 24 gate hands; the first in hand gate/t0/b0/d1/r2",
+        )
+        a2 = server_name(next(x for x in league.versions() if x.key == "a@2"))
+        elo[a2] = 400.0
+        for _ in range(20):
+            _play(store, rng, [a2, b, c, d], elo, 96)
+            record_refit(league, fit_league(store, "last"))
+            if league.replacements()[0][3] != "undecided yet":
+                break
+        n_refits = len(league.refits())
+    finally:
+        store.close()
+        league.close()
+    folder = tmp_path / "league"
+
+    res = _cli("report", str(folder))
+    assert res.returncode == 0, res.stderr
+    out = folder / "report"
+    md = (out / "league.md").read_text()
+    assert "| a@1 | ann | retired |" in md and "replaced by a@2: better" in md
+    assert "| a@1 | a@2 | better |" in md
+    assert "e@0.1 (eve): 3 illegal action(s)" in md
+
+    rows = list(csv.DictReader(io.StringIO((out / "league.csv").read_text())))
+    assert [r["version"] for r in rows][:2] == ["a@2", "d@1"]  # strongest first
+    assert all(float(r["low"]) < float(r["rating"]) < float(r["high"]) for r in rows)
+
+    data = json.loads((out / "league.json").read_text())
+    assert len(data["refits"]) == n_refits
+    hist = {s["version"]: s["history"] for s in data["standings"]}
+    assert len(hist["b@1"]) == n_refits  # one entry per refit
+    assert len(hist["a@2"]) == n_refits - 3 and len(hist["a@1"]) == n_refits
+    assert data["replacements"][0]["verdict"] == "better"
+    assert data["refused"][0]["version"] == "e@0.1"
+
+    page = (out / "league.html").read_text()
+    assert not re.search(r"(src|href)=['\"]?https?:", page)  # no network assets
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    groups = re.findall(r"<g class='version' data-version='([^']+)'>", svg)
+    assert sorted(groups) == ["a@1", "a@2", "b@1", "c@1", "d@1"]
+    assert svg.count("class='version-start'") == 5 and ">v2</text>" in svg
+    assert svg.count("<polygon") == 5  # an interval band per version
+    assert "stroke-dasharray='5 3'" in svg  # the retired version is drawn dashed
+    assert "<td>better</td>" in page
+
+    res = _cli("status", str(folder))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:4] == ["#", "version", "state", "author"]
+    assert lines[1].split()[:3] == ["1", "a@2", "active"]
+    assert any(ln.split()[1:3] == ["a@1", "retired"] and "better" in ln for ln in lines)
+    assert any(ln.split()[0:2] == ["e@0.1", "refused"] for ln in lines)
+
+
+def test_report_of_a_league_without_hands(tmp_path: Path) -> None:
+    league = _league(tmp_path)
+    league.close()
+    res = _cli("report", str(tmp_path / "league"), "--out", str(tmp_path / "r"))
+    assert res.returncode == 0, res.stderr
+    assert "no league hands yet" in (tmp_path / "r" / "league.md").read_text()
+    res = _cli("report", str(tmp_path / "nowhere"))
+    assert (
+        res.returncode == 2
+        and res.stderr.startswith("uno-arena: ")
+        and "no league here" in (res.stderr)
+    )
