@@ -75,6 +75,7 @@ from .ratings import HandResult, Ratings, fit_plackett_luce
 from .schedule import HANDS_PER_BLOCK, HandSpec
 from .schedule import plan as schedule_plan
 from .settled import SettledDecision, SettledState, fit_hands
+from .settled_run import ADAPTIVE_TABLES
 from .validate_ratings import ENGINE_AA_EPS, ENGINE_EPS, load_reference
 
 Z95 = 1.959963984540054
@@ -437,7 +438,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--indifference-elo", type=float, default=10.0)
     parser.add_argument("--max-hands", type=int, default=8064)
     parser.add_argument("--nv-max-hands", type=int, default=4800)
-    parser.add_argument("--tables", type=int, default=8, help="tables a block (24 hands each)")
+    parser.add_argument(
+        "--tables",
+        type=int,
+        default=ADAPTIVE_TABLES,
+        help="tables a block (24 hands each; default: the runner's, for 8 bots)",
+    )
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     a = parser.parse_args(argv)

@@ -259,7 +259,8 @@ def settled_design(config: Any) -> schedule.Design:
     else:
         why = (
             f"until settled (alpha {config.alpha:g}, indifference {config.indifference_elo:g} "
-            f"Elo), at most {config.max_hands} hands"
+            f"Elo), at most {config.max_hands} hands; blocks of {len(tables)} tables, each "
+            "block's chosen at the look before it for the open pairs"
         )
     return schedule.Design(tables, blocks, why)
 
