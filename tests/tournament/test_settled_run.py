@@ -522,6 +522,8 @@ def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_pat
     assert after.decision_of() == one.decision_of()  # looks, claims, stop and block tables
     v = _verify(out)
     assert v.returncode == 0, v.stdout + v.stderr
+    board = (out / "leaderboard.md").read_text()
+    assert "Tables each bot sat at" in board and "| 1 | " in board
 
     # an edited recorded table: block 1's first table seats another bot
     edited = json.loads(json.dumps(_record(out)))
@@ -692,3 +694,7 @@ def test_status_line_metrics_and_report_section_show_the_open_pairs() -> None:
     svg = report_settled.svg_timeline(rec)
     assert svg.count("<rect") >= len(EPS) - 1 and "stop" in svg
     assert report_settled.to_json(rec)["stop"] == rec.stop
+    assert report_settled.to_json(rec)["blocks"] == rec.blocks
+    assert rec.blocks is not None and "Tables each bot sat at" in md
+    assert "| 0 | 1 | 1 | 1 | 1 |" in md  # four bots: one table a block, every bot at it
+    assert f"| {len(rec.blocks) - 1} | 1 | 1 | 1 | 1 |" in md

@@ -100,6 +100,7 @@ def markdown(rec: SequentialRecord) -> str:
         out.append("|" + "---|" * len(PAIR_COLS))
         for r in _pair_rows(rec):
             out.append("| " + " | ".join(r) + " |")
+        out += _block_rows(rec)
     else:
         out.append("| hands | LLR | gap (Elo) | verdict |")
         out.append("|---|---|---|---|")
@@ -111,6 +112,40 @@ def markdown(rec: SequentialRecord) -> str:
             g = f"{gap:+.1f} +- {se:.1f}" if gap is not None and se is not None else "-"
             out.append(f"| {look['through']} | {look['llr']:.2f} | {g} | {look['verdict']} |")
     return "\n".join(out) + "\n"
+
+
+MAX_BLOCK_ROWS = 40
+"""The block table shows at most this many blocks (the first and the last ones)."""
+
+
+def _block_rows(rec: SequentialRecord) -> list[str]:
+    """Where the hands went: for each block of an adaptive run, the tables seating each bot
+    (24 hands a table), the bots in the last look's ranking order."""
+    blocks = rec.tables()
+    if not blocks:
+        return []
+    last = rec.last_look()
+    ranking = list(last["ranking"]) if last and last.get("ranking") else []
+    bots = ranking + sorted({b for blk in blocks for t in blk for b in t} - set(ranking))
+    out = [
+        "",
+        "Tables each bot sat at, block by block (24 hands a table; block 0 balanced, each later "
+        "block chosen at the look before it for the pairs still open):",
+        "",
+        "| block | " + " | ".join(bots) + " |",
+        "|" + "---|" * (len(bots) + 1),
+    ]
+    shown = list(range(len(blocks)))
+    if len(shown) > MAX_BLOCK_ROWS:
+        half = MAX_BLOCK_ROWS // 2
+        shown = [*shown[:half], -1, *shown[-half:]]
+    for k in shown:
+        if k < 0:
+            out.append("| ... |" + " |" * len(bots))
+            continue
+        counts = [sum(b in t for t in blocks[k]) for b in bots]
+        out.append(f"| {k} | " + " | ".join(str(c) for c in counts) + " |")
+    return out
 
 
 def svg_timeline(rec: SequentialRecord) -> str:
@@ -240,6 +275,7 @@ def to_json(rec: SequentialRecord) -> dict[str, Any]:
         "looks": len(rec.looks),
         "through": rec.through,
         "pairs": {k: v for k, v in pair_history(rec).items()},
+        "blocks": rec.blocks,
     }
 
 
