@@ -126,6 +126,8 @@ def test_settled_plan_has_block_0_and_the_ids_of_the_rest_cut_at_the_budget() ->
     assert len(p) == 500
     n_tables = adaptive_tables(names)
     assert n_tables == 5  # at most every four-bot combination
+    assert adaptive_tables([f"b{i}" for i in range(8)]) == 8
+    assert adaptive_tables([f"b{i}" for i in range(20)]) == 14  # twice the 7 floor tables
     block = n_tables * 24
     rec = SequentialRecord.new(cfg, p)
     assert rec.look_every == block and rec.blocks is not None and len(rec.blocks) == 1

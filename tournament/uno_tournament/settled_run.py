@@ -89,11 +89,12 @@ def adaptive(config: Any) -> bool:
 
 
 def adaptive_tables(names: Sequence[str]) -> int:
-    """Tables of each block of an adaptive run: :data:`ADAPTIVE_TABLES`, at least the floor
-    (:func:`uno_tournament.adaptive.floor_tables`) plus one table for the open pairs, at most
-    every four-bot combination."""
+    """Tables of each block of an adaptive run: :data:`ADAPTIVE_TABLES`, or twice the floor
+    (:func:`uno_tournament.adaptive.floor_tables`, the tables that seat every bot) when that
+    is more, so as many tables again go to the open pairs; at most every four-bot
+    combination (1 table for 4 bots, 5 for 5)."""
     floor = floor_tables(names)
-    return min(math.comb(len(names), 4), max(ADAPTIVE_TABLES, floor + 1))
+    return min(math.comb(len(names), 4), max(ADAPTIVE_TABLES, 2 * floor))
 
 
 def first_block(config: Any) -> list[tuple[str, ...]]:
