@@ -614,7 +614,7 @@ def test_two_pods_into_postgresql_follow_one_decision(
     import psycopg
 
     url = postgres.url(postgres.new_database())
-    cfg = _settled_config(tmp_path, EARLY)
+    cfg = _settled_config(tmp_path, EARLY, ADAPTIVE)  # five bots: adaptive blocks
     pods = [
         subprocess.Popen(
             _cli(
@@ -658,6 +658,19 @@ def test_two_pods_into_postgresql_follow_one_decision(
     assert stop < len(planned)
     assert {h.hand_id for h in planned[:stop]} <= ids
     assert len(ids) <= stop + 2 * rec.look_every + 2 * 6, (stop, len(ids))
+    # every stored hand at its recorded table: both pods followed the one recorded plan
+    assert rec.blocks is not None and len(rec.blocks) >= 2, rec.blocks
+    with psycopg.connect(url) as conn:
+        seats = conn.execute("SELECT hand_id, seat, bot FROM seats").fetchall()
+    from uno_tournament.pgstore import PgStore
+
+    store = PgStore.connect(url)
+    try:
+        spec = {h.hand_id: h for h in load(cfg).plan(tid, store)}
+    finally:
+        store.close()
+    for hid, seat, bot in seats:
+        assert spec[hid].bots[seat] == bot, (hid, seat, bot)
 
 
 # ------------------------------------------------------------------------------ displays
