@@ -311,14 +311,19 @@ def _verify(out: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+ADAPTIVE = {"g0": 0.0, "g1": 0.25, "g2": 0.5, "g3": 0.75, "g4": 1.0}
+"""Five bots: blocks of five tables (every four-bot combination), chosen from the looks."""
+
+
 EARLY = 'until = "settled"\nalpha = 0.3\nindifference_elo = 300\nmax_hands = 480\n'
 
 
 def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_path: Path) -> None:
     """Two shard workers follow the decision: the run stops well before its budget, at a look,
-    with every hand before the stop stored and at most the hands in play past it. verify
+    with every hand before the stop stored and at most the hands in play past it. Five bots,
+    so the workers play adaptive blocks whose tables they read from the record. verify
     accepts it, and catches an edited decision and a hand deleted before the stop."""
-    cfg = _settled_config(tmp_path, EARLY)
+    cfg = _settled_config(tmp_path, EARLY, ADAPTIVE)
     out = tmp_path / "out"
     r = subprocess.run(
         _cli("tournament", "run", str(cfg), "--quiet", "--shards", "2"),
@@ -333,6 +338,7 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     assert isinstance(stop, dict) and stop["reason"] == "settled", rec["stop"]
     hands = int(stop["hands"])
     assert hands < 480 and hands % int(str(rec["look_every"])) == 0
+    assert len(rec["blocks"]) >= 2  # type: ignore[arg-type]
     assert r.stdout.strip().splitlines()[-1].startswith("stopped: settled"), r.stdout[-500:]
     stored = _count(out)
     assert stored == hands, (hands, stored)  # no table starts a hand the decision has not allowed
@@ -445,10 +451,6 @@ def test_kill_9_then_resume_continues_the_same_test(tmp_path: Path) -> None:
     assert after.decision_of() == one.decision_of()
     v = _verify(out)
     assert v.returncode == 0, v.stdout + v.stderr
-
-
-ADAPTIVE = {"g0": 0.0, "g1": 0.25, "g2": 0.5, "g3": 0.75, "g4": 1.0}
-"""Five bots: blocks of five tables (every four-bot combination), chosen from the looks."""
 
 
 def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_path: Path) -> None:

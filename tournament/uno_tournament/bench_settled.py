@@ -53,7 +53,9 @@ The last line has the issue's form and says FAIL when any target is missed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
+import json
 import math
 import multiprocessing
 import random
@@ -412,6 +414,19 @@ def _job(job: Job) -> tuple[str, Any]:
     return kind, play_newversion(kind.split(":")[1], seed, **kw)
 
 
+def _jsonable(x: Any) -> Any:
+    """A run's outcome for the JSONL log (dataclasses as dicts, NaN as None)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        x = dataclasses.asdict(x)
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
 def nv_delta1() -> float:
     """The reference gap between randomness 0.0 and 0.1 (the first two bots of the ladder)."""
     elo = load_reference()["elo"]
@@ -445,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="tables a block (24 hands each; default: the runner's, for 8 bots)",
     )
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--log", default="", help="append each run's outcome to this JSONL file")
     parser.add_argument("--seed", type=int, default=1)
     a = parser.parse_args(argv)
     if a.tournaments < 1 or a.aa < 1 or a.newversion < 1 or a.jobs < 1:
@@ -473,9 +489,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         with multiprocessing.get_context("spawn").Pool(a.jobs) as pool:
             yield from pool.imap_unordered(_job, jobs)
 
-    for i, res in enumerate(run_all(), start=1):
-        results.append(res)
-        print(progress_bar(i, len(jobs), t0), file=sys.stderr, flush=True)
+    log = open(a.log, "a", encoding="utf-8") if a.log else None  # noqa: SIM115
+    try:
+        for i, res in enumerate(run_all(), start=1):
+            results.append(res)
+            if log is not None:  # each outcome as it comes: a long run's partial record
+                kind, out = res
+                log.write(json.dumps({"kind": kind, "run": _jsonable(out)}) + "\n")
+                log.flush()
+            print(progress_bar(i, len(jobs), t0), file=sys.stderr, flush=True)
+    finally:
+        if log is not None:
+            log.close()
     ladder = [r for k, r in results if k == "ladder"]
     aa = [r for k, r in results if k == "aa"]
     nv = [r for k, r in results if k.startswith("nv:")]
