@@ -173,6 +173,16 @@ def _hands(text: str) -> int:
     return n
 
 
+def _concurrency(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 1024, got {n}")
+    return n
+
+
 def _tables(text: str) -> int:
     try:
         n = int(text)
@@ -192,6 +202,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         hands=args.hands,
         until_settled=args.until == "settled",
         tables=args.tables,
+        house=not args.no_house_bots,
+        concurrency=args.concurrency,
     )
 
 
@@ -239,6 +251,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_tables,
         default=1,
         help=f"tables played at once, each 24 hands a block (1-{MAX_TABLES}, default 1)",
+    )
+    rn.add_argument(
+        "--concurrency",
+        type=_concurrency,
+        default=8,
+        help="hands played at once (1-1024, default 8)",
+    )
+    rn.add_argument(
+        "--no-house-bots",
+        action="store_true",
+        help="never fill a table with house bots (wait for four versions of four authors)",
     )
     rn.set_defaults(func=cmd_run)
     rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)

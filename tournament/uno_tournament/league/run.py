@@ -9,7 +9,10 @@ with its bots launched in the league's sandbox:
    since (replaced, or given up on) is forgotten by the server (RetireBot) and stopped. No
    restart is needed.
 2. **Tables** (:mod:`.matchmaking`): the connected active versions, fewest hands first, one
-   bot per author at a table, a floor of hands per version.
+   bot per author at a table, a floor of hands per version. Seats that the versions cannot fill
+   (fewer than four versions of four authors) go to the house bots, the gate's three built-in
+   opponents (``--no-house-bots``: wait for versions instead); they are last in line, so they
+   never take a seat a version could have, and they are rated with the versions.
 3. **Duplicate deals and rotated seats**: each table of the block plays 6 deals, each in its 4
    seat rotations (24 hands), as a tournament's block does (:mod:`uno_tournament.schedule`).
 4. **One store**: every hand goes to ``DIR/play/tournament.sqlite`` in one transaction (and a
@@ -58,9 +61,15 @@ from ..store import HandRecord, RunLock, Store, StoreError, canonical_json
 from .matchmaking import Entry, next_tables
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
 from .store import LeagueError, LeagueStore, Version
+from .submit import BUILT_IN, SDK_ARGS
 
 __all__ = ["LeagueRunner", "run_league"]
 
+HOUSE = tuple((name.replace("gate-", "house-"), args) for name, args in BUILT_IN)
+"""The house bots: the gate's three built-in opponents, who fill the tables that the versions
+cannot (too few versions, or too few authors) and are rated with them."""
+HOUSE_LAST = 10**12
+"""Hands a house bot counts as having played, for matchmaking: behind every version."""
 PLAY_DIR = "play"
 LEAGUE_ID = "league"
 POLL_S = 0.5
@@ -113,9 +122,11 @@ class LeagueRunner(Player):
         floor_hands: int = 0,
         stream: TextIO | None = None,
         refit_every_s: float = 0.0,
+        house: bool = True,
+        concurrency: int = 8,
     ) -> None:
         settings = league.settings()
-        config = league_config(settings, concurrency=max(8, 4 * tables))
+        config = league_config(settings, concurrency=concurrency)
         self.play_dir = league_dir / PLAY_DIR
         super().__init__(self.play_dir, config, LEAGUE_ID, progress=False, stream=stream)
         self.league_dir = league_dir
@@ -140,6 +151,11 @@ class LeagueRunner(Player):
         self._fitted_hands = -1
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="league-writer")
         self._server_watch: asyncio.Task[None] | None = None
+        self.house = house
+        """Fill a table that lacks versions of enough authors with house bots."""
+        self.house_procs: dict[str, BotProcess] = {}
+        self._connecting: list[str] = []
+        self._house_started = 0.0
 
     # ------------------------------------------------------------------ store
 
@@ -211,6 +227,8 @@ class LeagueRunner(Player):
         )
         try:
             await self._start_server()
+            if self.house:
+                await self._launch_house()
             await self._refit(force=True)
             while not self.stop_requested and self.fatal is None:
                 if self.budget is not None and self.played >= self.budget:
@@ -279,9 +297,8 @@ class LeagueRunner(Player):
         self.stop_requested = True  # the server stops now: that is no failure
         if self._server_watch is not None:
             self._server_watch.cancel()
-        for s in list(self.seated.values()):
-            with contextlib.suppress(Exception):
-                await s.proc.stop()
+        procs = [s.proc for s in self.seated.values()] + list(self.house_procs.values())
+        await asyncio.gather(*(p.stop() for p in procs), return_exceptions=True)
         if self.channel is not None:
             await self.channel.close()
         if self.shard is not None and self.shard.server is not None:
@@ -301,10 +318,20 @@ class LeagueRunner(Player):
             if v.id not in self.seated:
                 await self._seat(v, [x for x in versions if x.id != v.id])
         if not self.seated:
+            self._connecting = []
             return []
         connected = await self._connected()
-        ready = []
         grace = self.config.faults.startup_timeout_s
+        for n, proc in self.house_procs.items():
+            late = time.monotonic() - self._house_started > grace
+            if n not in connected and n not in self.given_up and late:
+                lines = " | ".join(tail(proc.log_path, 3)) or "(log empty)"
+                self._give_up(n, f"did not connect within {grace:g} s; log: {lines}")
+        self._connecting = sorted(
+            [s.name for s in self.seated.values() if s.name not in connected]
+            + [n for n in self.house_procs if n not in connected and n not in self.given_up]
+        )
+        ready = []
         for s in list(self.seated.values()):
             if s.name in connected and s.name not in self.given_up:
                 ready.append(s)
@@ -366,6 +393,38 @@ class LeagueRunner(Player):
             return
         self.say(f"{v.key} ({v.author}) enters the ladder as bot {name}")
 
+    async def _launch_house(self) -> None:
+        """The house bots (the gate's built-in opponents), launched once per run."""
+        self._house_started = time.monotonic()
+        for name, args in HOUSE:
+            spec = BotSpec(
+                name=name,
+                command=("{python}", *args, *SDK_ARGS),
+                cwd=str(Path.cwd()),
+                sandbox=self.sandbox,
+            )
+            token = secrets.token_urlsafe(24)
+            await self.admin.RegisterBot(
+                admin_pb2.RegisterBotRequest(bot_name=name, token=token),
+                metadata=self.md,
+                timeout=30,
+            )
+            proc = BotProcess(
+                spec,
+                token,
+                self.shard.addr if self.shard is not None else "",
+                self.log_dir,
+                max_restarts=self.config.faults.max_restarts,
+                on_incident=self._incident,
+                hide=[self.league_dir],
+            )
+            self.house_procs[name] = proc
+            self.counts.setdefault(name, 0)
+            try:
+                await proc.start()
+            except OSError as exc:
+                raise RunnerError(proc.failure(f"cannot run its command ({exc})")) from exc
+
     async def _unseat(self, s: Seated, why: str) -> None:
         self.seated.pop(s.version.id, None)
         with contextlib.suppress(grpc.aio.AioRpcError):
@@ -381,6 +440,12 @@ class LeagueRunner(Player):
     async def _play_block(self) -> bool:
         """Play one block; False when no table could be made (too few versions)."""
         ready = await self._sync()
+        if self._connecting:  # launched bots join the next block once they are connected
+            note = f"waiting for {', '.join(self._connecting)} to connect"
+            if note != self._waiting:
+                self.say(note)
+                self._waiting = note
+            return False
         entries = [Entry(s.name, s.version.author, self.counts.get(s.name, 0)) for s in ready]
         tables = next_tables(
             entries,
@@ -389,11 +454,36 @@ class LeagueRunner(Player):
             block=self.block,
             floor_hands=self.floor_hands,
         )
+        if len(tables) < self.n_tables and self.house_procs and entries:
+            # house bots fill the seats the versions cannot: last in line, each its own author
+            connected = await self._connected()
+            house = [
+                Entry(n, f"house/{n}", HOUSE_LAST + self.counts.get(n, 0))
+                for n in self.house_procs
+                if n in connected and n not in self.given_up
+            ]
+            mine = {e.key for e in entries}
+            tables = [
+                t
+                for t in next_tables(
+                    entries + house,
+                    self.n_tables,
+                    seed=self.config.seed,
+                    block=self.block,
+                    floor_hands=self.floor_hands,
+                )
+                if mine & set(t)
+            ]
         if not tables:
             authors = len({s.version.author for s in ready})
+            need = (
+                "one version"
+                if self.house_procs
+                else "four versions of four authors (house bots are off)"
+            )
             note = (
                 f"waiting: {len(ready)} versions of {authors} authors connected "
-                f"({len(self.seated)} active); a table needs four versions of four authors. "
+                f"({len(self.seated)} active); a table needs {need}. "
                 f"Submit with: uno-arena league submit {self.league_dir} PATH"
             )
             if note != self._waiting:
@@ -492,6 +582,8 @@ def run_league(
     hands: int | None = None,
     until_settled: bool = False,
     tables: int = 1,
+    house: bool = True,
+    concurrency: int = 8,
     stream: TextIO | None = None,
 ) -> int:
     """``league run``: open (or start) the league's hand store, hold its lock, play."""
@@ -526,6 +618,8 @@ def run_league(
             hands=hands,
             until_settled=until_settled,
             tables=tables,
+            house=house,
+            concurrency=concurrency,
             stream=stream,
         )
         try:
