@@ -551,6 +551,22 @@ def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_pat
         store.close()
     assert any("block 1's recorded tables differ" in line for line in check.other), check.other
 
+    # a record cut back to block 0: the stored hands of block 1 have no recorded tables
+    edited["blocks"] = edited["blocks"][:1]
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+        conn.commit()
+    finally:
+        conn.close()
+    assert _verify(out).returncode == 1
+    store = Store.open(out, readonly=True)
+    try:
+        check = check_sequential(store, config, config.plan(tid, store))
+    finally:
+        store.close()
+    assert any("whose tables the record lacks" in line for line in check.other), check.other
+
 
 def _looks(out: Path) -> int:
     try:

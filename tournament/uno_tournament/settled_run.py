@@ -8,21 +8,30 @@ The plan
 A sequential run plans ``max_hands`` hands (its budget) in the usual order, block by block and
 within a block deal by deal across the tables:
 
-* ``until = "settled"``: the default design's tables (every four-bot combination for up to 12
-  bots), as many duplicate blocks as the budget needs, cut at ``max_hands``;
+* ``until = "settled"`` (**adaptive**): blocks of :func:`adaptive_tables` tables (8 for 8 bots).
+  Block 0 is a balanced design (:func:`first_block`, a function of the configuration). Block
+  ``k`` is chosen at the look after block ``k - 1`` by
+  :func:`uno_tournament.adaptive.next_block_tables` from that look (the stored hands) and the
+  seed, and **recorded** in the record's ``blocks`` with the look, before any table sees it.
+  The plan is a function of the record (:func:`settled_plan` with the store): every hand's id,
+  table, deal, rotation and deal seed are fixed in advance; a block's bots come from its
+  recorded tables (the hands of blocks not chosen yet have ``bots == ()`` until
+  :func:`resolve` fills them in). A resumed run, ``--shards N`` workers, ``--shard I/N`` pods,
+  ``verify`` and the report all rebuild the same plan from the store, never by running the
+  chooser again on other data; ``verify`` also re-runs it on the re-derived looks and compares;
 * ``--candidate NEW --baseline OLD``: blocks of :data:`NEWVERSION_TABLES` tables (fewer if the
   field has fewer pairs), each seating NEW and OLD with two bots of the field
-  (:func:`uno_tournament.newversion.newversion_tables`), cut at ``max_hands``.
-
-Both plans depend on the configuration and the tournament id only, so every process (a
-resumed run, ``--shards N`` workers, ``--shard I/N`` pods, ``verify``) computes the same one.
+  (:func:`uno_tournament.newversion.newversion_tables`), cut at ``max_hands``: a fixed plan,
+  a function of the configuration and the tournament id only.
 
 The looks
 ---------
 A look is taken on exactly the first ``k * look_every`` hands of the plan's order, once each of
-them is stored (:func:`uno_tournament.settled.advance`): ``look_every`` is one round of deals
-across all tables (every table's deal in its 4 seat rotations), repeated until it is at least
-a duplicate block's 24 hands. A look is therefore a function of the stored hands alone: a run
+them is stored (:func:`uno_tournament.settled.advance`): for an adaptive run ``look_every`` is
+a block (its looks combine per-block fits, ``by_block=True``, which stay valid when the tables
+follow the data); for a new-version test it is one round of deals across all tables (every
+table's deal in its 4 seat rotations), repeated until it is at least a duplicate block's 24
+hands. A look is therefore a function of the stored hands alone: a run
 resumed after ``kill -9``, another shard, and ``verify`` (which re-derives every look from the
 hands) reach the same decisions at the same hand counts.
 

@@ -185,6 +185,13 @@ def check_sequential(
     bad_block = _block_problem(recorded, fresh)
     if bad_block:
         out.other.append(f"{where}: {bad_block}"[:400])
+    unchosen = [h for h in plan if not h.bots and h.hand_id in stored]
+    if unchosen:
+        out.other.append(
+            f"{where}: {len(unchosen)} stored hands (the first {unchosen[0].hand_id}) belong "
+            f"to block {unchosen[0].block} or later, whose tables the record lacks: the record "
+            "was edited or is not this run's"[:400]
+        )
     bad_look = next(
         (
             k
