@@ -220,3 +220,37 @@ def test_sigterm_finishes_the_hands_in_play(tmp_path: Path) -> None:
     # the block's hands in play at the signal were played to their end and stored
     assert _count(league) > at_signal, (at_signal, out)
     assert _count(league) < 24
+
+
+def test_a_version_that_never_connects_is_given_up_and_the_league_goes_on(
+    tmp_path: Path,
+) -> None:
+    cfg = tmp_path / "league.toml"
+    cfg.write_text("[faults]\nstartup_timeout_s = 3\n")
+    league = tmp_path / "league"
+    store = LeagueStore.create(league, settings_from(cfg))
+    store.close()
+    _enter(league, "good", "1", "ann")
+    sleeper = ["{python}", "-c", "import time; print('loading...', flush=True); time.sleep(600)"]
+    _enter(league, "sleepy", "1", "bob", sleeper)
+    res = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "league", "run", str(league), "--hands", "24"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    hands = _hands(league)
+    assert len(hands) == 24
+    assert all("good.1" in bots and "sleepy.2" not in bots for _, bots in hands)
+    store = LeagueStore.open(league)
+    try:
+        states = {v.key: (v.state, v.reason) for v in store.versions()}
+    finally:
+        store.close()
+    assert states["good@1"] == ("active", "")
+    state, reason = states["sleepy@1"]
+    assert state == "retired" and reason.startswith("given up: did not connect within 3 s")
+    assert "loading..." in reason  # the log's tail says what the bot was doing

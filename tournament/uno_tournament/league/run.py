@@ -84,7 +84,8 @@ class Seated:
     version: Version
     name: str
     proc: BotProcess
-    launched_at: float
+    away_since: float | None
+    """Since when it has not been connected (None: it is)."""
 
 
 def league_config(settings: dict[str, Any], concurrency: int) -> TournamentConfig:
@@ -332,10 +333,15 @@ class LeagueRunner(Player):
             + [n for n in self.house_procs if n not in connected and n not in self.given_up]
         )
         ready = []
+        now = time.monotonic()
         for s in list(self.seated.values()):
+            if s.name in connected:
+                s.away_since = None
+            elif s.away_since is None:
+                s.away_since = now  # launched, or crashed and restarting: it has the grace
             if s.name in connected and s.name not in self.given_up:
                 ready.append(s)
-            elif s.name not in connected and time.monotonic() - s.launched_at > grace:
+            elif s.away_since is not None and now - s.away_since > grace:
                 lines = " | ".join(tail(s.proc.log_path, 3)) or "(log empty)"
                 self._give_up(s.name, f"did not connect within {grace:g} s; log: {lines}")
             if s.name in self.given_up:
