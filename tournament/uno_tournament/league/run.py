@@ -35,6 +35,7 @@ import contextlib
 import dataclasses
 import os
 import secrets
+import shutil
 import signal
 import time
 from collections import deque
@@ -57,6 +58,7 @@ from ..replay import write_replay
 from ..sandbox import HostRelay, SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
+from ..store import DB_NAME as HANDS_DB
 from ..store import HandRecord, RunLock, Store, StoreError, canonical_json
 from .matchmaking import Entry, next_tables
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
@@ -582,6 +584,23 @@ class LeagueRunner(Player):
             self.stop_requested = True
 
 
+def _hands_store(play: Path, settings: dict[str, Any]) -> Store:
+    """The league's hand store, made whole in a folder of its own and renamed into place the
+    first time (a kill during its creation leaves no half-made store)."""
+    if not (play / HANDS_DB).is_file():
+        new = play / ".new-store"
+        shutil.rmtree(new, ignore_errors=True)
+        meta = {
+            "tournament_id": LEAGUE_ID,
+            "config": league_config(settings, 8).to_dict(),
+            "created_at": time.time(),
+        }
+        Store.create(new, meta).close()
+        os.replace(new / HANDS_DB, play / HANDS_DB)
+        shutil.rmtree(new, ignore_errors=True)
+    return Store.open(play)
+
+
 def run_league(
     league_dir: Path,
     *,
@@ -603,19 +622,10 @@ def run_league(
             f"{league_dir}: another `league run` plays this league; stop it (Ctrl-C) first"
         ) from None
     try:
-        from ..store import DB_NAME as HANDS_DB
-
-        if (play / HANDS_DB).is_file():
-            store = Store.open(play)
-        else:
-            store = Store.create(
-                play,
-                {
-                    "tournament_id": LEAGUE_ID,
-                    "config": league_config(league.settings(), 8).to_dict(),
-                    "created_at": time.time(),
-                },
-            )
+        try:
+            store = _hands_store(play, league.settings())
+        except StoreError as exc:
+            raise LeagueError(str(exc)) from None
         os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
         runner = LeagueRunner(
             league_dir,
