@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,6 +133,40 @@ def test_nothing_to_rate_records_no_refit(tmp_path: Path) -> None:
     try:
         assert record_refit(league, fit_league(store, "last")) is None
         assert league.refits() == [] and league.history() == []
+    finally:
+        store.close()
+        league.close()
+
+
+def test_until_settled_stops_once_the_active_versions_ranking_is_decided(tmp_path: Path) -> None:
+    """``league run --until settled``: the settled test over the active versions only (a
+    retired version in the fit is no pair of the ranking), and not before the gaps are told."""
+    from types import SimpleNamespace
+
+    from uno_tournament.league.run import LeagueRunner
+
+    league = _league(tmp_path)
+    store = Store.create(tmp_path / "league" / "play", {"tournament_id": "league"})
+    rng = random.Random(3)
+    try:
+        runner = LeagueRunner(tmp_path / "league", league, store, until_settled=True)
+        v = {x.name: x for x in league.versions()}
+        names = [server_name(v[n]) for n in "abcd"]
+        seated: Any = {v[n].id: SimpleNamespace(name=server_name(v[n])) for n in "abc"}
+        runner.seated = seated  # as if launched: _look_settled needs only who is seated
+        elo = dict(zip(names, (0.0, 400.0, 800.0, 0.0), strict=True))
+        _play(store, rng, names, elo, 96)
+        runner._look_settled(fit_league(store, "last"))
+        assert not runner.stop_requested  # 96 hands in all: below the first look's floor
+        assert runner.settled is not None and runner.settled.bots == tuple(sorted(names[:3]))
+        for _ in range(30):
+            _play(store, rng, names, elo, 96)
+            runner._look_settled(fit_league(store, "last"))
+            if runner.stop_requested:
+                break
+        assert runner.stop_requested, "400 Elo gaps not settled in 2,976 hands"
+        assert runner.settled.looks >= 1
+        runner.log.close()
     finally:
         store.close()
         league.close()
