@@ -91,7 +91,7 @@ def cmd_token_add(args: argparse.Namespace) -> int:
         owner = store.owner(args.name)
         if owner is not None:
             raise LeagueError(f"{args.name}: the name is taken (by {owner}); choose another name")
-        token = secrets.token_urlsafe(24)
+        token = secrets.token_hex(24)
         store.add_token(args.name, args.author, token)
     finally:
         store.close()

@@ -364,7 +364,9 @@ class LeagueRunner(Player):
                 self.say(line)
         except SandboxError as exc:
             raise RunnerError(str(exc)) from exc
-        token = secrets.token_urlsafe(24)
+        # hex: a token starting with "-" (token_urlsafe's, 1 time in 32) reads as an option
+        # to the bot's --token argument, and the bot never starts (found by bench-league)
+        token = secrets.token_hex(24)
         try:
             await self.admin.RegisterBot(
                 admin_pb2.RegisterBotRequest(bot_name=name, token=token),
@@ -411,7 +413,7 @@ class LeagueRunner(Player):
                 cwd=str(Path.cwd()),
                 sandbox=self.sandbox,
             )
-            token = secrets.token_urlsafe(24)
+            token = secrets.token_hex(24)
             await self.admin.RegisterBot(
                 admin_pb2.RegisterBotRequest(bot_name=name, token=token),
                 metadata=self.md,
@@ -554,6 +556,7 @@ class LeagueRunner(Player):
             return
         loop = asyncio.get_running_loop()
         policy = self.config.faults.forfeit
+        t0 = time.perf_counter()
         fit: LeagueFit = await loop.run_in_executor(self._writer, fit_league, self.store, policy)
         self._last_refit = now
         self._fitted_hands = n
@@ -565,7 +568,7 @@ class LeagueRunner(Player):
         by_name = {server_name(v): v.key for v in self.league.versions()}
         top = sorted(zip(r.elo, r.bots, strict=True), reverse=True)[:4]
         self.say(
-            f"refit {refit}: {fit.hands} hands; "
+            f"refit {refit}: {fit.hands} hands in {time.perf_counter() - t0:.2f} s; "
             + ", ".join(f"{by_name.get(b, b)} {e:+.0f}" for e, b in top)
         )
         if self.until_settled:
