@@ -18,7 +18,8 @@ import java.util.logging.SimpleFormatter;
  *                                           (env UNO_ARENA_ADDR, default 127.0.0.1:50051)
  *   --token TOKEN      bot token             (env UNO_ARENA_TOKEN, required)
  *   --name NAME        bot name              (env UNO_ARENA_BOT_NAME, default given by the bot)
- *   --version V        bot version string    (env UNO_ARENA_BOT_VERSION)
+ *   --version V        bot version string    (env UNO_ARENA_BOT_VERSION, default the SDK's
+ *                                           version: {@link #sdkVersion()})
  *   --tls              TLS for a HOST:PORT address (env UNO_ARENA_TLS=1; same as https://)
  *   --verbose          log every decision    (env UNO_ARENA_VERBOSE=1)
  *   --max-batch N      Hello.max_batch, 0 = never batch, at most 1024 (default 64)
@@ -58,7 +59,7 @@ public final class BotRunner {
     }
     Options o;
     try {
-      o = parse(args, System.getenv(), defaultName, "0.1.0");
+      o = parse(args, System.getenv(), defaultName, sdkVersion());
     } catch (IllegalArgumentException e) {
       System.err.println(PROGRAM + ": " + e.getMessage());
       return 2;
@@ -153,6 +154,28 @@ public final class BotRunner {
     }
   }
 
+  /** The Implementation-Title the build writes into the SDK jar's manifest (pom.xml). */
+  static final String MANIFEST_TITLE = "uno-bot";
+
+  /**
+   * The SDK's version, the default of {@code --version}: the Implementation-Version that the
+   * build writes from the pom into the SDK jar's manifest, when the SDK runs from that jar; else
+   * {@link UnoBotClient#SDK_VERSION} (run from classes, as in an IDE or the SDK's own tests, or
+   * repackaged into another jar whose manifest is not the SDK's).
+   */
+  public static String sdkVersion() {
+    Package p = BotRunner.class.getPackage();
+    return p == null ? UnoBotClient.SDK_VERSION : sdkVersion(p.getImplementationTitle(), p.getImplementationVersion());
+  }
+
+  /** {@link #sdkVersion()} from a manifest's Implementation-Title and -Version (either may be null). */
+  static String sdkVersion(String manifestTitle, String manifestVersion) {
+    if (MANIFEST_TITLE.equals(manifestTitle) && manifestVersion != null && !manifestVersion.isBlank()) {
+      return manifestVersion.strip();
+    }
+    return UnoBotClient.SDK_VERSION;
+  }
+
   /** Parses flags over environment variables; returns null for --help. */
   public static Options parse(String[] args, Map<String, String> env, String defaultName, String defaultVersion) {
     String addr = env.getOrDefault("UNO_ARENA_ADDR", "127.0.0.1:50051");
@@ -235,6 +258,7 @@ public final class BotRunner {
         + " [--max-batch N]\n"
         + "  ADDR: HOST:PORT, http://HOST:PORT or https://HOST:PORT (default 127.0.0.1:50051)\n"
         + "  (or env UNO_ARENA_ADDR, UNO_ARENA_TOKEN, UNO_ARENA_BOT_NAME, UNO_ARENA_BOT_VERSION, UNO_ARENA_TLS, UNO_ARENA_VERBOSE)\n"
+        + "  --version V: the bot's version (default " + sdkVersion() + ", the SDK's)\n"
         + "  --max-batch N: Hello.max_batch, the most waiting messages the server may send in one batch"
         + " (0 = never batch, at most 1024; default 64)\n"
         + "  Plays until Ctrl-C / SIGTERM; reconnects by itself when the stream drops.";

@@ -72,4 +72,72 @@ class BotRunnerTest {
         "uno-bot: invalid address \"foo\": use HOST:PORT, http://HOST:PORT or https://HOST:PORT\n",
         buf.toString(java.nio.charset.StandardCharsets.UTF_8).replace(System.lineSeparator(), "\n"));
   }
+
+  @Test
+  void theDefaultVersionIsTheSdksOwn() throws Exception {
+    // Run from classes (as here): no SDK manifest, so the compiled-in SDK version, which is the
+    // pom's version.
+    String pom = java.nio.file.Files.readString(java.nio.file.Path.of("pom.xml"));
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("<artifactId>uno-bot</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+    assertTrue(m.find(), "pom.xml names the SDK's version");
+    assertEquals(m.group(1), UnoBotClient.SDK_VERSION, "the compiled-in fallback is the pom's version");
+    assertEquals(UnoBotClient.SDK_VERSION, BotRunner.sdkVersion());
+    assertTrue(BotRunner.usage().contains("(default " + UnoBotClient.SDK_VERSION + ", the SDK's)"), BotRunner.usage());
+    // From the SDK jar: the manifest's version; another jar's manifest (a bot repackaged with the
+    // SDK inside) or none: the fallback.
+    assertEquals("7.8.9", BotRunner.sdkVersion(BotRunner.MANIFEST_TITLE, "7.8.9"));
+    assertEquals(UnoBotClient.SDK_VERSION, BotRunner.sdkVersion("my-bot", "1.0"));
+    assertEquals(UnoBotClient.SDK_VERSION, BotRunner.sdkVersion(null, null));
+    assertEquals(UnoBotClient.SDK_VERSION, BotRunner.sdkVersion(BotRunner.MANIFEST_TITLE, " "));
+    // What run() uses when neither --version nor UNO_ARENA_BOT_VERSION is given, and they win.
+    assertEquals(BotRunner.sdkVersion(), BotRunner.parse(new String[] {"--token", "t"}, Map.of(), "n", BotRunner.sdkVersion()).version());
+    assertEquals("env-v", BotRunner.parse(new String[] {"--token", "t"}, Map.of("UNO_ARENA_BOT_VERSION", "env-v"), "n", "d").version());
+    assertEquals("flag-v", BotRunner.parse(new String[] {"--token", "t", "--version", "flag-v"}, Map.of(), "n", "d").version());
+  }
+
+  /** run() without --version: the Hello carries the SDK's version as the bot's own, before the SDK tag. */
+  @Test
+  void runSendsTheSdksVersionWhenNoneIsGiven() throws Exception {
+    java.util.concurrent.CompletableFuture<uno.v1.Hello> hello = new java.util.concurrent.CompletableFuture<>();
+    io.grpc.Server server =
+        io.grpc.Grpc.newServerBuilderForPort(0, io.grpc.InsecureServerCredentials.create())
+            .addService(
+                new uno.v1.BotServiceGrpc.BotServiceImplBase() {
+                  @Override
+                  public io.grpc.stub.StreamObserver<uno.v1.PlayRequest> play(
+                      io.grpc.stub.StreamObserver<uno.v1.PlayResponse> out) {
+                    return new io.grpc.stub.StreamObserver<>() {
+                      @Override
+                      public void onNext(uno.v1.PlayRequest r) {
+                        hello.complete(r.getHello());
+                        // refused for good: run() returns 1 instead of reconnecting
+                        out.onError(io.grpc.Status.UNAUTHENTICATED.withDescription("test: version seen").asRuntimeException());
+                      }
+
+                      @Override
+                      public void onError(Throwable t) {}
+
+                      @Override
+                      public void onCompleted() {}
+                    };
+                  }
+                })
+            .build()
+            .start();
+    java.io.PrintStream err = System.err;
+    System.setErr(new java.io.PrintStream(new java.io.ByteArrayOutputStream(), true, java.nio.charset.StandardCharsets.UTF_8));
+    int code;
+    try {
+      code = BotRunner.run(new String[] {"--addr", "127.0.0.1:" + server.getPort(), "--token", "t"}, d -> 0, "n");
+    } finally {
+      System.setErr(err);
+      server.shutdownNow();
+    }
+    assertEquals(1, code, "refused: exit 1");
+    assertEquals(
+        BotRunner.sdkVersion() + " " + UnoBotClient.SDK_TAG,
+        hello.get(30, java.util.concurrent.TimeUnit.SECONDS).getBotVersion(),
+        "the bot's version defaults to the SDK's");
+  }
 }

@@ -508,41 +508,77 @@ class UnoBotClientTest {
     assertNull(s.poll(300), "no retry for a closed request");
   }
 
+  /**
+   * The backoff starts over after a Welcome, and every attempt has a new channel. What the SDK
+   * waits is read from its "reconnecting in N ms" warnings, in order, and every real gap is at
+   * least the delay logged before it (causality): no bound here depends on how busy the machine
+   * is.
+   */
   @Test
   void backoffStartsAgainAfterAWelcomeAndEveryAttemptHasANewChannel() throws Exception {
-    start(d -> 0, Duration.ofMillis(50), Duration.ofSeconds(10));
-    List<Long> gaps = new CopyOnWriteArrayList<>();
-    long ended = 0;
-    for (int i = 0; i < 6; i++) { // refused before any Welcome: about 50, 100, 200, 400, 800 ms
-      FakeStream s = arena.nextStream();
-      if (i > 0) {
-        gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
+    java.util.logging.Logger sdkLog = java.util.logging.Logger.getLogger(UnoBotClient.class.getName());
+    List<String> said = new CopyOnWriteArrayList<>();
+    java.util.logging.Handler capture =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord r) {
+            if (r.getMessage() != null && r.getMessage().contains("reset-test")) {
+              said.add(r.getMessage());
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    sdkLog.addHandler(capture);
+    try {
+      start(d -> 0, Duration.ofMillis(50), Duration.ofSeconds(10));
+      List<Long> gaps = new CopyOnWriteArrayList<>();
+      long ended = 0;
+      for (int i = 0; i < 6; i++) { // refused before any Welcome: about 50, 100, ... 1600 ms after
+        FakeStream s = arena.nextStream();
+        if (i > 0) {
+          gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
+        }
+        s.next();
+        s.fail(Status.UNAVAILABLE.withDescription("reset-test: try later"));
+        ended = System.nanoTime();
       }
+      FakeStream s = arena.nextStream();
+      gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
       s.next();
-      s.fail(Status.UNAVAILABLE.withDescription("try later"));
+      s.send(welcome("s-1", false));
+      s.fail(Status.INTERNAL.withDescription("reset-test: oops")); // a welcomed stream that fails
       ended = System.nanoTime();
-    }
-    FakeStream s = arena.nextStream();
-    gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
-    s.next();
-    s.send(welcome("s-1", false));
-    s.fail(Status.INTERNAL.withDescription("oops")); // a welcomed stream that fails
-    ended = System.nanoTime();
-    arena.nextStream();
-    long afterWelcome = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended);
-    // lower bounds by causality (the delay starts after the stream failed): each base - 20% jitter
-    long[] base = {50, 100, 200, 400, 800, 1600};
-    for (int i = 0; i < base.length; i++) {
-      assertTrue(gaps.get(i) >= base[i] * 8 / 10 - 5, "growing: " + gaps);
-    }
-    // Without the reset the next delay would be 3200 ms - 20% jitter = 2560 ms at least: that,
-    // not a quiet-machine margin, is the bound (the reset one is about 50 ms).
-    assertTrue(afterWelcome < 2560, "after a Welcome: " + afterWelcome + " ms, before " + gaps);
-    assertEquals(8, arena.channels.size(), "a new channel per attempt");
-    for (int i = 0; i < 7; i++) {
-      assertTrue(arena.channels.get(i).isShutdown(), "channel " + i + " shut down");
+      arena.nextStream();
+      gaps.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
+      // The delays the SDK chose, in order: doubling from 50 ms, then back to 50 ms after the
+      // Welcome (without the reset: 3200 ms), each +-20% (1 ms for rounding).
+      long[] base = {50, 100, 200, 400, 800, 1600, 50};
+      assertEquals(base.length, said.size(), "one warning per failed stream: " + said);
+      for (int i = 0; i < base.length; i++) {
+        java.util.regex.Matcher m =
+            java.util.regex.Pattern.compile("reconnecting in (\\d+) ms").matcher(said.get(i));
+        assertTrue(m.find(), said.get(i));
+        long chose = Long.parseLong(m.group(1));
+        assertTrue(
+            chose >= base[i] * 8 / 10 - 1 && chose <= base[i] * 12 / 10 + 1,
+            "delay " + i + " = " + chose + " ms, want " + base[i] + " ms +-20%: " + said);
+        // causality: the delay starts after the stream failed, so the next one never comes sooner
+        assertTrue(gaps.get(i) >= chose - 5, "gap " + i + " shorter than its delay: " + gaps + " " + said);
+      }
+      assertEquals(8, arena.channels.size(), "a new channel per attempt");
+      for (int i = 0; i < 7; i++) {
+        assertTrue(arena.channels.get(i).isShutdown(), "channel " + i + " shut down");
+      }
+    } finally {
+      sdkLog.removeHandler(capture);
     }
   }
+
 
   @Test
   void fatalCodesStopAndOthersReconnect() throws Exception {
