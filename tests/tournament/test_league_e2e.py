@@ -116,8 +116,8 @@ def test_a_league_from_submissions_to_report(tmp_path: Path) -> None:
     names = {k: v[2] for k, v in _versions(league).items()}
 
     # 2. play starts
-    proc = subprocess.Popen(  # 2 hands at once: the gates of step 3 get their share of the CPU
-        _cli("run", str(league), "--concurrency", "2"),
+    proc = subprocess.Popen(  # 1 hand at a time: the gates of step 3 get the CPU
+        _cli("run", str(league), "--concurrency", "1"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -161,7 +161,7 @@ def test_a_league_from_submissions_to_report(tmp_path: Path) -> None:
     assert old_hands and all(names["snake@2"] not in before[h] for h in old_hands)
 
     res = subprocess.run(
-        _cli("run", str(league), "--hands", "24"),
+        _cli("run", str(league), "--hands", "12"),
         check=False,
         capture_output=True,
         text=True,
@@ -172,7 +172,7 @@ def test_a_league_from_submissions_to_report(tmp_path: Path) -> None:
     after = _seats(league)
 
     # 5. every hand once, none lost; the retired version no longer plays
-    assert len(after) == len(before) + 24
+    assert len(after) == len(before) + 12
     assert all(after[h] == s for h, s in before.items())
     assert all(names["snake@1"] not in s for h, s in after.items() if h not in before)
     versions = _versions(league)

@@ -234,6 +234,12 @@ def test_sigterm_finishes_the_hands_in_play(tmp_path: Path) -> None:
     # the four hands in play at the signal (each takes seconds) were finished and stored; a
     # stop that dropped them would leave the count where it was
     assert at_signal + 2 <= _count(league) <= at_signal + 4, (at_signal, _count(league), out)
+    store = LeagueStore.open(league)
+    try:
+        refits = store.refits()
+    finally:
+        store.close()
+    assert refits and refits[-1][2] == _count(league)  # a last refit takes the last hands in
 
 
 def test_a_version_that_never_connects_is_given_up_and_the_league_goes_on(

@@ -33,13 +33,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import multiprocessing
 import os
 import secrets
 import shutil
 import signal
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -55,6 +56,7 @@ from ..player import Player, RunnerError, error_reason
 from ..procs import BotProcess, announce_sandbox, tail
 from ..progress import Progress
 from ..replay import write_replay
+from ..runner import _fitter_init
 from ..sandbox import HostRelay, SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
@@ -88,6 +90,15 @@ class Seated:
     proc: BotProcess
     away_since: float | None
     """Since when it has not been connected (None: it is)."""
+
+
+def fit_folder(play: str, policy: str) -> LeagueFit:
+    """In the refit process: one fit over the hands stored in ``play`` (its own connection)."""
+    store = Store.open(Path(play), readonly=True)
+    try:
+        return fit_league(store, policy)
+    finally:
+        store.close()
 
 
 def league_config(settings: dict[str, Any], concurrency: int) -> TournamentConfig:
@@ -159,6 +170,8 @@ class LeagueRunner(Player):
         self.house_procs: dict[str, BotProcess] = {}
         self._connecting: list[str] = []
         self._house_started = 0.0
+        self._fitter: ProcessPoolExecutor | None = None
+        self._refit_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ store
 
@@ -232,6 +245,7 @@ class LeagueRunner(Player):
             await self._start_server()
             if self.house:
                 await self._launch_house()
+            self._fitter_pool().submit(int, 0)  # the refit process imports while bots start
             await self._refit(force=True)
             while not self.stop_requested and self.fatal is None:
                 if self.budget is not None and self.played >= self.budget:
@@ -242,10 +256,16 @@ class LeagueRunner(Player):
             for sig in installed:
                 loop.remove_signal_handler(sig)
             await self._shutdown()
+            try:
+                if self._refit_task is not None:
+                    await asyncio.gather(self._refit_task, return_exceptions=True)
+                if self.fatal is None:
+                    await self._refit(force=True)  # the last hands of this run
+            finally:
+                if self._fitter is not None:
+                    self._fitter.shutdown(wait=True, cancel_futures=True)
         if self.fatal is not None:
             raise self.fatal
-        with contextlib.suppress(Exception):
-            await self._refit(force=True)
         total = self.store.count()
         self.say(
             f"league stopped: {self.played} hands played by this run, {total} stored; "
@@ -519,8 +539,9 @@ class LeagueRunner(Player):
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
         self.block += 1
-        if self.fatal is None:
-            await self._refit()
+        if self.fatal is None and (self._refit_task is None or self._refit_task.done()):
+            # in the background: the next block plays while the fit runs in its own process
+            self._refit_task = asyncio.get_running_loop().create_task(self._refit())
         return True
 
     def _block_specs(self, tables: list[tuple[str, ...]]) -> list[schedule.HandSpec]:
@@ -546,8 +567,18 @@ class LeagueRunner(Player):
 
     # ------------------------------------------------------------------ ratings
 
+    def _fitter_pool(self) -> ProcessPoolExecutor:
+        if self._fitter is None:
+            ctx = multiprocessing.get_context("spawn")  # no fork(): gRPC threads live here
+            self._fitter = ProcessPoolExecutor(
+                max_workers=1, mp_context=ctx, initializer=_fitter_init
+            )
+        return self._fitter
+
     async def _refit(self, *, force: bool = False) -> None:
-        """Refit over every stored hand and record it (not when nothing new was stored)."""
+        """Refit over every stored hand and record it (not when nothing new was stored). The
+        fit runs in a process of its own that reads the store itself; a fit that fails is
+        reported and the league goes on."""
         now = time.monotonic()
         if not force and now - self._last_refit < self.refit_every_s:
             return
@@ -557,9 +588,16 @@ class LeagueRunner(Player):
         loop = asyncio.get_running_loop()
         policy = self.config.faults.forfeit
         t0 = time.perf_counter()
-        fit: LeagueFit = await loop.run_in_executor(self._writer, fit_league, self.store, policy)
+        try:
+            fit: LeagueFit = await loop.run_in_executor(
+                self._fitter_pool(), fit_folder, str(self.play_dir), policy
+            )
+        except Exception as exc:  # a fit that fails costs its refit, not the league
+            self.log.error("refit failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            self.say(f"refit failed ({type(exc).__name__}: {str(exc)[:200]}); play goes on")
+            return
         self._last_refit = now
-        self._fitted_hands = n
+        self._fitted_hands = fit.hands
         refit = record_refit(self.league, fit)
         if refit is None or fit.ratings is None:
             return
