@@ -20,11 +20,12 @@ import pytest
 from uno_server.engine import actions as A
 from uno_server.engine import events as E
 from uno_server.engine.hand import SYSTEM
-from uno_server.gen.uno.v1 import bot_pb2
+from uno_server.gen.uno.v1 import bot_pb2, game_pb2
 from uno_server.play.app import CARD_KEYS, PlayApp
 from uno_server.play.cards import label
+from uno_server.play.model import TableModel
 from uno_server.play.practice import SCRIPTED
-from uno_server.play.render import line_text
+from uno_server.play.render import line_text, span
 from uno_server.play.session import PlayOptions
 from uno_server.play.wire import engine_view
 
@@ -296,6 +297,36 @@ async def test_a_seven_swaps_hands_with_the_seat_chosen() -> None:
         await pilot.press("2")
         await pilot.pause()
         assert app.sent == [3232]
+        await pilot.press("q")
+
+
+def test_the_status_bar_names_the_configured_pace() -> None:
+    """The practice status shows the UNO window and move time as configured, not a fixed 5 s
+    (issue 21): the defaults, each flag, and the match's own rules once they are known."""
+    assert [span(ms) for ms in (0, 250, 1500, 5000, 60_000, 90_000, 600_000)] == [
+        "0 s", "0.25 s", "1.5 s", "5 s", "1 min", "90 s", "10 min"
+    ]  # fmt: skip
+    assert PlayApp(PlayOptions(practice=True))._practice_pace() == (
+        "practice: 5 s UNO window, 10 min a move"
+    )
+    opts = PlayOptions(practice=True, uno_window_ms=3000, decision_ms=20_000)
+    assert PlayApp(opts)._practice_pace() == "practice: 3 s UNO window, 20 s a move"
+    app = PlayApp(opts)
+    rules = game_pb2.RuleSet(seats=4, uno_window_ms=1500)
+    app.model = TableModel.for_rules(["you", "ai-1", "ai-2", "ai-3"], rules, viewer=0)
+    assert app._practice_pace() == "practice: 1.5 s UNO window, 20 s a move"
+
+
+@pytest.mark.asyncio
+async def test_the_status_bar_on_screen_shows_the_window_played() -> None:
+    """On the screen, with a table that is playing: a 3 s window and 20 s moves."""
+    opts = options()
+    opts.uno_window_ms, opts.decision_ms = 3000, 20_000
+    app = PlayApp(opts)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await next_decision(app, pilot)
+        await settle(pilot, lambda text: "practice: 3 s UNO window, 20 s a move" in text)
+        assert "practice: 3 s UNO window, 20 s a move" in screen_text(app).splitlines()[0]
         await pilot.press("q")
 
 

@@ -21,6 +21,7 @@ screen uses, and its key handling, clocks and redraws share the one model of the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -43,7 +44,7 @@ from uno_server.gen.uno.v1 import bot_pb2, game_pb2
 from .cards import Flow, chips, color_text, face, label
 from .human import NO_DEADLINE_MS, Decision
 from .model import TableModel, player_name
-from .render import line_text, seats_table, seconds, table_text
+from .render import line_text, seats_table, seconds, span, table_text
 from .session import PlayOptions, SetupError, TableSession
 
 KIND = game_pb2  # enum numbers of ActionKind
@@ -591,11 +592,28 @@ class PlayApp(App[None]):
         if self.model is not None and self.model.hand_number:
             parts.append(f"hand {self.model.hand_number}")
         if opts.practice:
-            parts.append(f"practice: 5 s UNO window, {NO_DEADLINE_MS // 60_000} min a move")
+            parts.append(self._practice_pace())
         if self.session is not None and self.session.addr:
             where = "embedded server" if opts.embedded else "server"
             parts.append(f"{where} {self.session.addr}")
         self.query_one("#status", Static).update(Text("  ·  ".join(parts), style="bold"))
+
+    def _practice_pace(self) -> str:
+        """The practice table's pace as configured: its UNO window (the match's own rules once
+        they are known) and the time a move may take."""
+        window = 2000  # the rules' default
+        if self.model is not None:
+            window = self.model.uno_window_ms
+        else:
+            with contextlib.suppress(SetupError):
+                rules = self.options.rule_set()
+                if rules.HasField("uno_window_ms"):
+                    window = rules.uno_window_ms
+        try:
+            move = self.options.time_control().decision_ms
+        except SetupError:
+            move = NO_DEADLINE_MS
+        return f"practice: {span(window)} UNO window, {span(move)} a move"
 
     def _refresh_table(self) -> None:
         model = self.model

@@ -45,6 +45,13 @@ def seconds(left: float) -> str:
     return f"{left:.1f} s"
 
 
+def span(ms: int) -> str:
+    """A configured length of time: ``5 s``, ``1.5 s``, ``90 s``, ``10 min``."""
+    if ms >= 60_000 and ms % 60_000 == 0:
+        return f"{ms // 60_000} min"
+    return f"{ms / 1000:g} s"
+
+
 def seats_table(model: TableModel, *, show_hands: bool = True) -> RenderableType:
     """Every seat: who plays it, how many cards, UNO, points; an arrow at the seat to play.
     Once a hand has ended, each seat's revealed cards below."""
