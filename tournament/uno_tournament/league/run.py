@@ -280,8 +280,8 @@ class LeagueRunner(Player):
 
     def _interrupt(self) -> None:
         """The first Ctrl-C or SIGTERM stops taking hands (those in play finish and are
-        stored); a second quits at once."""
-        if self.stop_requested:
+        stored); a second quits at once (a stop of --hands or --until is no first one)."""
+        if self.interrupted:
             os._exit(130)
         self.interrupted = True
         self.stop_requested = True
