@@ -36,7 +36,7 @@ from .langs import LANGS, Admin, Lang, Serve, ready, seat_totals
 ALL = ["python", "go", "typescript", "rust", "java"]
 CUTS_S = (0.3, 0.8, 1.2, 1.6, 2.0)  # five cuts, shuffled per run
 BACKOFF_CAP_S = 2.0
-RECONNECT_GRACE_S = 5.0
+RECONNECT_HANG_GUARD_S = 60.0
 
 
 def chosen_langs() -> list[Lang]:
@@ -268,11 +268,12 @@ async def test_proxy_cuts_every_seat_resumes(tmp_path: Path) -> None:
     print(f"\nchaos cuts {cuts}: {json.dumps(report)}")
     for name in bots.names:
         assert len(reconnects[name]) == len(CUTS_S)
-        # Within the reconnect grace, the bound that matters (past it the seat is taken over);
-        # one capped backoff (2 s) is the usual. Not a quiet-machine margin: a reused channel's
-        # own backoff (issue 14: 6.7 s after a 2 s outage) still fails it.
-        assert max(reconnects[name]) < RECONNECT_GRACE_S, (name, reconnects[name])
-        assert totals[name]["takeovers"] == 0, (name, totals[name])
+        # Back within the reconnect grace (the server's 5 s) is the server's verdict, not a
+        # stopwatch here: a bot still away when its grace ends has its seats taken over, so 0
+        # takeovers is the check (matches are in flight through every cut). A reused channel's
+        # own backoff (issue 14: 6.7 s after a 2 s outage) still fails it. The seconds measured
+        # are only reported.
+        assert totals[name]["takeovers"] == 0, (name, totals[name], reconnects[name])
         assert totals[name]["rejected"] == 0, (name, totals[name])
         assert totals[name]["seats"] > 0, (name, totals[name])
 
@@ -287,7 +288,7 @@ async def reconnected(admin: Admin, bots: Bots, since: float) -> dict[str, float
             opened = b.connected_at.ToNanoseconds() / 1e9
             if b.bot_name in bots.names and b.connected and opened >= since:
                 took.setdefault(b.bot_name, max(0.0, opened - since))
-        if now - since > RECONNECT_GRACE_S + 5:
+        if now - since > RECONNECT_HANG_GUARD_S:  # a hang guard, not the bound checked
             missing = sorted(set(bots.names) - set(took))
             raise AssertionError(f"{missing} did not reconnect within {now - since:.1f} s")
         bots.alive()

@@ -509,12 +509,15 @@ def test_fallback_on_exception_timeout_and_illegal_id() -> None:
     assert results["none"][0] == 0  # None is no answer to a required request
 
 
-def test_budget_counts_from_receipt_not_from_the_start_of_decide() -> None:
+def test_budget_counts_from_receipt_not_from_the_start_of_decide(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """A slow on_events hook runs before decide and outlasts the whole budget (400 ms): counted
     from receipt, the budget is spent when decide starts, so the fallback goes out at once;
-    counted from the start of decide, it could not go out before 400 ms after the hook. The
-    check compares the two events, not a wall-clock margin: a busy machine that delays the hook
-    only widens the gap."""
+    counted from the start of decide, decide would get 400 ms of its own. What decide was given
+    is in the SDK's warning (its budget counted from decide's start: 0 or less here, 400 ms if
+    counted from there); a busy machine that delays decide only makes it more negative. No
+    wall-clock margin is asserted (issue 21: 0.489 s against 0.48 on a loaded machine)."""
     got: list[float] = []
     hook_done: list[float] = []
 
@@ -538,10 +541,18 @@ def test_budget_counts_from_receipt_not_from_the_start_of_decide() -> None:
         assert action.action_id == 0
         return True
 
-    run_async(play_against(script, SlowHook()))
+    with caplog.at_level(logging.WARNING, logger="uno_bot"):
+        run_async(play_against(script, SlowHook()))
     sent, answered = got
     assert answered - sent >= 0.4 - CLOCK_SLACK  # never before the budget (500 - 100 ms)
-    assert answered < hook_done[0] + 0.4  # not a budget counted from the start of decide
+    assert hook_done and hook_done[0] >= sent  # the hook ran before decide, after receipt
+    given = [
+        int(m.group(1))
+        for r in caplog.records
+        if (m := re.search(r"within its budget of (-?\d+) ms", r.getMessage()))
+    ]
+    # decide started with nothing left of the budget: not a budget counted from its own start
+    assert len(given) == 1 and given[0] <= 0, [r.getMessage() for r in caplog.records]
 
 
 def test_sync_decide_in_thread_times_out_and_its_late_result_is_dropped(
@@ -996,15 +1007,19 @@ def test_backoff_is_100_ms_doubling_capped_at_2_s_with_jitter() -> None:
 def test_every_connection_attempt_uses_a_new_channel() -> None:
     """Issue 14 item 3: never reuse one channel across reconnects. The server is down for the
     first attempts, then comes up on the same port; each attempt opened and closed its own
-    channel, and the bot connects as soon as the server is back."""
+    channel, and the first attempt made after the server is back connects. Asserted as an order,
+    not a duration (issue 21): the client is held before its fifth attempt while the server
+    comes back."""
     opened: list[Any] = []
     closed: list[Any] = []
+    held = asyncio.Event()
+    release = asyncio.Event()
 
     real_insecure_channel = grpc.aio.insecure_channel
 
     def slow_library_backoff(target: str, options: Any = None, **kw: Any) -> grpc.aio.Channel:
         # gRPC's own reconnect backoff made 30 s: a client that waited for the library instead
-        # of making a new channel after its own 0.2 s backoff would be back only after that
+        # of making a new channel after its own backoff fails at once on a reused channel
         options = [*(options or []), ("grpc.initial_reconnect_backoff_ms", 30_000)]
         options += [("grpc.min_reconnect_backoff_ms", 30_000)]
         return real_insecure_channel(target, options=options, **kw)
@@ -1024,13 +1039,19 @@ def test_every_connection_attempt_uses_a_new_channel() -> None:
             ch.close = close
             return ch
 
+        async def _connect_once(self) -> str:
+            if len(opened) == 4 and not held.is_set():  # four attempts refused: hold the fifth
+                held.set()
+                await release.wait()
+            return await super()._connect_once()
+
     async def main() -> None:
         port = free_port()
         client = Spy(
             RecordingBot(), ClientConfig(addr=f"127.0.0.1:{port}", token=TOKEN, backoff_max=0.2)
         )
         task = asyncio.create_task(client.run())
-        await asyncio.sleep(1.0)  # several refused attempts
+        await asyncio.wait_for(held.wait(), 30)  # a hang guard: four refused attempts
         down_attempts = len(opened)
 
         async def script(stream: FakeStream, index: int) -> bool:
@@ -1042,18 +1063,25 @@ def test_every_connection_attempt_uses_a_new_channel() -> None:
         bot_pb2_grpc.add_BotServiceServicer_to_server(service, server)
         server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
-        t0 = time.monotonic()
-        await asyncio.wait_for(service.done.wait(), 20)
-        back_after = time.monotonic() - t0
+        release.set()
+
+        async def played_or_failed_again() -> None:
+            while not service.done.is_set() and len(client.reconnect_delays) == down_attempts:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(played_or_failed_again(), 30)  # a hang guard
+        # the first attempt after the server was back connected: not one more failure (a
+        # reused channel fails at once on its cached error until the library's own 30 s
+        # backoff lets it dial again)
+        assert len(client.reconnect_delays) == down_attempts, client.reconnect_delays
+        await asyncio.wait_for(service.done.wait(), 30)  # a hang guard
         client.stop()
-        await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(task, 30)
         await server.stop(None)
-        assert down_attempts >= 4
-        assert len(set(map(id, opened))) == len(opened) == down_attempts + 1
+        assert down_attempts == 4
+        assert len(set(map(id, opened))) == len(opened)
         assert len(closed) == len(opened)
-        # one capped backoff (0.2 s) and a new channel, not the library's own backoff (30 s
-        # here): a bound by what the library would take, not by a quiet machine
-        assert back_after < 15
+        assert len(opened) == down_attempts + 1, len(opened)  # that attempt is the one that played
         assert client.connections == 1
 
     run_async(main())
@@ -1139,17 +1167,16 @@ def test_stop_returns_promptly_and_half_closes() -> None:
         bot_pb2_grpc.add_BotServiceServicer_to_server(Service(), server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
-        # a grace of 30 s: a client that did not half-close would wait it out (the server ends
-        # the stream only on the bot's EOF), so returning well before it is by causality
-        cfg = ClientConfig(addr=f"127.0.0.1:{port}", token=TOKEN, stop_grace=30.0)
+        # a grace of an hour: the server ends the stream only on the bot's EOF, so a client
+        # that did not half-close, or that waited out its grace, hangs past the 40 s hang guard
+        # below; returning within it is by causality (the server ended the stream), not speed
+        cfg = ClientConfig(addr=f"127.0.0.1:{port}", token=TOKEN, stop_grace=3600.0)
         client = BotClient(RecordingBot(), cfg)
         task = asyncio.create_task(client.run())
         while client.connections == 0:
             await asyncio.sleep(0.01)
-        t0 = time.monotonic()
         client.stop()
         await asyncio.wait_for(task, 40)
-        assert time.monotonic() - t0 < 15
         await server.stop(None)
 
     run_async(main())
