@@ -238,7 +238,10 @@ def svg_history(s: LeagueSummary) -> str:
     lo, hi = lo - pad, hi + pad
     left, width, top, height = 60, 640, 20, 320
     names = sorted({st.version.name for st in series})
-    colour = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+    colour = {  # beyond the palette, hues spread by the golden angle: no two bots alike
+        n: PALETTE[i] if len(names) <= len(PALETTE) else f"hsl({i * 137.5 % 360:.0f},70%,42%)"
+        for i, n in enumerate(names)
+    }
 
     def px(n: float) -> float:
         return left + (n - x0) / (x1 - x0) * width
