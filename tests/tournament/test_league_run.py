@@ -127,6 +127,16 @@ def test_new_versions_join_a_running_league_which_survives_kill_9(tmp_path: Path
                 assert "a table needs four versions of four authors" in line, line
                 break
         assert _count(league) == 0
+        second = subprocess.run(  # one league, one run
+            [sys.executable, "-m", "uno_server.cli", "league", "run", str(league)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert second.returncode == 2 and second.stderr.strip() == (
+            f"uno-arena: {league}: another `league run` plays this league; stop it (Ctrl-C) first"
+        )
         _enter(league, "d", "1", "dan", RANDOM)  # submitted while it runs: no restart
         _wait_for(proc, "5 stored hands", lambda: _count(league) >= 5)
         proc.send_signal(signal.SIGSTOP)  # it is the store's only writer: the count holds
@@ -274,3 +284,31 @@ def test_a_version_that_never_connects_is_given_up_and_the_league_goes_on(
     state, reason = states["sleepy@1"]
     assert state == "retired" and reason.startswith("given up: did not connect within 3 s")
     assert "loading..." in reason  # the log's tail says what the bot was doing
+
+
+def test_bad_run_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    league = _new_league(tmp_path)
+    for args, message in (
+        (["--hands", "0"], "argument --hands: must be from 1 to 100000000, got 0"),
+        (["--tables", "65"], "argument --tables: must be from 1 to 64, got 65"),
+        (["--concurrency", "x"], "argument --concurrency: must be a whole number, got 'x'"),
+        (["--until", "forever"], "argument --until: invalid choice: 'forever'"),
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "uno_server.cli", "league", "run", str(league), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert res.returncode == 2 and message in res.stderr, res.stderr
+    res = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "league", "run", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 2
+    assert res.stderr.startswith(f"uno-arena: {tmp_path / 'none'}: no league here")
+    assert len(res.stderr.strip().splitlines()) == 1
