@@ -22,6 +22,7 @@ help:
 	@echo "make bench-ratings        validate the ratings' intervals (long)"
 	@echo "make bench-aa             1,000 A/A tournaments: the rating fit never collapses (long)"
 	@echo "make bench-settled        run until settled: error rate, A/A, hands (long)"
+	@echo "make bench-league         a 16-version league for a fixed time, with a submission arriving"
 	@echo "make bench-report         tournament report on a 100,000-hand run: time and memory"
 	@echo "make monitor              a local Prometheus scraping a local tournament"
 	@echo "make golden               regenerate the golden transcripts in tests/engine/golden"
@@ -98,6 +99,11 @@ bench-aa: venv
 .PHONY: bench-settled
 bench-settled: venv
 	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --newversion 200 --jobs $(JOBS)
+
+# a standing league of 16 versions for two minutes, a new submission arriving meanwhile (issue 26)
+.PHONY: bench-league
+bench-league: venv
+	$(BIN)/python -m uno_tournament.league.bench --versions 16 --seconds 120
 
 # tournament report on a realistic 100,000-hand folder (generated once into runs/)
 bench-report: venv
