@@ -204,7 +204,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         tables=args.tables,
         house=not args.no_house_bots,
         concurrency=args.concurrency,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+        metrics_linger_s=args.metrics_linger,
     )
+
+
+def _port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
+    if not 1 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 65535, got {n}")
+    return n
+
+
+def _linger(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text[:20]!r}") from None
+    if not 0 <= x <= 3600:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 3600 seconds, got {x:g}")
+    return x
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -262,6 +285,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--no-house-bots",
         action="store_true",
         help="never fill a table with house bots (wait for four versions of four authors)",
+    )
+    rn.add_argument(
+        "--metrics-port",
+        type=_port,
+        help="serve Prometheus series per version on this port (1-65535)",
+    )
+    rn.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        help="address of the metrics page (default 127.0.0.1; 0.0.0.0 in a container)",
+    )
+    rn.add_argument(
+        "--metrics-linger",
+        type=_linger,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --metrics-port, after --hands or --until ends the run: keep the page up "
+        "this long for a last scrape (0-3600; Ctrl-C ends the wait)",
     )
     rn.set_defaults(func=cmd_run)
     rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)

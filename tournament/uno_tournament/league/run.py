@@ -63,6 +63,7 @@ from ..shard import ServerProcess, ServerProcessError, Shard
 from ..store import DB_NAME as HANDS_DB
 from ..store import HandRecord, RunLock, Store, StoreError, canonical_json
 from .matchmaking import Entry, next_tables
+from .metrics import LeagueMetrics
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
 from .store import LeagueError, LeagueStore, Version
 from .submit import BUILT_IN, SDK_ARGS
@@ -138,6 +139,9 @@ class LeagueRunner(Player):
         refit_every_s: float = 0.0,
         house: bool = True,
         concurrency: int = 8,
+        metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
+        metrics_linger_s: float = 0.0,
     ) -> None:
         settings = league.settings()
         config = league_config(settings, concurrency=concurrency)
@@ -172,6 +176,13 @@ class LeagueRunner(Player):
         self._house_started = 0.0
         self._fitter: ProcessPoolExecutor | None = None
         self._refit_task: asyncio.Task[None] | None = None
+        self.metrics_port = metrics_port
+        self.metrics_host = metrics_host
+        self.metrics_linger_s = metrics_linger_s
+        self.league_metrics: LeagueMetrics | None = (
+            LeagueMetrics(league_dir.resolve().name) if metrics_port is not None else None
+        )
+        """The series per version (:mod:`.metrics`), with ``--metrics-port``."""
 
     # ------------------------------------------------------------------ store
 
@@ -210,6 +221,8 @@ class LeagueRunner(Player):
         self.played += 1
         for s in rec.seats:
             self.counts[s.bot] = self.counts.get(s.bot, 0) + 1
+        if self.league_metrics is not None:
+            self.league_metrics.hand([s.bot for s in rec.seats], self.counts)
         assert self.progress is not None
         self.progress.add(rec.moves)
 
@@ -233,6 +246,7 @@ class LeagueRunner(Player):
                 loop.add_signal_handler(sig, self._interrupt)
                 installed.append(sig)
         self._load()
+        self._start_metrics()
         stored = self.store.count()
         done = self.league.refits()
         self._fitted_hands = done[-1][2] if done else -1  # a resume refits only what is new
@@ -264,6 +278,8 @@ class LeagueRunner(Player):
             finally:
                 if self._fitter is not None:
                     self._fitter.shutdown(wait=True, cancel_futures=True)
+        if self.fatal is None:
+            await self._linger()
         if self.fatal is not None:
             raise self.fatal
         total = self.store.count()
@@ -272,6 +288,49 @@ class LeagueRunner(Player):
             f"{self.refits} refits. Continue with: uno-arena league run {self.league_dir}"
         )
         return 130 if self.interrupted else 0
+
+    def _start_metrics(self) -> None:
+        """The series of every version the league has (retired ones keep their hands and
+        last rating), at their stored values, then the metrics page."""
+        if self.league_metrics is None or self.metrics_port is None:
+            return
+        versions = [v for v in self.league.versions() if v.state != "refused"]
+        for v in versions:
+            self.league_metrics.add_version(server_name(v), v, self.counts.get(server_name(v), 0))
+        self.league_metrics.set_states(self.league.versions())
+        self.league_metrics.load(self.league, {v.id: server_name(v) for v in versions})
+        try:
+            self.league_metrics.serve(self.metrics_port, self.metrics_host)
+        except OSError as exc:
+            raise RunnerError(
+                f"--metrics-port {self.metrics_port}: cannot serve the metrics on "
+                f"{self.metrics_host} ({exc.strerror or exc}); choose another port"
+            ) from None
+        self.say(f"metrics: http://{self.metrics_host}:{self.metrics_port}/metrics")
+
+    async def _linger(self) -> None:
+        """After a run that stopped by itself (--hands, --until settled), keep the metrics
+        page up ``--metrics-linger`` seconds for a last scrape; Ctrl-C or SIGTERM ends the
+        wait."""
+        if self.league_metrics is None or self.metrics_linger_s <= 0 or self.interrupted:
+            return
+        done = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, done.set)
+                installed.append(sig)
+        self.say(
+            f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape "
+            "(Ctrl-C ends the wait)"
+        )
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), self.metrics_linger_s)
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
 
     async def _pause(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -334,6 +393,8 @@ class LeagueRunner(Player):
         """Bring the server and the launched bots in line with the league's store; the
         versions ready to play."""
         versions = self.league.versions()
+        if self.league_metrics is not None:
+            self.league_metrics.set_states(versions)
         active = {v.id: v for v in versions if v.state == "active"}
         for vid in [v for v in self.seated if v not in active]:
             await self._unseat(self.seated[vid], "retired")
@@ -416,6 +477,8 @@ class LeagueRunner(Player):
         self.seated[v.id] = seat
         self.by_name[name] = seat
         self.counts.setdefault(name, 0)
+        if self.league_metrics is not None:
+            self.league_metrics.add_version(name, v, self.counts[name])
         try:
             await proc.start()
         except OSError as exc:
@@ -450,6 +513,8 @@ class LeagueRunner(Player):
             )
             self.house_procs[name] = proc
             self.counts.setdefault(name, 0)
+            if self.league_metrics is not None:
+                self.league_metrics.add_house(name, self.counts[name])
             try:
                 await proc.start()
             except OSError as exc:
@@ -603,6 +668,15 @@ class LeagueRunner(Player):
             return
         self.refits += 1
         r = fit.ratings
+        if self.league_metrics is not None:
+            self.league_metrics.set_ratings(
+                {
+                    b: (float(r.elo[i]), float(r.ci_low[i]), float(r.ci_high[i]))
+                    for i, b in enumerate(r.bots)
+                }
+            )
+            self.league_metrics.set_states(self.league.versions())
+            self.league_metrics.refit(time.perf_counter() - t0, fit.hands)
         by_name = {server_name(v): v.key for v in self.league.versions()}
         top = sorted(zip(r.elo, r.bots, strict=True), reverse=True)[:4]
         self.say(
@@ -651,6 +725,9 @@ def run_league(
     house: bool = True,
     concurrency: int = 8,
     stream: TextIO | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
+    metrics_linger_s: float = 0.0,
 ) -> int:
     """``league run``: open (or start) the league's hand store, hold its lock, play."""
     league = LeagueStore.open(league_dir)
@@ -678,6 +755,9 @@ def run_league(
             house=house,
             concurrency=concurrency,
             stream=stream,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+            metrics_linger_s=metrics_linger_s,
         )
         try:
             return asyncio.run(runner.run())
