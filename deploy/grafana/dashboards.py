@@ -728,7 +728,190 @@ def dashboards() -> dict[str, Json]:
             bot_rows(),
             multi=False,
         ),
+        "uno-arena-league.json": league_dashboard(),
     }
+
+
+# ------------------------------------------------------------------------------ league
+
+LEAGUE = '{league=~"$league"}'
+VERSION = '{league=~"$league",bot=~"$bot"}'
+"""The series of ``league run --metrics-port`` (uno_tournament.league.metrics): per version
+(``bot``, ``version``, ``author``; bounded by the manifest's limits), in a ``league``."""
+BY_VERSION = "by (league, bot, version)"
+VERSION_LEGEND = "{{bot}}@{{version}}"
+
+
+def league_rows() -> list[Row]:
+    dashed = {
+        "matcher": {"id": "byRegexp", "options": ".* 95% (low|high)$"},
+        "properties": [
+            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [4, 4]}},
+            {"id": "custom.lineWidth", "value": 1},
+        ],
+    }
+    return [
+        Row(
+            "Ratings",
+            [
+                Panel(
+                    "Rating with 95% interval per version",
+                    "Each version's rating (Elo scale) after every refit of the league, its 95% "
+                    "interval drawn dashed. A retired version is still rated (its hands stay in "
+                    "the fit); a new version appears at its first refit.",
+                    [
+                        Query(
+                            f"max {BY_VERSION} (uno_league_version_rating{VERSION})", VERSION_LEGEND
+                        ),
+                        Query(
+                            f"max {BY_VERSION} (uno_league_version_rating_low{VERSION})",
+                            f"{VERSION_LEGEND} 95% low",
+                        ),
+                        Query(
+                            f"max {BY_VERSION} (uno_league_version_rating_high{VERSION})",
+                            f"{VERSION_LEGEND} 95% high",
+                        ),
+                    ],
+                    w=16,
+                    h=10,
+                    overrides=[dashed],
+                    decimals=0,
+                ),
+                Panel(
+                    "Interval width per version",
+                    "High minus low of each version's 95% interval: how far the league is from "
+                    "knowing the version's strength; it narrows as the version plays.",
+                    [
+                        Query(
+                            f"max {BY_VERSION} (uno_league_version_rating_high{VERSION}) - "
+                            f"max {BY_VERSION} (uno_league_version_rating_low{VERSION})",
+                            VERSION_LEGEND,
+                        )
+                    ],
+                    h=10,
+                    decimals=0,
+                ),
+            ],
+        ),
+        Row(
+            "Play",
+            [
+                Panel(
+                    "Hands per version (per minute)",
+                    "Hands stored per minute that each version played (the rate of a counter "
+                    "of this run: it falls to 0 for a version that is not seated).",
+                    [
+                        Query(
+                            f"sum {BY_VERSION} "
+                            f"(rate(uno_league_version_hands_played_total{VERSION}[{RATE}])) * 60",
+                            VERSION_LEGEND,
+                        )
+                    ],
+                    unit="short",
+                ),
+                Panel(
+                    "Hands per version (in the league)",
+                    "Hands stored in the league that each version played, over every run.",
+                    [
+                        Query(
+                            f"max {BY_VERSION} (uno_league_version_hands{VERSION})",
+                            VERSION_LEGEND,
+                        )
+                    ],
+                ),
+                Panel(
+                    "Versions",
+                    "Versions of the league that play (active) and that no longer do "
+                    "(retired: replaced by a newer version, or given up on).",
+                    [
+                        Query(
+                            'max by (league) (uno_league_versions{league=~"$league",'
+                            'state="active"})',
+                            "active",
+                        ),
+                        Query(
+                            'max by (league) (uno_league_versions{league=~"$league",'
+                            'state="retired"})',
+                            "retired",
+                        ),
+                    ],
+                    decimals=0,
+                    minimum=0,
+                ),
+            ],
+        ),
+        Row(
+            "Refits",
+            [
+                Panel(
+                    "Refit duration",
+                    "Wall time of the last refit: one fit over every hand of the league, in a "
+                    "process of its own while the next block plays.",
+                    [Query(f"max by (league) (uno_league_refit_seconds{LEAGUE})", "refit")],
+                    unit="s",
+                    w=12,
+                ),
+                Panel(
+                    "Refits per minute and hands in the last refit",
+                    "Refits recorded per minute (one after each block, unless the previous "
+                    "one is still running) and the hands the last one fitted.",
+                    [
+                        Query(
+                            f"sum by (league) (rate(uno_league_refits_total{LEAGUE}[{RATE}])) * 60",
+                            "refits per minute",
+                        ),
+                        Query(f"max by (league) (uno_league_refit_hands{LEAGUE})", "hands"),
+                    ],
+                    w=12,
+                ),
+            ],
+        ),
+    ]
+
+
+def league_variables() -> list[Json]:
+    league = {
+        "name": "league",
+        "label": "League",
+        "description": "The league folder's name (``league run --metrics-port``).",
+        "type": "query",
+        "datasource": DATASOURCE,
+        "query": {"query": "label_values(uno_league_versions, league)", "refId": "league"},
+        "refresh": 2,
+        "sort": 1,
+        "multi": True,
+        "includeAll": True,
+        "allValue": ".*",
+        "current": {"text": "All", "value": "$__all"},
+    }
+    bot = {
+        "name": "bot",
+        "label": "Bot",
+        "description": "Bots of the league (each with its versions).",
+        "type": "query",
+        "datasource": DATASOURCE,
+        "query": {"query": "label_values(uno_league_version_hands, bot)", "refId": "bot"},
+        "refresh": 2,
+        "sort": 1,
+        "multi": True,
+        "includeAll": True,
+        "allValue": ".*",
+        "current": {"text": "All", "value": "$__all"},
+    }
+    return [league, bot]
+
+
+def league_dashboard() -> Json:
+    model = dashboard(
+        "uno-arena-league",
+        "UNO Arena: league",
+        "A standing league (league run --metrics-port): every version's rating with its "
+        "interval over the refits, its pace, the versions active and retired, and the refits.",
+        league_rows(),
+        multi=True,
+    )
+    model["templating"] = {"list": league_variables()}
+    return model
 
 
 def render(model: Json) -> str:
