@@ -207,6 +207,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         metrics_linger_s=args.metrics_linger,
+        web_port=args.web_port,
+        web_host=args.web_host,
     )
 
 
@@ -301,8 +303,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_linger,
         default=0.0,
         metavar="SECONDS",
-        help="with --metrics-port, after --hands or --until ends the run: keep the page up "
-        "this long for a last scrape (0-3600; Ctrl-C ends the wait)",
+        help="with --metrics-port or --web-port, after --hands or --until ends the run: keep "
+        "the pages up this long, for a last scrape (0-3600; Ctrl-C ends the wait)",
+    )
+    rn.add_argument(
+        "--web-port",
+        type=_port,
+        help="serve the live standings (/league) and the matches (/) on this port (1-65535)",
+    )
+    rn.add_argument(
+        "--web-host",
+        default="127.0.0.1",
+        help="address of the web view (default 127.0.0.1)",
     )
     rn.set_defaults(func=cmd_run)
     rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)

@@ -67,6 +67,7 @@ from .metrics import LeagueMetrics
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
 from .store import LeagueError, LeagueStore, Version
 from .submit import BUILT_IN, SDK_ARGS
+from .web import RECENT, LeagueWebView
 
 __all__ = ["LeagueRunner", "run_league"]
 
@@ -142,6 +143,8 @@ class LeagueRunner(Player):
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
         metrics_linger_s: float = 0.0,
+        web_port: int | None = None,
+        web_host: str = "127.0.0.1",
     ) -> None:
         settings = league.settings()
         config = league_config(settings, concurrency=concurrency)
@@ -183,6 +186,12 @@ class LeagueRunner(Player):
             LeagueMetrics(league_dir.resolve().name) if metrics_port is not None else None
         )
         """The series per version (:mod:`.metrics`), with ``--metrics-port``."""
+        self.web_port = web_port
+        self.web_host = web_host
+        self.web: LeagueWebView | None = None
+        """The standings page and the spectator view (:mod:`.web`), with ``--web-port``."""
+        self.recent: dict[str, deque[str]] = {}
+        """The newest matches of each server name, newest first (for the web view)."""
 
     # ------------------------------------------------------------------ store
 
@@ -223,6 +232,8 @@ class LeagueRunner(Player):
             self.counts[s.bot] = self.counts.get(s.bot, 0) + 1
         if self.league_metrics is not None:
             self.league_metrics.hand([s.bot for s in rec.seats], self.counts)
+        for s in rec.seats:
+            self.recent.setdefault(s.bot, deque(maxlen=RECENT)).appendleft(rec.match_id)
         assert self.progress is not None
         self.progress.add(rec.moves)
 
@@ -257,6 +268,7 @@ class LeagueRunner(Player):
         )
         try:
             await self._start_server()
+            await self._start_web()
             if self.house:
                 await self._launch_house()
             self._fitter_pool().submit(int, 0)  # the refit process imports while bots start
@@ -278,8 +290,12 @@ class LeagueRunner(Player):
             finally:
                 if self._fitter is not None:
                     self._fitter.shutdown(wait=True, cancel_futures=True)
-        if self.fatal is None:
-            await self._linger()
+        try:
+            if self.fatal is None:
+                await self._linger()
+        finally:
+            if self.web is not None:
+                await self.web.stop()
         if self.fatal is not None:
             raise self.fatal
         total = self.store.count()
@@ -312,7 +328,8 @@ class LeagueRunner(Player):
         """After a run that stopped by itself (--hands, --until settled), keep the metrics
         page up ``--metrics-linger`` seconds for a last scrape; Ctrl-C or SIGTERM ends the
         wait."""
-        if self.league_metrics is None or self.metrics_linger_s <= 0 or self.interrupted:
+        shown = self.league_metrics is not None or self.web is not None
+        if not shown or self.metrics_linger_s <= 0 or self.interrupted:
             return
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -331,6 +348,29 @@ class LeagueRunner(Player):
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
+
+    async def _start_web(self) -> None:
+        """``--web-port``: the league's standings at /league, the server's matches at /."""
+        if self.web_port is None or self.shard is None:
+            return
+        self.web = LeagueWebView(
+            self.shard.addr,
+            self.admin_token,
+            self.league,
+            self.league_dir.resolve().name,
+            lambda: (self.counts, self.recent),
+            host=self.web_host,
+            port=self.web_port,
+        )
+        try:
+            port = await self.web.start()
+        except OSError as exc:
+            self.web = None
+            raise RunnerError(
+                f"--web-port {self.web_port}: cannot serve the web view on {self.web_host} "
+                f"({exc.strerror or exc}); choose another port"
+            ) from None
+        self.say(f"web view: http://{self.web_host}:{port}/league (standings), / (matches)")
 
     async def _pause(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -728,6 +768,8 @@ def run_league(
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
     metrics_linger_s: float = 0.0,
+    web_port: int | None = None,
+    web_host: str = "127.0.0.1",
 ) -> int:
     """``league run``: open (or start) the league's hand store, hold its lock, play."""
     league = LeagueStore.open(league_dir)
@@ -758,6 +800,8 @@ def run_league(
             metrics_port=metrics_port,
             metrics_host=metrics_host,
             metrics_linger_s=metrics_linger_s,
+            web_port=web_port,
+            web_host=web_host,
         )
         try:
             return asyncio.run(runner.run())

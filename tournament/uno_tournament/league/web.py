@@ -1,0 +1,194 @@
+"""The league's standings live in the browser: ``league run --web-port PORT``.
+
+The web view of the league's own game server (:class:`uno_server.web.WebView`: the matches, and
+one table live at ``/#/match/ID``), with two more routes:
+
+==================  ==========================================================================
+``GET /league``      the standings page (refreshed every 2 s from ``/api/league``)
+``GET /api/league``  the standings as JSON: each version's rating and 95% interval of the last
+                     refit, hands stored, state, note, and its most recent matches
+==================  ==========================================================================
+
+Every text from the league (names, notes) goes into the page through ``textContent``; the
+links of a version's matches lead into the spectator view of the same web view.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from uno_server.web import WebView
+
+from .ratings import server_name
+from .report import summarize
+from .store import LeagueStore
+
+__all__ = ["RECENT", "LeagueWebView", "standings_json"]
+
+RECENT = 5
+"""Matches listed per version (the newest; the server keeps a finished match's events for a
+while, its summary longer)."""
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def standings_json(
+    league: LeagueStore,
+    name: str,
+    counts: dict[str, int],
+    recent: dict[str, deque[str]],
+) -> dict[str, Any]:
+    """The standings of the last refit, strongest first, with the hands stored per version
+    (``counts``, by server name) and its recent matches (``recent``, newest first)."""
+    s = summarize(league, name)
+    versions = []
+    for rank, st in enumerate(s.standings, 1):
+        v = st.version
+        sname = server_name(v)
+        versions.append(
+            {
+                "rank": rank if not math.isnan(st.rating) else None,
+                "key": v.key,
+                "bot": v.name,
+                "version": v.version,
+                "author": v.author,
+                "language": v.language,
+                "state": v.state,
+                "rating": _num(st.rating),
+                "low": _num(st.low),
+                "high": _num(st.high),
+                "hands": counts.get(sname, 0),
+                "note": st.note[:300],
+                "matches": list(recent.get(sname, ())),
+            }
+        )
+    return {
+        "league": name,
+        "refits": len(s.refits),
+        "fit_hands": s.refits[-1][2] if s.refits else 0,
+        "versions": versions,
+        "refused": [
+            {"key": v.key, "author": v.author, "reason": v.reason[:300]} for v in s.refused
+        ],
+    }
+
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>UNO Arena league</title>
+<link rel="stylesheet" href="/static/style.css">
+</head>
+<body>
+<header><h1>League <span id="league"></span></h1>
+<p><span id="summary"></span> <span id="conn"></span> <a href="/">all matches</a></p></header>
+<main>
+<table id="standings" class="matches">
+<thead><tr><th>#</th><th>version</th><th>author</th><th>state</th><th>hands</th>
+<th>rating</th><th>95% interval</th><th>note</th><th>recent matches</th></tr></thead>
+<tbody></tbody>
+</table>
+<h2>Refused</h2>
+<ul id="refused"></ul>
+</main>
+<script src="/league.js"></script>
+</body>
+</html>
+"""
+
+SCRIPT = """"use strict";
+function el(tag, text, attrs) {
+  const n = document.createElement(tag);
+  if (text !== undefined && text !== null) n.textContent = String(text);
+  for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
+  return n;
+}
+function signed(x) { return x === null ? "" : (x >= 0 ? "+" : "") + Math.round(x); }
+async function load() {
+  let data;
+  try {
+    const res = await fetch("/api/league");
+    if (!res.ok) throw new Error(await res.text());
+    data = await res.json();
+    document.getElementById("conn").textContent = "";
+  } catch (err) {
+    document.getElementById("conn").textContent = "league unreachable: " + err.message;
+    return;
+  }
+  document.getElementById("league").textContent = data.league;
+  document.getElementById("summary").textContent =
+    `${data.refits} refits, ${data.fit_hands} hands in the last`;
+  const body = document.querySelector("#standings tbody");
+  body.replaceChildren(...data.versions.map((v) => {
+    const tr = el("tr", null, {"data-version": v.key, class: v.state});
+    tr.append(el("td", v.rank), el("td", v.key), el("td", v.author),
+      el("td", v.state, {class: "state"}), el("td", v.hands, {class: "hands"}),
+      el("td", signed(v.rating), {class: "rating"}),
+      el("td", v.low === null ? "" : `[${signed(v.low)}, ${signed(v.high)}]`,
+        {class: "interval"}),
+      el("td", v.note));
+    const links = el("td", null, {class: "recent"});
+    for (const m of v.matches) {
+      links.append(el("a", m, {href: "/#/match/" + encodeURIComponent(m)}), " ");
+    }
+    tr.append(links);
+    return tr;
+  }));
+  document.getElementById("refused").replaceChildren(
+    ...data.refused.map((r) => el("li", `${r.key} (${r.author}): ${r.reason}`)));
+  document.getElementById("standings").dataset.refits = data.refits;
+}
+load();
+setInterval(load, 2000);
+"""
+
+
+class LeagueWebView(WebView):
+    """The server's web view plus the league's standings (``state`` gives the live counts)."""
+
+    def __init__(
+        self,
+        target: str,
+        admin_token: str,
+        league: LeagueStore,
+        name: str,
+        state: Callable[[], tuple[dict[str, int], dict[str, deque[str]]]],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        super().__init__(target, admin_token, host=host, port=port)
+        self.league = league
+        self.name = name
+        self.state = state
+
+    def app(self) -> web.Application:
+        app = super().app()
+        app.router.add_get("/league", self.league_page)
+        app.router.add_get("/league.js", self.league_script)
+        app.router.add_get("/api/league", self.league_api)
+        return app
+
+    async def league_page(self, request: web.Request) -> web.Response:
+        return web.Response(
+            text=PAGE, content_type="text/html", headers={"Cache-Control": "no-cache"}
+        )
+
+    async def league_script(self, request: web.Request) -> web.Response:
+        return web.Response(
+            text=SCRIPT,
+            content_type="application/javascript",
+            headers={"Cache-Control": "no-cache"},
+        )
+
+    async def league_api(self, request: web.Request) -> web.Response:
+        counts, recent = self.state()
+        return web.json_response(standings_json(self.league, self.name, counts, recent))
