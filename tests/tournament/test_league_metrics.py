@@ -155,3 +155,52 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path: Path, flag: str) -> None:
     assert res.returncode == 2, res
     assert res.stderr.count("\n") == 1 and flag in res.stderr, res.stderr
     assert "choose another port" in res.stderr
+
+
+def test_a_resumed_run_continues_the_counts_of_the_store(tmp_path: Path) -> None:
+    """The hands gauge counts every stored hand of the league, over runs; the counter only this
+    run's (from 0, for rate()); the ratings are the last refit's."""
+    league = _new_league(tmp_path)
+    _enter(league, "a", "1", "ann")
+    _enter(league, "b", "1", "bob", RANDOM)
+    first = subprocess.run(
+        [*(sys.executable, "-m", "uno_server.cli", "league", "run", str(league)), "--hands", "24"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    before = _seats(league)
+    port = _free_port()
+    proc = _start(league, "--hands", "24", "--metrics-port", str(port), "--metrics-linger", "600")
+    try:
+        assert proc.stdout is not None
+
+        def lingering() -> bool:
+            return "final values stay up" in (proc.stdout.readline() if proc.stdout else "")
+
+        _wait_for(proc, "the linger", lingering, timeout=300)
+        page = _scrape(port)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    after = _seats(league)
+    store = LeagueStore.open(league)
+    try:
+        versions = store.versions()
+        refits = store.refits()
+        last = {vid: r for rid, vid, r, _, _, _ in store.history() if rid == refits[-1][0]}
+    finally:
+        store.close()
+    hands = _per_version(page, "uno_league_version_hands")
+    played = _per_version(page, "uno_league_version_hands_played_total")
+    rating = _per_version(page, "uno_league_version_rating")
+    for v in versions:
+        key, sname = (v.name, v.version, v.author), server_name(v)
+        assert before[sname] > 0 and after[sname] > before[sname]
+        assert hands[key] == after[sname], (key, hands, after)
+        assert played[key] == after[sname] - before[sname], (key, played, before, after)
+        assert rating[key] == last[v.id]
+    assert page["uno_league_refit_hands"][(("league", "league"),)] == 48
