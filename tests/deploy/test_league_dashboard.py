@@ -32,6 +32,7 @@ from .test_live_prometheus import (
     last_scrape,
     mutations,
     processes,
+    query_range,
     release_lingering,
     targets,
     wait_scraped,
@@ -111,6 +112,15 @@ def test_every_league_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path:
             vals = get(f"{prom}/api/v1/label/{label}/values?{query}")["data"]
             assert vals, var["query"]
             assert {"league": {"league"}, "bot": {FLAKY, "b"}}[label] <= set(vals), vals
+
+        # the counters were scraped at 0 before their first increment: rate() sees the first
+        for counter in ("uno_league_version_hands_played_total", "uno_league_refits_total"):
+            counted = [
+                r for r in query_range(prom, counter, start, end) if float(r["values"][-1][1]) > 0
+            ]
+            assert counted, counter
+            for r in counted:
+                assert r["values"][0][1] == "0", (counter, r["metric"], r["values"][:3])
 
         # a misspelt metric name fails the check, naming every panel that uses it
         for name, mutated in mutations(tgts):
