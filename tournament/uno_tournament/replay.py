@@ -31,10 +31,11 @@ from uno_server.engine.hand import Hand
 from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
 
+from .eventjson import event_dicts
 from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
-from .store import DB_NAME, ResultStore, Store, canonical_json, content_hash
+from .store import DB_NAME, HandRecord, ResultStore, Store, canonical_json, content_hash
 
 MAX_ACTIONS = 100_000
 
@@ -57,6 +58,21 @@ def write_replay(folder: Path, replay: dict[str, Any], raw: bytes = b"") -> Path
     tmp.write_bytes(raw or canonical_json(replay))
     os.replace(tmp, path)
     return path
+
+
+def store_hand(store: ResultStore, rec: HandRecord, replays: Path | None) -> bool:
+    """A played hand into the store, then its replay file into ``replays`` (if given): the
+    events turned to JSON and the canonical text made once, for both. False if the store had
+    the hand already (nothing is written then)."""
+    events = rec.replay.get("events") or []
+    if events and not isinstance(events[0], dict):
+        rec.replay["events"] = event_dicts(events)
+    rec.replay_raw = rec.replay_raw or canonical_json(rec.replay)
+    if not store.add_hand(rec):
+        return False
+    if replays is not None:
+        write_replay(replays, rec.replay, rec.replay_raw)
+    return True
 
 
 def ensure_replays(store: ResultStore, folder: Path) -> int:

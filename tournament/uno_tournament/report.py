@@ -490,7 +490,7 @@ def svg_chart(s: Summary) -> str:
     parts.append(
         f"<line x1='{left}' y1='{axis_y}' x2='{left + width}' y2='{axis_y}' stroke='#333'/>"
     )
-    step = _nice_step((hi - lo) / 6)
+    step = nice_step((hi - lo) / 6)
     v = math.ceil(lo / step) * step
     while v <= hi:
         parts.append(
@@ -503,7 +503,8 @@ def svg_chart(s: Summary) -> str:
     return "".join(parts)
 
 
-def _nice_step(raw: float) -> float:
+def nice_step(raw: float) -> float:
+    """A round axis step (1, 2 or 5 times a power of ten) at least ``raw``; the charts' ticks."""
     if raw <= 0:
         return 1.0
     mag = 10 ** math.floor(math.log10(raw))

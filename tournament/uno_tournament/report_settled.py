@@ -8,6 +8,7 @@ import html
 import math
 from typing import Any
 
+from .report import nice_step
 from .settled_run import SequentialRecord, pair_history
 
 COLORS = {"open": "#bbb", "better": "#3a7", "tied": "#37c"}
@@ -182,7 +183,7 @@ def svg_timeline(rec: SequentialRecord) -> str:
     parts.append(
         f"<line x1='{left}' y1='{axis_y}' x2='{left + width}' y2='{axis_y}' stroke='#333'/>"
     )
-    step = _nice_step(end / 6)
+    step = nice_step(end / 6)
     v = 0.0
     while v <= end:
         parts.append(
@@ -277,13 +278,3 @@ def to_json(rec: SequentialRecord) -> dict[str, Any]:
         "pairs": {k: v for k, v in pair_history(rec).items()},
         "blocks": rec.blocks,
     }
-
-
-def _nice_step(raw: float) -> float:
-    if raw <= 0:
-        return 1.0
-    mag = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if raw <= m * mag:
-            return float(m * mag)
-    return float(10 * mag)

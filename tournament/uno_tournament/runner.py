@@ -62,13 +62,12 @@ from uno_server.gen.uno.v1 import admin_pb2_grpc
 from . import report, sandbox, schedule
 from .build import BuildError, build_bots
 from .config import ConfigError, TournamentConfig, load_config
-from .eventjson import event_dicts
 from .metrics import Registries
 from .player import Player, RunnerError
 from .procs import announce_sandbox
 from .progress import Progress
 from .ratings import SequentialElo
-from .replay import ensure_replays, write_replay
+from .replay import ensure_replays, store_hand
 from .sandbox import SandboxError
 from .sequential_runner import SequentialMixin
 from .shard import WORKER_SERIES, Relabeled, RemoteMetrics, WorkerProcess
@@ -83,7 +82,6 @@ from .store import (
     ShardStatus,
     Store,
     StoreError,
-    canonical_json,
     hand_from_json,
 )
 
@@ -176,15 +174,7 @@ class Runner(SequentialMixin, Player):
 
     def _write(self, rec: HandRecord) -> bool:
         """On the writer thread: events to JSON, the hand to the store, its replay file."""
-        events = rec.replay.get("events") or []
-        if events and not isinstance(events[0], dict):
-            rec.replay["events"] = event_dicts(events)
-        rec.replay_raw = rec.replay_raw or canonical_json(rec.replay)  # made once: store and file
-        if not self.store.add_hand(rec):
-            return False
-        if self.replay_files:
-            write_replay(self.out / "replays", rec.replay, rec.replay_raw)
-        return True
+        return store_hand(self.store, rec, self.out / "replays" if self.replay_files else None)
 
     async def _record(self, rec: HandRecord) -> None:
         loop = asyncio.get_running_loop()

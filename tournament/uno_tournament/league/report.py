@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..report import nice_step
 from .store import LeagueStore, Version
 
 __all__ = ["LeagueSummary", "Standing", "summarize", "write_report"]
@@ -262,7 +263,7 @@ def svg_history(s: LeagueSummary) -> str:
         f"<text x='{left + width / 2}' y='{top + height + 34}' text-anchor='middle'>"
         "hands in the fit</text>",
     ]
-    step = _nice_step((hi - lo) / 6)
+    step = nice_step((hi - lo) / 6)
     v = math.ceil(lo / step) * step
     while v <= hi:
         parts.append(
@@ -270,7 +271,7 @@ def svg_history(s: LeagueSummary) -> str:
             f"<line x1='{left - 4}' y1='{py(v):.1f}' x2='{left}' y2='{py(v):.1f}' stroke='#333'/>"
         )
         v += step
-    xstep = _nice_step((x1 - x0) / 6)
+    xstep = nice_step((x1 - x0) / 6)
     n = math.ceil(x0 / xstep) * xstep
     while n <= x1:
         parts.append(
@@ -314,16 +315,6 @@ def svg_history(s: LeagueSummary) -> str:
         )
     parts.append("</svg>")
     return "".join(parts)
-
-
-def _nice_step(raw: float) -> float:
-    if raw <= 0:
-        return 1.0
-    mag = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if raw <= m * mag:
-            return float(m * mag)
-    return float(10 * mag)
 
 
 def html_report(s: LeagueSummary) -> str:

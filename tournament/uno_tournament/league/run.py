@@ -51,17 +51,16 @@ from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
 
 from .. import schedule
 from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
-from ..eventjson import event_dicts
 from ..player import Player, RunnerError, error_reason
 from ..procs import BotProcess, announce_sandbox, tail
 from ..progress import Progress
-from ..replay import write_replay
+from ..replay import store_hand
 from ..runner import _fitter_init
 from ..sandbox import HostRelay, SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
 from ..store import DB_NAME as HANDS_DB
-from ..store import HandRecord, RunLock, Store, StoreError, canonical_json
+from ..store import HandRecord, RunLock, Store, StoreError
 from .matchmaking import Entry, next_tables
 from .metrics import LeagueMetrics
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
@@ -203,14 +202,7 @@ class LeagueRunner(Player):
             self.say(f"{seat.version.key}: given up on ({detail}); it is retired from play")
 
     def _write(self, rec: HandRecord) -> bool:
-        events = rec.replay.get("events") or []
-        if events and not isinstance(events[0], dict):
-            rec.replay["events"] = event_dicts(events)
-        rec.replay_raw = rec.replay_raw or canonical_json(rec.replay)
-        if not self.store.add_hand(rec):
-            return False
-        write_replay(self.play_dir / "replays", rec.replay, rec.replay_raw)
-        return True
+        return store_hand(self.store, rec, self.play_dir / "replays")
 
     async def _record(self, rec: HandRecord) -> None:
         loop = asyncio.get_running_loop()
