@@ -26,8 +26,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
-from .ratings import Outcomes, Ratings, first_out_probability, likelihood_of_superiority
-from .standings import fit_ratings, rated_outcomes
+from .ratings import Ratings, first_out_probability, likelihood_of_superiority
+from .standings import fit_played, rated_outcomes
 from .store import ResultStore
 
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
@@ -180,18 +180,11 @@ def summarize(
     names_cols = cols.bot_names
     n_hands = cols.n_hands
     real = cols.bots >= 0
-    seen = sorted({int(b) for b in cols.bots[real]})
-    rate_names = [names_cols[i] for i in seen]
     policy = config.faults.forfeit
     outcomes = rated_outcomes(
         cols.hand_ids, cols.deal_ids, cols.bots, cols.places, cols.taken_over, policy
     )
-    # fit over the bots that played, indexed as in the columns
-    remap = np.full(len(names_cols) + 1, -1, dtype=np.int64)
-    for j, i in enumerate(seen):
-        remap[i] = j
-    fit_out = Outcomes(remap[outcomes.bots], outcomes.places, outcomes.cluster, outcomes.n_clusters)
-    ratings, note = fit_ratings(fit_out, rate_names)
+    ratings, note = fit_played(cols, outcomes)  # over the bots that played
     if given_up is None:
         given_up = {}
         for _, bot, _, detail in store.incidents(["given_up"]):

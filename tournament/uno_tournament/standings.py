@@ -74,6 +74,18 @@ def fit_ratings(
     return r, "maximum likelihood did not converge; fitted with a N(0, 1000 Elo) prior"
 
 
+def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
+    """:func:`fit_ratings` over the bots that played a seat in ``cols`` (a bot named in the
+    columns without a hand is left out of the fit); ``outcomes`` are the columns' hands as
+    :func:`rated_outcomes` gives them, bots indexed as in ``cols.bot_names``."""
+    seen = sorted({int(b) for b in cols.bots[cols.bots >= 0]})
+    remap = np.full(len(cols.bot_names) + 1, -1, dtype=np.int64)
+    for j, i in enumerate(seen):
+        remap[i] = j
+    fit_out = Outcomes(remap[outcomes.bots], outcomes.places, outcomes.cluster, outcomes.n_clusters)
+    return fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
+
+
 class Standings:
     """The rating columns of a running tournament (bots indexed as in ``bots``)."""
 

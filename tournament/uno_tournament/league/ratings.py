@@ -19,8 +19,7 @@ import numpy as np
 
 from ..newversion import NewVersionState
 from ..rating_model import Ratings
-from ..ratings import Outcomes
-from ..standings import fit_ratings, rated_outcomes
+from ..standings import fit_played, rated_outcomes
 from ..store import ResultStore
 from .store import LeagueStore, Version
 
@@ -53,17 +52,12 @@ def fit_league(store: ResultStore, policy: str) -> LeagueFit:
     real = cols.bots >= 0
     counts = np.bincount(cols.bots[real].ravel(), minlength=len(names))
     per_bot = {names[i]: int(counts[i]) for i in range(len(names))}
-    seen = sorted({int(b) for b in cols.bots[real]})
-    if cols.n_hands == 0 or len(seen) < 2:
+    if cols.n_hands == 0 or int(np.count_nonzero(counts)) < 2:
         return LeagueFit(None, "no hands", cols.n_hands, per_bot)
     outcomes = rated_outcomes(
         cols.hand_ids, cols.deal_ids, cols.bots, cols.places, cols.taken_over, policy
     )
-    remap = np.full(len(names) + 1, -1, dtype=np.int64)
-    for j, i in enumerate(seen):
-        remap[i] = j
-    fit_out = Outcomes(remap[outcomes.bots], outcomes.places, outcomes.cluster, outcomes.n_clusters)
-    ratings, note = fit_ratings(fit_out, [names[i] for i in seen])
+    ratings, note = fit_played(cols, outcomes)
     return LeagueFit(ratings, note, cols.n_hands, per_bot)
 
 
