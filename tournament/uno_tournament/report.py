@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
 from .ratings import Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_played, rated_outcomes
@@ -494,17 +495,6 @@ def svg_chart(s: Summary) -> str:
         v += step
     parts.append("</svg>")
     return "".join(parts)
-
-
-def nice_step(raw: float) -> float:
-    """A round axis step (1, 2 or 5 times a power of ten) at least ``raw``; the charts' ticks."""
-    if raw <= 0:
-        return 1.0
-    mag = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if raw <= m * mag:
-            return float(m * mag)
-    return float(10 * mag)
 
 
 def html_report(s: Summary) -> str:

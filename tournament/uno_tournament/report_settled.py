@@ -8,7 +8,7 @@ import html
 import math
 from typing import Any
 
-from .report import nice_step
+from .axis import nice_step
 from .settled_run import SequentialRecord, pair_history
 
 COLORS = {"open": "#bbb", "better": "#3a7", "tied": "#37c"}

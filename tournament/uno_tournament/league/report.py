@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..report import nice_step
+from ..axis import nice_step
 from .store import LeagueStore, Version
 
 __all__ = ["LeagueSummary", "Standing", "summarize", "write_report"]
