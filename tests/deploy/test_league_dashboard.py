@@ -76,7 +76,14 @@ def test_every_league_panel_shows_real_data_and_a_typo_names_its_panel(tmp_path:
         runner = subprocess.Popen(
             [
                 *(sys.executable, "-m", "uno_server.cli", "league", "run", str(league)),
-                *("--hands", str(HANDS), "--metrics-port", str(metrics_port)),
+                *(
+                    "--hands",
+                    str(HANDS),
+                    "--metrics-port",
+                    str(metrics_port),
+                    "--metrics-wait",
+                    "120",
+                ),
                 *("--metrics-linger", str(int(DEADLINE_S))),
             ],
             stdout=handle,

@@ -204,3 +204,57 @@ def test_a_resumed_run_continues_the_counts_of_the_store(tmp_path: Path) -> None
         assert played[key] == after[sname] - before[sname], (key, played, before, after)
         assert rating[key] == last[v.id]
     assert page["uno_league_refit_hands"][(("league", "league"),)] == 48
+
+
+def test_metrics_wait_holds_the_first_block_until_the_page_is_read(tmp_path: Path) -> None:
+    """``--metrics-wait``: no hand is played before the first scrape, which reads every counter
+    at 0; the scrape releases the first block. Without a scrape the run goes on at the end of
+    the wait and says why."""
+    league = _new_league(tmp_path)
+    _enter(league, "a", "1", "ann")
+    _enter(league, "b", "1", "bob", RANDOM)
+    port = _free_port()
+    proc = _start(league, "--hands", "24", "--metrics-port", str(port), "--metrics-wait", "600")
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+
+        def waiting() -> bool:
+            line = proc.stdout.readline() if proc.stdout else ""
+            lines.append(line)
+            return "waiting up to 600 s for the first scrape" in line
+
+        _wait_for(proc, "the wait", waiting, timeout=120)
+        # the run holds: nothing stored while nobody has read the page
+        assert proc.poll() is None
+        assert (
+            not (league / "play" / "tournament.sqlite").exists()
+            or sum(_seats(league).values()) == 0
+        )
+        page = _scrape(port)  # the first scrape: every counter at 0, and it releases the block
+        played = _per_version(page, "uno_league_version_hands_played_total")
+        assert played and set(played.values()) == {0.0}, played
+        rest, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    text = "".join(lines) + rest
+    assert proc.returncode == 0, text
+    assert text.index("first scrape seen; playing") > text.index("waiting up to 600 s")
+    assert sum(_seats(league).values()) == 4 * 24
+
+    # nobody scrapes: the wait ends by itself, and the run says so and plays
+    quiet = subprocess.run(
+        [
+            *(sys.executable, "-m", "uno_server.cli", "league", "run", str(league)),
+            *("--hands", "24", "--metrics-port", str(_free_port()), "--metrics-wait", "1"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert "no scrape within 1 s; playing anyway" in quiet.stdout, quiet.stdout
+    assert sum(_seats(league).values()) == 4 * 48

@@ -207,6 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         metrics_linger_s=args.metrics_linger,
+        metrics_wait_s=args.metrics_wait,
         web_port=args.web_port,
         web_host=args.web_host,
     )
@@ -305,6 +306,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="SECONDS",
         help="with --metrics-port or --web-port, after --hands or --until ends the run: keep "
         "the pages up this long, for a last scrape (0-3600; Ctrl-C ends the wait)",
+    )
+    rn.add_argument(
+        "--metrics-wait",
+        type=_linger,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --metrics-port: hold the first block until Prometheus has read the page "
+        "once, at most this long, so rate() counts the first hands (0-3600; Ctrl-C ends it)",
     )
     rn.add_argument(
         "--web-port",

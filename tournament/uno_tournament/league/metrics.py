@@ -21,11 +21,19 @@ the manifest's limits (40, 32 and 40 characters; a house bot has version and aut
 - ``uno_league_refit_hands{league}``: hands in the last refit.
 
 The page also carries the runner's ``process_*`` series (``process="league"``).
+
+``scraped`` is set the first time the page is read: ``league run --metrics-wait S`` holds its
+first block until then, so that Prometheus has the counters at 0 before their first increment
+and ``rate()`` counts the first block's hands.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client.metrics_core import Metric
 
 from uno_server.service.metrics import Labelled, add_process_collectors
 
@@ -43,6 +51,20 @@ def league_label(name: str) -> str:
     return name[:64] or "league"
 
 
+class _Seen:
+    """A collector without series that marks the page as read (by a scrape)."""
+
+    def __init__(self, seen: threading.Event) -> None:
+        self.seen = seen
+
+    def describe(self) -> list[Metric]:
+        return []  # so that registering it does not count as a scrape
+
+    def collect(self) -> Iterator[Metric]:
+        self.seen.set()
+        return iter(())
+
+
 class LeagueMetrics:
     def __init__(self, league: str, *, process: bool = True) -> None:
         r = CollectorRegistry()
@@ -52,6 +74,9 @@ class LeagueMetrics:
         self.registry = CollectorRegistry()
         """What the metrics page serves: every series of ``r``, labelled with the league."""
         self.registry.register(Labelled(r, {"league": self.league}))
+        self.scraped = threading.Event()
+        """Set when the page is first read (a scrape, or anyone's GET)."""
+        self.registry.register(_Seen(self.scraped))
         labels = list(VERSION_LABELS)
         self.hands = Gauge(
             "uno_league_version_hands",

@@ -142,6 +142,7 @@ class LeagueRunner(Player):
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
         metrics_linger_s: float = 0.0,
+        metrics_wait_s: float = 0.0,
         web_port: int | None = None,
         web_host: str = "127.0.0.1",
     ) -> None:
@@ -181,6 +182,7 @@ class LeagueRunner(Player):
         self.metrics_port = metrics_port
         self.metrics_host = metrics_host
         self.metrics_linger_s = metrics_linger_s
+        self.metrics_wait_s = metrics_wait_s
         self.league_metrics: LeagueMetrics | None = (
             LeagueMetrics(league_dir.resolve().name) if metrics_port is not None else None
         )
@@ -259,6 +261,7 @@ class LeagueRunner(Player):
             + f"; {self.n_tables} table(s) of four, 24 hands per table and block"
         )
         try:
+            await self._wait_first_scrape()
             await self._start_server()
             await self._start_web()
             if self.house:
@@ -315,6 +318,26 @@ class LeagueRunner(Player):
                 f"{self.metrics_host} ({exc.strerror or exc}); choose another port"
             ) from None
         self.say(f"metrics: http://{self.metrics_host}:{self.metrics_port}/metrics")
+
+    async def _wait_first_scrape(self) -> None:
+        """``--metrics-wait S``: hold the first block until the metrics page has been read
+        once (at most S seconds; Ctrl-C ends the wait), so that Prometheus holds every counter
+        at 0 before its first increment and ``rate()`` counts the first block's hands."""
+        m = self.league_metrics
+        if m is None or self.metrics_wait_s <= 0:
+            return
+        self.say(f"metrics: waiting up to {self.metrics_wait_s:g} s for the first scrape")
+        deadline = time.monotonic() + self.metrics_wait_s
+        while not m.scraped.is_set() and not self.stop_requested:
+            if time.monotonic() >= deadline:
+                self.say(
+                    f"metrics: no scrape within {self.metrics_wait_s:g} s; playing anyway "
+                    "(is Prometheus pointed at the metrics page?)"
+                )
+                return
+            await asyncio.sleep(0.05)
+        if m.scraped.is_set():
+            self.say("metrics: first scrape seen; playing")
 
     async def _linger(self) -> None:
         """After a run that stopped by itself (--hands, --until settled), keep the metrics
@@ -760,6 +783,7 @@ def run_league(
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
     metrics_linger_s: float = 0.0,
+    metrics_wait_s: float = 0.0,
     web_port: int | None = None,
     web_host: str = "127.0.0.1",
 ) -> int:
@@ -792,6 +816,7 @@ def run_league(
             metrics_port=metrics_port,
             metrics_host=metrics_host,
             metrics_linger_s=metrics_linger_s,
+            metrics_wait_s=metrics_wait_s,
             web_port=web_port,
             web_host=web_host,
         )
