@@ -22,7 +22,7 @@ from uno_server.gen.uno.v1 import admin_pb2, errors_pb2, game_pb2
 
 from . import wire
 from .arena import WELCOME_SEATS, Arena, Watcher
-from .auth import bearer, token_clashes, token_problem
+from .auth import SHA256_PREFIX, bearer, digest_of, sha256_problem, token_clashes, token_problem
 from .rejections import RejectError, abort, identity, parse, status_error
 from .table import Table
 
@@ -227,15 +227,35 @@ class AdminServicer:
         """A bot's token, learnt while the server runs (the rules of ``serve --bot``: the
         token's form is checked with the limits; here, that it is nobody else's)."""
         tokens = self.arena.tokens
-        name, token = request.bot_name, request.token
-        problem = token_problem(token)
-        if problem is not None:  # the limits check the same; kept in step with serve's rule
+        name = request.bot_name
+        if bool(request.token) == bool(request.token_sha256):
             raise RejectError(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                errors_pb2.ERROR_REASON_LIMIT_EXCEEDED,
-                f"token: {problem}",
+                errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                "token, token_sha256: set exactly one of them (the token, or its SHA-256 as 64 "
+                "lowercase hex characters)",
                 field="token",
             )
+        if request.token_sha256:
+            problem = sha256_problem(request.token_sha256)
+            if problem is not None:  # the limits check the same
+                raise RejectError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                    f"token_sha256: {problem}",
+                    field="token_sha256",
+                )
+            token = SHA256_PREFIX + request.token_sha256
+        else:
+            token = request.token
+            problem = token_problem(token)
+            if problem is not None:  # the limits check the same; kept in step with serve's rule
+                raise RejectError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    errors_pb2.ERROR_REASON_LIMIT_EXCEEDED,
+                    f"token: {problem}",
+                    field="token",
+                )
         known = tokens.bots.get(name)
         if known is not None:
             if hmac.compare_digest(known.encode(), token.encode()):
@@ -249,12 +269,16 @@ class AdminServicer:
             )
         clash = token_clashes({**tokens.bots, name: token}, tokens.admin_token)
         if clash is not None:
-            what = "the admin token" if tokens.is_admin(token) else "another bot's token"
+            admin = tokens.admin_token and hmac.compare_digest(
+                digest_of(token).encode(), digest_of(tokens.admin_token).encode()
+            )
+            what = "the admin token" if admin else "another bot's token"
+            fld = "token_sha256" if request.token_sha256 else "token"
             raise RejectError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 errors_pb2.ERROR_REASON_TOKEN_IN_USE,
-                f"token: it is {what}; give bot {name} a token of its own",
-                field="token",
+                f"{fld}: it is {what}; give bot {name} a token of its own",
+                field=fld,
             )
         tokens.bots[name] = token
         self.arena.metrics.add_bot(name)

@@ -3,6 +3,7 @@ never logged; log lines name the bot, not its token."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import re
 from collections.abc import Iterable, Mapping
@@ -36,13 +37,39 @@ def token_problem(token: object) -> str | None:
     return None
 
 
+SHA256_PREFIX = "sha256:"
+"""A registry entry that holds a token's SHA-256 (RegisterBotRequest.token_sha256), not the
+token: ``sha256:`` and 64 lowercase hex digits. ``:`` is not in a token's alphabet, so such an
+entry can never equal a presented token."""
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def sha256_problem(digest: object) -> str | None:
+    """Why ``digest`` cannot be a token's SHA-256 (64 lowercase hex characters), or None."""
+    if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+        n = len(digest) if isinstance(digest, str) else 0
+        return f"a token's SHA-256 is 64 characters of [0-9a-f] (lowercase hex); this one has {n}"
+    return None
+
+
+def digest_of(secret: str) -> str:
+    """The SHA-256 (lowercase hex) a registry entry stands for: the stored hash of a
+    ``sha256:`` entry, else the hash of the plaintext token."""
+    if secret.startswith(SHA256_PREFIX):
+        return secret[len(SHA256_PREFIX) :]
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
 def token_clashes(bots: Mapping[str, str], admin_token: str) -> str | None:
     """The first clash among the tokens, as a message naming the fields, or None: a bot whose
     token is the admin token (it would pass the AdminService), or two bots sharing one token
-    (the token would play as only one of them)."""
+    (the token would play as only one of them). An entry may be a token or ``sha256:`` and its
+    hash: tokens are compared by their SHA-256, in constant time."""
     owner: dict[str, str] = {}
-    for name, token in bots.items():
-        if admin_token and hmac.compare_digest(token.encode(), admin_token.encode()):
+    admin = digest_of(admin_token) if admin_token else ""
+    for name, secret in bots.items():
+        token = digest_of(secret)
+        if admin and hmac.compare_digest(token.encode(), admin.encode()):
             return (
                 f"bots.{name}: the token is the admin token (server.admin_token); "
                 "give the bot a token of its own"
@@ -58,7 +85,7 @@ def token_clashes(bots: Mapping[str, str], admin_token: str) -> str | None:
 
 @dataclass
 class TokenRegistry:
-    bots: dict[str, str] = field(default_factory=dict)  # bot name -> token
+    bots: dict[str, str] = field(default_factory=dict)  # bot name -> token, or sha256:HEX
     admin_token: str = ""
 
     def add_bot(self, name: str, token: str) -> None:
@@ -72,9 +99,16 @@ class TokenRegistry:
         self.bots[name] = token
 
     def bot_for(self, token: str) -> str | None:
+        """The bot whose token this is: compared in constant time with every plaintext entry
+        and, by its SHA-256, with every ``sha256:`` entry (a bot registered by its hash)."""
         found = None
+        digest = ""
         for name, secret in self.bots.items():
-            if hmac.compare_digest(secret.encode(), token.encode()):
+            if secret.startswith(SHA256_PREFIX):
+                digest = digest or hashlib.sha256(token.encode()).hexdigest()
+                if hmac.compare_digest(secret[len(SHA256_PREFIX) :].encode(), digest.encode()):
+                    found = name
+            elif hmac.compare_digest(secret.encode(), token.encode()):
                 found = name
         return found
 

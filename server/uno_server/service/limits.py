@@ -150,11 +150,17 @@ LIMITS: Final[dict[str, Limit]] = {
     "uno.v1.CancelMatchRequest.match_id": MATCH_ID,
     "uno.v1.CancelMatchRequest.reason": _text(256),
     "uno.v1.RegisterBotRequest.bot_name": BOT_NAME,
+    # exactly one of token and token_sha256 is set (RegisterBot checks it): an empty one is
+    # not sent, so their minimum lengths are in their patterns, not in REQUIRED
     "uno.v1.RegisterBotRequest.token": Limit(
         max_len=128,
-        min_len=8,
-        pattern=re.compile(r"[A-Za-z0-9._~+/=-]*"),
+        pattern=re.compile(r"[A-Za-z0-9._~+/=-]{8,}"),
         what="8-128 characters of [A-Za-z0-9._~+/=-]",
+    ),
+    "uno.v1.RegisterBotRequest.token_sha256": Limit(
+        max_len=64,
+        pattern=re.compile(r"[0-9a-f]{64}"),
+        what="64 characters of [0-9a-f] (lowercase hex)",
     ),
     "uno.v1.RetireBotRequest.bot_name": BOT_NAME,
 }
@@ -170,7 +176,6 @@ REQUIRED: Final[dict[str, tuple[str, int]]] = {
     "uno.v1.AwaitMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.CancelMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.RegisterBotRequest.bot_name": ("is required", MALFORMED),
-    "uno.v1.RegisterBotRequest.token": ("is required: 8-128 characters", MALFORMED),
     "uno.v1.RetireBotRequest.bot_name": ("is required", MALFORMED),
     "uno.v1.CreateMatchRequest.seats": (
         "is required: one Player per seat",

@@ -1490,8 +1490,15 @@ type RegisterBotRequest struct {
 	// The bot's name, 1-64 characters of [A-Za-z0-9_.-] (what Hello.bot_name must say).
 	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
 	// Its secret, 8-128 characters of [A-Za-z0-9._~+/=-] (RFC 6750's b64token alphabet): not the
-	// admin token and not another bot's.
-	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	// admin token and not another bot's. Set exactly one of token and token_sha256.
+	Token string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	// Instead of token: the SHA-256 of the secret, exactly 64 characters of [0-9a-f] (lowercase
+	// hex of the 32-byte digest of the token's UTF-8 bytes), so that a registrar such as a league
+	// keeps no plaintext token. The bot presents its secret on Play as usual; the server compares
+	// the secret's SHA-256 with this in constant time. Both token and token_sha256 set, or neither:
+	// INVALID_ARGUMENT / MALFORMED_MESSAGE; another form: INVALID_ARGUMENT / MALFORMED_MESSAGE;
+	// the hash of the admin token or of another bot's token: ALREADY_EXISTS / TOKEN_IN_USE.
+	TokenSha256   string `protobuf:"bytes,3,opt,name=token_sha256,json=tokenSha256,proto3" json:"token_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1540,10 +1547,18 @@ func (x *RegisterBotRequest) GetToken() string {
 	return ""
 }
 
+func (x *RegisterBotRequest) GetTokenSha256() string {
+	if x != nil {
+		return x.TokenSha256
+	}
+	return ""
+}
+
 // Output of RegisterBot.
 type RegisterBotResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// False when the bot was already registered with this token (nothing changed).
+	// False when the bot was already registered with this token, or this token_sha256 (nothing
+	// changed).
 	Created       bool `protobuf:"varint,1,opt,name=created,proto3" json:"created,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1801,10 +1816,11 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\rrunning_seats\x18\x0e \x01(\x05R\frunningSeats\x12#\n" +
 	"\rstale_actions\x18\x0f \x01(\x03R\fstaleActions\"7\n" +
 	"\x10ListBotsResponse\x12#\n" +
-	"\x04bots\x18\x01 \x03(\v2\x0f.uno.v1.BotInfoR\x04bots\"E\n" +
+	"\x04bots\x18\x01 \x03(\v2\x0f.uno.v1.BotInfoR\x04bots\"h\n" +
 	"\x12RegisterBotRequest\x12\x19\n" +
 	"\bbot_name\x18\x01 \x01(\tR\abotName\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\tR\x05token\"/\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\x12!\n" +
+	"\ftoken_sha256\x18\x03 \x01(\tR\vtokenSha256\"/\n" +
 	"\x13RegisterBotResponse\x12\x18\n" +
 	"\acreated\x18\x01 \x01(\bR\acreated\"-\n" +
 	"\x10RetireBotRequest\x12\x19\n" +

@@ -97,7 +97,8 @@ type AdminServiceClient interface {
 	// TOKEN_IN_USE (field "token"); a name already registered with another token fails with
 	// ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
 	// its own token changes nothing (created = false), so a caller may retry. The token is never
-	// logged nor echoed.
+	// logged nor echoed. A caller that keeps only the token's SHA-256 (a league's remote bots)
+	// registers with token_sha256 instead of token.
 	RegisterBot(ctx context.Context, in *RegisterBotRequest, opts ...grpc.CallOption) (*RegisterBotResponse, error)
 	// Forget a bot's token (a league retires a version): new Play streams with it fail with
 	// UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and
@@ -278,7 +279,8 @@ type AdminServiceServer interface {
 	// TOKEN_IN_USE (field "token"); a name already registered with another token fails with
 	// ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
 	// its own token changes nothing (created = false), so a caller may retry. The token is never
-	// logged nor echoed.
+	// logged nor echoed. A caller that keeps only the token's SHA-256 (a league's remote bots)
+	// registers with token_sha256 instead of token.
 	RegisterBot(context.Context, *RegisterBotRequest) (*RegisterBotResponse, error)
 	// Forget a bot's token (a league retires a version): new Play streams with it fail with
 	// UNAUTHENTICATED / INVALID_TOKEN and CreateMatch can no longer seat it; its open stream and

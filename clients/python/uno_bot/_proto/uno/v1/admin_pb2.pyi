@@ -265,12 +265,14 @@ class ListBotsResponse(_message.Message):
     def __init__(self, bots: _Optional[_Iterable[_Union[BotInfo, _Mapping]]] = ...) -> None: ...
 
 class RegisterBotRequest(_message.Message):
-    __slots__ = ("bot_name", "token")
+    __slots__ = ("bot_name", "token", "token_sha256")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_SHA256_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     token: str
-    def __init__(self, bot_name: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+    token_sha256: str
+    def __init__(self, bot_name: _Optional[str] = ..., token: _Optional[str] = ..., token_sha256: _Optional[str] = ...) -> None: ...
 
 class RegisterBotResponse(_message.Message):
     __slots__ = ("created",)

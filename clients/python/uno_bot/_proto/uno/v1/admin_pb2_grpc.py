@@ -200,7 +200,8 @@ class AdminServiceServicer:
         TOKEN_IN_USE (field "token"); a name already registered with another token fails with
         ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
         its own token changes nothing (created = false), so a caller may retry. The token is never
-        logged nor echoed.
+        logged nor echoed. A caller that keeps only the token's SHA-256 (a league's remote bots)
+        registers with token_sha256 instead of token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -450,14 +450,26 @@ export interface RegisterBotRequest {
   botName: string;
   /**
    * Its secret, 8-128 characters of [A-Za-z0-9._~+/=-] (RFC 6750's b64token alphabet): not the
-   * admin token and not another bot's.
+   * admin token and not another bot's. Set exactly one of token and token_sha256.
    */
   token: string;
+  /**
+   * Instead of token: the SHA-256 of the secret, exactly 64 characters of [0-9a-f] (lowercase
+   * hex of the 32-byte digest of the token's UTF-8 bytes), so that a registrar such as a league
+   * keeps no plaintext token. The bot presents its secret on Play as usual; the server compares
+   * the secret's SHA-256 with this in constant time. Both token and token_sha256 set, or neither:
+   * INVALID_ARGUMENT / MALFORMED_MESSAGE; another form: INVALID_ARGUMENT / MALFORMED_MESSAGE;
+   * the hash of the admin token or of another bot's token: ALREADY_EXISTS / TOKEN_IN_USE.
+   */
+  tokenSha256: string;
 }
 
 /** Output of RegisterBot. */
 export interface RegisterBotResponse {
-  /** False when the bot was already registered with this token (nothing changed). */
+  /**
+   * False when the bot was already registered with this token, or this token_sha256 (nothing
+   * changed).
+   */
   created: boolean;
 }
 
@@ -3271,7 +3283,7 @@ export const ListBotsResponse: MessageFns<ListBotsResponse> = {
 };
 
 function createBaseRegisterBotRequest(): RegisterBotRequest {
-  return { botName: "", token: "" };
+  return { botName: "", token: "", tokenSha256: "" };
 }
 
 export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
@@ -3281,6 +3293,9 @@ export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
     }
     if (message.token !== "") {
       writer.uint32(18).string(message.token);
+    }
+    if (message.tokenSha256 !== "") {
+      writer.uint32(26).string(message.tokenSha256);
     }
     return writer;
   },
@@ -3314,6 +3329,14 @@ export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
             message.token = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.tokenSha256 = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3334,6 +3357,11 @@ export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
         ? globalThis.String(object.bot_name)
         : "",
       token: isSet(object.token) ? globalThis.String(object.token) : "",
+      tokenSha256: isSet(object.tokenSha256)
+        ? globalThis.String(object.tokenSha256)
+        : isSet(object.token_sha256)
+        ? globalThis.String(object.token_sha256)
+        : "",
     };
   },
 
@@ -3345,6 +3373,9 @@ export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
     if (message.token !== "") {
       obj.token = message.token;
     }
+    if (message.tokenSha256 !== "") {
+      obj.tokenSha256 = message.tokenSha256;
+    }
     return obj;
   },
 
@@ -3355,6 +3386,7 @@ export const RegisterBotRequest: MessageFns<RegisterBotRequest> = {
     const message = createBaseRegisterBotRequest();
     message.botName = object.botName ?? "";
     message.token = object.token ?? "";
+    message.tokenSha256 = object.tokenSha256 ?? "";
     return message;
   },
 };
@@ -3699,7 +3731,8 @@ export const AdminServiceService = {
    * TOKEN_IN_USE (field "token"); a name already registered with another token fails with
    * ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
    * its own token changes nothing (created = false), so a caller may retry. The token is never
-   * logged nor echoed.
+   * logged nor echoed. A caller that keeps only the token's SHA-256 (a league's remote bots)
+   * registers with token_sha256 instead of token.
    */
   registerBot: {
     path: "/uno.v1.AdminService/RegisterBot" as const,
@@ -3782,7 +3815,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * TOKEN_IN_USE (field "token"); a name already registered with another token fails with
    * ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
    * its own token changes nothing (created = false), so a caller may retry. The token is never
-   * logged nor echoed.
+   * logged nor echoed. A caller that keeps only the token's SHA-256 (a league's remote bots)
+   * registers with token_sha256 instead of token.
    */
   registerBot: handleUnaryCall<RegisterBotRequest, RegisterBotResponse>;
   /**
@@ -3938,7 +3972,8 @@ export interface AdminServiceClient extends Client {
    * TOKEN_IN_USE (field "token"); a name already registered with another token fails with
    * ALREADY_EXISTS / BOT_ALREADY_REGISTERED (field "bot_name"). Registering a name again with
    * its own token changes nothing (created = false), so a caller may retry. The token is never
-   * logged nor echoed.
+   * logged nor echoed. A caller that keeps only the token's SHA-256 (a league's remote bots)
+   * registers with token_sha256 instead of token.
    */
   registerBot(
     request: RegisterBotRequest,
