@@ -7,6 +7,7 @@ error of the command (its verdict is recorded and printed) but exits 1, so scrip
 from __future__ import annotations
 
 import argparse
+import re
 import secrets
 import sys
 import time
@@ -19,7 +20,7 @@ from .manifest import AUTHOR_RE, NAME_RE
 from .report import rows as report_rows
 from .report import summarize, write_report
 from .run import MAX_TABLES, run_league
-from .store import LeagueError, LeagueStore
+from .store import LeagueError, LeagueStore, Version
 from .submit import GATE_HANDS, describe, submit
 
 EXIT_ERROR = 2
@@ -82,6 +83,11 @@ def cmd_token_add(args: argparse.Namespace) -> int:
     """Issue a token for a remote bot NAME of AUTHOR (printed once; only its hash is kept)."""
     if not NAME_RE.match(args.name):
         raise LeagueError(f"NAME: {args.name[:40]!r} must be 1-40 letters, digits, '.', '_' or '-'")
+    if re.search(r"\.[0-9]+$", args.name) or args.name.startswith(("house-", "gate-")):
+        raise LeagueError(
+            f"NAME: {args.name[:40]!r} is reserved (a name ending in .DIGITS, or starting with "
+            "house- or gate-, is the league's own); choose another name"
+        )
     if not AUTHOR_RE.match(args.author):
         raise LeagueError(
             f"--author: {args.author[:40]!r} must be 1-40 letters, digits, '.', '_', '@' or '-'"
@@ -96,8 +102,37 @@ def cmd_token_add(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(token)
-    print(f"token for {args.name} ({args.author}); it is shown once", file=sys.stderr)
+    print(
+        f"token for {args.name} ({args.author}); it is shown once. Run the bot with --name "
+        f"{args.name} --token TOKEN against the league's server (league run prints its address)",
+        file=sys.stderr,
+    )
     return 0
+
+
+def cmd_token_revoke(args: argparse.Namespace) -> int:
+    """Revoke the token of remote bot NAME: a running league forgets it (the server refuses
+    its next connection) and its version is retired; its hands and history stay."""
+    store = LeagueStore.open(Path(args.dir))
+    try:
+        retired = store.revoke_token(args.name)
+    finally:
+        store.close()
+    more = f"; retired {', '.join(retired)}" if retired else ""
+    print(f"token of {args.name} revoked{more}")
+    return 0
+
+
+def remote_note(versions: list[Version]) -> str:
+    """A remote bot's token as ``league status`` shows it: where its bot stands."""
+    if not versions:
+        return "waiting for first connection"
+    last = versions[-1]
+    if last.state == "refused":
+        return f"refused at its connection as {last.key}: {last.reason}"
+    if last.state == "active":
+        return f"in the ladder as {last.key}"
+    return f"{last.key} retired ({last.reason})"
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -107,6 +142,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     try:
         summary = summarize(store, args.dir)
         tokens = store.token_names()
+        remote: dict[str, list[Version]] = {}
+        for v in store.versions():
+            if v.remote:
+                remote.setdefault(v.name, []).append(v)
     finally:
         store.close()
     if not summary.standings and not summary.refused and not tokens:
@@ -137,7 +176,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for name, author in tokens:
         print(
             f"{'':>3} {name:<{width}}  {'remote':<8} {author:<16} {'':<10} {'':>7} {'':>6} "
-            f"{'':<13} token issued"
+            f"{'':<13} {cut(remote_note(remote.get(name, [])))}"
         )
     if summary.refits:
         print(f"{summary.hands} hands, {len(summary.refits)} refits")
@@ -210,6 +249,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         metrics_wait_s=args.metrics_wait,
         web_port=args.web_port,
         web_host=args.web_host,
+        server_host=args.bind,
+        server_port=args.port or 0,
     )
 
 
@@ -264,6 +305,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add.add_argument("name", metavar="NAME")
     add.add_argument("--author", required=True)
     add.set_defaults(func=cmd_token_add)
+    rv = toksub.add_parser(
+        "revoke", help="revoke a remote bot's token", description=cmd_token_revoke.__doc__
+    )
+    rv.add_argument("dir", metavar="DIR")
+    rv.add_argument("name", metavar="NAME")
+    rv.set_defaults(func=cmd_token_revoke)
     rn = lsub.add_parser("run", help="play the ladder until stopped", description=cmd_run.__doc__)
     rn.add_argument("dir", metavar="DIR")
     rn.add_argument("--hands", type=_hands, help="stop after N hands (1-100000000)")
@@ -324,6 +371,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--web-host",
         default="127.0.0.1",
         help="address of the web view (default 127.0.0.1)",
+    )
+    rn.add_argument(
+        "--bind",
+        metavar="HOST",
+        default="127.0.0.1",
+        help="address the league's game server listens on, for remote bots (default "
+        "127.0.0.1; 0.0.0.0 lets bots on other machines connect)",
+    )
+    rn.add_argument(
+        "--port",
+        type=_port,
+        help="the game server's port, for remote bots (1-65535; default: any free port)",
     )
     rn.set_defaults(func=cmd_run)
     rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)

@@ -31,7 +31,11 @@ VERDICTS = {"H1": "better", "H0": "not better"}
 
 def server_name(v: Version) -> str:
     """The name a version plays under on the game server (``name.id``: unique, since the id is,
-    and within the server's ``[A-Za-z0-9_.-]``, which a version's ``+`` and ``@`` are not)."""
+    and within the server's ``[A-Za-z0-9_.-]``, which a version's ``+`` and ``@`` are not). A
+    remote bot plays under its token's name, which its author gives it; a token's name never
+    ends in ``.DIGITS``, so the two never meet."""
+    if v.remote:  # the name its author runs it with (Hello.bot_name); one rated version each
+        return v.name
     return f"{v.name}.{v.id}"
 
 

@@ -64,8 +64,8 @@ from ..store import HandRecord, RunLock, Store, StoreError
 from .matchmaking import Entry, next_tables
 from .metrics import LeagueMetrics
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
-from .store import LeagueError, LeagueStore, Version
-from .submit import BUILT_IN, SDK_ARGS
+from .store import REMOTE, LeagueError, LeagueStore, Version
+from .submit import BUILT_IN, GATE_HANDS, SDK_ARGS, judge
 from .web import RECENT, LeagueWebView
 
 __all__ = ["LeagueRunner", "run_league"]
@@ -84,13 +84,26 @@ MAX_TABLES = 64
 
 @dataclass
 class Seated:
-    """A version the run has registered and launched."""
+    """A version the run has registered and launched (or, for a remote bot, admitted: it is
+    run by its author, ``proc`` is None)."""
 
     version: Version
     name: str
-    proc: BotProcess
+    proc: BotProcess | None
     away_since: float | None
     """Since when it has not been connected (None: it is)."""
+
+
+@dataclass
+class Remote:
+    """A remote bot's token, as the run knows it (the league keeps only its SHA-256)."""
+
+    name: str
+    author: str
+    sha256: str
+    registered: bool = False
+    refused_session: str = ""
+    """The session its last gate was refused in: it is gated again only on a new connection."""
 
 
 def fit_folder(play: str, policy: str) -> LeagueFit:
@@ -145,6 +158,8 @@ class LeagueRunner(Player):
         metrics_wait_s: float = 0.0,
         web_port: int | None = None,
         web_host: str = "127.0.0.1",
+        server_host: str = "127.0.0.1",
+        server_port: int = 0,
     ) -> None:
         settings = league.settings()
         config = league_config(settings, concurrency=concurrency)
@@ -176,6 +191,17 @@ class LeagueRunner(Player):
         """Fill a table that lacks versions of enough authors with house bots."""
         self.house_procs: dict[str, BotProcess] = {}
         self._connecting: list[str] = []
+        self.remote: dict[str, Remote] = {}
+        """The remote bots' tokens, registered with the server by their SHA-256."""
+        self.given_up_remote: dict[str, str] = {}
+        """Why each remote bot was last away (a gate that lost its bot is refused with it)."""
+        self.away: set[str] = set()
+        """Remote bots that left in the middle of a block: the stand-in plays their seats until
+        the block ends; they are seated again once they are back (never given up on)."""
+        self._gate: tuple[set[str], list[HandRecord], Store, Path] | None = None
+        """The gate being played: its hand ids, the hands, its store and folder."""
+        self.server_host = server_host
+        self.server_port = server_port
         self._house_started = 0.0
         self._fitter: ProcessPoolExecutor | None = None
         self._refit_task: asyncio.Task[None] | None = None
@@ -208,6 +234,12 @@ class LeagueRunner(Player):
 
     async def _record(self, rec: HandRecord) -> None:
         loop = asyncio.get_running_loop()
+        gate = self._gate
+        if gate is not None and rec.hand_id in gate[0]:  # a remote bot's gate: not the ladder's
+            _ids, recs, gstore, folder = gate
+            await loop.run_in_executor(self._writer, store_hand, gstore, rec, folder / "replays")
+            recs.append(rec)
+            return
         try:
             if not await loop.run_in_executor(self._writer, self._write, rec):
                 return
@@ -263,8 +295,13 @@ class LeagueRunner(Player):
         try:
             await self._wait_first_scrape()
             await self._start_server()
+            await self._sync_tokens()  # before a remote bot can try its token
+            self.say(
+                f"remote bots connect to {self.public_addr} with their league token "
+                f"(tokens: uno-arena league token add {self.league_dir} NAME --author A)"
+            )
             await self._start_web()
-            if self.house:
+            if self.house or self.league.tokens():  # house bots also play remote bots' gates
                 await self._launch_house()
             self._fitter_pool().submit(int, 0)  # the refit process imports while bots start
             await self._refit(force=True)
@@ -403,7 +440,14 @@ class LeagueRunner(Player):
 
     async def _start_server(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        server = ServerProcess(self.log_dir, {}, metrics=False, unix_socket=True)
+        server = ServerProcess(
+            self.log_dir,
+            {},
+            metrics=False,
+            unix_socket=True,
+            host=self.server_host,
+            port=self.server_port,
+        )
         try:
             addr = await server.start(timeout_s=max(30.0, self.config.faults.startup_timeout_s))
         except ServerProcessError as exc:
@@ -434,7 +478,8 @@ class LeagueRunner(Player):
         self.stop_requested = True  # the server stops now: that is no failure
         if self._server_watch is not None:
             self._server_watch.cancel()
-        procs = [s.proc for s in self.seated.values()] + list(self.house_procs.values())
+        procs = [s.proc for s in self.seated.values() if s.proc is not None]
+        procs += list(self.house_procs.values())
         await asyncio.gather(*(p.stop() for p in procs), return_exceptions=True)
         if self.channel is not None:
             await self.channel.close()
@@ -451,15 +496,23 @@ class LeagueRunner(Player):
         if self.league_metrics is not None:
             self.league_metrics.set_states(versions)
         active = {v.id: v for v in versions if v.state == "active"}
+        await self._sync_tokens()
         for vid in [v for v in self.seated if v not in active]:
             await self._unseat(self.seated[vid], "retired")
         for v in active.values():
             if v.id not in self.seated:
-                await self._seat(v, [x for x in versions if x.id != v.id])
+                if v.remote:
+                    self._admit(v)
+                else:
+                    await self._seat(v, [x for x in versions if x.id != v.id])
         if not self.seated:
             self._connecting = []
             return []
         connected = await self._connected()
+        self.away &= set(self.remote) - connected  # back: seated again from this block on
+        remote = [s for s in self.seated.values() if s.proc is None]
+        ready_remote = [s for s in remote if s.name in connected and s.name not in self.away]
+        launched = {vid: s for vid, s in self.seated.items() if s.proc is not None}
         grace = self.config.faults.startup_timeout_s
         for n, proc in self.house_procs.items():
             late = time.monotonic() - self._house_started > grace
@@ -467,12 +520,12 @@ class LeagueRunner(Player):
                 lines = " | ".join(tail(proc.log_path, 3)) or "(log empty)"
                 self._give_up(n, f"did not connect within {grace:g} s; log: {lines}")
         self._connecting = sorted(
-            [s.name for s in self.seated.values() if s.name not in connected]
+            [s.name for s in launched.values() if s.name not in connected]
             + [n for n in self.house_procs if n not in connected and n not in self.given_up]
         )
-        ready = []
+        ready = list(ready_remote)  # an absent remote bot is skipped, not waited for
         now = time.monotonic()
-        for s in list(self.seated.values()):
+        for s in list(launched.values()):
             if s.name in connected:
                 s.away_since = None
             elif s.away_since is None:
@@ -480,6 +533,7 @@ class LeagueRunner(Player):
             if s.name in connected and s.name not in self.given_up:
                 ready.append(s)
             elif s.away_since is not None and now - s.away_since > grace:
+                assert s.proc is not None
                 lines = " | ".join(tail(s.proc.log_path, 3)) or "(log empty)"
                 self._give_up(s.name, f"did not connect within {grace:g} s; log: {lines}")
             if s.name in self.given_up:
@@ -577,6 +631,9 @@ class LeagueRunner(Player):
 
     async def _unseat(self, s: Seated, why: str) -> None:
         self.seated.pop(s.version.id, None)
+        if s.proc is None:  # a remote bot: its token goes with _sync_tokens (revoked) or stays
+            self.say(f"{s.version.key} leaves the ladder ({why})")
+            return
         with contextlib.suppress(grpc.aio.AioRpcError):
             await self.admin.RetireBot(
                 admin_pb2.RetireBotRequest(bot_name=s.name), metadata=self.md, timeout=30
@@ -585,11 +642,196 @@ class LeagueRunner(Player):
             await s.proc.stop()
         self.say(f"{s.version.key} leaves the ladder ({why})")
 
+    # ------------------------------------------------------------------ remote bots
+
+    async def _sync_tokens(self) -> None:
+        """Register every remote bot's token with the server by its SHA-256 (the league keeps
+        no plaintext token), the new ones too (``league token add`` while the league plays);
+        forget the revoked ones (``league token revoke``): their next connection is refused
+        with UNAUTHENTICATED / INVALID_TOKEN."""
+        tokens = {n: (a, d) for n, a, d in self.league.tokens()}
+        for name in [n for n in self.remote if n not in tokens]:
+            r = self.remote.pop(name)
+            self.away.discard(name)
+            if r.registered:
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await self.admin.RetireBot(
+                        admin_pb2.RetireBotRequest(bot_name=name), metadata=self.md, timeout=30
+                    )
+            self.say(f"remote bot {name}: token revoked; the server no longer admits it")
+        for name, (author, digest) in tokens.items():
+            r = self.remote.setdefault(name, Remote(name, author, digest))
+            if r.registered:
+                continue
+            try:
+                await self.admin.RegisterBot(
+                    admin_pb2.RegisterBotRequest(bot_name=name, token_sha256=digest),
+                    metadata=self.md,
+                    timeout=30,
+                )
+            except grpc.aio.AioRpcError as err:
+                if not r.refused_session:  # said once; looked at again every block
+                    self.say(
+                        f"remote bot {name}: the server refused its token: "
+                        f"{err.code().name} {error_reason(err)}: {(err.details() or '')[:200]}"
+                    )
+                    r.refused_session = "-"
+                continue
+            r.registered = True
+            if not any(v.remote for v in self.league.versions(name)):
+                self.say(f"remote bot {name} ({author}): waiting for its first connection")
+
+    def _admit(self, v: Version) -> None:
+        """An accepted remote version enters the ladder: nothing to launch, its author runs
+        it; it is seated while it has a live Play session."""
+        seat = Seated(v, server_name(v), None, None)
+        self.seated[v.id] = seat
+        self.by_name[seat.name] = seat
+        self.counts.setdefault(seat.name, 0)
+        if self.league_metrics is not None:
+            self.league_metrics.add_version(seat.name, v, self.counts[seat.name])
+        self.say(f"{v.key} ({v.author}, remote) is in the ladder as bot {seat.name}")
+
+    async def _sessions(self) -> dict[str, str]:
+        """The connected bots and their session ids."""
+        res = await self.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=self.md, timeout=10)
+        self.server_seen = time.monotonic()
+        return {b.bot_name: b.session_id for b in res.bots if b.connected}
+
+    def _to_gate(self, sessions: dict[str, str]) -> Remote | None:
+        """A connected remote bot that has not passed a gate: none of its remote versions is
+        active or retired, and its last refusal (if any) was in another session."""
+        for r in sorted(self.remote.values(), key=lambda r: r.name):
+            if not r.registered or r.name not in sessions:
+                continue
+            mine = [v for v in self.league.versions(r.name) if v.remote]
+            if any(v.state != "refused" for v in mine):
+                continue
+            if r.refused_session == sessions[r.name]:
+                continue  # refused in this connection: reconnect to be gated again
+            return r
+        return None
+
+    async def _play_gate(self) -> bool:
+        """The gate of a remote bot on its first connection, as a submission's (N hands
+        against the three built-in bots, duplicate deals, rotated seats; 0 illegal actions, 0
+        timeouts, and it stays connected); its verdict recorded like a submission's. True if
+        a gate was played."""
+        if self.stop_requested:
+            return False
+        sessions = await self._sessions()
+        r = self._to_gate(sessions)
+        if r is None:
+            return False
+        if not self.house_procs:
+            await self._launch_house()
+        house = [n for n in self.house_procs if n in sessions and n not in self.given_up]
+        if len(house) < 3:
+            note = f"remote bot {r.name}: its gate waits for the house bots to connect"
+            if note != self._waiting:
+                self.say(note)
+                self._waiting = note
+            return False
+        self._waiting = ""
+        attempt = sum(1 for v in self.league.versions(r.name) if v.remote) + 1
+        version = f"remote.{attempt}"
+        key = f"{r.name}@{version}"
+        folder = self.league_dir / "gates" / key
+        shutil.rmtree(folder, ignore_errors=True)
+        gid = f"gate-{r.name}-{attempt}"
+        gstore = Store.create(folder, {"tournament_id": gid, "config": self.config.to_dict()})
+        table = (r.name, *house[:3])
+        specs = []
+        for b in range(GATE_HANDS // 24):
+            for d in range(schedule.DEALS_PER_BLOCK):
+                seed = schedule.deal_seed(1, 0, b, d)
+                for rot in range(schedule.ROTATIONS):
+                    specs.append(
+                        schedule.HandSpec(
+                            schedule.hand_id(gid, 0, b, d, rot),
+                            0,
+                            b,
+                            d,
+                            rot,
+                            seed,
+                            schedule.seating(table, d, rot),
+                            table,
+                        )
+                    )
+        recs: list[HandRecord] = []
+        self._gate = ({sp.hand_id for sp in specs}, recs, gstore, folder)
+        self.say(
+            f"remote bot {r.name} ({r.author}) connected: its gate, {len(specs)} hands against "
+            f"the built-in bots"
+        )
+        self.away.discard(r.name)
+        self.given_up_remote.pop(r.name, None)
+        queue = deque(specs)
+        loop = asyncio.get_running_loop()
+        self._workers = [
+            loop.create_task(self._worker(queue))
+            for _ in range(min(self.config.concurrency, len(queue)))
+        ]
+        try:
+            await asyncio.gather(*self._workers, return_exceptions=True)
+        finally:
+            self._workers = []
+            self._gate = None
+            gstore.close()
+        if self.fatal is not None:
+            return True
+        if self.stop_requested and len(recs) < len(specs):
+            self.say(f"remote bot {r.name}: gate stopped with the league; judged again next run")
+            return True
+        why = self.given_up_remote.pop(r.name, None)
+        left = [f"its connection dropped during the gate ({why})"] if why else []
+        self.away.discard(r.name)
+        accepted, reason, gate = judge(recs, r.name, len(specs), folder, left)
+        gate["remote"] = True
+        if not accepted:
+            r.refused_session = sessions.get(r.name, "")
+            reason += "; fix the bot, then reconnect it to be gated again"
+        self.league.record(
+            name=r.name,
+            version=version,
+            author=r.author,
+            language=REMOTE,
+            folder="",
+            manifest={"name": r.name, "version": version, "author": r.author, "remote": True},
+            state="active" if accepted else "refused",
+            reason=reason,
+            gate=gate,
+        )
+        verdict = "accepted" if accepted else "refused"
+        self.say(f"{key}: {verdict} ({reason})")
+        return True
+
+    def _give_up(self, bot: str, why: str, *, record: bool = True) -> None:
+        """A remote bot that is away is not given up on: the stand-in plays its seats for the
+        rest of the block (its author's machine may be down), and it is seated again when it
+        is back; a launched bot is given up on as in a tournament."""
+        if bot in self.remote:
+            if bot not in self.away:
+                self.away.add(bot)
+                self.given_up_remote[bot] = why
+                self.say(
+                    f"remote bot {bot}: away ({why}); the stand-in plays its seats in this "
+                    "block; it is seated again once it is back"
+                )
+            return
+        super()._give_up(bot, why, record=record)
+
+    def _unavailable(self, bot: str) -> bool:
+        return bot in self.away or super()._unavailable(bot)
+
     # ------------------------------------------------------------------ a block
 
     async def _play_block(self) -> bool:
-        """Play one block; False when no table could be made (too few versions)."""
+        """Play one block; False when no table could be made (too few versions). A remote bot
+        connected for the first time plays its gate first."""
         ready = await self._sync()
+        if await self._play_gate():
+            return True
         if self._connecting:  # launched bots join the next block once they are connected
             note = f"waiting for {', '.join(self._connecting)} to connect"
             if note != self._waiting:
@@ -604,7 +846,7 @@ class LeagueRunner(Player):
             block=self.block,
             floor_hands=self.floor_hands,
         )
-        if len(tables) < self.n_tables and self.house_procs and entries:
+        if len(tables) < self.n_tables and self.house and self.house_procs and entries:
             # house bots fill the seats the versions cannot: last in line, each its own author
             connected = await self._connected()
             house = [
@@ -628,7 +870,7 @@ class LeagueRunner(Player):
             authors = len({s.version.author for s in ready})
             need = (
                 "one version"
-                if self.house_procs
+                if self.house and self.house_procs
                 else "four versions of four authors (house bots are off)"
             )
             note = (
@@ -786,6 +1028,8 @@ def run_league(
     metrics_wait_s: float = 0.0,
     web_port: int | None = None,
     web_host: str = "127.0.0.1",
+    server_host: str = "127.0.0.1",
+    server_port: int = 0,
 ) -> int:
     """``league run``: open (or start) the league's hand store, hold its lock, play."""
     league = LeagueStore.open(league_dir)
@@ -819,6 +1063,8 @@ def run_league(
             metrics_wait_s=metrics_wait_s,
             web_port=web_port,
             web_host=web_host,
+            server_host=server_host,
+            server_port=server_port,
         )
         try:
             return asyncio.run(runner.run())

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DB_NAME", "LeagueError", "LeagueStore", "Version"]
+__all__ = ["DB_NAME", "REMOTE", "LeagueError", "LeagueStore", "Version"]
 
 DB_NAME = "league.sqlite"
+REMOTE = "remote"
+"""The ``language`` of a version that is a remote bot (one a token admitted after its gate on
+its first connection); no manifest may claim it."""
 SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -94,6 +97,11 @@ class Version:
     @property
     def key(self) -> str:
         return f"{self.name}@{self.version}"
+
+    @property
+    def remote(self) -> bool:
+        """A remote bot: run by its author, connected with a league token, not launched."""
+        return self.language == REMOTE
 
 
 class LeagueStore:
@@ -325,6 +333,37 @@ class LeagueStore:
             self.conn.execute(
                 "INSERT INTO tokens VALUES (?, ?, ?, ?)", (name, author, digest, time.time())
             )
+
+    def tokens(self) -> list[tuple[str, str, str]]:
+        """``(name, author, token SHA-256)`` of every remote bot's token, by name."""
+        return [
+            (str(n), str(a), str(d))
+            for n, a, d in self.conn.execute(
+                "SELECT name, author, token_sha256 FROM tokens ORDER BY name"
+            )
+        ]
+
+    def revoke_token(self, name: str) -> list[str]:
+        """Forget a remote bot's token and retire its active version ("token revoked"), in one
+        transaction; its hands and history stay. Returns the keys it retired."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            cur = self.conn.execute("DELETE FROM tokens WHERE name = ?", (name,))
+            if cur.rowcount == 0:
+                raise LeagueError(
+                    f"{name}: no token of that name; `uno-arena league status` lists the tokens"
+                )
+            rows = self.conn.execute(
+                "SELECT id, version FROM versions WHERE name = ? AND language = ? AND state = "
+                "'active'",
+                (name, REMOTE),
+            ).fetchall()
+            self.conn.execute(
+                "UPDATE versions SET state = 'retired', reason = 'token revoked' WHERE name = ? "
+                "AND language = ? AND state = 'active'",
+                (name, REMOTE),
+            )
+        return [f"{name}@{v}" for _, v in rows]
 
     def token_names(self) -> list[tuple[str, str]]:
         return [

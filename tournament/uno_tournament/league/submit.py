@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import io
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,11 @@ from ..player import RunnerError
 from ..replay import replay_name
 from ..runner import Runner
 from ..sharding import new_tournament_id
-from ..store import Store
+from ..store import HandRecord, Store
 from .manifest import Manifest, ManifestError, read_manifest
 from .store import LeagueError, LeagueStore
 
-__all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "MAX_GATE_HANDS", "Verdict", "submit"]
+__all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "MAX_GATE_HANDS", "Verdict", "judge", "submit"]
 
 GATE_HANDS = 24
 """Default hands of the gate (one block: 6 deals, each in 4 seat rotations)."""
@@ -179,14 +180,28 @@ def _gate(
     rows = [h for h in store.hand_rows()]
     incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == man.name]
     store.close()
-    seats = [(h.hand_id, s) for h in rows for s in h.seats if s.bot == man.name]
+    crashes = [d for _, k, d in incidents if k in ("crash", "given_up")]
+    return judge(rows, man.name, gate_hands, out, crashes)
+
+
+def judge(
+    rows: Sequence[HandRecord],
+    name: str,
+    planned: int,
+    out: Path,
+    crashes: Sequence[str] = (),
+) -> tuple[bool, str, dict[str, Any]]:
+    """The gate's verdict on bot ``name`` from its gate hands (a submission's, or a remote
+    bot's on its first connection): it passes with every planned hand played, 0 illegal
+    actions, 0 timeouts and 0 crashes; else the reason names the first fault's hand and seat,
+    with the replay to look at. ``out`` is the gate's folder (its ``replays``)."""
+    seats = [(h.hand_id, s) for h in rows for s in h.seats if s.bot == name]
     played = len(seats)
     illegal = sum(s.illegal for _, s in seats)
     timeouts = sum(s.timeouts for _, s in seats)
-    crashes = [d for _, k, d in incidents if k in ("crash", "given_up")]
     gate = {
         "hands": played,
-        "planned": gate_hands,
+        "planned": planned,
         "illegal": illegal,
         "timeouts": timeouts,
         "crashes": len(crashes),
@@ -211,8 +226,8 @@ def _gate(
         )
     if crashes:
         return False, f"the bot crashed during the gate: {crashes[0]}", gate
-    if played < gate_hands:
-        return False, f"only {played} of {gate_hands} gate hands were played", gate
+    if played < planned:
+        return False, f"only {played} of {planned} gate hands were played", gate
     return True, f"gate passed: {played} hands, 0 illegal, 0 timeouts, 0 crashes", gate
 
 
