@@ -234,7 +234,15 @@ class SequentialMixin:
             return
         try:
             self.seq = SequentialRecord.from_dict(raw)
-        except (KeyError, ValueError, TypeError) as exc:
+        except ValueError as exc:
+            if "earlier version" not in str(exc):
+                raise RunnerError(
+                    f"{self.store.location}: the stored sequential decision is unreadable "
+                    f"({exc}); `uno-arena tournament verify` re-derives it from the hands"[:400]
+                ) from exc
+            # a record this version cannot continue (ValueError's text says what to do)
+            raise RunnerError(f"{self.store.location}: {exc}"[:400]) from exc
+        except (KeyError, TypeError) as exc:
             raise RunnerError(
                 f"{self.store.location}: the stored sequential decision is unreadable ({exc}); "
                 "`uno-arena tournament verify` re-derives it from the hands"[:400]
