@@ -14,6 +14,8 @@ test_eventjson.py`` compares the two on every kind of event of many hands.
 
 from __future__ import annotations
 
+import json
+import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -151,3 +153,126 @@ def event_dicts(events: Iterable[Message]) -> list[Any]:
         except _UnsupportedError:
             out.append(json_format.MessageToDict(e, preserving_proto_field_name=True))
     return out
+
+
+_dumps = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
+).encode
+"""``json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, the encoder made
+once (``store.canonical_json``'s options; ``check_circular`` changes no output)."""
+
+_BODIES: dict[tuple[Any, bytes], str] = {}
+"""(field, the message's encoding) -> the message's canonical JSON: a hand's plays, draws and
+passes repeat from hand to hand, so most events' bodies are made once per run."""
+_BODY_CACHE_MAX = 16_384
+_BODY_BYTES_MAX = 96
+"""Messages longer than this (a hand's end, with every card) are not worth keeping."""
+
+_TEXTS: dict[Any, tuple[str, _Conv]] = {}
+"""A field (its descriptor) -> (its JSON name, quoted, and its value's canonical JSON text)."""
+
+
+def _text_scalar(f: FieldDescriptor) -> _Conv:
+    """The canonical JSON text of one value of ``f``: ``_dumps`` of what :func:`_scalar`'s
+    converter makes, written directly where that is plain (numbers, booleans, enum names,
+    64-bit integers, timestamps: ASCII with nothing to escape)."""
+    t = f.type
+    conv = _scalar(f)
+    if conv is message_dict:
+
+        def body(v: Any, f: FieldDescriptor = f) -> str:
+            data = v.SerializeToString()
+            if len(data) > _BODY_BYTES_MAX:
+                return _message_text(v)
+            key = (f, data)
+            text = _BODIES.get(key)
+            if text is None:
+                if len(_BODIES) >= _BODY_CACHE_MAX:
+                    _BODIES.clear()
+                text = _BODIES[key] = _message_text(v)
+            return text
+
+        return body
+    if conv is _timestamp:
+        return lambda v: '"' + _timestamp(v) + '"'
+    if t == FieldDescriptor.TYPE_ENUM:
+        enum = f.enum_type
+        assert enum is not None
+        names = {n: f'"{v.name}"' for n, v in enum.values_by_number.items()}
+
+        def enum_text(v: int) -> str:
+            return names.get(v) or str(v)
+
+        return enum_text
+    if t in _STR:
+        return lambda v: f'"{v}"'
+    if t == FieldDescriptor.TYPE_BOOL:
+        return lambda v: "true" if v else "false"
+    if t in _SAME and t != FieldDescriptor.TYPE_STRING:
+        return str  # a Python int's digits are its JSON
+    if conv is _unsupported:
+        return _unsupported
+    return lambda v: _dumps(conv(v))  # strings: JSON's escapes
+
+
+def _text_field(f: FieldDescriptor) -> tuple[str, _Conv]:
+    got = _TEXTS.get(f)
+    if got is None:
+        one = _text_scalar(f)
+        if f.is_repeated:
+
+            def many(v: Iterable[Any], one: _Conv = one) -> str:
+                return "[" + ",".join([one(x) for x in v]) + "]"
+
+            got = (f'"{f.name}":', many)
+        else:
+            got = (f'"{f.name}":', one)
+        _TEXTS[f] = got
+    return got
+
+
+def _message_text(msg: Message) -> str:
+    """``_dumps(message_dict(msg))``, made from each set field's text, the fields sorted by name
+    as ``sort_keys`` sorts them (a field's name is an ASCII identifier: ``"name"`` is its JSON,
+    and ``"a":`` sorts before ``"b":`` as ``a`` before ``b`` since ``"`` is below every identifier
+    character). Raises :class:`_UnsupportedError` as :func:`message_dict` does."""
+    cache = _TEXTS
+    parts: list[str] = []
+    for f, v in msg.ListFields():
+        got = cache.get(f)
+        if got is None:
+            got = _text_field(f)
+        parts.append(got[0] + got[1](v))
+    parts.sort()
+    return "{" + ",".join(parts) + "}"
+
+
+def events_json(events: Iterable[Message]) -> str:
+    """The events as the canonical JSON of :func:`event_dicts`' list (``_dumps(event_dicts(
+    events))``, the same text), without making the dicts: each event's text is put together from
+    its fields' texts, sorted by name as ``sort_keys`` sorts them (field names are plain ASCII
+    identifiers, so ``"name"`` is their JSON). An event :func:`message_dict` cannot convert is
+    made with ``MessageToDict``, as there."""
+    out: list[str] = []
+    for e in events:
+        try:
+            out.append(_message_text(e))
+        except _UnsupportedError:
+            out.append(_dumps(json_format.MessageToDict(e, preserving_proto_field_name=True)))
+    return "[" + ",".join(out) + "]"
+
+
+def replay_json(replay: dict[str, Any]) -> bytes:
+    """``store.canonical_json(replay)`` (sorted keys, no spaces, UTF-8) for a replay whose
+    ``events`` may still be protobuf events: their text comes from :func:`events_json` and is
+    put in the place ``sort_keys`` gives the ``events`` key. The same bytes as converting the
+    events with :func:`event_dicts` and dumping the whole replay (``tests/tournament/
+    test_runner_cost.py`` compares the two)."""
+    events = replay.get("events")
+    if not events or isinstance(events[0], dict) or not isinstance(events, list):
+        return _dumps(replay).encode()
+    marker = f"events-{secrets.token_hex(16)}"
+    text = _dumps({**replay, "events": marker})
+    quoted = f'"events":"{marker}"'
+    at = text.index(quoted)  # the marker is random: it is nowhere else in the text
+    return (text[:at] + '"events":' + events_json(events) + text[at + len(quoted) :]).encode()

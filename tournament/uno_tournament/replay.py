@@ -31,7 +31,7 @@ from uno_server.engine.hand import Hand
 from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
 
-from .eventjson import event_dicts
+from .eventjson import replay_json
 from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
@@ -62,12 +62,11 @@ def write_replay(folder: Path, replay: dict[str, Any], raw: bytes = b"") -> Path
 
 def store_hand(store: ResultStore, rec: HandRecord, replays: Path | None) -> bool:
     """A played hand into the store, then its replay file into ``replays`` (if given): the
-    events turned to JSON and the canonical text made once, for both. False if the store had
-    the hand already (nothing is written then)."""
-    events = rec.replay.get("events") or []
-    if events and not isinstance(events[0], dict):
-        rec.replay["events"] = event_dicts(events)
-    rec.replay_raw = rec.replay_raw or canonical_json(rec.replay)
+    canonical text made once, for both, straight from the protobuf events
+    (:func:`~uno_tournament.eventjson.replay_json`: the bytes ``canonical_json`` makes of the
+    events converted with ``event_dicts``, without making the dicts; ``rec.replay["events"]``
+    stays as it was). False if the store had the hand already (nothing is written then)."""
+    rec.replay_raw = rec.replay_raw or replay_json(rec.replay)
     if not store.add_hand(rec):
         return False
     if replays is not None:

@@ -155,6 +155,8 @@ class Runner(SequentialMixin, Player):
         self.procs: list[WorkerProcess] = []
         """The shard workers (``--shards N``)."""
         self._collectors: list[Any] = []
+        self._children: dict[tuple[Any, str], Any] = {}
+        """Labelled metric series by (metric, bot): :meth:`_child`."""
         self._seen: set[str] = set()
         """Hands already in the live standings (a shard also follows the others' hands)."""
         self._follow_seq = 0
@@ -189,7 +191,7 @@ class Runner(SequentialMixin, Player):
         self.progress.add(rec.moves)
         self.metrics.hands_completed.set(self.progress.done)
         self.metrics.hands_stored.inc()
-        self.metrics.set_live(self._sequential())
+        self._set_live()
         self._count(rec)
 
     def _store_failure(self, exc: BaseException, hand_id: str = "") -> RunnerError:
@@ -233,22 +235,44 @@ class Runner(SequentialMixin, Player):
         """Play ``queue`` as a plain table does (the sequential gate is the mixin's)."""
         await Player._worker(self, queue)
 
+    def _child(self, metric: Any, bot: str) -> Any:
+        """``metric.labels(bot)``, looked up once per run (a hand counts eight of them, and
+        ``labels`` checks and locks on every call)."""
+        key = (metric, bot)
+        got = self._children.get(key)
+        if got is None:
+            got = self._children[key] = metric.labels(bot)
+        return got
+
     def _count(self, rec: HandRecord) -> None:
+        m = self.metrics
+        child = self._child
         for s in rec.seats:
             if not s.taken_over:  # the bot's own play; a stand-in's result is not the bot's
-                self.metrics.bot_hands.labels(s.bot).inc()
+                child(m.bot_hands, s.bot).inc()
                 if s.place == 1:
-                    self.metrics.bot_wins.labels(s.bot).inc()
+                    child(m.bot_wins, s.bot).inc()
             if s.illegal:
-                self.metrics.bot_illegal.labels(s.bot).inc(s.illegal)
+                child(m.bot_illegal, s.bot).inc(s.illegal)
             if s.late:
-                self.metrics.bot_late.labels(s.bot).inc(s.late)
+                child(m.bot_late, s.bot).inc(s.late)
             if s.taken_over and self.config.faults.forfeit != "count":
-                self.metrics.bot_forfeits.labels(s.bot).inc()
+                child(m.bot_forfeits, s.bot).inc()
+
+    def _set_live(self) -> None:
+        """The live Elo gauge of every bot after a stored hand."""
+        live = self.metrics.live_elo
+        for bot, e in self._sequential().items():
+            self._child(live, bot).set(e)
 
     def _sequential(self) -> dict[str, float]:
-        arr = self.elo.as_array(self.names)
-        return {n: float(v) for n, v in zip(self.names, arr, strict=True)}
+        """The sequential Elo of every bot, centred at mean 0 (``SequentialElo.as_array``'s
+        values, in plain Python: this runs once a hand, and numpy's set-up for eight numbers
+        cost more than the sums)."""
+        rating = self.elo.rating
+        values = [rating(n) for n in self.names]
+        mean = sum(values) / len(values) if values else 0.0
+        return {n: v - mean for n, v in zip(self.names, values, strict=True)}
 
     # ------------------------------------------------------------------ shards
 
