@@ -242,3 +242,30 @@ def test_a_stored_engine_hand_still_verifies(tmp_path: Path) -> None:
     (path,) = (tmp_path / "replays").iterdir()
     verdict = check(load(path))
     assert verdict.ok, verdict.message
+
+
+def test_a_shard_workers_hand_reaches_the_store_with_the_same_bytes(tmp_path: Path) -> None:
+    """A shard worker sends the replay's canonical JSON as one string (worker._emit); the
+    runner stores those bytes, the same as the hand played in the runner itself."""
+    from uno_tournament.store import hand_from_json, hand_to_json
+
+    events = _hand_events(RuleSet(seats=3, stacking=True), 8)
+    here = _record(0, events)
+    want = _old(here.replay)
+    sent = _record(0, events)
+    sent.replay_raw = replay_json(sent.replay)  # what the worker does
+    line = json.dumps({"type": "hand", "hand": hand_to_json(sent)}, separators=(",", ":"))
+    assert '"events"' not in json.loads(line)["hand"]["replay"]
+    got = hand_from_json(json.loads(line)["hand"])
+    assert got.replay_raw == want
+    store = Store.create(tmp_path, {"tournament_id": "t-1"})
+    try:
+        assert store_hand(store, got, tmp_path / "replays")
+        assert store.replay_bytes(got.hand_id) == want
+        assert got.content_hash == hashlib.sha256(want).hexdigest()
+    finally:
+        store.close()
+    # a hand sent without its text (converted events) still round-trips
+    old = _record(1, event_dicts(events))
+    back = hand_from_json(json.loads(json.dumps(hand_to_json(old))))
+    assert back.replay_raw == b"" and back.replay == old.replay

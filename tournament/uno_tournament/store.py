@@ -880,19 +880,28 @@ when its transaction starts writing, so a position may become visible after high
 
 
 def hand_to_json(rec: HandRecord) -> dict[str, Any]:
-    """A finished hand as JSON (a shard worker's message to the runner; events already
-    converted)."""
+    """A finished hand as JSON (a shard worker's message to the runner). With the replay's
+    canonical JSON made (``replay_raw``), that text travels as one string and the replay
+    without its events (the runner stores the text as it is, and reads only the replay's hand
+    id); otherwise the replay, its events already converted."""
     out = {
         f.name: getattr(rec, f.name)
         for f in dataclasses.fields(rec)
         if f.name not in ("seats", "replay", "replay_raw")
     }
     out["seats"] = [dataclasses.asdict(s) for s in rec.seats]
-    out["replay"] = rec.replay
+    if rec.replay_raw:
+        out["replay"] = {k: v for k, v in rec.replay.items() if k != "events"}
+        out["replay_raw"] = rec.replay_raw.decode()
+    else:
+        out["replay"] = rec.replay
     return out
 
 
 def hand_from_json(data: dict[str, Any]) -> HandRecord:
     d = dict(data)
     seats = [SeatRecord(**s) for s in d.pop("seats")]
+    raw = d.pop("replay_raw", None)
+    if isinstance(raw, str):
+        d["replay_raw"] = raw.encode()
     return HandRecord(seats=seats, **d)

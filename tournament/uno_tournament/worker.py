@@ -34,7 +34,7 @@ from typing import IO, Any
 from prometheus_client import generate_latest, start_http_server
 
 from .config import TournamentConfig
-from .eventjson import event_dicts
+from .eventjson import replay_json
 from .player import Player, RunnerError
 from .progress import Progress
 from .store import HandRecord, hand_to_json
@@ -82,8 +82,9 @@ class ShardWorker(Player):
                 self.stop_requested = True
 
     def _emit(self, rec: HandRecord) -> None:
-        """On the writer thread: the events to JSON, the hand to the runner."""
-        rec.replay["events"] = event_dicts(rec.replay["events"])
+        """On the writer thread: the replay's canonical JSON (made here, once; the runner
+        stores it as it is), the hand to the runner."""
+        rec.replay_raw = rec.replay_raw or replay_json(rec.replay)
         self.send({"type": "hand", "hand": hand_to_json(rec)})
 
     async def _record(self, rec: HandRecord) -> None:
