@@ -24,19 +24,36 @@ How the tables are chosen
 -------------------------
 * Before the first look (``last`` is ``None`` or not ``looked``): a balanced design over all bots
   (:func:`uno_tournament.schedule.balanced_tables`, seeded by ``seed`` and ``block``).
-* After it: the **floor** first. ``ceil((N - 1) / 3)`` tables of each block (3 for 8 bots) form
-  a chain along the current ranking (bots 1-4, 4-7, ...; the last table the last four bots),
-  consecutive tables sharing a bot. So every bot plays at least 24 hands a block
-  (``HANDS_PER_BLOCK``), neighbours in the ranking meet, and the block's hands alone connect
-  every bot: a fit of one block rates every pair, which
-  :meth:`uno_tournament.settled.SettledState.look_block` needs. The remaining tables go to the
-  open adjacent pairs of the current ranking, in proportion to the information each still needs
-  (D'Hondt on ``u**2 - 1``, ``u`` from
-  :func:`unresolved`), each table seating both bots of its pair and two of the four bots
-  nearest them in the ranking (all six choices in turn). Both bots of an open pair sitting at
-  the same table compare them directly on the same cards, which is where the information about
-  their gap is. When no adjacent pair is open (the run has settled) the next block is the
-  balanced design again.
+* After it, only the **bots in play** sit at the block's tables: both bots of every open
+  adjacent pair of the current ranking and the two nearest on each side
+  (:func:`active_ranks`; at least four). Bots whose pairs are all decided and far from an open
+  one sit the block out: their hands would add little to the open pairs. (Their claims stand:
+  the intervals are running intersections, and a pair with no hands in a block gets no
+  update.)
+* The **floor** first: ``ceil((M - 1) / 3)`` tables (M bots in play; 3 for all 8) form a chain
+  along the ranking of the bots in play (ranks 1-4, 4-7, ...; the last table the last four),
+  consecutive tables sharing a bot. So every bot in play plays at least 24 hands a block
+  (``HANDS_PER_BLOCK``), neighbours meet, and the block's hands alone connect the bots in
+  play: a fit of one block rates every pair among them, which
+  :meth:`uno_tournament.settled.SettledState.look_block` needs.
+* The **focus tables** (the rest), one at a time, greedily: the four bots in play whose table
+  seats the most still-needed information. An open pair whose half-width is ``u`` times the room
+  it has to a decision (:func:`unresolved`) needs about ``u**2 - 1`` times the information it
+  has (an interval narrows as 1/sqrt(information)); a table is worth the sum, over the open
+  adjacent pairs it seats together, of that need over (tables seating the pair so far + 1)
+  (D'Hondt, shared between pairs). Both bots of an open pair at the same table compare them
+  directly on the same cards, which is where the information about their gap is, and a table
+  of four neighbours in the ranking serves three adjacent pairs at once: when the open pairs
+  are neighbours (the close gaps of a ladder usually are) most focus tables seat all of them.
+  Ties go to the table spanning the fewest ranks, then to an order seeded by ``seed`` and
+  ``block``.
+* When no adjacent pair is open (the run has settled) the next block is the balanced design
+  again.
+
+On the linear Gaussian model of the engine reference's ladder (``tests/tournament/
+test_adaptive.py``) these choices use 0.63 of the hands of the fixed design that reaches the
+same guarantee (:mod:`uno_tournament.bench_settled`), against 0.72 with every bot at every block
+and one open pair a focus table; each of the two changes alone gives 0.67-0.68.
 
 Why the adaptive design is ignorable for the fit: the tables of a block depend only on hands
 already played (and the seed), so the likelihood of all hands is the product of each hand's
@@ -74,7 +91,7 @@ from .schedule import (
 )
 from .settled import PairState, SettledDecision, SettledState
 
-__all__ = ["block_hands", "floor_tables", "next_block_tables", "unresolved"]
+__all__ = ["active_ranks", "block_hands", "floor_tables", "next_block_tables", "unresolved"]
 
 SEATS = 4
 UNRESOLVED_CAP = 1e6
@@ -152,34 +169,71 @@ def next_block_tables(
             table(t)
             for t in balanced_tables(names, count=n_tables, seed=_seed(seed, block), steps=3000)
         ]
-    # the floor: a chain of tables along the ranking, each sharing a bot with the next, so every
-    # bot plays every block, neighbours meet, and the block alone connects every bot
+    # the bots in play: both bots of every open pair and the two nearest on each side (the
+    # focus tables' candidates), at least four; the others sit the block out
+    active = active_ranks(ranking, [i for i, _ in open_pairs])
+    chain = [ranking[k] for k in active]
+    # the floor: a chain of tables along the ranking of the bots in play, each sharing a bot with
+    # the next, so each of them plays every block, neighbours meet, and the block alone
+    # connects them (its fit rates every pair among them)
     out: list[tuple[str, ...]] = []
-    for k in range(floor):
-        first = min(k * (SEATS - 1), len(ranking) - SEATS)
-        out.append(table(ranking[first : first + SEATS]))
-    # D'Hondt on the information still needed: a pair's interval narrows as 1/sqrt(information),
-    # so it needs about u**2 - 1 times the information it has; each focus table goes to the
-    # open pair with the largest need / (tables so far + 1)
-    need = [max(u * u - 1.0, 0.05) for _, u in open_pairs]
-    given = [0] * len(open_pairs)
+    for k in range(floor_tables(chain)):
+        first = min(k * (SEATS - 1), len(chain) - SEATS)
+        out.append(table(chain[first : first + SEATS]))
+    floor = len(out)
+    # the focus tables, one at a time, greedily: the table of four bots in play that seats the
+    # most still-needed information. A pair's interval narrows as 1/sqrt(information), so an open
+    # pair whose half-width is u times its room needs about u**2 - 1 times the information it
+    # has; a table is worth the sum, over the open adjacent pairs it seats together, of
+    # need / (tables seating that pair so far + 1) (D'Hondt, shared: a table of four
+    # neighbours serves three adjacent pairs at once); ties go to the table spanning the fewest
+    # ranks, then to a seeded order.
+    need = {i: max(u * u - 1.0, 0.05) for i, u in open_pairs}
+    given = dict.fromkeys(need, 0)
+    rank_of = {b: k for k, b in enumerate(ranking)}
+
+    def seats(members: Sequence[str]) -> list[int]:
+        ranks = sorted(rank_of[b] for b in members)
+        return [i for i in ranks if i in need and i + 1 in ranks]
+
+    for tb in out:
+        for i in seats(tb):
+            given[i] += 1
+    candidates = [c for c in itertools.combinations(chain, SEATS) if seats(c)]
+    shuffled = list(range(len(candidates)))
+    _rng(seed, block, "focus").shuffle(shuffled)
+    tiebreak = dict(zip(range(len(candidates)), shuffled, strict=True))
+    span = [max(map(rank_of.__getitem__, c)) - min(map(rank_of.__getitem__, c)) for c in candidates]
     for _ in range(n_tables - floor):
-        j = max(range(len(open_pairs)), key=lambda m: (need[m] / (given[m] + 1), -m))
-        i = open_pairs[j][0]
-        mates = [ranking[k] for k in (i - 1, i + 2, i - 2, i + 3) if 0 <= k < len(ranking)]
-        choices = list(itertools.combinations(mates[:4], 2))
-        pick = choices[(given[j] + _offset(seed, block, i)) % len(choices)]
-        out.append(table([ranking[i], ranking[i + 1], *pick]))
-        given[j] += 1
+        best = max(
+            range(len(candidates)),
+            key=lambda m: (
+                sum(need[i] / (given[i] + 1) for i in seats(candidates[m])),
+                -span[m],
+                tiebreak[m],
+            ),
+        )
+        out.append(table(candidates[best]))
+        for i in seats(candidates[best]):
+            given[i] += 1
     return out
+
+
+def active_ranks(ranking: Sequence[str], open_at: Sequence[int]) -> list[int]:
+    """Ranks (0 = strongest) of the bots a block after the first look seats: for every open
+    adjacent pair ``(i, i + 1)`` the ranks ``i - 2 .. i + 3`` (the pair and the four bots its focus
+    tables draw from), widened around them to at least four bots; ascending."""
+    n = len(ranking)
+    ranks = {k for i in open_at for k in range(i - 2, i + 4) if 0 <= k < n}
+    lo, hi = (min(ranks), max(ranks)) if ranks else (0, 0)
+    while len(ranks) < min(SEATS, n):
+        lo, hi = max(0, lo - 1), min(n - 1, hi + 1)
+        ranks |= {lo, hi}
+    return sorted(ranks)
 
 
 def _seed(seed: int, block: int) -> int:
     return int.from_bytes(hashlib.sha256(f"adaptive/{seed}/{block}".encode()).digest()[:4], "big")
-
-
-def _offset(seed: int, block: int, pair: int) -> int:
-    return _rng(seed, block, f"pair{pair}").randrange(6)
 
 
 def block_hands(

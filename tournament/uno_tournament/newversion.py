@@ -38,6 +38,19 @@ out of the comparison. Wald's bounds hold for a process looked at continuously; 
 block only makes the test stop a little later (overshoot), which lowers both error rates. At
 ``max_hands`` the test stops undecided (a truncated SPRT), and says so.
 
+Why its plan is fixed (no scheduling for information)
+-----------------------------------------------------
+The issue's scheduling for information sends each block to the pairs still open. A new-version
+test has one question, the NEW-OLD gap, and its plan already gives that pair all the direct
+information a table can: NEW and OLD sit at every table of every block, on the same cards. What
+an adaptive plan could still choose is which two field bots join them, which changes the
+information about the gap only through the indirect comparisons (a few per cent). It would cost
+the validity argument above: the GSPRT reads the **cumulative** fit, whose ``d_hat * t`` is a
+martingale in information time for a plan fixed in advance but not when the tables follow the
+data (:mod:`uno_tournament.settled` found the share of false claims rising several-fold under
+adaptive tables, and had to combine per-block fits). So the plan stays fixed, and
+``--candidate/--baseline`` needs no recorded block tables (its sequential record has none).
+
 ``make bench-settled`` checks the operating characteristic on engine-played hands: the share of
 tests that accept H1 when the true gap is ``delta0`` (at most alpha), the share that accept H0 when
 it is ``delta1`` (at most beta), and the mean hands against a fixed-size run of the same power

@@ -89,6 +89,7 @@ __all__ = [
     "SettledDecision",
     "SettledState",
     "advance",
+    "fit_block",
     "fit_hands",
     "half_width",
     "stop_line",
@@ -324,9 +325,14 @@ class SettledState:
         comparisons change with the tables chosen from the data, which in A/A tests on a linear
         Gaussian model raised the share of false orders several-fold; see
         ``tests/tournament/test_adaptive.py``.) ``ranking`` is the displayed ranking (from the
-        cumulative fit) whose adjacent pairs are reported; ``hands`` the hands so far."""
-        if set(block.bots) != set(self.bots):
-            raise ValueError("the fit rates other bots than the sequential test")
+        cumulative fit) whose adjacent pairs are reported; ``hands`` the hands so far.
+
+        ``block`` may rate only some of the bots (a block that seats only the bots still in
+        play, :func:`uno_tournament.adaptive.active_ranks`; :func:`fit_block`): the pairs it
+        rates are updated, the others keep their sums (a zero increment, still a martingale,
+        since which bots a block seats depends only on earlier blocks)."""
+        if not set(block.bots) <= set(self.bots) or len(set(block.bots)) < 2:
+            raise ValueError("the block's fit must rate two or more of the sequential test's bots")
         ranking = tuple(ranking)
         note = ""
         usable = bool(np.all(np.isfinite(block.elo))) and bool(np.all(np.isfinite(block.cov)))
@@ -340,6 +346,8 @@ class SettledState:
         if usable:
             idx = {b: i for i, b in enumerate(block.bots)}
             for (a, b), p in self.pairs.items():
+                if a not in idx or b not in idx:
+                    continue  # a bot the block did not seat: no information, no update
                 i, j = idx[a], idx[b]
                 var = float(block.cov[i, i] + block.cov[j, j] - 2.0 * block.cov[i, j])
                 if var > 0.0 and math.isfinite(var):
@@ -459,6 +467,14 @@ def fit_hands(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | 
     return None
 
 
+def fit_block(results: Sequence[HandResult], bots: Sequence[str]) -> Ratings | None:
+    """:func:`fit_hands` over the bots the hands seat (in ``bots``' order): the per-block fit
+    of :meth:`SettledState.look_block`, whose block may leave decided bots out."""
+    seated = {f.bot for r in results for f in r.finishes}
+    present = tuple(b for b in bots if b in seated)
+    return fit_hands(results, present) if len(present) >= 2 else None
+
+
 _fit = fit_hands
 """The old name (imported by :mod:`uno_tournament.settled_run`)."""
 
@@ -511,7 +527,7 @@ def advance(
             )
             continue
         if by_block:
-            part = fit_hands(new_results, state.bots) if new_results else None
+            part = fit_block(new_results, state.bots) if new_results else None
             if part is None:
                 ranking = tuple(fitted.ranking())
                 out.append(
