@@ -196,8 +196,8 @@ class LeagueRunner(Player):
         self.given_up_remote: dict[str, str] = {}
         """Why each remote bot was last away (a gate that lost its bot is refused with it)."""
         self.away: set[str] = set()
-        """Remote bots that left in the middle of a block: the stand-in plays their seats until
-        the block ends; they are seated again once they are back (never given up on)."""
+        """Remote bots that left in the middle of a block: their hands of the block are skipped;
+        they are seated again once they are back (never given up on)."""
         self._gate: tuple[set[str], list[HandRecord], Store, Path] | None = None
         """The gate being played: its hand ids, the hands, its store and folder."""
         self.server_host = server_host
@@ -807,22 +807,43 @@ class LeagueRunner(Player):
         return True
 
     def _give_up(self, bot: str, why: str, *, record: bool = True) -> None:
-        """A remote bot that is away is not given up on: the stand-in plays its seats for the
-        rest of the block (its author's machine may be down), and it is seated again when it
-        is back; a launched bot is given up on as in a tournament."""
+        """A remote bot that is away is not given up on: its hands of the block are skipped
+        (its author's machine may be down), and it is seated again when it is back; a
+        launched bot is given up on as in a tournament."""
         if bot in self.remote:
             if bot not in self.away:
                 self.away.add(bot)
                 self.given_up_remote[bot] = why
                 self.say(
-                    f"remote bot {bot}: away ({why}); the stand-in plays its seats in this "
-                    "block; it is seated again once it is back"
+                    f"remote bot {bot}: away ({why}); its hands of this block are skipped; "
+                    "it is seated again once it is back"
                 )
             return
         super()._give_up(bot, why, record=record)
 
-    def _unavailable(self, bot: str) -> bool:
-        return bot in self.away or super()._unavailable(bot)
+    async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
+        """The hands of the block, one after another; a hand with a remote bot that is away
+        (not connected when its hand comes up) is skipped, not played with a stand-in: being
+        absent costs no forfeit (a hand it leaves while playing is the server's takeover)."""
+        while queue and not self.stop_requested:
+            spec = queue.popleft()
+            remote = [b for b in spec.bots if b in self.remote]
+            if remote and not self.away & set(remote):
+                connected = await self._connected()
+                for b in remote:
+                    if b not in connected:
+                        self._give_up(b, "not connected")
+            if self.away & set(remote):
+                continue
+            try:
+                rec = await self.play(spec)
+            except RunnerError as exc:
+                self._fail(exc)
+                return
+            except Exception as exc:  # never a silent stop: one line, and the log has it
+                self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
+                return
+            await self._record(rec)
 
     # ------------------------------------------------------------------ a block
 
@@ -873,10 +894,17 @@ class LeagueRunner(Player):
                 if self.house and self.house_procs
                 else "four versions of four authors (house bots are off)"
             )
+            here = {s.name for s in ready}
+            absent = sorted(
+                s.name for s in self.seated.values() if s.proc is None and s.name not in here
+            )
             note = (
                 f"waiting: {len(ready)} versions of {authors} authors connected "
-                f"({len(self.seated)} active); a table needs {need}. "
+                f"({len(self.seated)} active"
+                + (f"; remote, not connected: {', '.join(absent)}" if absent else "")
+                + f"); a table needs {need}. "
                 f"Submit with: uno-arena league submit {self.league_dir} PATH"
+                + (", or connect a remote bot" if self.remote else "")
             )
             if note != self._waiting:
                 self.say(note)
