@@ -395,3 +395,37 @@ def test_advance_budget_and_left_out_hands() -> None:
     assert line.startswith("stopped: budget, 3 pairs open: ")
     with pytest.raises(ValueError):
         advance(st, ids, stored, 0)
+
+
+def test_a_block_that_seats_some_bots_updates_only_their_pairs() -> None:
+    """Adaptive blocks may leave decided bots out (uno_tournament.adaptive.active_ranks): the
+    block's fit rates the bots it seats (settled.fit_block), their pairs accumulate, the others
+    keep their sums exactly; a fit rating a bot the test does not know is refused."""
+    import dataclasses
+
+    from uno_tournament.settled import fit_block
+
+    names = BOTS[:5]
+    st = SettledState(names, alpha=0.05, indifference_elo=10.0, min_hands_per_bot=0)
+    full = fake_ratings(np.array([60.0, 30.0, 0.0, -30.0, -60.0]), 100.0, 500)
+    st.look_block(full, names, 500)
+    before = {k: (p.score, p.info) for k, p in st.pairs.items()}
+    part = dataclasses.replace(
+        fake_ratings(np.array([40.0, 10.0, -10.0, -40.0]), 100.0, 500), bots=names[:4]
+    )
+    dec = st.look_block(part, names, 1000)
+    assert dec.looked
+    for (a, b), p in st.pairs.items():
+        if names[4] in (a, b):  # the bot the block did not seat: untouched
+            assert (p.score, p.info) == before[(a, b)]
+        else:
+            assert p.info == pytest.approx(before[(a, b)][1] + 1.0 / 200.0)
+    stranger = dataclasses.replace(part, bots=(*names[:3], "nobody"))
+    with pytest.raises(ValueError, match="two or more of the sequential test's bots"):
+        st.look_block(stranger, names, 1500)
+    # fit_block fits over the bots the hands seat, in the test's order
+    hands = simulate_hands(
+        SyntheticConfig(n_bots=4, spacing_elo=100.0, n_hands=480), np.random.default_rng(3)
+    )
+    fitted = fit_block(hands, (*bot_names(4), "absent"))
+    assert fitted is not None and fitted.bots == bot_names(4)
