@@ -48,16 +48,36 @@ def replay_name(hand_id: str) -> str:
     return hand_id.split("/", 1)[-1].replace("/", "-") + ".json"
 
 
+_MADE: set[str] = set()
+"""Replay folders made already by this process (a hand need not ask for its folder again)."""
+
+
 def write_replay(folder: Path, replay: dict[str, Any], raw: bytes = b"") -> Path:
     """Write a replay file atomically (temporary file, then rename). The file is the replay's
     canonical JSON (``raw`` when the caller has made it already), so its SHA-256 is the stored
     content hash; ``python -m json.tool`` shows it indented."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / replay_name(str(replay["hand_id"]))
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_bytes(raw or canonical_json(replay))
+    where = os.fspath(folder)
+    if where not in _MADE:
+        folder.mkdir(parents=True, exist_ok=True)
+        _MADE.add(where)
+    name = replay_name(str(replay["hand_id"]))
+    path = os.path.join(where, name)
+    tmp = path + ".tmp"
+    data = raw or canonical_json(replay)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    except FileNotFoundError:  # the folder was removed since: make it again
+        _MADE.discard(where)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
-    return path
+    return folder / name
 
 
 def store_hand(store: ResultStore, rec: HandRecord, replays: Path | None) -> bool:
