@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     srv = sub.add_parser("serve", help="run the game service", description=cmd_serve.__doc__)
     add_serve_arguments(srv)
-    srv.set_defaults(func=cmd_serve)
+    srv.set_defaults(func=_serve)
     from .service.matchcli import add_arguments as add_match_arguments
     from .service.matchcli import cmd_match
 
@@ -151,6 +151,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     league_cli.add_parser(sub)
     return ap
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """``serve``; with ``--league DIR`` its web view also shows that league's standings (the
+    league's code is the tournament's: imported only then)."""
+    from .service.main import cmd_serve
+
+    if not getattr(args, "league", None):
+        return cmd_serve(args)
+    if getattr(args, "web_port", None) is None:
+        raise ConfigError("--league: needs --web-port (the standings are a page of the web view)")
+    from pathlib import Path
+
+    from uno_tournament.league.store import LeagueError
+    from uno_tournament.league.web import serve_view_factory
+
+    try:
+        view = serve_view_factory(Path(args.league))
+    except LeagueError as exc:
+        raise ConfigError(f"--league: {exc}") from None
+    return cmd_serve(args, view)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

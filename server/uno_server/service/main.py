@@ -16,6 +16,7 @@ import ssl
 import stat
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -368,6 +369,11 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
         help="serve the web view (live matches, spectator rules) on this port; 0 picks one",
     )
     p.add_argument(
+        "--league",
+        metavar="DIR",
+        help="with --web-port: also show the standings of the league in DIR at /league (read-only)",
+    )
+    p.add_argument(
         "--bot",
         action="append",
         default=[],
@@ -438,7 +444,11 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     return cfg
 
 
-async def serve(cfg: ServerConfig, web_port: int | None = None) -> int:
+async def serve(
+    cfg: ServerConfig, web_port: int | None = None, web_view: Callable[..., Any] | None = None
+) -> int:
+    """Serve until SIGTERM or Ctrl-C; with ``web_port``, the web view too (``web_view`` makes
+    it instead of the plain one: ``serve --league`` adds the league's standings)."""
     server = ArenaServer(cfg)
     try:
         port = await server.start()
@@ -467,8 +477,11 @@ async def serve(cfg: ServerConfig, web_port: int | None = None) -> int:
             web_host=cfg.host,
             web_port=web_port,
             tls_cert=cfg.tls_cert,
+            **({"view": web_view} if web_view is not None else {}),
         )
         print(f"uno-arena: web view on http://{cfg.host}:{web.port}/", flush=True)
+        if web_view is not None:
+            print(f"uno-arena: league standings on http://{cfg.host}:{web.port}/league", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -481,7 +494,7 @@ async def serve(cfg: ServerConfig, web_port: int | None = None) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = None) -> int:
     """Run the game service until SIGTERM or Ctrl-C."""
     configure_logging(args.log_level, args.log_format == "json")
     cfg = config_from_args(args)
@@ -490,6 +503,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"--web-port: must be 0-65535, got {web_port}")
     check_listen(cfg)
     try:
-        return asyncio.run(serve(cfg, web_port))
+        return asyncio.run(serve(cfg, web_port, web_view))
     except OSError as exc:
         raise ConfigError(f"cannot serve on {cfg.host}:{cfg.port}: {exc}") from exc

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -279,15 +280,19 @@ async def start_web_view(
     web_host: str,
     web_port: int,
     tls_cert: str = "",
+    view: Callable[..., WebView] | None = None,
 ) -> WebView:
     """Start the web view of the server on ``grpc_port`` (``uno-arena serve --web-port``). With
-    TLS it reaches the server as ``localhost``, trusting the server's own certificate."""
+    TLS it reaches the server as ``localhost``, trusting the server's own certificate. ``view``
+    makes the view instead of :class:`WebView` (``serve --league``: with a league's standings)."""
     credentials = None
     target = loopback(grpc_host, grpc_port)
     if tls_cert:
         with open(tls_cert, "rb") as f:
             credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
         target = f"localhost:{grpc_port}"
-    view = WebView(target, admin_token, host=web_host, port=web_port, credentials=credentials)
-    await view.start()
-    return view
+    made = (view or WebView)(
+        target, admin_token, host=web_host, port=web_port, credentials=credentials
+    )
+    await made.start()
+    return made

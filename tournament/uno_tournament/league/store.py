@@ -134,7 +134,9 @@ class LeagueStore:
         return cls.open(folder)
 
     @classmethod
-    def open(cls, folder: Path) -> LeagueStore:
+    def open(cls, folder: Path, *, readonly: bool = False) -> LeagueStore:
+        """The league in ``folder``; ``readonly``: for a viewer (``serve --league``), which
+        changes nothing (a league made by ``init`` has every table already)."""
         path = folder / DB_NAME
         if not path.is_file():
             raise LeagueError(
@@ -142,15 +144,21 @@ class LeagueStore:
                 f"`uno-arena league init {folder}`"
             )
         try:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
+            if readonly:
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=30
+                )
+            else:
+                conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+                conn.execute("PRAGMA journal_mode=WAL")
             row = conn.execute("SELECT version FROM schema_version").fetchone()
         except sqlite3.DatabaseError as exc:
             raise LeagueError(f"{path}: not a league database ({exc})") from None
         if row is None or row[0] != SCHEMA_VERSION:
             conn.close()
             raise LeagueError(f"{path}: league schema {row[0] if row else '?'}, expected 1")
-        conn.executescript(_PLAY_SCHEMA)
+        if not readonly:
+            conn.executescript(_PLAY_SCHEMA)
         return cls(path, conn)
 
     def close(self) -> None:

@@ -16,19 +16,23 @@ links of a version's matches lead into the spectator view of the same web view.
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import grpc
 from aiohttp import web
 
 from uno_server.web import WebView
 
+from ..store import DB_NAME as HANDS_DB
 from .ratings import server_name
 from .report import summarize
 from .store import LeagueStore
 
-__all__ = ["RECENT", "LeagueWebView", "standings_json"]
+__all__ = ["RECENT", "LeagueWebView", "serve_view_factory", "standings_json"]
 
 RECENT = 5
 """Matches listed per version (the newest; the server keeps a finished match's events for a
@@ -164,8 +168,9 @@ class LeagueWebView(WebView):
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
-        super().__init__(target, admin_token, host=host, port=port)
+        super().__init__(target, admin_token, host=host, port=port, credentials=credentials)
         self.league = league
         self.name = name
         self.state = state
@@ -192,3 +197,47 @@ class LeagueWebView(WebView):
     async def league_api(self, request: web.Request) -> web.Response:
         counts, recent = self.state()
         return web.json_response(standings_json(self.league, self.name, counts, recent))
+
+
+def stored_counts(db: Path) -> dict[str, int]:
+    """Hands per server name in a league's hand store, read-only (empty before its first
+    hand, or while the store cannot be read)."""
+    if not db.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = conn.execute("SELECT bot, COUNT(*) FROM seats GROUP BY bot").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+    return {str(b): int(n) for b, n in rows}
+
+
+def serve_view_factory(league_dir: Path) -> Callable[..., WebView]:
+    """For ``uno-arena serve --web-port P --league DIR``: a web view of that server with the
+    standings of the league in DIR at ``/league``, read-only (its ``league.sqlite`` opened
+    read-only, the hands per version counted in its hand store at every request). The league
+    plays on its own server (``league run``), so no match links are listed here. Raises
+    :class:`~.store.LeagueError` for a folder that holds no league."""
+    league = LeagueStore.open(league_dir, readonly=True)
+    name = league_dir.resolve().name
+    db = league_dir / "play" / HANDS_DB
+
+    def state() -> tuple[dict[str, int], dict[str, deque[str]]]:
+        return stored_counts(db), {}
+
+    def make(
+        target: str,
+        admin_token: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> WebView:
+        return LeagueWebView(
+            target, admin_token, league, name, state, host=host, port=port, credentials=credentials
+        )
+
+    return make
