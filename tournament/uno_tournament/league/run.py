@@ -821,6 +821,12 @@ class LeagueRunner(Player):
             return
         super()._give_up(bot, why, record=record)
 
+    def _unavailable(self, bot: str) -> bool:
+        """A remote bot that went away between its check and its hand is played by the
+        stand-in (the hand was made for it); without this, play() would wait for it for
+        ever."""
+        return bot in self.away or super()._unavailable(bot)
+
     async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
         """The hands of the block, one after another; a hand with a remote bot that is away
         (not connected when its hand comes up) is skipped, not played with a stand-in: being
