@@ -130,7 +130,7 @@ def test_remote_bots_are_gated_play_come_back_and_are_refused(tmp_path: Path) ->
     league = tmp_path / "league"
     LeagueStore.create(league, settings_from(None)).close()
     tokens = {}
-    for name, author in (("good", "alice"), ("broken", "bob"), ("ghost", "cat")):
+    for name, author in (("broken", "bob"), ("ghost", "cat")):
         res = _cli("token", "add", str(league), name, "--author", author)
         assert res.returncode == 0, res.stderr
         tokens[name] = res.stdout.strip()
@@ -161,6 +161,18 @@ def test_remote_bots_are_gated_play_come_back_and_are_refused(tmp_path: Path) ->
         assert "seat " in reason and "uno-arena replay" in reason
         assert "reconnect it to be gated again" in reason
 
+        # a token added while the league runs: registered before the next block
+        res = _cli("token", "add", str(league), "good", "--author", "alice")
+        assert res.returncode == 0, res.stderr
+        tokens["good"] = res.stdout.strip()
+        raw = b"".join(p.read_bytes() for p in league.glob("league.sqlite*"))
+        assert tokens["good"].encode() not in raw  # only hashes are kept
+        _wait(
+            run,
+            out,
+            "the new token's registration",
+            lambda: "remote bot good (alice): waiting for its first connection" in out.read_text(),
+        )
         # the example bot: gated, enters, plays rated hands
         bots.append(_bot(port, tokens["good"], "good", tmp_path / "good.log"))
         _wait(
