@@ -293,3 +293,23 @@ def test_remote_bots_are_gated_play_come_back_and_are_refused(tmp_path: Path) ->
         LOGS.clear()
     text = out.read_text()
     assert "league stopped" in text
+
+
+def test_token_names_of_the_league_and_unknown_tokens_are_one_line_errors(tmp_path: Path) -> None:
+    league = tmp_path / "league"
+    LeagueStore.create(league, settings_from(None)).close()
+    for name in ("bot.7", "house-random", "gate-x"):  # a version's server name, the league's own
+        res = _cli("token", "add", str(league), name, "--author", "eve")
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert "is reserved" in res.stderr and res.stdout == ""
+    res = _cli("token", "add", str(league), "mine", "--author", "eve")
+    assert res.returncode == 0, res.stderr
+    res = _cli("token", "add", str(league), "mine", "--author", "eve")
+    assert (res.returncode, res.stderr.count("\n")) == (2, 1), res.stderr
+    assert "the name is taken (by eve)" in res.stderr
+    res = _cli("status", str(league))
+    assert "waiting for first connection" in res.stdout, res.stdout
+    res = _cli("token", "revoke", str(league), "nobody")
+    assert res.returncode == 2 and res.stderr == (
+        "uno-arena: nobody: no token of that name; `uno-arena league status` lists the tokens\n"
+    )
