@@ -22,6 +22,7 @@ help:
 	@echo "make bench-ratings        validate the ratings' intervals (long)"
 	@echo "make bench-aa             1,000 A/A tournaments: the rating fit never collapses (long)"
 	@echo "make bench-settled        run until settled: error rate, A/A, hands (long)"
+	@echo "make bench-settled-quick  the same, 12 + 8 + 6 runs (about half an hour)"
 	@echo "make bench-league         a 16-version league for a fixed time, with a submission arriving"
 	@echo "make bench-report         tournament report on a 100,000-hand run: time and memory"
 	@echo "make monitor              a local Prometheus scraping a local tournament"
@@ -53,8 +54,11 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
+# two workers (pytest-xdist): each test file is one unit, the client builds one more
+# (tests/conftest.py); TEST_WORKERS=0 runs the suite in one process
+TEST_WORKERS ?= 2
 unit: venv
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile
 
 test: lint typecheck proto-check buf-lint clients-test unit
 
@@ -99,6 +103,12 @@ bench-aa: venv
 .PHONY: bench-settled
 bench-settled: venv
 	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --newversion 200 --jobs $(JOBS)
+
+# the same checks at a size that fits half an hour on 2 cores (the README's reduced figures);
+# its intervals are wide: the full target is the verdict
+.PHONY: bench-settled-quick
+bench-settled-quick: venv
+	$(BIN)/python -m uno_tournament.bench_settled --tournaments 12 --aa 8 --newversion 6 --jobs $(JOBS)
 
 # a standing league of 16 versions for two minutes, a new submission arriving meanwhile (issue 26)
 .PHONY: bench-league
