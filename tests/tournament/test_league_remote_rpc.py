@@ -16,7 +16,6 @@ from tests.service.test_hardening import error_info
 from uno_server.gen.uno.v1 import admin_pb2, game_pb2
 from uno_server.service.auth import SHA256_PREFIX, TokenRegistry
 
-
 TOKEN = "remote-token-0123456789"
 DIGEST = hashlib.sha256(TOKEN.encode()).hexdigest()
 

@@ -4,6 +4,7 @@ hand (--metrics-linger), and the embedded server's log in JSON."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import socket
@@ -31,7 +32,7 @@ def scrape(url: str) -> list[Sample] | None:
     try:
         with urllib.request.urlopen(url, timeout=2) as r:
             text = r.read().decode()
-    except OSError:
+    except (OSError, http.client.HTTPException):  # not up yet, or gone while being read
         return None
     return [s for fam in text_string_to_metric_families(text) for s in fam.samples]
 
@@ -66,17 +67,22 @@ def test_metrics_page_labels_counts_and_lingers(tmp_path: Path) -> None:
     last: list[Sample] | None = None
     complete: list[Sample] | None = None  # a scrape with every hand, runner's and server's
     deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline:
-        got = scrape(url)
-        if got:
-            last = got
-            if (
-                value(got, "uno_tournament_hands_stored_total") == 24
-                and value(got, "uno_hands_total") == 24
-            ):
-                complete = got
-        time.sleep(0.2)
-    out = proc.communicate(timeout=30)[0]
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            got = scrape(url)
+            if got:
+                last = got
+                if (
+                    value(got, "uno_tournament_hands_stored_total") == 24
+                    and value(got, "uno_hands_total") == 24
+                ):
+                    complete = got
+            time.sleep(0.2)
+        out = proc.communicate(timeout=30)[0]
+    finally:  # a failure above must not leave the run behind for a later test to meet
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
     assert proc.returncode == 0, out
     assert last is not None, out
     assert complete is not None, (
