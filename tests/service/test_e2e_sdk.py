@@ -64,5 +64,9 @@ async def test_four_sdk_bots_play_200_hands_matching_the_engine(live: Live) -> N
         assert list(info.totals) == [sum(he.points_held) if s == he.winner else 0 for s in range(4)]
         wins[he.winner] += 1
     assert sum(wins) == HANDS
-    # the heuristic seats (0 and 2) beat the random seats (1 and 3) clearly
-    assert wins[0] + wins[2] > 1.5 * (wins[1] + wins[3]), wins
+    # the heuristic seats (0 and 2) beat the random seats (1 and 3): they win 0.667 of the hands
+    # (534 of 800 measured here), so over 200 hands their share is 0.667 +- 0.033. At least 0.55
+    # fails a correct pair once in about 4,000 runs (3.5 sd) and a heuristic that plays at random
+    # (share 0.5) nine times in ten; the old bar, 1.5 times the random seats' wins (share 0.6),
+    # failed a correct pair in one run in 40 (seen in CI: 119 of 200).
+    assert wins[0] + wins[2] >= 0.55 * HANDS, wins
