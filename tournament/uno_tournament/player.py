@@ -587,9 +587,15 @@ class Player:
             replay=replay,
         )
 
+    async def _skip(self, spec: schedule.HandSpec) -> bool:
+        """True to leave ``spec`` unplayed (a subclass's choice; every hand is played here)."""
+        return False
+
     async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
         while queue and not self.stop_requested:
             spec = queue.popleft()
+            if await self._skip(spec):
+                continue
             try:
                 rec = await self.play(spec)
             except RunnerError as exc:

@@ -827,29 +827,17 @@ class LeagueRunner(Player):
         ever."""
         return bot in self.away or super()._unavailable(bot)
 
-    async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
-        """The hands of the block, one after another; a hand with a remote bot that is away
-        (not connected when its hand comes up) is skipped, not played with a stand-in: being
-        absent costs no forfeit (a hand it leaves while playing is the server's takeover)."""
-        while queue and not self.stop_requested:
-            spec = queue.popleft()
-            remote = [b for b in spec.bots if b in self.remote]
-            if remote and not self.away & set(remote):
-                connected = await self._connected()
-                for b in remote:
-                    if b not in connected:
-                        self._give_up(b, "not connected")
-            if self.away & set(remote):
-                continue
-            try:
-                rec = await self.play(spec)
-            except RunnerError as exc:
-                self._fail(exc)
-                return
-            except Exception as exc:  # never a silent stop: one line, and the log has it
-                self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
-                return
-            await self._record(rec)
+    async def _skip(self, spec: schedule.HandSpec) -> bool:
+        """A hand with a remote bot that is away (not connected when its hand comes up) is
+        skipped, not played with a stand-in: being absent costs no forfeit (a hand it leaves
+        while playing is the server's takeover)."""
+        remote = [b for b in spec.bots if b in self.remote]
+        if remote and not self.away & set(remote):
+            connected = await self._connected()
+            for b in remote:
+                if b not in connected:
+                    self._give_up(b, "not connected")
+        return bool(self.away & set(remote))
 
     # ------------------------------------------------------------------ a block
 
