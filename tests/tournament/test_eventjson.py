@@ -4,6 +4,7 @@ replay's events must not change with the faster converter)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
@@ -90,12 +91,12 @@ def _fill(msg: object, rng: random.Random, depth: int = 0) -> None:
             setattr(msg, f.name, value)
 
 
-def test_every_kind_with_every_field_set_converts_the_same() -> None:
-    rng = random.Random(5)
-    kinds = [f for f in game_pb2.Event.DESCRIPTOR.oneofs_by_name["kind"].fields]
+def every_kind_filled(rng: random.Random, rounds: int) -> list[game_pb2.Event]:
+    """``rounds`` events of every kind, every field of each set at random."""
+    kinds: list[Any] = list(game_pb2.Event.DESCRIPTOR.oneofs_by_name["kind"].fields)
     assert len(kinds) > 20
     events = []
-    for _ in range(30):
+    for _ in range(rounds):
         for f in kinds:
             e = game_pb2.Event()
             _fill(e, rng)
@@ -103,6 +104,11 @@ def test_every_kind_with_every_field_set_converts_the_same() -> None:
             _fill(sub, rng, 1)
             sub.SetInParent()
             events.append(e)
+    return events
+
+
+def test_every_kind_with_every_field_set_converts_the_same() -> None:
+    events = every_kind_filled(random.Random(5), 30)
     assert event_dicts(events) == [_slow(e) for e in events]
     assert event_dicts([game_pb2.Event()]) == [{}]
 

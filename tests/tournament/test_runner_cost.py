@@ -32,7 +32,7 @@ from uno_tournament.store import (
     canonical_json,
 )
 
-from .test_eventjson import RULES, _fill, _hand_events
+from .test_eventjson import RULES, _hand_events, every_kind_filled
 
 
 def _old(replay: dict[str, Any]) -> bytes:
@@ -79,17 +79,7 @@ def test_engine_played_hands_give_the_same_bytes() -> None:
 
 
 def test_every_kind_with_every_field_set_gives_the_same_bytes() -> None:
-    rng = random.Random(11)
-    kinds: list[Any] = list(game_pb2.Event.DESCRIPTOR.oneofs_by_name["kind"].fields)
-    events = []
-    for _ in range(20):
-        for f in kinds:
-            e = game_pb2.Event()
-            _fill(e, rng)
-            sub = getattr(e, f.name)
-            _fill(sub, rng, 1)
-            sub.SetInParent()
-            events.append(e)
+    events = every_kind_filled(random.Random(11), 20)
     events.append(game_pb2.Event())  # nothing set: {}
     replay = _replay(events)
     # twice: the second time every body comes from the cache
