@@ -253,3 +253,21 @@ def test_the_engine_uses_no_global_random() -> None:
                 if names:
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno} from random import {names}")
     assert not bad, "the engine uses the global random generator:\n" + "\n".join(bad)
+
+
+MAX_LINES = 800
+"""Issue 22's size rule: a module over about 800 lines says in its docstring why it is one
+piece (a module with several jobs is cut along its seams instead)."""
+
+
+def test_a_module_over_800_lines_says_why_it_is_one_piece() -> None:
+    unexplained = []
+    for name, path in all_modules().items():
+        text = path.read_text()
+        lines = text.count("\n")
+        if lines <= MAX_LINES:
+            continue
+        doc = (ast.get_docstring(ast.parse(text)) or "").lower()
+        if "one piece" not in doc and "one module" not in doc:
+            unexplained.append(f"{name}: {lines} lines, and its docstring does not say why")
+    assert not unexplained, unexplained

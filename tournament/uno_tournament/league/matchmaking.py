@@ -28,7 +28,9 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Entry", "next_tables"]
+from .. import schedule
+
+__all__ = ["Entry", "block_specs", "next_tables"]
 
 SEATS = 4
 
@@ -86,3 +88,29 @@ def next_tables(
         if len(tables) == n_tables and all(len(t) == SEATS for t in tables):
             break
     return [tuple(e.key for e in t) for t in tables if len(t) == SEATS]
+
+
+def block_specs(
+    tid: str, seed: int, block: int, tables: Sequence[tuple[str, ...]]
+) -> list[schedule.HandSpec]:
+    """The hands of one block at these tables, as a tournament's block has them: each table
+    plays :data:`~uno_tournament.schedule.DEALS_PER_BLOCK` deals, each in its
+    :data:`~uno_tournament.schedule.ROTATIONS` seat rotations (deal by deal across the tables)."""
+    out = []
+    for d in range(schedule.DEALS_PER_BLOCK):
+        for t, tb in enumerate(tables):
+            s = schedule.deal_seed(seed, t, block, d)
+            for r in range(schedule.ROTATIONS):
+                out.append(
+                    schedule.HandSpec(
+                        schedule.hand_id(tid, t, block, d, r),
+                        t,
+                        block,
+                        d,
+                        r,
+                        s,
+                        schedule.seating(tb, d, r),
+                        tuple(tb),
+                    )
+                )
+    return out

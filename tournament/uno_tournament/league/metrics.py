@@ -37,6 +37,7 @@ from prometheus_client.metrics_core import Metric
 
 from uno_server.service.metrics import Labelled, add_process_collectors
 
+from .ratings import server_name
 from .store import LeagueStore, Version
 
 __all__ = ["HOUSE_LABEL", "LeagueMetrics", "league_label"]
@@ -131,6 +132,17 @@ class LeagueMetrics:
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
         start_http_server(port, addr=addr, registry=self.registry)
+
+    def start(self, league: LeagueStore, counts: dict[str, int], port: int, addr: str) -> None:
+        """The series of every version the league has (retired ones keep their hands and last
+        rating), at their stored values, then the metrics page (an ``OSError`` if the port
+        cannot be had)."""
+        versions = [v for v in league.versions() if v.state != "refused"]
+        for v in versions:
+            self.add_version(server_name(v), v, counts.get(server_name(v), 0))
+        self.set_states(league.versions())
+        self.load(league, {v.id: server_name(v) for v in versions})
+        self.serve(port, addr)
 
     # ------------------------------------------------------------------ versions
 

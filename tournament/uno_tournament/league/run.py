@@ -26,6 +26,12 @@ with its bots launched in the league's sandbox:
 Ctrl-C or SIGTERM stops taking new hands and finishes the hands in play (a second one quits at
 once). ``--hands N`` stops after N hands, ``--until settled`` once the ranking of the active
 versions is settled (:mod:`uno_tournament.settled`).
+
+One module, a little over 800 lines: the league's single writer and its loop (versions in and
+out, a block, a refit), which share the seats, the counts and the stop. Its other jobs are cut
+out: remote bots and their gate (:mod:`.remote`), the matchmaking and a block's hands
+(:mod:`.matchmaking`), the metrics and what the run waits for on its observers' behalf
+(:mod:`.metrics`, :mod:`.show`), the web view (:mod:`.web`) and the fit (:mod:`.ratings`).
 """
 
 from __future__ import annotations
@@ -41,7 +47,6 @@ import signal
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -49,9 +54,8 @@ import grpc
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
 
-from .. import schedule
 from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
-from ..player import Player, RunnerError, error_reason
+from ..player import RunnerError, error_reason
 from ..procs import BotProcess, announce_sandbox, tail
 from ..progress import Progress
 from ..replay import store_hand
@@ -61,11 +65,13 @@ from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
 from ..store import DB_NAME as HANDS_DB
 from ..store import HandRecord, RunLock, Store, StoreError
-from .matchmaking import Entry, next_tables
+from .matchmaking import Entry, block_specs, next_tables
 from .metrics import LeagueMetrics
 from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
-from .store import REMOTE, LeagueError, LeagueStore, Version
-from .submit import BUILT_IN, GATE_HANDS, SDK_ARGS, judge
+from .remote import RemoteBots, Seated
+from .show import linger, wait_first_scrape
+from .store import LeagueError, LeagueStore, Version
+from .submit import BUILT_IN, SDK_ARGS
 from .web import RECENT, LeagueWebView
 
 __all__ = ["LeagueRunner", "run_league"]
@@ -80,30 +86,6 @@ LEAGUE_ID = "league"
 POLL_S = 0.5
 """How often a league waiting for versions looks again."""
 MAX_TABLES = 64
-
-
-@dataclass
-class Seated:
-    """A version the run has registered and launched (or, for a remote bot, admitted: it is
-    run by its author, ``proc`` is None)."""
-
-    version: Version
-    name: str
-    proc: BotProcess | None
-    away_since: float | None
-    """Since when it has not been connected (None: it is)."""
-
-
-@dataclass
-class Remote:
-    """A remote bot's token, as the run knows it (the league keeps only its SHA-256)."""
-
-    name: str
-    author: str
-    sha256: str
-    registered: bool = False
-    refused_session: str = ""
-    """The session its last gate was refused in: it is gated again only on a new connection."""
 
 
 def fit_folder(play: str, policy: str) -> LeagueFit:
@@ -137,7 +119,7 @@ def league_config(settings: dict[str, Any], concurrency: int) -> TournamentConfi
     )
 
 
-class LeagueRunner(Player):
+class LeagueRunner(RemoteBots):
     def __init__(
         self,
         league_dir: Path,
@@ -191,15 +173,7 @@ class LeagueRunner(Player):
         """Fill a table that lacks versions of enough authors with house bots."""
         self.house_procs: dict[str, BotProcess] = {}
         self._connecting: list[str] = []
-        self.remote: dict[str, Remote] = {}
-        """The remote bots' tokens, registered with the server by their SHA-256."""
-        self.given_up_remote: dict[str, str] = {}
-        """Why each remote bot was last away (a gate that lost its bot is refused with it)."""
-        self.away: set[str] = set()
-        """Remote bots that left in the middle of a block: their hands of the block are skipped;
-        they are seated again once they are back (never given up on)."""
-        self._gate: tuple[set[str], list[HandRecord], Store, Path] | None = None
-        """The gate being played: its hand ids, the hands, its store and folder."""
+        self._init_remote()
         self.server_host = server_host
         self.server_port = server_port
         self._house_started = 0.0
@@ -338,17 +312,12 @@ class LeagueRunner(Player):
         return 130 if self.interrupted else 0
 
     def _start_metrics(self) -> None:
-        """The series of every version the league has (retired ones keep their hands and
-        last rating), at their stored values, then the metrics page."""
+        """``--metrics-port``: the series of every version, then the metrics page."""
         if self.league_metrics is None or self.metrics_port is None:
             return
-        versions = [v for v in self.league.versions() if v.state != "refused"]
-        for v in versions:
-            self.league_metrics.add_version(server_name(v), v, self.counts.get(server_name(v), 0))
-        self.league_metrics.set_states(self.league.versions())
-        self.league_metrics.load(self.league, {v.id: server_name(v) for v in versions})
         try:
-            self.league_metrics.serve(self.metrics_port, self.metrics_host)
+            m, port = self.league_metrics, self.metrics_port
+            m.start(self.league, self.counts, port, self.metrics_host)
         except OSError as exc:
             raise RunnerError(
                 f"--metrics-port {self.metrics_port}: cannot serve the metrics on "
@@ -357,49 +326,17 @@ class LeagueRunner(Player):
         self.say(f"metrics: http://{self.metrics_host}:{self.metrics_port}/metrics")
 
     async def _wait_first_scrape(self) -> None:
-        """``--metrics-wait S``: hold the first block until the metrics page has been read
-        once (at most S seconds; Ctrl-C ends the wait), so that Prometheus holds every counter
-        at 0 before its first increment and ``rate()`` counts the first block's hands."""
-        m = self.league_metrics
-        if m is None or self.metrics_wait_s <= 0:
-            return
-        self.say(f"metrics: waiting up to {self.metrics_wait_s:g} s for the first scrape")
-        deadline = time.monotonic() + self.metrics_wait_s
-        while not m.scraped.is_set() and not self.stop_requested:
-            if time.monotonic() >= deadline:
-                self.say(
-                    f"metrics: no scrape within {self.metrics_wait_s:g} s; playing anyway "
-                    "(is Prometheus pointed at the metrics page?)"
-                )
-                return
-            await asyncio.sleep(0.05)
-        if m.scraped.is_set():
-            self.say("metrics: first scrape seen; playing")
+        if self.league_metrics is not None:
+            await wait_first_scrape(
+                self.league_metrics, self.metrics_wait_s, lambda: self.stop_requested, self.say
+            )
 
     async def _linger(self) -> None:
         """After a run that stopped by itself (--hands, --until settled), keep the metrics
-        page up ``--metrics-linger`` seconds for a last scrape; Ctrl-C or SIGTERM ends the
-        wait."""
+        page and the web view up ``--metrics-linger`` seconds for a last look."""
         shown = self.league_metrics is not None or self.web is not None
-        if not shown or self.metrics_linger_s <= 0 or self.interrupted:
-            return
-        done = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, done.set)
-                installed.append(sig)
-        self.say(
-            f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape "
-            "(Ctrl-C ends the wait)"
-        )
-        try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), self.metrics_linger_s)
-        finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
+        if shown and not self.interrupted:
+            await linger(self.metrics_linger_s, self.say)
 
     async def _start_web(self) -> None:
         """``--web-port``: the league's standings at /league, the server's matches at /."""
@@ -642,203 +579,6 @@ class LeagueRunner(Player):
             await s.proc.stop()
         self.say(f"{s.version.key} leaves the ladder ({why})")
 
-    # ------------------------------------------------------------------ remote bots
-
-    async def _sync_tokens(self) -> None:
-        """Register every remote bot's token with the server by its SHA-256 (the league keeps
-        no plaintext token), the new ones too (``league token add`` while the league plays);
-        forget the revoked ones (``league token revoke``): their next connection is refused
-        with UNAUTHENTICATED / INVALID_TOKEN."""
-        tokens = {n: (a, d) for n, a, d in self.league.tokens()}
-        for name in [n for n in self.remote if n not in tokens]:
-            r = self.remote.pop(name)
-            self.away.discard(name)
-            if r.registered:
-                with contextlib.suppress(grpc.aio.AioRpcError):
-                    await self.admin.RetireBot(
-                        admin_pb2.RetireBotRequest(bot_name=name), metadata=self.md, timeout=30
-                    )
-            self.say(f"remote bot {name}: token revoked; the server no longer admits it")
-        for name, (author, digest) in tokens.items():
-            r = self.remote.setdefault(name, Remote(name, author, digest))
-            if r.registered:
-                continue
-            try:
-                await self.admin.RegisterBot(
-                    admin_pb2.RegisterBotRequest(bot_name=name, token_sha256=digest),
-                    metadata=self.md,
-                    timeout=30,
-                )
-            except grpc.aio.AioRpcError as err:
-                if not r.refused_session:  # said once; looked at again every block
-                    self.say(
-                        f"remote bot {name}: the server refused its token: "
-                        f"{err.code().name} {error_reason(err)}: {(err.details() or '')[:200]}"
-                    )
-                    r.refused_session = "-"
-                continue
-            r.registered = True
-            if not any(v.remote for v in self.league.versions(name)):
-                self.say(f"remote bot {name} ({author}): waiting for its first connection")
-
-    def _admit(self, v: Version) -> None:
-        """An accepted remote version enters the ladder: nothing to launch, its author runs
-        it; it is seated while it has a live Play session."""
-        seat = Seated(v, server_name(v), None, None)
-        self.seated[v.id] = seat
-        self.by_name[seat.name] = seat
-        self.counts.setdefault(seat.name, 0)
-        if self.league_metrics is not None:
-            self.league_metrics.add_version(seat.name, v, self.counts[seat.name])
-        self.say(f"{v.key} ({v.author}, remote) is in the ladder as bot {seat.name}")
-
-    async def _sessions(self) -> dict[str, str]:
-        """The connected bots and their session ids."""
-        res = await self.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=self.md, timeout=10)
-        self.server_seen = time.monotonic()
-        return {b.bot_name: b.session_id for b in res.bots if b.connected}
-
-    def _to_gate(self, sessions: dict[str, str]) -> Remote | None:
-        """A connected remote bot that has not passed a gate: none of its remote versions is
-        active or retired, and its last refusal (if any) was in another session."""
-        for r in sorted(self.remote.values(), key=lambda r: r.name):
-            if not r.registered or r.name not in sessions:
-                continue
-            mine = [v for v in self.league.versions(r.name) if v.remote]
-            if any(v.state != "refused" for v in mine):
-                continue
-            if r.refused_session == sessions[r.name]:
-                continue  # refused in this connection: reconnect to be gated again
-            return r
-        return None
-
-    async def _play_gate(self) -> bool:
-        """The gate of a remote bot on its first connection, as a submission's (N hands
-        against the three built-in bots, duplicate deals, rotated seats; 0 illegal actions, 0
-        timeouts, and it stays connected); its verdict recorded like a submission's. True if
-        a gate was played."""
-        if self.stop_requested:
-            return False
-        sessions = await self._sessions()
-        r = self._to_gate(sessions)
-        if r is None:
-            return False
-        if not self.house_procs:
-            await self._launch_house()
-        house = [n for n in self.house_procs if n in sessions and n not in self.given_up]
-        if len(house) < 3:
-            note = f"remote bot {r.name}: its gate waits for the house bots to connect"
-            if note != self._waiting:
-                self.say(note)
-                self._waiting = note
-            return False
-        self._waiting = ""
-        attempt = sum(1 for v in self.league.versions(r.name) if v.remote) + 1
-        version = f"remote.{attempt}"
-        key = f"{r.name}@{version}"
-        folder = self.league_dir / "gates" / key
-        shutil.rmtree(folder, ignore_errors=True)
-        gid = f"gate-{r.name}-{attempt}"
-        gstore = Store.create(folder, {"tournament_id": gid, "config": self.config.to_dict()})
-        table = (r.name, *house[:3])
-        specs = []
-        for b in range(GATE_HANDS // 24):
-            for d in range(schedule.DEALS_PER_BLOCK):
-                seed = schedule.deal_seed(1, 0, b, d)
-                for rot in range(schedule.ROTATIONS):
-                    specs.append(
-                        schedule.HandSpec(
-                            schedule.hand_id(gid, 0, b, d, rot),
-                            0,
-                            b,
-                            d,
-                            rot,
-                            seed,
-                            schedule.seating(table, d, rot),
-                            table,
-                        )
-                    )
-        recs: list[HandRecord] = []
-        self._gate = ({sp.hand_id for sp in specs}, recs, gstore, folder)
-        self.say(
-            f"remote bot {r.name} ({r.author}) connected: its gate, {len(specs)} hands against "
-            f"the built-in bots"
-        )
-        self.away.discard(r.name)
-        self.given_up_remote.pop(r.name, None)
-        queue = deque(specs)
-        loop = asyncio.get_running_loop()
-        self._workers = [
-            loop.create_task(self._worker(queue))
-            for _ in range(min(self.config.concurrency, len(queue)))
-        ]
-        try:
-            await asyncio.gather(*self._workers, return_exceptions=True)
-        finally:
-            self._workers = []
-            self._gate = None
-            gstore.close()
-        if self.fatal is not None:
-            return True
-        if self.stop_requested and len(recs) < len(specs):
-            self.say(f"remote bot {r.name}: gate stopped with the league; judged again next run")
-            return True
-        why = self.given_up_remote.pop(r.name, None)
-        left = [f"its connection dropped during the gate ({why})"] if why else []
-        self.away.discard(r.name)
-        accepted, reason, gate = judge(recs, r.name, len(specs), folder, left)
-        gate["remote"] = True
-        if not accepted:
-            r.refused_session = sessions.get(r.name, "")
-            reason += "; fix the bot, then reconnect it to be gated again"
-        self.league.record(
-            name=r.name,
-            version=version,
-            author=r.author,
-            language=REMOTE,
-            folder="",
-            manifest={"name": r.name, "version": version, "author": r.author, "remote": True},
-            state="active" if accepted else "refused",
-            reason=reason,
-            gate=gate,
-        )
-        verdict = "accepted" if accepted else "refused"
-        self.say(f"{key}: {verdict} ({reason})")
-        return True
-
-    def _give_up(self, bot: str, why: str, *, record: bool = True) -> None:
-        """A remote bot that is away is not given up on: its hands of the block are skipped
-        (its author's machine may be down), and it is seated again when it is back; a
-        launched bot is given up on as in a tournament."""
-        if bot in self.remote:
-            if bot not in self.away:
-                self.away.add(bot)
-                self.given_up_remote[bot] = why
-                self.say(
-                    f"remote bot {bot}: away ({why}); its hands of this block are skipped; "
-                    "it is seated again once it is back"
-                )
-            return
-        super()._give_up(bot, why, record=record)
-
-    def _unavailable(self, bot: str) -> bool:
-        """A remote bot that went away between its check and its hand is played by the
-        stand-in (the hand was made for it); without this, play() would wait for it for
-        ever."""
-        return bot in self.away or super()._unavailable(bot)
-
-    async def _skip(self, spec: schedule.HandSpec) -> bool:
-        """A hand with a remote bot that is away (not connected when its hand comes up) is
-        skipped, not played with a stand-in: being absent costs no forfeit (a hand it leaves
-        while playing is the server's takeover)."""
-        remote = [b for b in spec.bots if b in self.remote]
-        if remote and not self.away & set(remote):
-            connected = await self._connected()
-            for b in remote:
-                if b not in connected:
-                    self._give_up(b, "not connected")
-        return bool(self.away & set(remote))
-
     # ------------------------------------------------------------------ a block
 
     async def _play_block(self) -> bool:
@@ -905,7 +645,7 @@ class LeagueRunner(Player):
                 self._waiting = note
             return False
         self._waiting = ""
-        specs = self._block_specs(tables)
+        specs = block_specs(LEAGUE_ID, self.config.seed, self.block, tables)
         if self.budget is not None:
             specs = specs[: max(0, self.budget - self.played)]
         keys = {s.name: s.version.key for s in ready}
@@ -927,27 +667,6 @@ class LeagueRunner(Player):
             # in the background: the next block plays while the fit runs in its own process
             self._refit_task = asyncio.get_running_loop().create_task(self._refit())
         return True
-
-    def _block_specs(self, tables: list[tuple[str, ...]]) -> list[schedule.HandSpec]:
-        seed = self.config.seed
-        out = []
-        for d in range(schedule.DEALS_PER_BLOCK):
-            for t, tb in enumerate(tables):
-                s = schedule.deal_seed(seed, t, self.block, d)
-                for r in range(schedule.ROTATIONS):
-                    out.append(
-                        schedule.HandSpec(
-                            schedule.hand_id(LEAGUE_ID, t, self.block, d, r),
-                            t,
-                            self.block,
-                            d,
-                            r,
-                            s,
-                            schedule.seating(tb, d, r),
-                            tuple(tb),
-                        )
-                    )
-        return out
 
     # ------------------------------------------------------------------ ratings
 
