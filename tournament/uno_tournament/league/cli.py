@@ -20,7 +20,7 @@ from .manifest import AUTHOR_RE, NAME_RE
 from .report import rows as report_rows
 from .report import summarize, write_report
 from .run import MAX_TABLES, run_league
-from .store import LeagueError, LeagueStore, Version
+from .store import LeagueError, Version, create_league, open_league
 from .submit import GATE_HANDS, describe, submit
 
 EXIT_ERROR = 2
@@ -64,9 +64,13 @@ def cmd_init(args: argparse.Namespace) -> int:
     """Start a league in DIR, with the rules, time control, fault policy and sandbox of
     --config (a tournament-style file with only those sections), or the defaults."""
     settings = settings_from(Path(args.config) if args.config else None)
-    store = LeagueStore.create(Path(args.dir), settings)
+    store = create_league(Path(args.dir), settings, args.store)
+    where = store.location if args.store else str(args.dir)
     store.close()
-    print(f"league ready in {args.dir}; submit a bot with: uno-arena league submit {args.dir} PATH")
+    more = " --store URL" if args.store else ""
+    print(
+        f"league ready in {where}; submit a bot with: uno-arena league submit {args.dir} PATH{more}"
+    )
     return 0
 
 
@@ -74,7 +78,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     """Build the bot folder PATH (with its bot.toml) in the sandbox, run its gate, and enter it
     into the ladder if it passes."""
     t0 = time.monotonic()
-    v = submit(Path(args.dir), Path(args.path), gate_hands=args.gate_hands)
+    v = submit(Path(args.dir), Path(args.path), gate_hands=args.gate_hands, store_url=args.store)
     print(f"{describe(v)} [{time.monotonic() - t0:.0f} s]")
     return 0 if v.accepted else 1
 
@@ -92,7 +96,7 @@ def cmd_token_add(args: argparse.Namespace) -> int:
         raise LeagueError(
             f"--author: {args.author[:40]!r} must be 1-40 letters, digits, '.', '_', '@' or '-'"
         )
-    store = LeagueStore.open(Path(args.dir))
+    store = open_league(Path(args.dir), args.store)
     try:
         owner = store.owner(args.name)
         if owner is not None:
@@ -113,7 +117,7 @@ def cmd_token_add(args: argparse.Namespace) -> int:
 def cmd_token_revoke(args: argparse.Namespace) -> int:
     """Revoke the token of remote bot NAME: a running league forgets it (the server refuses
     its next connection) and its version is retired; its hands and history stay."""
-    store = LeagueStore.open(Path(args.dir))
+    store = open_league(Path(args.dir), args.store)
     try:
         retired = store.revoke_token(args.name)
     finally:
@@ -138,7 +142,7 @@ def remote_note(versions: list[Version]) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     """The league's standings (the last refit's ratings with 95% intervals, strongest first),
     then the refused versions with why, and the remote bots' tokens."""
-    store = LeagueStore.open(Path(args.dir))
+    store = open_league(Path(args.dir), args.store)
     try:
         summary = summarize(store, args.dir)
         tokens = store.token_names()
@@ -187,7 +191,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write the league's report (md, csv, json, html with the ratings over time) into
     DIR/report, or --out."""
     folder = Path(args.dir)
-    store = LeagueStore.open(folder)
+    store = open_league(folder, args.store)
     try:
         out = Path(args.out) if args.out else folder / "report"
         try:
@@ -238,6 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     to continue after a stop or a crash."""
     return run_league(
         Path(args.dir),
+        store_url=args.store,
         hands=args.hands,
         until_settled=args.until == "settled",
         tables=args.tables,
@@ -274,6 +279,15 @@ def _linger(text: str) -> float:
     return x
 
 
+def _store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="the league's records (and hands) in PostgreSQL: postgresql://USER:PASSWORD@HOST/DB "
+        "(DIR then holds only local files: built bots, gates, logs, replays)",
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lg = sub.add_parser(
         "league",
@@ -284,12 +298,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     lsub = lg.add_subparsers(dest="league_command", metavar="COMMAND", required=True)
     init = lsub.add_parser("init", help="start a league in a folder", description=cmd_init.__doc__)
     init.add_argument("dir", metavar="DIR")
+    _store_arg(init)
     init.add_argument("--config", help="a file with [rules], [time_control], [faults], [sandbox]")
     init.set_defaults(func=cmd_init)
     sm = lsub.add_parser(
         "submit", help="build, gate and enter a bot", description=cmd_submit.__doc__
     )
     sm.add_argument("dir", metavar="DIR")
+    _store_arg(sm)
     sm.add_argument("path", metavar="PATH", help="the bot's folder, with its bot.toml")
     sm.add_argument(
         "--gate-hands",
@@ -302,6 +318,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     toksub = tok.add_subparsers(dest="token_command", metavar="COMMAND", required=True)
     add = toksub.add_parser("add", help="issue a token", description=cmd_token_add.__doc__)
     add.add_argument("dir", metavar="DIR")
+    _store_arg(add)
     add.add_argument("name", metavar="NAME")
     add.add_argument("--author", required=True)
     add.set_defaults(func=cmd_token_add)
@@ -309,10 +326,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "revoke", help="revoke a remote bot's token", description=cmd_token_revoke.__doc__
     )
     rv.add_argument("dir", metavar="DIR")
+    _store_arg(rv)
     rv.add_argument("name", metavar="NAME")
     rv.set_defaults(func=cmd_token_revoke)
     rn = lsub.add_parser("run", help="play the ladder until stopped", description=cmd_run.__doc__)
     rn.add_argument("dir", metavar="DIR")
+    _store_arg(rn)
     rn.add_argument("--hands", type=_hands, help="stop after N hands (1-100000000)")
     rn.add_argument(
         "--until",
@@ -387,10 +406,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rn.set_defaults(func=cmd_run)
     rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)
     rp.add_argument("dir", metavar="DIR")
+    _store_arg(rp)
     rp.add_argument("--out", help="the report's folder (default DIR/report)")
     rp.set_defaults(func=cmd_report)
     st = lsub.add_parser("status", help="the league's standings", description=cmd_status.__doc__)
     st.add_argument("dir", metavar="DIR")
+    _store_arg(st)
     st.set_defaults(func=cmd_status)
 
 

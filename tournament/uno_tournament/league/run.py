@@ -15,10 +15,11 @@ with its bots launched in the league's sandbox:
    never take a seat a version could have, and they are rated with the versions.
 3. **Duplicate deals and rotated seats**: each table of the block plays 6 deals, each in its 4
    seat rotations (24 hands), as a tournament's block does (:mod:`uno_tournament.schedule`).
-4. **One store**: every hand goes to ``DIR/play/tournament.sqlite`` in one transaction (and a
-   replay file to ``DIR/play/replays``); hands played per version, the block number and the
-   ratings are all read back from it, so a ``kill -9`` at any moment loses no stored hand, and
-   ``league run DIR`` again resumes. A hand in play when the run is killed is not stored; the
+4. **One store** (:mod:`.hands`): every hand goes to ``DIR/play/tournament.sqlite``, or with
+   ``--store URL`` to the league's PostgreSQL database, in one transaction (and a replay file to
+   ``DIR/play/replays``); hands played per version, the block number and the ratings are all
+   read back from it, so a ``kill -9`` at any moment loses no stored hand, and ``league run
+   DIR`` again resumes. A hand in play when the run is killed is not stored; the
    resumed run plays new blocks.
 5. **Ratings over time** (:mod:`.ratings`): a refit over every hand after each block; its
    ratings with their intervals, and the verdicts of replacements, go to the league's store.
@@ -27,34 +28,33 @@ Ctrl-C or SIGTERM stops taking new hands and finishes the hands in play (a secon
 once). ``--hands N`` stops after N hands, ``--until settled`` once the ranking of the active
 versions is settled (:mod:`uno_tournament.settled`).
 
-One module, a little over 800 lines: the league's single writer and its loop (versions in and
+One module: the league's single writer and its loop (versions in and
 out, a block, a refit), which share the seats, the counts and the stop. Its other jobs are cut
 out: remote bots and their gate (:mod:`.remote`), the matchmaking and a block's hands
 (:mod:`.matchmaking`), the metrics and what the run waits for on its observers' behalf
-(:mod:`.metrics`, :mod:`.show`), the web view (:mod:`.web`) and the fit (:mod:`.ratings`).
+(:mod:`.metrics`, :mod:`.show`), the web view (:mod:`.web`), the fit (:mod:`.ratings`) and the
+hand store with its lock (:mod:`.hands`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import multiprocessing
 import os
 import secrets
-import shutil
 import signal
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import grpc
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
 
-from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
+from ..config import BotSpec, _sandbox_from_dict
 from ..player import RunnerError, error_reason
 from ..procs import BotProcess, announce_sandbox, tail
 from ..progress import Progress
@@ -63,14 +63,14 @@ from ..runner import _fitter_init
 from ..sandbox import HostRelay, SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
-from ..store import DB_NAME as HANDS_DB
-from ..store import HandRecord, RunLock, Store, StoreError
+from ..store import HandRecord, ResultStore
+from .hands import LEAGUE_ID, PLAY_DIR, fit_store, league_config, open_hands
 from .matchmaking import Entry, block_specs, next_tables
 from .metrics import LeagueMetrics
-from .ratings import LeagueFit, fit_league, record_refit, server_name, subset
+from .ratings import LeagueFit, record_refit, server_name, subset
 from .remote import RemoteBots, Seated
 from .show import linger, wait_first_scrape
-from .store import LeagueError, LeagueStore, Version
+from .store import LeagueError, LeagueStore, Version, open_league
 from .submit import BUILT_IN, SDK_ARGS
 from .web import RECENT, LeagueWebView
 
@@ -81,42 +81,9 @@ HOUSE = tuple((name.replace("gate-", "house-"), args) for name, args in BUILT_IN
 cannot (too few versions, or too few authors) and are rated with them."""
 HOUSE_LAST = 10**12
 """Hands a house bot counts as having played, for matchmaking: behind every version."""
-PLAY_DIR = "play"
-LEAGUE_ID = "league"
 POLL_S = 0.5
 """How often a league waiting for versions looks again."""
 MAX_TABLES = 64
-
-
-def fit_folder(play: str, policy: str) -> LeagueFit:
-    """In the refit process: one fit over the hands stored in ``play`` (its own connection)."""
-    store = Store.open(Path(play), readonly=True)
-    try:
-        return fit_league(store, policy)
-    finally:
-        store.close()
-
-
-def league_config(settings: dict[str, Any], concurrency: int) -> TournamentConfig:
-    """The tournament settings a league's hands are played with (the bots are the league's,
-    launched by the runner; the four here only make a valid config)."""
-    slots = [
-        dataclasses.asdict(BotSpec(name=f"league-slot-{i}", token=f"unused-slot-token-{i}"))
-        for i in range(4)
-    ]
-    return TournamentConfig.from_dict(
-        {
-            "name": LEAGUE_ID,
-            "bots": slots,
-            "seed": int(settings.get("seed", 1)),
-            "blocks": 1,
-            "concurrency": concurrency,
-            "rules": settings.get("rules", {}),
-            "time_control": settings.get("time_control", {}),
-            "faults": settings.get("faults", {}),
-            "sandbox": settings.get("sandbox", {}),
-        }
-    )
 
 
 class LeagueRunner(RemoteBots):
@@ -124,8 +91,9 @@ class LeagueRunner(RemoteBots):
         self,
         league_dir: Path,
         league: LeagueStore,
-        store: Store,
+        store: ResultStore,
         *,
+        store_url: str | None = None,
         hands: int | None = None,
         until_settled: bool = False,
         tables: int = 1,
@@ -150,6 +118,10 @@ class LeagueRunner(RemoteBots):
         self.league_dir = league_dir
         self.league = league
         self.store = store
+        self.hands_at = store_url or str(self.play_dir)
+        """Where the refit process reads the hands: the play folder, or the store's URL."""
+        self.again = f"uno-arena league run {league_dir}" + (" --store URL" if store_url else "")
+        """The command that continues this league."""
         self.budget = hands
         self.until_settled = until_settled
         self.n_tables = tables
@@ -222,8 +194,8 @@ class LeagueRunner(RemoteBots):
             self._fail(
                 RunnerError(
                     f"cannot store hand {rec.hand_id}: {text}; {self.played} hands stored by "
-                    f"this run, none lost. Fix the cause, then: uno-arena league run "
-                    f"{self.league_dir}"
+                    f"this run, none lost. Fix the cause, then: "
+                    f"{self.again}"
                 )
             )
             return
@@ -307,7 +279,7 @@ class LeagueRunner(RemoteBots):
         total = self.store.count()
         self.say(
             f"league stopped: {self.played} hands played by this run, {total} stored; "
-            f"{self.refits} refits. Continue with: uno-arena league run {self.league_dir}"
+            f"{self.refits} refits. Continue with: {self.again}"
         )
         return 130 if self.interrupted else 0
 
@@ -407,7 +379,7 @@ class LeagueRunner(RemoteBots):
             self._fail(
                 RunnerError(
                     f"{server.exit_reason()}; {self.store.count()} hands stored. Continue "
-                    f"with: uno-arena league run {self.league_dir}"
+                    f"with: {self.again}"
                 )
             )
 
@@ -693,7 +665,7 @@ class LeagueRunner(RemoteBots):
         t0 = time.perf_counter()
         try:
             fit: LeagueFit = await loop.run_in_executor(
-                self._fitter_pool(), fit_folder, str(self.play_dir), policy
+                self._fitter_pool(), fit_store, self.hands_at, policy
             )
         except Exception as exc:  # a fit that fails costs its refit, not the league
             self.log.error("refit failed", error=f"{type(exc).__name__}: {exc}"[:300])
@@ -737,26 +709,10 @@ class LeagueRunner(RemoteBots):
             self.stop_requested = True
 
 
-def _hands_store(play: Path, settings: dict[str, Any]) -> Store:
-    """The league's hand store, made whole in a folder of its own and renamed into place the
-    first time (a kill during its creation leaves no half-made store)."""
-    if not (play / HANDS_DB).is_file():
-        new = play / ".new-store"
-        shutil.rmtree(new, ignore_errors=True)
-        meta = {
-            "tournament_id": LEAGUE_ID,
-            "config": league_config(settings, 8).to_dict(),
-            "created_at": time.time(),
-        }
-        Store.create(new, meta).close()
-        os.replace(new / HANDS_DB, play / HANDS_DB)
-        shutil.rmtree(new, ignore_errors=True)
-    return Store.open(play)
-
-
 def run_league(
     league_dir: Path,
     *,
+    store_url: str | None = None,
     hands: int | None = None,
     until_settled: bool = False,
     tables: int = 1,
@@ -772,48 +728,41 @@ def run_league(
     server_host: str = "127.0.0.1",
     server_port: int = 0,
 ) -> int:
-    """``league run``: open (or start) the league's hand store, hold its lock, play."""
-    league = LeagueStore.open(league_dir)
-    play = league_dir / PLAY_DIR
+    """``league run``: open (or start) the league's hand store, hold its lock, play
+    (``store_url``: the league and its hands are in that PostgreSQL database)."""
+    league = open_league(league_dir, store_url)
     try:
-        lock = RunLock.acquire(play)
-    except StoreError:
-        league.close()
-        raise LeagueError(
-            f"{league_dir}: another `league run` plays this league; stop it (Ctrl-C) first"
-        ) from None
-    try:
+        store, release = open_hands(league_dir, league, store_url)
         try:
-            store = _hands_store(play, league.settings())
-        except StoreError as exc:
-            raise LeagueError(str(exc)) from None
-        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-        runner = LeagueRunner(
-            league_dir,
-            league,
-            store,
-            hands=hands,
-            until_settled=until_settled,
-            tables=tables,
-            house=house,
-            concurrency=concurrency,
-            stream=stream,
-            metrics_port=metrics_port,
-            metrics_host=metrics_host,
-            metrics_linger_s=metrics_linger_s,
-            metrics_wait_s=metrics_wait_s,
-            web_port=web_port,
-            web_host=web_host,
-            server_host=server_host,
-            server_port=server_port,
-        )
-        try:
-            return asyncio.run(runner.run())
-        except RunnerError as exc:
-            raise LeagueError(str(exc)) from None
+            os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+            runner = LeagueRunner(
+                league_dir,
+                league,
+                store,
+                store_url=store_url,
+                hands=hands,
+                until_settled=until_settled,
+                tables=tables,
+                house=house,
+                concurrency=concurrency,
+                stream=stream,
+                metrics_port=metrics_port,
+                metrics_host=metrics_host,
+                metrics_linger_s=metrics_linger_s,
+                metrics_wait_s=metrics_wait_s,
+                web_port=web_port,
+                web_host=web_host,
+                server_host=server_host,
+                server_port=server_port,
+            )
+            try:
+                return asyncio.run(runner.run())
+            except RunnerError as exc:
+                raise LeagueError(str(exc)) from None
+            finally:
+                runner.log.close()
         finally:
-            runner.log.close()
             store.close()
+            release()
     finally:
-        lock.release()
         league.close()

@@ -9,17 +9,31 @@ old state or the new one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DB_NAME", "REMOTE", "LeagueError", "LeagueStore", "Version"]
+__all__ = [
+    "DB_NAME",
+    "REMOTE",
+    "STORE_NOTE",
+    "LeagueError",
+    "LeagueStore",
+    "Version",
+    "create_league",
+    "open_league",
+]
 
 DB_NAME = "league.sqlite"
+STORE_NOTE = "league.store"
+"""In the folder of a league whose records are in PostgreSQL: the store's URL without its
+password, so that a command given the folder alone can say where the league is."""
 REMOTE = "remote"
 """The ``language`` of a version that is a remote bot (one a token admitted after its gate on
 its first connection); no manifest may claim it."""
@@ -105,9 +119,35 @@ class Version:
 
 
 class LeagueStore:
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    """The league's records over a DB-API connection with ``?`` placeholders (SQLite here;
+    :class:`~uno_tournament.league.pgleague.PgLeagueStore` translates them for PostgreSQL).
+    Every change is one transaction that holds the store's write lock from its start."""
+
+    meta_table = "meta"
+    """The table of the settings (PostgreSQL shares its database with the hand store, whose
+    ``meta`` is the tournament's: there it is ``league_meta``)."""
+
+    def __init__(self, path: Path, conn: Any) -> None:
         self.path = path
         self.conn = conn
+        self.location = str(path)
+        """Where the records are, for messages (a file, or a URL without its password)."""
+
+    # ------------------------------------------------------------------ dialect
+
+    def _x(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(sql, params)
+
+    def _xmany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One write transaction, the store's write lock taken at its start (SQLite:
+        ``BEGIN IMMEDIATE``), so two writers never interleave their reads and writes."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            yield
 
     @classmethod
     def create(cls, folder: Path, settings: dict[str, Any]) -> LeagueStore:
@@ -138,6 +178,13 @@ class LeagueStore:
         """The league in ``folder``; ``readonly``: for a viewer (``serve --league``), which
         changes nothing (a league made by ``init`` has every table already)."""
         path = folder / DB_NAME
+        note = folder / STORE_NOTE
+        if not path.is_file() and note.is_file():
+            where = note.read_text(errors="replace").strip()[:200]
+            raise LeagueError(
+                f"{folder}: this league's records are in the PostgreSQL store {where}; "
+                "add --store URL (with its password) to the command"
+            )
         if not path.is_file():
             raise LeagueError(
                 f"{folder}: no league here ({DB_NAME} is missing); start one with "
@@ -165,7 +212,7 @@ class LeagueStore:
         self.conn.close()
 
     def settings(self) -> dict[str, Any]:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
+        row = self._x(f"SELECT value FROM {self.meta_table} WHERE key = 'settings'").fetchone()
         return dict(json.loads(row[0])) if row else {}
 
     # ------------------------------------------------------------------ versions
@@ -179,7 +226,7 @@ class LeagueStore:
         if name is not None:
             q += " WHERE name = ?"
             args = (name,)
-        rows = self.conn.execute(q + " ORDER BY id", args).fetchall()
+        rows = self._x(q + " ORDER BY id", args).fetchall()
         return [
             Version(
                 int(r[0]),
@@ -198,11 +245,11 @@ class LeagueStore:
 
     def owner(self, name: str) -> str | None:
         """The author who first submitted a bot of this name (it is theirs from then on)."""
-        row = self.conn.execute(
+        row = self._x(
             "SELECT author FROM versions WHERE name = ? ORDER BY id LIMIT 1", (name,)
         ).fetchone()
         if row is None:
-            row = self.conn.execute("SELECT author FROM tokens WHERE name = ?", (name,)).fetchone()
+            row = self._x("SELECT author FROM tokens WHERE name = ?", (name,)).fetchone()
         return str(row[0]) if row else None
 
     def record(
@@ -222,23 +269,23 @@ class LeagueStore:
         active versions before it. Returns the keys it retired."""
         now = time.time()
         retired: list[str] = []
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
+        with self._tx():
             old: list[tuple[int, str]] = []
             if state == "active":
-                old = self.conn.execute(
+                old = self._x(
                     "SELECT id, version FROM versions WHERE name = ? AND state = 'active'",
                     (name,),
                 ).fetchall()
                 for vid, ver in old:
-                    self.conn.execute(
+                    self._x(
                         "UPDATE versions SET state = 'retired', reason = ? WHERE id = ?",
                         (f"replaced by {name}@{version}", vid),
                     )
                     retired.append(f"{name}@{ver}")
-            cur = self.conn.execute(
+            row = self._x(
                 "INSERT INTO versions (name, version, author, language, folder, manifest, "
-                "submitted_at, state, reason, gate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "submitted_at, state, reason, gate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
                 (
                     name,
                     version,
@@ -251,27 +298,24 @@ class LeagueStore:
                     reason,
                     json.dumps(gate or {}),
                 ),
-            )
+            ).fetchone()
             for vid, _ in old:  # the verdict starts undecided; refits of league run decide it
-                self.conn.execute(
+                self._x(
                     "INSERT INTO replacements (old_id, new_id, retired_at, verdict) "
                     "VALUES (?, ?, ?, 'undecided yet')",
-                    (vid, cur.lastrowid, now),
+                    (vid, int(row[0]), now),
                 )
         return retired
 
     def manifest(self, version_id: int) -> dict[str, Any]:
-        row = self.conn.execute(
-            "SELECT manifest FROM versions WHERE id = ?", (version_id,)
-        ).fetchone()
+        row = self._x("SELECT manifest FROM versions WHERE id = ?", (version_id,)).fetchone()
         return dict(json.loads(row[0])) if row else {}
 
     def give_up(self, version_id: int, why: str) -> None:
         """Retire a version ``league run`` gave up on (it crashed too often or never
         connected): it is not scheduled again; its hands stay."""
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute(
+        with self._tx():
+            self._x(
                 "UPDATE versions SET state = 'retired', reason = ? WHERE id = ? AND state = "
                 "'active'",
                 (f"given up: {why}"[:2000], version_id),
@@ -284,13 +328,13 @@ class LeagueStore:
     ) -> int:
         """One refit's ratings, ``(version id, rating, low, high, hands)`` each, in one
         transaction. Returns the refit's number."""
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
-            cur = self.conn.execute(
-                "INSERT INTO refits (at, hands, note) VALUES (?, ?, ?)", (time.time(), hands, note)
-            )
-            rid = int(cur.lastrowid or 0)
-            self.conn.executemany(
+        with self._tx():
+            row = self._x(
+                "INSERT INTO refits (at, hands, note) VALUES (?, ?, ?) RETURNING id",
+                (time.time(), hands, note),
+            ).fetchone()
+            rid = int(row[0])
+            self._xmany(
                 "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?)",
                 [(rid, vid, r, lo, hi, n) for vid, r, lo, hi, n in rows],
             )
@@ -300,16 +344,14 @@ class LeagueStore:
         """``(refit, at, hands, note)``, oldest first."""
         return [
             (int(a), float(b), int(c), str(d))
-            for a, b, c, d in self.conn.execute(
-                "SELECT id, at, hands, note FROM refits ORDER BY id"
-            )
+            for a, b, c, d in self._x("SELECT id, at, hands, note FROM refits ORDER BY id")
         ]
 
     def history(self) -> list[tuple[int, int, float, float, float, int]]:
         """``(refit, version id, rating, low, high, hands)``, by refit then version."""
         return [
             (int(a), int(b), float(c), float(d), float(e), int(f))
-            for a, b, c, d, e, f in self.conn.execute(
+            for a, b, c, d, e, f in self._x(
                 "SELECT refit, version_id, rating, low, high, hands FROM history "
                 "ORDER BY refit, version_id"
             )
@@ -319,15 +361,14 @@ class LeagueStore:
         """``(old id, new id, retired at, verdict, test state)`` of every replacement."""
         return [
             (int(a), int(b), float(c), str(d), dict(json.loads(e)))
-            for a, b, c, d, e in self.conn.execute(
+            for a, b, c, d, e in self._x(
                 "SELECT old_id, new_id, retired_at, verdict, test FROM replacements ORDER BY old_id"
             )
         ]
 
     def set_verdict(self, old_id: int, verdict: str, test: dict[str, Any]) -> None:
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute(
+        with self._tx():
+            self._x(
                 "UPDATE replacements SET verdict = ?, test = ? WHERE old_id = ?",
                 (verdict, json.dumps(test), old_id),
             )
@@ -336,37 +377,31 @@ class LeagueStore:
 
     def add_token(self, name: str, author: str, token: str) -> None:
         digest = hashlib.sha256(token.encode()).hexdigest()
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute(
-                "INSERT INTO tokens VALUES (?, ?, ?, ?)", (name, author, digest, time.time())
-            )
+        with self._tx():
+            self._x("INSERT INTO tokens VALUES (?, ?, ?, ?)", (name, author, digest, time.time()))
 
     def tokens(self) -> list[tuple[str, str, str]]:
         """``(name, author, token SHA-256)`` of every remote bot's token, by name."""
         return [
             (str(n), str(a), str(d))
-            for n, a, d in self.conn.execute(
-                "SELECT name, author, token_sha256 FROM tokens ORDER BY name"
-            )
+            for n, a, d in self._x("SELECT name, author, token_sha256 FROM tokens ORDER BY name")
         ]
 
     def revoke_token(self, name: str) -> list[str]:
         """Forget a remote bot's token and retire its active version ("token revoked"), in one
         transaction; its hands and history stay. Returns the keys it retired."""
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
-            cur = self.conn.execute("DELETE FROM tokens WHERE name = ?", (name,))
+        with self._tx():
+            cur = self._x("DELETE FROM tokens WHERE name = ?", (name,))
             if cur.rowcount == 0:
                 raise LeagueError(
                     f"{name}: no token of that name; `uno-arena league status` lists the tokens"
                 )
-            rows = self.conn.execute(
+            rows = self._x(
                 "SELECT id, version FROM versions WHERE name = ? AND language = ? AND state = "
                 "'active'",
                 (name, REMOTE),
             ).fetchall()
-            self.conn.execute(
+            self._x(
                 "UPDATE versions SET state = 'retired', reason = 'token revoked' WHERE name = ? "
                 "AND language = ? AND state = 'active'",
                 (name, REMOTE),
@@ -375,6 +410,45 @@ class LeagueStore:
 
     def token_names(self) -> list[tuple[str, str]]:
         return [
-            (str(n), str(a))
-            for n, a in self.conn.execute("SELECT name, author FROM tokens ORDER BY name")
+            (str(n), str(a)) for n, a in self._x("SELECT name, author FROM tokens ORDER BY name")
         ]
+
+
+def is_store_url(text: str) -> bool:
+    """Whether ``--store`` names a PostgreSQL database."""
+    return text.startswith(("postgresql://", "postgres://"))
+
+
+def _check_url(url: str) -> None:
+    if not is_store_url(url):
+        raise LeagueError(
+            f"--store: {url[:60]!r} is no PostgreSQL URL; give postgresql://USER:PASSWORD@HOST"
+            "/DB (a SQLite league needs no --store: its folder is the league)"
+        )
+
+
+def create_league(folder: Path, settings: dict[str, Any], url: str | None = None) -> LeagueStore:
+    """``league init``: a SQLite league in ``folder``, or with ``url`` a PostgreSQL one (the
+    folder then holds only local files, and :data:`STORE_NOTE`)."""
+    if url is None:
+        return LeagueStore.create(folder, settings)
+    _check_url(url)
+    if (folder / DB_NAME).exists():
+        raise LeagueError(
+            f"{folder} already holds a SQLite league ({DB_NAME}); give the PostgreSQL league "
+            "another folder"
+        )
+    from .pgleague import PgLeagueStore
+
+    return PgLeagueStore.create_url(url, folder, settings)
+
+
+def open_league(folder: Path, url: str | None = None, *, readonly: bool = False) -> LeagueStore:
+    """The league of ``folder`` (its ``league.sqlite``), or with ``url`` the league in that
+    PostgreSQL database (its local files in ``folder``)."""
+    if url is None:
+        return LeagueStore.open(folder, readonly=readonly)
+    _check_url(url)
+    from .pgleague import PgLeagueStore
+
+    return PgLeagueStore.open_url(url, folder)

@@ -32,7 +32,7 @@ from ..runner import Runner
 from ..sharding import new_tournament_id
 from ..store import HandRecord, Store
 from .manifest import Manifest, ManifestError, read_manifest
-from .store import LeagueError, LeagueStore
+from .store import LeagueError, open_league
 
 __all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "MAX_GATE_HANDS", "Verdict", "judge", "submit"]
 
@@ -70,15 +70,23 @@ def _folder_size(folder: Path) -> int:
     return total
 
 
-def submit(league_dir: Path, bot_folder: Path, *, gate_hands: int = GATE_HANDS) -> Verdict:
+def submit(
+    league_dir: Path,
+    bot_folder: Path,
+    *,
+    gate_hands: int = GATE_HANDS,
+    store_url: str | None = None,
+) -> Verdict:
     """Judge one submission and record the verdict. Raises :class:`LeagueError` (nothing is
     recorded) for a submission that is not one: a bad manifest, a name of another author, a
-    version that exists, a folder too big."""
+    version that exists, a folder too big. ``store_url``: the league's records are in that
+    PostgreSQL database (the built bot and its gate stay in ``league_dir``, recorded by its
+    absolute path: a league on many machines shares the folder at one path)."""
     if not GATE_HANDS <= gate_hands <= MAX_GATE_HANDS or gate_hands % 24:
         raise LeagueError(
             f"--gate-hands: must be a multiple of 24 from 24 to {MAX_GATE_HANDS}, got {gate_hands}"
         )
-    store = LeagueStore.open(league_dir)
+    store = open_league(league_dir, store_url)
     try:
         try:
             man = read_manifest(bot_folder)
@@ -112,7 +120,7 @@ def submit(league_dir: Path, bot_folder: Path, *, gate_hands: int = GATE_HANDS) 
             version=man.version,
             author=man.author,
             language=man.language,
-            folder=str(dest),
+            folder=str(dest.resolve() if store_url else dest),
             manifest=dataclasses.asdict(man),
             state="active" if accepted else "refused",
             reason=reason,
