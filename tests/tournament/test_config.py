@@ -178,9 +178,10 @@ def test_the_script_an_interpreter_runs_must_exist(
 
 
 def test_the_example_bots_are_named_for_what_they_do() -> None:
-    """The example's Python ladder: each name says what the bot does, and the names' order is
-    the ladder's (measured: py-heuristic +117, py-random-card +25, py-blunders-25 +13,
-    py-blunders-50 -155 Elo over 960 hands; docs/tournaments.md, "The example field")."""
+    """The example's Python bots: each name says what the bot does, listed strongest first as
+    far as the ladder has an order (measured: py-heuristic +117, py-random-card +25,
+    py-blunders-25 +13, py-blunders-50 -155 Elo over 960 hands; the middle two are close and
+    swap places in other fields: docs/tournaments.md, "The example field")."""
     from uno_tournament.bots.graded import blunders_name
 
     cfg = load(example_config(), warn=lambda m: None)
