@@ -312,7 +312,7 @@ def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: 
 
     res = _run("run", str(lg), "--store", pg_url, "--hands", "24", "--no-house-bots")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "resuming at block 1" in res.stdout, res.stdout
+    assert "resuming at block 0" in res.stdout, res.stdout  # its plan is finished first
     after = _stored(pg_url)
     ids = [h for h, _ in after]
     assert len(ids) == len(set(ids)) == len(before) + 24  # every hand once, none lost
@@ -336,3 +336,69 @@ def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: 
     assert res.returncode == 0, res.stderr
     data = json.loads((out / "league.json").read_text())
     assert data["hands"] == len(after) and len(data["refits"]) == len(refits)
+
+
+def test_two_shards_share_the_blocks_and_wait_for_each_other(tmp_path: Path, pg_url: str) -> None:
+    """--shard 0/2 alone plans block 0, plays its table and waits, naming shard 1 as not
+    running; shard 1 joins, plays the other table, and both play block 1: every hand once."""
+    lg = tmp_path / "lg"
+    assert _run("init", str(lg), "--store", pg_url).returncode == 0
+    for i in range(8):  # two tables of four authors each
+        _enter(lg, pg_url, f"v{i}", f"author{i}", RANDOM)
+    args = ["--tables", "2", "--hands", "96", "--no-house-bots", "--concurrency", "4"]
+
+    def shard(i: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            _cli("run", str(lg), "--store", pg_url, "--shard", f"{i}/2", *args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=ENV,
+        )
+
+    first = shard(0)
+    second: subprocess.Popen[str] | None = None
+    try:
+        assert first.stdout is not None
+        seen = []
+        for line in first.stdout:
+            seen.append(line)
+            if "waits for shard 1/2" in line:
+                break
+        else:
+            raise AssertionError("shard 0 ended without waiting for shard 1:\n" + "".join(seen))
+        assert "it is not running (0 of its 24 hands stored)" in line, line
+        assert f"uno-arena league run {lg} --store URL --shard 1/2" in line, line
+        assert _count(pg_url) == 24  # its own table of block 0, and no more: the barrier holds
+        assert sum("block 0:" in x and "(24 hands)" in x for x in seen) == 1
+        second = shard(1)
+        out1, _ = second.communicate(timeout=400)
+        out0 = "".join(seen) + first.communicate(timeout=400)[0]
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    assert first.returncode == 0 and second.returncode == 0, out0 + out1
+    hands = _stored(pg_url)
+    ids = [h for h, _ in hands]
+    assert len(ids) == len(set(ids)) == 96  # two blocks of two tables, every hand once
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        per = conn.execute(
+            "SELECT block, table_no, COUNT(*) FROM hands GROUP BY block, table_no ORDER BY 1, 2"
+        ).fetchall()
+        plans = conn.execute("SELECT block, shards FROM league_blocks ORDER BY block").fetchall()
+    assert per == [(0, 0, 24), (0, 1, 24), (1, 0, 24), (1, 1, 24)]
+    assert plans == [(0, 2), (1, 2)]  # one plan per block, recorded once
+    # each shard played its own tables: shard 1 said block 0 and block 1, 24 hands each
+    assert sum(x.startswith("block ") and "(24 hands)" in x for x in out1.splitlines()) == 2
+    refits = [x for x in out0.splitlines() if x.startswith("refit ")]
+    assert refits and not [x for x in out1.splitlines() if x.startswith("refit ")], out1
+    # (shard 0 alone writes the rating history)
+    store = open_league(lg, pg_url)
+    try:
+        assert store.refits() and store.refits()[-1][2] == 96
+    finally:
+        store.close()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, parse
+from ..sharding import ShardError, ShardSpec
 from .manifest import AUTHOR_RE, NAME_RE
 from .report import rows as report_rows
 from .report import summarize, write_report
@@ -240,9 +241,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Play the league until Ctrl-C or SIGTERM (the hands in play are finished and stored),
     for --hands N, or --until settled. New submissions join without a restart; run it again
     to continue after a stop or a crash."""
+    if args.shard is not None and args.store is None:
+        raise LeagueError(
+            "--shard: shards share a PostgreSQL store; add --store postgresql://USER:PASSWORD@"
+            "HOST/DB (the league's, from `league init DIR --store URL`)"
+        )
+    if args.shard is not None and args.shard.count > 1 and args.until == "settled":
+        raise LeagueError(
+            "--until settled: not with --shard I/N for N > 1 (shard 0 alone refits); use "
+            "--hands N, or stop the shards yourself"
+        )
     return run_league(
         Path(args.dir),
         store_url=args.store,
+        shard=args.shard,
         hands=args.hands,
         until_settled=args.until == "settled",
         tables=args.tables,
@@ -257,6 +269,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         server_host=args.bind,
         server_port=args.port or 0,
     )
+
+
+def _shard(text: str) -> ShardSpec:
+    try:
+        return ShardSpec.parse(text)
+    except ShardError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
 
 
 def _port(text: str) -> int:
@@ -332,6 +351,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rn = lsub.add_parser("run", help="play the ladder until stopped", description=cmd_run.__doc__)
     rn.add_argument("dir", metavar="DIR")
     _store_arg(rn)
+    rn.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="play shard I of N of a league in PostgreSQL (--store), each shard on its machine "
+        "with its own server and bots; every shard plays its share of each block's tables",
+    )
     rn.add_argument("--hands", type=_hands, help="stop after N hands (1-100000000)")
     rn.add_argument(
         "--until",

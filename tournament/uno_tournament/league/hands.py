@@ -110,10 +110,11 @@ def _pg_hands(url: str, settings: dict[str, Any]) -> PgStore:
 
 
 def open_hands(
-    league_dir: Path, league: LeagueStore, url: str | None
+    league_dir: Path, league: LeagueStore, url: str | None, shard: int = 0
 ) -> tuple[ResultStore, Callable[[], None]]:
-    """Take the league's run lock and open its hand store; returns the store and what releases
-    the lock. A second ``league run`` of the league is one line (:class:`LeagueError`)."""
+    """Take the league's run lock (of ``shard``, in PostgreSQL) and open its hand store;
+    returns the store and what releases the lock. A second ``league run`` of the league (or
+    of the shard) is one line (:class:`LeagueError`)."""
     play = league_dir / PLAY_DIR
     if url is None:
         try:
@@ -131,9 +132,10 @@ def open_hands(
             lock.release()
             raise
     try_lock = getattr(league, "try_run_lock", None)
-    if try_lock is None or not try_lock(0):
+    if try_lock is None or not try_lock(shard):
+        which = f"shard {shard} of this league" if shard else "this league"
         raise LeagueError(
-            f"{league.location}: another `league run` plays this league; stop it (Ctrl-C) first"
+            f"{league.location}: another `league run` plays {which}; stop it (Ctrl-C) first"
         )
     play.mkdir(parents=True, exist_ok=True)  # replays and logs stay on this machine
     try:

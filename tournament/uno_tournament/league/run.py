@@ -48,7 +48,7 @@ import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import grpc
 
@@ -63,6 +63,7 @@ from ..runner import _fitter_init
 from ..sandbox import HostRelay, SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
+from ..sharding import ShardSpec
 from ..store import HandRecord, ResultStore
 from .hands import LEAGUE_ID, PLAY_DIR, fit_store, league_config, open_hands
 from .matchmaking import Entry, block_specs, next_tables
@@ -559,12 +560,54 @@ class LeagueRunner(RemoteBots):
         ready = await self._sync()
         if await self._play_gate():
             return True
-        if self._connecting:  # launched bots join the next block once they are connected
-            note = f"waiting for {', '.join(self._connecting)} to connect"
-            if note != self._waiting:
-                self.say(note)
-                self._waiting = note
+        if self._still_connecting():
             return False
+        tables = await self._tables(ready)
+        if not tables:
+            return False
+        specs = block_specs(LEAGUE_ID, self.config.seed, self.block, tables)
+        if self.budget is not None:
+            specs = specs[: max(0, self.budget - self.played)]
+        self._say_block(tables, ready, len(specs))
+        await self._play_specs(specs)
+        self.block += 1
+        if self.fatal is None and (self._refit_task is None or self._refit_task.done()):
+            # in the background: the next block plays while the fit runs in its own process
+            self._refit_task = asyncio.get_running_loop().create_task(self._refit())
+        return True
+
+    def _still_connecting(self) -> bool:
+        """Launched bots join the next block once they are connected: say who is awaited."""
+        if not self._connecting:
+            return False
+        note = f"waiting for {', '.join(self._connecting)} to connect"
+        if note != self._waiting:
+            self.say(note)
+            self._waiting = note
+        return True
+
+    def _say_block(self, tables: list[tuple[str, ...]], ready: list[Seated], n: int) -> None:
+        keys = {s.name: s.version.key for s in ready}
+        self.say(
+            f"block {self.block}: "
+            + "; ".join(", ".join(keys.get(b, b) for b in t) for t in tables)
+            + f" ({n} hands)"
+        )
+
+    async def _play_specs(self, specs: list[Any]) -> None:
+        """Play these hands, ``--concurrency`` at once."""
+        queue = deque(specs)
+        loop = asyncio.get_running_loop()
+        self._workers = [
+            loop.create_task(self._worker(queue))
+            for _ in range(min(self.config.concurrency, len(queue)))
+        ]
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+
+    async def _tables(self, ready: list[Seated]) -> list[tuple[str, ...]]:
+        """The next block's tables (matchmaking, house bots filling what versions cannot); none,
+        with a line saying what is awaited, when no table can be made."""
         entries = [Entry(s.name, s.version.author, self.counts.get(s.name, 0)) for s in ready]
         tables = next_tables(
             entries,
@@ -615,30 +658,9 @@ class LeagueRunner(RemoteBots):
             if note != self._waiting:
                 self.say(note)
                 self._waiting = note
-            return False
+            return []
         self._waiting = ""
-        specs = block_specs(LEAGUE_ID, self.config.seed, self.block, tables)
-        if self.budget is not None:
-            specs = specs[: max(0, self.budget - self.played)]
-        keys = {s.name: s.version.key for s in ready}
-        self.say(
-            f"block {self.block}: "
-            + "; ".join(", ".join(keys.get(b, b) for b in t) for t in tables)
-            + f" ({len(specs)} hands)"
-        )
-        queue = deque(specs)
-        loop = asyncio.get_running_loop()
-        self._workers = [
-            loop.create_task(self._worker(queue))
-            for _ in range(min(self.config.concurrency, len(queue)))
-        ]
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        self._workers = []
-        self.block += 1
-        if self.fatal is None and (self._refit_task is None or self._refit_task.done()):
-            # in the background: the next block plays while the fit runs in its own process
-            self._refit_task = asyncio.get_running_loop().create_task(self._refit())
-        return True
+        return tables
 
     # ------------------------------------------------------------------ ratings
 
@@ -713,6 +735,7 @@ def run_league(
     league_dir: Path,
     *,
     store_url: str | None = None,
+    shard: ShardSpec | None = None,
     hands: int | None = None,
     until_settled: bool = False,
     tables: int = 1,
@@ -729,13 +752,21 @@ def run_league(
     server_port: int = 0,
 ) -> int:
     """``league run``: open (or start) the league's hand store, hold its lock, play
-    (``store_url``: the league and its hands are in that PostgreSQL database)."""
+    (``store_url``: the league and its hands are in that PostgreSQL database, played by the
+    block plans of :mod:`.shards`, as ``shard`` I/N of it or as 0/1)."""
     league = open_league(league_dir, store_url)
     try:
-        store, release = open_hands(league_dir, league, store_url)
+        part = shard or ShardSpec(0, 1)
+        store, release = open_hands(league_dir, league, store_url, part.index)
         try:
             os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-            runner = LeagueRunner(
+            cls: Any = LeagueRunner
+            extra: dict[str, Any] = {}
+            if store_url is not None:
+                from .shards import ShardedLeagueRunner  # it is a LeagueRunner: imported here
+
+                cls, extra = ShardedLeagueRunner, {"part": part}
+            runner: LeagueRunner = cls(
                 league_dir,
                 league,
                 store,
@@ -754,6 +785,7 @@ def run_league(
                 web_host=web_host,
                 server_host=server_host,
                 server_port=server_port,
+                **extra,
             )
             try:
                 return asyncio.run(runner.run())
