@@ -20,7 +20,8 @@ import pytest
 
 from uno_tournament.league.cli import settings_from
 from uno_tournament.league.pgleague import PgLeagueStore
-from uno_tournament.league.store import LeagueStore, create_league, open_league
+from uno_tournament.league.records import create_league, open_league
+from uno_tournament.league.store import LeagueStore
 
 from .pg import TempPostgres
 
@@ -185,6 +186,11 @@ def test_bad_stores_are_one_line_and_exit_2(
         (("submit", lg, str(EXAMPLES / "heuristic"), "--store", pg_url), "no league in this"),
         (("token", "add", lg, "x", "--author", "a", "--store", pg_url), "no league in this"),
         (("run", lg, "--store", pg_url), "no league in this database"),
+        (("run", lg, "--shard", "1/2"), "--shard: shards share a PostgreSQL store; add --store"),
+        (
+            ("run", lg, "--store", pg_url, "--shard", "0/2", "--until", "settled"),
+            "--until settled: not with --shard I/N for N > 1",
+        ),
     ]
     with FreePort() as port:
         cases.append((("report", lg, "--store", postgres.url(db, port=port)), "connection refused"))
@@ -195,7 +201,14 @@ def test_bad_stores_are_one_line_and_exit_2(
             assert want in lines[0] and lines[0].startswith("uno-arena: "), (want, lines)
             assert "wrong-password" not in lines[0] and "uno-test-password" not in lines[0]
             assert res.stdout == ""
-    assert _run("init", lg, "--store", pg_url).returncode == 0
+    for shard, why in (("2/2", "the index must be 0-1"), ("1", "give I/N")):
+        res = _run("run", lg, "--store", pg_url, "--shard", shard)
+        assert res.returncode == 2 and f"argument --shard: {why}" in res.stderr, res.stderr
+    res = _run("init", lg, "--store", pg_url)
+    assert res.returncode == 0 and "uno-test-password" not in res.stdout, res.stdout
+    assert res.stdout.startswith(
+        f"league ready in {pg_url.replace('uno-test-password', '***')} (local files in {lg})"
+    )
     res = _run("init", str(tmp_path / "other"), "--store", pg_url)
     assert res.returncode == 2 and "already holds a league" in res.stderr, res.stderr
     res = _run("status", lg)  # the folder alone: where its records are, and what to add

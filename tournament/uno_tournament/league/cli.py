@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, parse
+from ..pgstore import redact
 from ..sharding import ShardError, ShardSpec
 from .manifest import AUTHOR_RE, NAME_RE
+from .records import create_league, open_league
 from .report import rows as report_rows
 from .report import summarize, write_report
-from .run import MAX_TABLES, run_league
-from .store import LeagueError, Version, create_league, open_league
+from .run import MAX_TABLES
+from .start import run_league
+from .store import LeagueError, Version
 from .submit import GATE_HANDS, describe, submit
 
 EXIT_ERROR = 2
@@ -66,7 +69,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     --config (a tournament-style file with only those sections), or the defaults."""
     settings = settings_from(Path(args.config) if args.config else None)
     store = create_league(Path(args.dir), settings, args.store)
-    where = store.location if args.store else str(args.dir)
+    where = f"{redact(args.store)} (local files in {args.dir})" if args.store else args.dir
     store.close()
     more = " --store URL" if args.store else ""
     print(

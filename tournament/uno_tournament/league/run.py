@@ -63,19 +63,18 @@ from ..runner import _fitter_init
 from ..sandbox import HostRelay, SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
-from ..sharding import ShardSpec
 from ..store import HandRecord, ResultStore
-from .hands import LEAGUE_ID, PLAY_DIR, fit_store, league_config, open_hands
+from .hands import LEAGUE_ID, PLAY_DIR, fit_store, league_config
 from .matchmaking import Entry, block_specs, next_tables
 from .metrics import LeagueMetrics
 from .ratings import LeagueFit, record_refit, server_name, subset
 from .remote import RemoteBots, Seated
 from .show import linger, wait_first_scrape
-from .store import LeagueError, LeagueStore, Version, open_league
+from .store import LeagueStore, Version
 from .submit import BUILT_IN, SDK_ARGS
 from .web import RECENT, LeagueWebView
 
-__all__ = ["LeagueRunner", "run_league"]
+__all__ = ["LeagueRunner"]
 
 HOUSE = tuple((name.replace("gate-", "house-"), args) for name, args in BUILT_IN)
 """The house bots: the gate's three built-in opponents, who fill the tables that the versions
@@ -729,72 +728,3 @@ class LeagueRunner(RemoteBots):
         if decision.settled:
             self.say(f"settled: {decision.summary()}; the league stops")
             self.stop_requested = True
-
-
-def run_league(
-    league_dir: Path,
-    *,
-    store_url: str | None = None,
-    shard: ShardSpec | None = None,
-    hands: int | None = None,
-    until_settled: bool = False,
-    tables: int = 1,
-    house: bool = True,
-    concurrency: int = 8,
-    stream: TextIO | None = None,
-    metrics_port: int | None = None,
-    metrics_host: str = "127.0.0.1",
-    metrics_linger_s: float = 0.0,
-    metrics_wait_s: float = 0.0,
-    web_port: int | None = None,
-    web_host: str = "127.0.0.1",
-    server_host: str = "127.0.0.1",
-    server_port: int = 0,
-) -> int:
-    """``league run``: open (or start) the league's hand store, hold its lock, play
-    (``store_url``: the league and its hands are in that PostgreSQL database, played by the
-    block plans of :mod:`.shards`, as ``shard`` I/N of it or as 0/1)."""
-    league = open_league(league_dir, store_url)
-    try:
-        part = shard or ShardSpec(0, 1)
-        store, release = open_hands(league_dir, league, store_url, part.index)
-        try:
-            os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-            cls: Any = LeagueRunner
-            extra: dict[str, Any] = {}
-            if store_url is not None:
-                from .shards import ShardedLeagueRunner  # it is a LeagueRunner: imported here
-
-                cls, extra = ShardedLeagueRunner, {"part": part}
-            runner: LeagueRunner = cls(
-                league_dir,
-                league,
-                store,
-                store_url=store_url,
-                hands=hands,
-                until_settled=until_settled,
-                tables=tables,
-                house=house,
-                concurrency=concurrency,
-                stream=stream,
-                metrics_port=metrics_port,
-                metrics_host=metrics_host,
-                metrics_linger_s=metrics_linger_s,
-                metrics_wait_s=metrics_wait_s,
-                web_port=web_port,
-                web_host=web_host,
-                server_host=server_host,
-                server_port=server_port,
-                **extra,
-            )
-            try:
-                return asyncio.run(runner.run())
-            except RunnerError as exc:
-                raise LeagueError(str(exc)) from None
-            finally:
-                runner.log.close()
-        finally:
-            store.close()
-            release()
-    finally:
-        league.close()

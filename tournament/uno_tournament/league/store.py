@@ -26,8 +26,6 @@ __all__ = [
     "LeagueError",
     "LeagueStore",
     "Version",
-    "create_league",
-    "open_league",
 ]
 
 DB_NAME = "league.sqlite"
@@ -412,43 +410,3 @@ class LeagueStore:
         return [
             (str(n), str(a)) for n, a in self._x("SELECT name, author FROM tokens ORDER BY name")
         ]
-
-
-def is_store_url(text: str) -> bool:
-    """Whether ``--store`` names a PostgreSQL database."""
-    return text.startswith(("postgresql://", "postgres://"))
-
-
-def _check_url(url: str) -> None:
-    if not is_store_url(url):
-        raise LeagueError(
-            f"--store: {url[:60]!r} is no PostgreSQL URL; give postgresql://USER:PASSWORD@HOST"
-            "/DB (a SQLite league needs no --store: its folder is the league)"
-        )
-
-
-def create_league(folder: Path, settings: dict[str, Any], url: str | None = None) -> LeagueStore:
-    """``league init``: a SQLite league in ``folder``, or with ``url`` a PostgreSQL one (the
-    folder then holds only local files, and :data:`STORE_NOTE`)."""
-    if url is None:
-        return LeagueStore.create(folder, settings)
-    _check_url(url)
-    if (folder / DB_NAME).exists():
-        raise LeagueError(
-            f"{folder} already holds a SQLite league ({DB_NAME}); give the PostgreSQL league "
-            "another folder"
-        )
-    from .pgleague import PgLeagueStore
-
-    return PgLeagueStore.create_url(url, folder, settings)
-
-
-def open_league(folder: Path, url: str | None = None, *, readonly: bool = False) -> LeagueStore:
-    """The league of ``folder`` (its ``league.sqlite``), or with ``url`` the league in that
-    PostgreSQL database (its local files in ``folder``)."""
-    if url is None:
-        return LeagueStore.open(folder, readonly=readonly)
-    _check_url(url)
-    from .pgleague import PgLeagueStore
-
-    return PgLeagueStore.open_url(url, folder)

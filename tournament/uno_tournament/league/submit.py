@@ -32,7 +32,8 @@ from ..runner import Runner
 from ..sharding import new_tournament_id
 from ..store import HandRecord, Store
 from .manifest import Manifest, ManifestError, read_manifest
-from .store import LeagueError, open_league
+from .records import open_league
+from .store import LeagueError
 
 __all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "MAX_GATE_HANDS", "Verdict", "judge", "submit"]
 
