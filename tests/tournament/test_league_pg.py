@@ -259,7 +259,7 @@ def _stored(url: str) -> list[tuple[str, tuple[str, ...]]]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        if not conn.execute("SELECT to_regclass('seats') IS NOT NULL").fetchone()[0]:
+        if conn.execute("SELECT to_regclass('seats') IS NOT NULL").fetchone() != (True,):
             return []
         out: dict[str, list[str]] = {}
         for hid, bot in conn.execute("SELECT hand_id, bot FROM seats ORDER BY hand_id, seat"):
@@ -271,9 +271,9 @@ def _count(url: str) -> int:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        if not conn.execute("SELECT to_regclass('hands') IS NOT NULL").fetchone()[0]:
+        if conn.execute("SELECT to_regclass('hands') IS NOT NULL").fetchone() != (True,):
             return 0
-        return int(conn.execute("SELECT COUNT(*) FROM hands").fetchone()[0])
+        return sum(int(n) for (n,) in conn.execute("SELECT COUNT(*) FROM hands"))
 
 
 def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: str) -> None:
@@ -351,62 +351,129 @@ def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: 
     assert data["hands"] == len(after) and len(data["refits"]) == len(refits)
 
 
-def test_two_shards_share_the_blocks_and_wait_for_each_other(tmp_path: Path, pg_url: str) -> None:
+class Lines:
+    """A process's output lines, read by a thread of their own (the test polls them)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        with self.proc.stdout:
+            for line in self.proc.stdout:
+                self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, text: str, after: int = 0, timeout: float = 180) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.lines[after:]:
+                if text in line:
+                    return line
+            if self.proc.poll() is not None and not self.thread.is_alive():
+                raise AssertionError(f"exited before {text!r}:\n" + "\n".join(self.lines))
+            assert time.monotonic() < deadline, f"no {text!r} in:\n" + "\n".join(self.lines)
+            time.sleep(0.05)
+
+    def text(self) -> str:
+        self.thread.join(30)
+        return "\n".join(self.lines)
+
+
+def _per_table(url: str) -> list[tuple[int, int, int]]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT block, table_no, COUNT(*) FROM hands GROUP BY block, table_no ORDER BY 1, 2"
+        ).fetchall()
+    return [(int(b), int(t), int(n)) for b, t, n in rows]
+
+
+def _hashes(url: str) -> dict[str, str]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return dict(conn.execute("SELECT hand_id, content_hash FROM hands").fetchall())
+
+
+def test_two_shards_share_the_blocks_wait_for_each_other_and_survive_kill_9(
+    tmp_path: Path, pg_url: str
+) -> None:
     """--shard 0/2 alone plans block 0, plays its table and waits, naming shard 1 as not
-    running; shard 1 joins, plays the other table, and both play block 1: every hand once."""
+    running; shard 1 joins and is killed with kill -9 amid its table; shard 0 names it again
+    with the hands it has stored; shard 1 started again plays only the rest of its table, and
+    both play block 1: every hand once, the stored ones untouched."""
     lg = tmp_path / "lg"
     assert _run("init", str(lg), "--store", pg_url).returncode == 0
     for i in range(8):  # two tables of four authors each
         _enter(lg, pg_url, f"v{i}", f"author{i}", RANDOM)
     args = ["--tables", "2", "--hands", "96", "--no-house-bots", "--concurrency", "4"]
 
-    def shard(i: int) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            _cli("run", str(lg), "--store", pg_url, "--shard", f"{i}/2", *args),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=ENV,
+    def shard(i: int) -> Lines:
+        return Lines(
+            subprocess.Popen(
+                _cli("run", str(lg), "--store", pg_url, "--shard", f"{i}/2", *args),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=ENV,
+            )
         )
 
-    first = shard(0)
-    second: subprocess.Popen[str] | None = None
+    procs: list[Lines] = []
     try:
-        assert first.stdout is not None
-        seen = []
-        for line in first.stdout:
-            seen.append(line)
-            if "waits for shard 1/2" in line:
-                break
-        else:
-            raise AssertionError("shard 0 ended without waiting for shard 1:\n" + "".join(seen))
+        first = shard(0)
+        procs.append(first)
+        line = first.wait_for("waits for shard 1/2")
         assert "it is not running (0 of its 24 hands stored)" in line, line
         assert f"uno-arena league run {lg} --store URL --shard 1/2" in line, line
-        assert _count(pg_url) == 24  # its own table of block 0, and no more: the barrier holds
-        assert sum("block 0:" in x and "(24 hands)" in x for x in seen) == 1
+        assert _per_table(pg_url) == [(0, 0, 24)]  # its own table, no more: the barrier holds
+        assert sum(x.startswith("block 0:") and "(24 hands)" in x for x in first.lines) == 1
+        said = len(first.lines)
+
+        killed = shard(1)
+        procs.append(killed)
+        deadline = time.monotonic() + 180
+        while sum(n for b, t, n in _per_table(pg_url) if t == 1) < 5:
+            assert killed.proc.poll() is None, killed.text()
+            assert time.monotonic() < deadline, "shard 1 stored no 5 hands within 180 s"
+            time.sleep(0.05)
+        killed.proc.send_signal(signal.SIGSTOP)  # block 0's last writer: the count holds
+        before = _hashes(pg_url)
+        killed.proc.send_signal(signal.SIGKILL)
+        killed.proc.wait(timeout=30)
+        k = len(before) - 24
+        assert 5 <= k < 24, k
+        line = first.wait_for("waits for shard 1/2", after=said)
+        assert f"it is not running ({k} of its 24 hands stored)" in line, line
+
         second = shard(1)
-        out1, _ = second.communicate(timeout=400)
-        out0 = "".join(seen) + first.communicate(timeout=400)[0]
+        procs.append(second)
+        assert second.proc.wait(timeout=400) == 0, second.text()
+        assert first.proc.wait(timeout=400) == 0, first.text()
     finally:
-        for p in (first, second):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-    assert first.returncode == 0 and second.returncode == 0, out0 + out1
-    hands = _stored(pg_url)
-    ids = [h for h, _ in hands]
-    assert len(ids) == len(set(ids)) == 96  # two blocks of two tables, every hand once
+        for lp in procs:
+            if lp.proc.poll() is None:
+                lp.proc.kill()
+                lp.proc.wait()
+            lp.thread.join(30)
+    out0, out1 = first.text(), second.text()
+    after = _hashes(pg_url)
+    assert len(after) == 96  # two blocks of two tables, every hand once (ids are unique)
+    assert {h: after[h] for h in before} == before  # the stored hands untouched
+    assert _per_table(pg_url) == [(0, 0, 24), (0, 1, 24), (1, 0, 24), (1, 1, 24)]
     import psycopg
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        per = conn.execute(
-            "SELECT block, table_no, COUNT(*) FROM hands GROUP BY block, table_no ORDER BY 1, 2"
-        ).fetchall()
         plans = conn.execute("SELECT block, shards FROM league_blocks ORDER BY block").fetchall()
-    assert per == [(0, 0, 24), (0, 1, 24), (1, 0, 24), (1, 1, 24)]
     assert plans == [(0, 2), (1, 2)]  # one plan per block, recorded once
-    # each shard played its own tables: shard 1 said block 0 and block 1, 24 hands each
-    assert sum(x.startswith("block ") and "(24 hands)" in x for x in out1.splitlines()) == 2
+    # the restarted shard 1 played only the rest of its table of block 0, then its block 1
+    blocks1 = [x for x in out1.splitlines() if x.startswith("block ")]
+    assert len(blocks1) == 2 and blocks1[0].startswith("block 0:"), blocks1
+    assert blocks1[0].endswith(f"({24 - k} hands)") and blocks1[1].endswith("(24 hands)")
     refits = [x for x in out0.splitlines() if x.startswith("refit ")]
     assert refits and not [x for x in out1.splitlines() if x.startswith("refit ")], out1
     # (shard 0 alone writes the rating history)
