@@ -211,6 +211,27 @@ def test_bad_stores_are_one_line_and_exit_2(
     )
     res = _run("init", str(tmp_path / "other"), "--store", pg_url)
     assert res.returncode == 2 and "already holds a league" in res.stderr, res.stderr
+    other_db = postgres.new_database()
+    res = _run("init", lg, "--store", postgres.url(other_db))  # the folder is the first one's
+    postgres.drop_database(other_db)
+    assert res.returncode == 2 and res.stderr.strip() == (
+        f"uno-arena: {lg} already holds the local files of the league in "
+        f"{pg_url.replace('uno-test-password', '***')}; give the new league another folder"
+    )
+    res = subprocess.run(  # the URL from the environment, out of the process list
+        _cli("token", "add", lg, "r", "--author", "rae"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**ENV, "UNO_ARENA_LEAGUE_STORE": pg_url},
+    )
+    assert res.returncode == 0 and len(res.stdout.strip()) == 48, res.stderr
+    store = open_league(Path(lg), pg_url)
+    try:
+        assert store.token_names() == [("r", "rae")]
+    finally:
+        store.close()
     res = _run("status", lg)  # the folder alone: where its records are, and what to add
     assert res.returncode == 2 and res.stderr.strip() == (
         f"uno-arena: {lg}: this league's records are in the PostgreSQL store "
@@ -480,5 +501,45 @@ def test_two_shards_share_the_blocks_wait_for_each_other_and_survive_kill_9(
     store = open_league(lg, pg_url)
     try:
         assert store.refits() and store.refits()[-1][2] == 96
+    finally:
+        store.close()
+
+
+def test_a_version_whose_folder_is_not_on_this_machine_stops_the_shard(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A league on many machines shares its folder at one path: a shard that does not find a
+    version's built folder says so in one line, before it plays, and does not give it up."""
+    lg = tmp_path / "lg"
+    assert _run("init", str(lg), "--store", pg_url).returncode == 0
+    _enter(lg, pg_url, "here", "ann", RANDOM)
+    gone = tmp_path / "elsewhere" / "bots" / "away" / "1"
+    store = open_league(lg, pg_url)
+    try:
+        store.record(
+            name="away",
+            version="1",
+            author="bob",
+            language="python",
+            folder=str(gone),
+            manifest={"run": RANDOM},
+            state="active",
+        )
+    finally:
+        store.close()
+    res = _run("run", str(lg), "--store", pg_url, "--shard", "1/2", "--hands", "24")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip().splitlines() == [
+        f"uno-arena: away@1: its built folder {gone} is not on this machine; a league on many "
+        "machines shares its folder at the same path on every machine (NFS or a shared "
+        f"volume): mount it there, then: uno-arena league run {lg} --store URL --shard 1/2"
+    ]
+    assert _count(pg_url) == 0
+    store = open_league(lg, pg_url)
+    try:
+        assert {v.key: v.state for v in store.versions()} == {
+            "here@1": "active",
+            "away@1": "active",
+        }
     finally:
         store.close()

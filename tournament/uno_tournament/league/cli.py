@@ -7,6 +7,7 @@ error of the command (its verdict is recorded and printed) but exits 1, so scrip
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import secrets
 import sys
@@ -306,7 +307,9 @@ def _store_arg(p: argparse.ArgumentParser) -> None:
         "--store",
         metavar="URL",
         help="the league's records (and hands) in PostgreSQL: postgresql://USER:PASSWORD@HOST/DB "
-        "(DIR then holds only local files: built bots, gates, logs, replays)",
+        "(env UNO_ARENA_LEAGUE_STORE; DIR then holds only local files: built bots, gates, logs, "
+        "replays)",
+        default=os.environ.get("UNO_ARENA_LEAGUE_STORE") or None,
     )
 
 

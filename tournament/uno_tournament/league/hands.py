@@ -28,6 +28,7 @@ from ..config import BotSpec, TournamentConfig
 from ..pgstore import PgStore, is_url, redact
 from ..store import DB_NAME as HANDS_DB
 from ..store import ResultStore, RunLock, Store, StoreError
+from .pgleague import PgLeagueStore
 from .ratings import LeagueFit, fit_league
 from .store import LeagueError, LeagueStore
 
@@ -131,8 +132,7 @@ def open_hands(
         except BaseException:
             lock.release()
             raise
-    try_lock = getattr(league, "try_run_lock", None)
-    if try_lock is None or not try_lock(shard):
+    if not isinstance(league, PgLeagueStore) or not league.try_run_lock(shard):
         which = f"shard {shard} of this league" if shard else "this league"
         raise LeagueError(
             f"{league.location}: another `league run` plays {which}; stop it (Ctrl-C) first"

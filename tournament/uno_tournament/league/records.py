@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .pgleague import PgLeagueStore
-from .store import DB_NAME, LeagueError, LeagueStore
+from .store import DB_NAME, STORE_NOTE, LeagueError, LeagueStore
 
 __all__ = ["create_league", "is_store_url", "open_league"]
 
@@ -32,6 +32,12 @@ def create_league(folder: Path, settings: dict[str, Any], url: str | None = None
     if url is None:
         return LeagueStore.create(folder, settings)
     _check_url(url)
+    if (folder / STORE_NOTE).exists():
+        where = (folder / STORE_NOTE).read_text(errors="replace").strip()[:200]
+        raise LeagueError(
+            f"{folder} already holds the local files of the league in {where}; give the new "
+            "league another folder"
+        )
     if (folder / DB_NAME).exists():
         raise LeagueError(
             f"{folder} already holds a SQLite league ({DB_NAME}); give the PostgreSQL league "

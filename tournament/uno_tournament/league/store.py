@@ -5,6 +5,9 @@ A version's ``state`` is ``active`` (it plays), ``refused`` (its build or gate f
 ``reason`` says why), or ``retired`` (a newer version of the same bot replaced it; its history
 is kept). Every change is one SQLite transaction, so a kill -9 at any moment leaves either the
 old state or the new one.
+
+The same records in PostgreSQL (``--store URL``) are :class:`.pgleague.PgLeagueStore`, this class
+over another connection; :mod:`.records` opens the one a command names.
 """
 
 from __future__ import annotations
