@@ -1,10 +1,10 @@
 """``make bench-tournament``: eight Python example bots (four heuristic, four random) as separate
 processes, 16 concurrent tables per shard; the same number of hands played on 1 shard (the runner
 and one game server process) with the bots' sandbox off and on (:mod:`uno_tournament.sandbox`,
-the default), in the order off, on, on, off with half the hands each, so that a load that drifts
-during the bench weighs on both alike, and then on 2 shards (``--shards 2``: two workers, each
-with its own server and its own 8 sandboxed bot processes), in the same invocation. The last
-line reads::
+the default), in ``--rounds`` ABBA rounds (off, on, on, off; on, off, off, on; ...) of half the
+hands a run, so that a load that drifts during the bench weighs on both alike, and then on 2
+shards (``--shards 2``: two workers, each with its own server and its own 8 sandboxed bot
+processes), in the same invocation. The last line reads::
 
     bench-tournament: <H> hands/s, <M> moves/s, <N> hands, <E> errors, shards 2 <H2> hands/s,
     <C> hands per server CPU-second, sandbox off <H0> hands/s (on/off <R>), bot start-up
@@ -271,20 +271,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=16, help="tables at once, per shard")
     ap.add_argument("--hands", type=int, default=480, help="hands per run (default 480)")
     ap.add_argument("--out", help="keep the tournament folders here (default: temp folders)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=4,
+        help="ABBA rounds of sandbox off and on, 4 runs of half the hands each (default 4)",
+    )
     args = ap.parse_args(argv)
+    if not 1 <= args.rounds <= 20:
+        print(f"bench-tournament: --rounds {args.rounds}: give 1-20", file=sys.stderr)
+        return 2
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     on = bench_config(args.concurrency, blocks=1)
     off = bench_config(args.concurrency, blocks=1, sandboxed=False)
     keep = Path(args.out) if args.out else None
     print(sandbox.summary(on.sandbox), file=sys.stderr)
     _, floor_us = measure_floor_cpu(10.0)
-    # sandbox off and on in the order off, on, on, off (half the hands each): a machine whose
-    # load drifts during the bench weighs on both sides alike
+    # sandbox off and on in ABBA rounds (off, on, on, off, then on, off, off, on, ...), half the
+    # hands a run: a machine whose load drifts during the bench weighs on both sides alike, and
+    # several rounds average out the run-to-run spread of this machine (19-26 hands/s for the
+    # same 480-hand run, measured 2026-12-02)
     half = max(24, args.hands // 2)
-    bare = measure(off, 1, half, keep, "shards 1, sandbox off")
-    one = measure(on, 1, half, keep, "shards 1, sandbox on")
-    one = one.plus(measure(on, 1, half, keep, "shards 1, sandbox on (2)"))
-    bare = bare.plus(measure(off, 1, half, keep, "shards 1, sandbox off (2)"))
+    pairs: list[tuple[Measured, Measured]] = []
+    for r in range(args.rounds):
+        order = ("off", "on", "on", "off") if r % 2 == 0 else ("on", "off", "off", "on")
+        got: dict[str, list[Measured]] = {"off": [], "on": []}
+        for i, side in enumerate(order):
+            cfg = on if side == "on" else off
+            label = f"shards 1, sandbox {side} ({r + 1}.{i + 1})"
+            m = measure(cfg, 1, half, keep, label)
+            got[side].append(m)
+            print(
+                f"  {label}: {m.hands_per_s:.1f} hands/s, CPU ms/hand: server "
+                f"{m.server_ms_per_hand:.1f}, runner {m.runner_ms_per_hand:.1f}, bots and the "
+                f"rest {1000 * m.other_cpu_s / max(1, m.hands):.1f}",
+                file=sys.stderr,
+            )
+        pairs += list(zip(got["on"], got["off"], strict=True))
+    one, bare = pairs[0]
+    for a, b in pairs[1:]:
+        one, bare = one.plus(a), bare.plus(b)
+    one.label, bare.label = "shards 1, sandbox on", "shards 1, sandbox off"
     two = measure(on, 2, args.hands, keep, "shards 2, sandbox on")
     runs = [bare, one, two]
     try:
@@ -319,6 +346,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     cpu = one.server_cpu_s + two.server_cpu_s
     per_cpu = hands / cpu if cpu > 0 else 0.0
     ratio = one.hands_per_s / bare.hands_per_s if bare.hands_per_s else 0.0
+    each = sorted(a.hands_per_s / b.hands_per_s for a, b in pairs if b.hands_per_s)
+
+    def cpu_ms(m: Measured) -> float:  # every process of the run, bots included, per hand
+        return 1000 * (m.server_cpu_s + m.runner_cpu_s + m.other_cpu_s) / max(1, m.hands)
+
+    print(
+        f"sandbox on/off: {ratio:.3f} pooled over {len(pairs)} + {len(pairs)} alternated runs of "
+        f"{half} hands; run by run {', '.join(f'{x:.2f}' for x in each)}; CPU of the whole run "
+        f"(server, runner, bots, keepers) {cpu_ms(one):.1f} ms/hand on, {cpu_ms(bare):.1f} off",
+        file=sys.stderr,
+    )
     print(
         f"bench-tournament: {one.hands_per_s:.1f} hands/s, {one.moves_per_s:.0f} moves/s, "
         f"{one.hands} hands, {sum(m.errors for m in runs)} errors, shards 2 "
