@@ -173,7 +173,7 @@ def test_bad_stores_are_one_line_and_exit_2(
     lg = str(tmp_path / "lg")
     db = pg_url.rsplit("/", 1)[1]
     cases = [
-        (("status", lg, "--store", "mysql://x@h/db"), "is no PostgreSQL URL"),
+        (("status", lg, "--store", "mysql://x:wrong-password@h/db"), "is no PostgreSQL URL"),
         (
             ("status", lg, "--store", "postgresql://u:pw@h/db?nonsense=1"),
             "not a valid PostgreSQL URL",
@@ -257,14 +257,16 @@ class FreePort:
 # ---------------------------------------------------------------------- league run --store
 
 
-def _enter(league: Path, url: str, name: str, author: str, run: list[str] = RUN) -> None:
-    folder = league / "bots" / name / "1"
+def _enter(
+    league: Path, url: str, name: str, author: str, run: list[str] = RUN, version: str = "1"
+) -> None:
+    folder = league / "bots" / name / version
     folder.mkdir(parents=True, exist_ok=True)
     store = open_league(league, url)
     try:
         store.record(
             name=name,
-            version="1",
+            version=version,
             author=author,
             language="python",
             folder=str(folder.resolve()),
@@ -344,9 +346,12 @@ def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: 
     assert 5 <= len(before) < 24, len(before)
     assert not (lg / "play" / "tournament.sqlite").exists()  # the hands are in PostgreSQL
 
+    # a new version while the league is down: block 0's plan still seats b@1, retired now
+    _enter(lg, pg_url, "b", "bob", RANDOM, version="2")
     res = _run("run", str(lg), "--store", pg_url, "--hands", "24", "--no-house-bots")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "resuming at block 0" in res.stdout, res.stdout  # its plan is finished first
+    assert "b@2 (bob) enters the ladder" in res.stdout and "b@1 (bob) enters" not in res.stdout
     after = _stored(pg_url)
     ids = [h for h, _ in after]
     assert len(ids) == len(set(ids)) == len(before) + 24  # every hand once, none lost
@@ -361,7 +366,7 @@ def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: 
         store.close()
     assert refits and refits[-1][2] == len(after)  # the last refit has every hand
     last = {names[vid] for r, vid, *_ in history if r == refits[-1][0]}
-    assert last == {"example-heuristic@1.0", "b@1", "c@1", "d@1"}  # each version rated
+    assert last == {"example-heuristic@1.0", "b@1", "b@2", "c@1", "d@1"}  # each one rated
     res = _run("status", str(lg), "--store", pg_url)
     assert res.returncode == 0, res.stderr
     assert f"{len(after)} hands, {len(refits)} refits" in res.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..pgstore import redact
 from .pgleague import PgLeagueStore
 from .store import DB_NAME, STORE_NOTE, LeagueError, LeagueStore
 
@@ -21,7 +22,7 @@ def is_store_url(text: str) -> bool:
 def _check_url(url: str) -> None:
     if not is_store_url(url):
         raise LeagueError(
-            f"--store: {url[:60]!r} is no PostgreSQL URL; give postgresql://USER:PASSWORD@HOST"
+            f"--store: {redact(url)[:80]!r} is no PostgreSQL URL; give postgresql://USER:PASSWORD@HOST"
             "/DB (a SQLite league needs no --store: its folder is the league)"
         )
 

@@ -185,6 +185,13 @@ class ShardedLeagueRunner(LeagueRunner):
         if self.part.index == 0:  # one writer of the rating history
             await super()._refit(force=force)
 
+    def _unavailable(self, bot: str) -> bool:
+        """A planned bot this shard does not seat (retired or given up after the plan was made,
+        e.g. while the league was down amid the block) is played by the stand-in, a forfeit, so
+        that the block is finished as planned."""
+        seated = bot in self.house_procs or any(s.name == bot for s in self.seated.values())
+        return not seated or super()._unavailable(bot)
+
     async def _seat(self, v: Version, others: list[Version]) -> None:
         if not v.remote and not Path(v.folder).is_dir():
             raise RunnerError(
