@@ -1,9 +1,10 @@
-"""`.ci/buf-breaking` (run by make buf-lint, so by make test): from the first release tag on, a
-change to proto/ that breaks the released contract fails the build; before it, the check says
-there is nothing released yet."""
+"""`.ci/buf-breaking` (run by make buf-lint, so by make test): a change to proto/ that breaks the
+contract fails the build. The contract is the last release tag's, or before the first tag the
+buf image pinned in `.ci/uno-v1-contract.json` (what the packaged SDKs speak)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -41,10 +42,41 @@ def _check(repo: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_before_the_first_tag_there_is_no_released_contract(repo: Path) -> None:
+def _drop_a_field(repo: Path) -> None:
+    game = repo / "proto" / "uno" / "v1" / "game.proto"
+    # remove one field of ColorChosenEvent: a breaking change for every generated client
+    broken, n = re.subn(r"\n  // The colour named\.\n  Color color = 2;", "", game.read_text())
+    assert n == 1
+    game.write_text(broken)
+    _git(repo, "commit", "-qam", "drop a field")
+
+
+def test_the_pinned_contract_is_a_buf_image_of_uno_v1() -> None:
+    """Before the first tag the check is not a no-op: main's proto/ is held to the pinned image,
+    which holds every service and message of uno.v1 (it needs no git history, so a shallow
+    clone is checked too)."""
+    image = json.loads((ROOT / ".ci" / "uno-v1-contract.json").read_text())
+    names = {f["name"] for f in image["file"]}
+    for proto in (ROOT / "proto" / "uno" / "v1").glob("*.proto"):
+        assert f"uno/v1/{proto.name}" in names, proto.name
+
+
+def test_before_the_first_tag_the_pinned_contract_is_kept(repo: Path) -> None:
+    done = _check(repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "keeps the pinned contract" in done.stdout
+    _drop_a_field(repo)
+    done = _check(repo)
+    assert done.returncode != 0
+    assert "ColorChosenEvent" in done.stdout + done.stderr
+
+
+def test_without_a_tag_or_a_pin_there_is_no_contract(repo: Path) -> None:
+    (repo / ".ci" / "uno-v1-contract.json").unlink()
+    _git(repo, "commit", "-qam", "no pin")
     done = _check(repo)
     assert done.returncode == 0, done.stderr
-    assert "no release tag" in done.stdout
+    assert "no contract to keep" in done.stdout
 
 
 def test_a_compatible_change_passes_and_a_removed_field_fails(repo: Path) -> None:
@@ -53,13 +85,7 @@ def test_a_compatible_change_passes_and_a_removed_field_fails(repo: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     assert "keeps the contract of v1.0.0" in done.stdout
 
-    game = repo / "proto" / "uno" / "v1" / "game.proto"
-    text = game.read_text()
-    # remove one field of ColorChosenEvent: a breaking change for every generated client
-    broken, n = re.subn(r"\n  // The colour named\.\n  Color color = 2;", "", text)
-    assert n == 1
-    game.write_text(broken)
-    _git(repo, "commit", "-qam", "drop a field")
+    _drop_a_field(repo)
     done = _check(repo)
     assert done.returncode != 0
     assert "ColorChosenEvent" in done.stdout + done.stderr
