@@ -159,6 +159,8 @@ def test_remote_bots_are_gated_play_come_back_and_are_refused(tmp_path: Path) ->
         assert state == "refused", reason
         assert "illegal action(s) in 24 gate hands; the first in hand gate-broken-1/" in reason
         assert "seat " in reason and "uno-arena replay" in reason
+        # what the server said of the first illegal action, and the request it answered
+        assert ", answering request m" in reason and "with action id 987654" in reason, reason
         assert "reconnect it to be gated again" in reason
 
         # a token added while the league runs: registered before the next block

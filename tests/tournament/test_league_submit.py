@@ -179,3 +179,40 @@ def test_init_takes_only_the_league_sections_and_validates_them(tmp_path: Path) 
         store.close()
     res = _cli("init", str(tmp_path / "c"))
     assert res.returncode == 2 and "already holds a league" in res.stderr
+
+
+ILLEGAL = """
+import sys
+import uno_bot.deciding
+from uno_bot.examples.random_bot import RandomBot
+
+# a bot without the SDK's guard (as one in another language may be): it sends what it decides
+uno_bot.deciding._check_choice = lambda req, result: (result, "")
+
+class Illegal(RandomBot):
+    def decide(self, request, state):
+        return max(a.id for a in request.legal_actions) + 7  # not among the legal actions
+
+raise SystemExit(Illegal().main(sys.argv[1:]))
+"""
+
+
+def test_an_illegal_action_is_quoted_with_the_request_it_answered(tmp_path: Path) -> None:
+    """A refused submission's reason says what the server said of its first illegal action
+    (the reason, the server's explanation, the request answered and the action id sent), read
+    from the gate's server log, besides the hand, the seat and the replay to open."""
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    folder = tmp_path / "illegal"
+    folder.mkdir()
+    (folder / "bot.py").write_text(ILLEGAL)
+    run = ["{python}", "bot.py", *RUN[3:]]
+    _bot(folder, name="illegal", version="0.1", author="dan", run=run)
+    res = _cli("submit", str(league), str(folder))
+    assert res.returncode == 1, res.stdout + res.stderr
+    line = res.stdout.strip()
+    assert line.startswith("illegal@0.1: refused: "), line
+    assert "illegal action(s) in" in line and "uno-arena replay" in line
+    assert ", answering request m" in line and " with action id " in line, line
+    sent = int(line.split(" with action id ")[1].split()[0].rstrip(")"))
+    assert sent >= 7, line

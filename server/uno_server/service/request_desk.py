@@ -241,12 +241,17 @@ class RequestDesk:
             res.request_open = st.open is not None and st.open.request_id == res.request_id
             res.time_bank_ms = st.bank_ms
         if count <= 20 or count % 100 == 0:  # a flood of bad actions must not flood the log
-            self.log.info(
+            # a seat's first fault of the match is a warning, so a server run at --log-level
+            # warning (a tournament's) still says what it was: the league's gate quotes it
+            emit = self.log.warning if count == 1 and not late else self.log.info
+            emit(
                 "late answer rejected" if late else "action rejected",
                 seat=st.seat if st is not None else None,
                 bot=sender,
                 reason=errors_pb2.ErrorReason.Name(reason),
                 detail=message,
+                request_id=res.request_id[:100],
+                action_id=res.action_id if res.HasField("action_id") else None,
                 **({"late": count} if late else {"rejected": count}),
             )
         return res

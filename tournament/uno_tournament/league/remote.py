@@ -220,7 +220,8 @@ class RemoteBots(Player, ABC):
         why = self.given_up_remote.pop(r.name, None)
         left = [f"its connection dropped during the gate ({why})"] if why else []
         self.away.discard(r.name)
-        accepted, reason, gate = judge(recs, r.name, len(specs), folder, left)
+        log = self.shard.server.log_path if self.shard and self.shard.server else None
+        accepted, reason, gate = judge(recs, r.name, len(specs), folder, left, log)
         gate["remote"] = True
         if not accepted:
             r.refused_session = sessions.get(r.name, "")

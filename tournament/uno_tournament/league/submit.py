@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
+import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -190,7 +191,7 @@ def _gate(
     incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == man.name]
     store.close()
     crashes = [d for _, k, d in incidents if k in ("crash", "given_up")]
-    return judge(rows, man.name, gate_hands, out, crashes)
+    return judge(rows, man.name, gate_hands, out, crashes, runner.log_dir / "server.log")
 
 
 def judge(
@@ -199,11 +200,15 @@ def judge(
     planned: int,
     out: Path,
     crashes: Sequence[str] = (),
+    server_log: Path | None = None,
 ) -> tuple[bool, str, dict[str, Any]]:
     """The gate's verdict on bot ``name`` from its gate hands (a submission's, or a remote
     bot's on its first connection): it passes with every planned hand played, 0 illegal
     actions, 0 timeouts and 0 crashes; else the reason names the first fault's hand and seat,
-    with the replay to look at. ``out`` is the gate's folder (its ``replays``)."""
+    with the replay to look at, and for an illegal action what the server said of the first
+    one (read from ``server_log``, the game server's JSON log: the reason, the server's
+    explanation, the request it answered and the action id it sent). ``out`` is the gate's
+    folder (its ``replays``)."""
     seats = [(h.hand_id, s) for h in rows for s in h.seats if s.bot == name]
     played = len(seats)
     illegal = sum(s.illegal for _, s in seats)
@@ -218,11 +223,13 @@ def judge(
     }
     if illegal:
         first = next((h, s) for h, s in seats if s.illegal)
+        said = first_rejection(server_log, name, {h.match_id for h in rows}) if server_log else ""
         return (
             False,
             f"{illegal} illegal action(s) in {played} gate hands; the first in hand {first[0]}, "
-            f"seat {first[1].seat} (see it: uno-arena replay "
-            f"{out / 'replays' / replay_name(first[0])})",
+            f"seat {first[1].seat}"
+            + (f": {said}" if said else "")
+            + f" (see it: uno-arena replay {out / 'replays' / replay_name(first[0])})",
             gate,
         )
     if timeouts:
@@ -238,6 +245,32 @@ def judge(
     if played < planned:
         return False, f"only {played} of {planned} gate hands were played", gate
     return True, f"gate passed: {played} hands, 0 illegal, 0 timeouts, 0 crashes", gate
+
+
+def first_rejection(server_log: Path, bot: str, match_ids: set[str]) -> str:
+    """What the game server said of ``bot``'s first rejected action in one of these matches
+    (its "action rejected" log line), in words; "" if the log has none (or cannot be read)."""
+    try:
+        with server_log.open(encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if '"action rejected"' not in line or bot not in line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if rec.get("bot") != bot or rec.get("match_id") not in match_ids:
+                    continue
+                action = rec.get("action_id")
+                return (
+                    f"{str(rec.get('reason', ''))[len('ERROR_REASON_') :]} "
+                    f"({' '.join(str(rec.get('detail', '')).split())[:300]}), answering request "
+                    f"{rec.get('request_id', '?')} with "
+                    + (f"action id {action}" if action is not None else "no action id")
+                )
+    except OSError:
+        return ""
+    return ""
 
 
 def describe(v: Verdict) -> str:
