@@ -159,16 +159,20 @@ def _serve(args: argparse.Namespace) -> int:
     from .service.main import cmd_serve
 
     if not getattr(args, "league", None):
+        if getattr(args, "league_store", None):
+            raise ConfigError("--league-store: needs --league DIR (the league's local folder)")
         return cmd_serve(args)
     if getattr(args, "web_port", None) is None:
         raise ConfigError("--league: needs --web-port (the standings are a page of the web view)")
+    import os
     from pathlib import Path
 
     from uno_tournament.league.store import LeagueError
     from uno_tournament.league.web import serve_view_factory
 
+    url = getattr(args, "league_store", None) or os.environ.get("UNO_ARENA_LEAGUE_STORE") or None
     try:
-        view = serve_view_factory(Path(args.league))
+        view = serve_view_factory(Path(args.league), url)
     except LeagueError as exc:
         raise ConfigError(f"--league: {exc}") from None
     return cmd_serve(args, view)

@@ -376,6 +376,47 @@ def test_pg_league_end_to_end_kill_9_resume_and_one_run(tmp_path: Path, pg_url: 
     data = json.loads((out / "league.json").read_text())
     assert data["hands"] == len(after) and len(data["refits"]) == len(refits)
 
+    # a standalone server shows the PostgreSQL league's standings read-only, hands counted
+    # in its database
+    per_bot: dict[str, int] = {}
+    for _, bots in after:
+        for b in bots:
+            per_bot[b] = per_bot.get(b, 0) + 1
+    _serve_shows(lg, pg_url, per_bot)
+
+
+def _serve_shows(lg: Path, url: str, per_bot: dict[str, int]) -> None:
+    import urllib.request
+
+    bad = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token",
+         "admin-token-123", "--league-store", url],
+        capture_output=True, text=True, timeout=60, check=False, env=ENV,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--league-store: needs --league DIR" in bad.stderr, bad.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token",
+         "admin-token-123", "--web-port", "0", "--league", str(lg), "--league-store", url],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV,
+    )  # fmt: skip
+    lines = Lines(proc)
+    try:
+        line = lines.wait_for("league standings on http://", timeout=120)
+        page = line.split("league standings on ")[1].strip()
+        api = page.replace("/league", "/api/league")
+        with urllib.request.urlopen(api, timeout=30) as r:
+            got = json.loads(r.read())
+        shown = {v["key"]: v["hands"] for v in got["versions"]}
+        assert shown["example-heuristic@1.0"] > 0
+        total = sum(shown.values())
+        assert total == sum(n for b, n in per_bot.items() if not b.startswith("house-")), (
+            shown,
+            per_bot,
+        )
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
 
 class Lines:
     """A process's output lines, read by a thread of their own (the test polls them)."""

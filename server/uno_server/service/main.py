@@ -374,6 +374,12 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
         help="with --web-port: also show the standings of the league in DIR at /league (read-only)",
     )
     p.add_argument(
+        "--league-store",
+        metavar="URL",
+        help="with --league: the league's PostgreSQL store (postgresql://...; or env "
+        "UNO_ARENA_LEAGUE_STORE), as given to `league init --store`",
+    )
+    p.add_argument(
         "--bot",
         action="append",
         default=[],

@@ -215,18 +215,45 @@ def stored_counts(db: Path) -> dict[str, int]:
     return {str(b): int(n) for b, n in rows}
 
 
-def serve_view_factory(league_dir: Path) -> Callable[..., WebView]:
-    """For ``uno-arena serve --web-port P --league DIR``: a web view of that server with the
-    standings of the league in DIR at ``/league``, read-only (its ``league.sqlite`` opened
-    read-only, the hands per version counted in its hand store at every request). The league
-    plays on its own server (``league run``), so no match links are listed here. Raises
-    :class:`~.store.LeagueError` for a folder that holds no league."""
-    league = LeagueStore.open(league_dir, readonly=True)
+def pg_counts(url: str) -> Callable[[], dict[str, int]]:
+    """Hands per server name in a PostgreSQL league's hand store, read at every call on one
+    connection, opened again after an error (empty while the store cannot be read)."""
+    import psycopg
+
+    conn: psycopg.Connection[Any] | None = None
+
+    def counts() -> dict[str, int]:
+        nonlocal conn
+        try:
+            if conn is None or conn.closed:
+                conn = psycopg.connect(url, autocommit=True, connect_timeout=5)
+            rows = conn.execute("SELECT bot, COUNT(*) FROM seats GROUP BY bot").fetchall()
+        except psycopg.Error:
+            if conn is not None:
+                conn.close()
+            conn = None
+            return {}
+        return {str(b): int(n) for b, n in rows}
+
+    return counts
+
+
+def serve_view_factory(league_dir: Path, url: str | None = None) -> Callable[..., WebView]:
+    """For ``uno-arena serve --web-port P --league DIR [--league-store URL]``: a web view of
+    that server with the standings of the league in DIR (or in the PostgreSQL database at URL)
+    at ``/league``, read-only (the hands per version counted in its hand store at every
+    request). The league plays on its own server (``league run``), so no match links are
+    listed here. Raises :class:`~.store.LeagueError` for a folder or store that holds no
+    league."""
+    from .records import open_league
+
+    league = open_league(league_dir, url, readonly=True)
     name = league_dir.resolve().name
     db = league_dir / "play" / HANDS_DB
+    count: Callable[[], dict[str, int]] = pg_counts(url) if url else lambda: stored_counts(db)
 
     def state() -> tuple[dict[str, int], dict[str, deque[str]]]:
-        return stored_counts(db), {}
+        return count(), {}
 
     def make(
         target: str,
