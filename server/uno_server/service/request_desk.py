@@ -219,10 +219,13 @@ class RequestDesk:
         reason: int,
         message: str,
         field: str = "",
+        legal: list[int] | None = None,
     ) -> bot_pb2.ActionResult:
         """Fill in and count a rejection. A late answer (``ABORTED``: the request had closed
         before the answer came) counts as stale, anything else as a fault (``Seat.rejected``,
-        uno_illegal_actions_total); the two never overlap (MatchSeat documents both)."""
+        uno_illegal_actions_total); the two never overlap (MatchSeat documents both).
+        ``legal``: the request's legal action ids as the bot was sent them, for the log line,
+        when the answer was an action the request did not offer."""
         res.code = code
         res.reason = reason
         res.message = message
@@ -252,6 +255,7 @@ class RequestDesk:
                 detail=message,
                 request_id=res.request_id[:100],
                 action_id=res.action_id if res.HasField("action_id") else None,
+                **({"legal": legal[:64]} if legal is not None else {}),
                 **({"late": count} if late else {"rejected": count}),
             )
         return res

@@ -463,6 +463,11 @@ class Table:
         if self._push:
             self.seat_log.push()
 
+    def _legal_on_wire(self, legal: list[int]) -> list[int]:
+        """A request's legal actions as its DecisionRequest offered them (for a rejection's
+        log line; not on the path of an accepted answer)."""
+        return list(legal) if self._ident else [convert.id_to_wire(a, self._h2m) for a in legal]
+
     def submit(
         self, outbox: Outbox, request_id: str, number: int, action_id: int | None
     ) -> bot_pb2.ActionResult | None:
@@ -497,6 +502,7 @@ class Table:
                     FAILED_PRECONDITION,
                     errors_pb2.ERROR_REASON_ILLEGAL_ACTION,
                     f"action {action_id} names a seat that sits this hand out",
+                    legal=self._legal_on_wire(req.legal),
                 )
         try:
             self._apply(self._m2h[req.seat], engine_id, "bot")
@@ -523,6 +529,7 @@ class Table:
                 code,
                 reason,
                 str(exc),
+                legal=None if code == ABORTED else self._legal_on_wire(req.legal),
             )
         except EngineError as exc:  # pragma: no cover - every engine error is one of the above
             return desk.reject(

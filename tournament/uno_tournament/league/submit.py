@@ -262,10 +262,18 @@ def first_rejection(server_log: Path, bot: str, match_ids: set[str]) -> str:
                 if rec.get("bot") != bot or rec.get("match_id") not in match_ids:
                     continue
                 action = rec.get("action_id")
+                legal = rec.get("legal")
+                offered = (
+                    f" (it offered action ids {', '.join(str(a) for a in legal[:20])}"
+                    + (", ..." if len(legal) > 20 else "")
+                    + ")"
+                    if isinstance(legal, list) and legal
+                    else ""
+                )
                 return (
                     f"{str(rec.get('reason', ''))[len('ERROR_REASON_') :]} "
                     f"({' '.join(str(rec.get('detail', '')).split())[:300]}), answering request "
-                    f"{rec.get('request_id', '?')} with "
+                    f"{rec.get('request_id', '?')}{offered} with "
                     + (f"action id {action}" if action is not None else "no action id")
                 )
     except OSError:
