@@ -3,13 +3,21 @@ at one table, and a crashing bot that takes more than its share."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
-from uno_tournament.league.matchmaking import Entry, next_tables
+from uno_tournament.league.matchmaking import (
+    FLOOR_SHARE,
+    Entry,
+    information_order,
+    next_tables,
+)
+from uno_tournament.rating_model import Ratings
 
 HANDS_PER_BLOCK = 24  # one block: 6 deals x 4 rotations at every table
 
@@ -98,3 +106,69 @@ def test_preferred_versions_come_after_the_floor_and_the_choice_is_deterministic
     assert tables == next_tables(entries, 1, seed=5, block=2, prefer=["v6", "v7"], floor_hands=24)
     with pytest.raises(ValueError, match="listed once"):
         next_tables([*entries, entries[0]], 1, seed=5, block=2)
+
+
+# --- scheduling for information -------------------------------------------------------------
+
+
+def _ratings(elo: dict[str, float], se: float) -> Ratings:
+    """A fitted table with these ratings and independent errors of ``se`` Elo each."""
+    bots = tuple(elo)
+    return Ratings(
+        bots=bots,
+        elo=np.array([elo[b] for b in bots]),
+        cov=np.eye(len(bots)) * se**2,
+        seat_elo=np.zeros(4),
+        later_seat_elo=np.zeros(4),
+        loser_weight=0.3,
+        loser_weight_se=0.05,
+        log_likelihood=0.0,
+        iterations=1,
+        converged=True,
+        n_hands=1000,
+        n_clusters=100,
+        places="full",
+        cluster="deal",
+    )
+
+
+def test_unrated_versions_then_the_open_pairs_least_resolved_first() -> None:
+    # gaps: a-b 200 (decided), b-c 30 (open, z 1.06), c-d 10 (open, z 0.35), d-e 300 (decided)
+    r = _ratings({"a": 400, "b": 200, "c": 170, "d": 160, "e": -140}, se=20)
+    order = information_order(r, ["a", "b", "c", "d", "e", "new"])
+    assert order == ["new", "c", "d", "b"]
+    assert information_order(None, ["x", "y"]) == ["x", "y"]  # no fit yet: all unrated
+    # a covariance that makes a close pair's gap precise decides it
+    tight = dataclasses.replace(r, cov=np.full((5, 5), 399.0) + np.eye(5))
+    assert information_order(tight, ["a", "b", "c", "d", "e"]) == []
+
+
+def test_the_open_pair_plays_every_block_and_no_version_falls_behind() -> None:
+    """Eight versions of eight authors, one table a block, one open pair (c, d): the pair sits
+    at every table, and the floor (FLOOR_SHARE of the mean hands) still brings every other
+    version in: none falls below half the mean by more than a block."""
+    keys = list("abcdefgh")
+    r = _ratings({k: 300.0 - 100 * i for i, k in enumerate(keys)} | {"d": 105.0}, se=25)
+    assert sorted(information_order(r, keys)) == ["c", "d"]
+    hands = dict.fromkeys(keys, 0)
+    seated = Counter[str]()
+    for block in range(60):
+        entries = [Entry(k, f"author-{k}", hands[k]) for k in keys]
+        mean = sum(hands.values()) / len(hands)
+        (table,) = next_tables(
+            entries,
+            1,
+            seed=1,
+            block=block,
+            floor_hands=math.ceil(FLOOR_SHARE * mean),
+            prefer=information_order(r, keys),
+        )
+        for k in table:
+            hands[k] += 24
+            seated[k] += 1
+        mean = sum(hands.values()) / len(hands)
+        assert min(hands.values()) >= FLOOR_SHARE * mean - 24, hands
+    # the open pair sits at nearly every table (a fair share would be 30 of 60 blocks; the
+    # floor takes the table once, when the versions that had not played yet fell below it)
+    assert seated["c"] >= 55 and seated["d"] >= 55, seated
+    assert min(seated.values()) >= 15, seated  # the others share the rest, none starved

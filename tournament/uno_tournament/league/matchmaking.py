@@ -17,20 +17,25 @@ The choice answers what other ladders got wrong:
   waits for the next block (it is first in line then).
 - **Retired and given-up versions are not scheduled**: the caller passes only active ones.
 
-Beyond the floor the league may ask for more information about a pair (scheduling for
-information); ``prefer`` lets it move chosen versions to the front of the line, after the ones
-below ``floor_hands``.
+Beyond the floor the league schedules for information (:func:`information_order`): after each
+refit the versions no fit has rated yet, then the two versions of each adjacent pair of the
+ranking that is still open (its 95% interval on the gap covers 0), least resolved first, go to
+the front of the line (``prefer``), after the ones below ``floor_hands``. The league sets that floor
+at :data:`FLOOR_SHARE` of the mean hands of its versions, so scheduling for information never
+starves a version whose pairs are decided: every version keeps at least half the mean.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import schedule
+from ..rating_model import Ratings
 
-__all__ = ["Entry", "block_specs", "next_tables"]
+__all__ = ["FLOOR_SHARE", "Entry", "block_specs", "information_order", "next_tables"]
 
 SEATS = 4
 
@@ -113,4 +118,35 @@ def block_specs(
                         tuple(tb),
                     )
                 )
+    return out
+
+
+FLOOR_SHARE = 0.5
+"""While the league prefers the versions of open pairs, a version with fewer hands than this
+share of the mean goes first again (and a new version, with none, at once)."""
+Z_OPEN = 1.96
+"""A pair is open while its gap is within this many standard errors of 0 (a 95% interval)."""
+
+
+def information_order(ratings: Ratings | None, keys: Sequence[str]) -> list[str]:
+    """The versions (of ``keys``) to seat first for information: those the fit has not rated,
+    then both versions of each open adjacent pair of the ranking (gap / its standard error below
+    :data:`Z_OPEN`, from the fit's covariance), the least resolved pair first; a version in two
+    open pairs is listed once, at its first place."""
+    rated = set(ratings.bots) if ratings is not None else set()
+    out = [k for k in keys if k not in rated]
+    if ratings is None:
+        return out
+    idx = {b: i for i, b in enumerate(ratings.bots)}
+    ranked = sorted((k for k in keys if k in idx), key=lambda k: -float(ratings.elo[idx[k]]))
+    pairs = []
+    for a, b in itertools.pairwise(ranked):
+        i, j = idx[a], idx[b]
+        var = float(ratings.cov[i, i] + ratings.cov[j, j] - 2 * ratings.cov[i, j])
+        gap = abs(float(ratings.elo[i] - ratings.elo[j]))
+        z = gap / var**0.5 if var > 0 else float("inf")
+        if z < Z_OPEN:
+            pairs.append((z, a, b))
+    for _, a, b in sorted(pairs):
+        out += [k for k in (a, b) if k not in out]
     return out

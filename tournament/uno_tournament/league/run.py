@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import multiprocessing
 import os
 import secrets
@@ -58,6 +59,7 @@ from ..config import BotSpec, _sandbox_from_dict
 from ..player import RunnerError, error_reason
 from ..procs import BotProcess, announce_sandbox, tail
 from ..progress import Progress
+from ..rating_model import Ratings
 from ..replay import store_hand
 from ..runner import _fitter_init
 from ..sandbox import HostRelay, SandboxError
@@ -65,7 +67,7 @@ from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
 from ..store import HandRecord, ResultStore
 from .hands import LEAGUE_ID, PLAY_DIR, fit_store, league_config
-from .matchmaking import Entry, block_specs, next_tables
+from .matchmaking import FLOOR_SHARE, Entry, block_specs, information_order, next_tables
 from .metrics import LeagueMetrics
 from .ratings import LeagueFit, record_refit, server_name, subset
 from .remote import RemoteBots, Seated
@@ -126,6 +128,8 @@ class LeagueRunner(RemoteBots):
         self.until_settled = until_settled
         self.n_tables = tables
         self.floor_hands = floor_hands
+        self._ratings: Ratings | None = None
+        """The last refit's ratings (by server name), which the tables follow."""
         self.refit_every_s = refit_every_s
         self.sandbox = _sandbox_from_dict(settings.get("sandbox"))
         self.seated: dict[int, Seated] = {}
@@ -608,12 +612,17 @@ class LeagueRunner(RemoteBots):
         """The next block's tables (matchmaking, house bots filling what versions cannot); none,
         with a line saying what is awaited, when no table can be made."""
         entries = [Entry(s.name, s.version.author, self.counts.get(s.name, 0)) for s in ready]
+        # scheduling for information, within a floor that keeps every version near the others
+        mean = sum(e.hands for e in entries) / max(1, len(entries))
+        floor = max(self.floor_hands, math.ceil(FLOOR_SHARE * mean))
+        prefer = information_order(self._ratings, [e.key for e in entries])
         tables = next_tables(
             entries,
             self.n_tables,
             seed=self.config.seed,
             block=self.block,
-            floor_hands=self.floor_hands,
+            floor_hands=floor,
+            prefer=prefer,
         )
         if len(tables) < self.n_tables and self.house and self.house_procs and entries:
             # house bots fill the seats the versions cannot: last in line, each its own author
@@ -631,7 +640,8 @@ class LeagueRunner(RemoteBots):
                     self.n_tables,
                     seed=self.config.seed,
                     block=self.block,
-                    floor_hands=self.floor_hands,
+                    floor_hands=floor,
+                    prefer=prefer,
                 )
                 if mine & set(t)
             ]
@@ -699,6 +709,7 @@ class LeagueRunner(RemoteBots):
             return
         self.refits += 1
         r = fit.ratings
+        self._ratings = r  # the next blocks are scheduled for information from it
         if self.league_metrics is not None:
             self.league_metrics.set_ratings(
                 {
