@@ -15,8 +15,10 @@ links of a version's matches lead into the spectator view of the same web view.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sqlite3
+import threading
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -169,11 +171,15 @@ class LeagueWebView(WebView):
         host: str = "127.0.0.1",
         port: int = 0,
         credentials: grpc.ChannelCredentials | None = None,
+        blocking: bool = False,
     ) -> None:
         super().__init__(target, admin_token, host=host, port=port, credentials=credentials)
         self.league = league
         self.name = name
         self.state = state
+        self.blocking = blocking
+        """The standings are read over the network (a PostgreSQL league): in a worker thread,
+        so that the event loop they share with the game server never waits for them."""
 
     def app(self) -> web.Application:
         app = super().app()
@@ -195,8 +201,13 @@ class LeagueWebView(WebView):
         )
 
     async def league_api(self, request: web.Request) -> web.Response:
+        if self.blocking:
+            return web.json_response(await asyncio.to_thread(self._standings))
+        return web.json_response(self._standings())
+
+    def _standings(self) -> dict[str, Any]:
         counts, recent = self.state()
-        return web.json_response(standings_json(self.league, self.name, counts, recent))
+        return standings_json(self.league, self.name, counts, recent)
 
 
 def stored_counts(db: Path) -> dict[str, int]:
@@ -221,8 +232,13 @@ def pg_counts(url: str) -> Callable[[], dict[str, int]]:
     import psycopg
 
     conn: psycopg.Connection[Any] | None = None
+    lock = threading.Lock()  # requests are answered in worker threads: one at a time here
 
     def counts() -> dict[str, int]:
+        with lock:
+            return read()
+
+    def read() -> dict[str, int]:
         nonlocal conn
         try:
             if conn is None or conn.closed:
@@ -264,7 +280,15 @@ def serve_view_factory(league_dir: Path, url: str | None = None) -> Callable[...
         credentials: grpc.ChannelCredentials | None = None,
     ) -> WebView:
         return LeagueWebView(
-            target, admin_token, league, name, state, host=host, port=port, credentials=credentials
+            target,
+            admin_token,
+            league,
+            name,
+            state,
+            host=host,
+            port=port,
+            credentials=credentials,
+            blocking=url is not None,
         )
 
     return make
