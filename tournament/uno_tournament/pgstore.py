@@ -160,6 +160,15 @@ def explain(exc: BaseException, where: str) -> str:
     return f"{where}: PostgreSQL error: {text}"
 
 
+def pyformat(sql: str, cache: dict[str, str]) -> str:
+    """The SQL the stores write for SQLite (``?`` placeholders) as psycopg takes it (``%s``),
+    memoised in ``cache``."""
+    q = cache.get(sql)
+    if q is None:
+        q = cache[sql] = sql.replace("?", "%s")
+    return q
+
+
 class PgStore(ResultStore):
     """A tournament's tables in a PostgreSQL database (see the module docstring)."""
 
@@ -174,10 +183,7 @@ class PgStore(ResultStore):
     # ------------------------------------------------------------------ dialect
 
     def _q(self, sql: str) -> str:
-        q = self._sql.get(sql)
-        if q is None:
-            q = self._sql[sql] = sql.replace("?", "%s")
-        return q
+        return pyformat(sql, self._sql)
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..pgstore import CONNECT_TIMEOUT_S, _psycopg, explain, redact
+from ..pgstore import CONNECT_TIMEOUT_S, _psycopg, explain, pyformat, redact
 from ..store import StoreError
 from .store import SCHEMA_VERSION, STORE_NOTE, LeagueError, LeagueStore
 
@@ -126,10 +126,7 @@ class PgLeagueStore(LeagueStore):
     # ------------------------------------------------------------------ dialect
 
     def _q(self, sql: str) -> str:
-        q = self._sql.get(sql)
-        if q is None:
-            q = self._sql[sql] = sql.replace("?", "%s")
-        return q
+        return pyformat(sql, self._sql)
 
     def _x(self, sql: str, params: Sequence[Any] = ()) -> Any:
         pg = _psycopg()
