@@ -25,7 +25,6 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import grpc
 import pytest
@@ -65,7 +64,7 @@ async def refused(call: object) -> tuple[grpc.StatusCode, str, str]:
 
 async def connected(live: Live, name: str, **kw: object) -> RawBot:
     bot = RawBot(live.port, name, BOTS[name], **kw).start()  # type: ignore[arg-type]
-    await asyncio.wait_for(bot.welcomed.wait(), 5)
+    await asyncio.wait_for(bot.welcomed.wait(), 30)
     return bot
 
 
@@ -106,7 +105,7 @@ async def test_limit_an_oversized_bot_version_is_refused_before_anyone_sees_it(l
     )
     other = await connected(live, "b1", policy=None)
     await live.create(["b0", "b1", HEUR, HEUR], rules=SINGLE)
-    for _ in range(100):
+    for _ in range(3000):
         started = [m for m in other.received if m.WhichOneof("kind") == "match_started"]
         if started:
             break
@@ -317,7 +316,7 @@ async def test_retention_a_bot_away_at_the_end_still_gets_match_ended(live: Live
         rules=SINGLE,
         tc=game_pb2.TimeControl(decision_ms=60_000, reconnect_grace_ms=100),
     )
-    await asyncio.wait_for(bot.requests.get(), 5)
+    await asyncio.wait_for(bot.requests.get(), 30)
     await bot.stop()  # away: after the grace the takeover bot finishes the match
     await live.watch(info.match_id)
     again = await connected(live, "b0", policy=None)
@@ -441,7 +440,7 @@ async def test_deal_a_deal_that_never_ends_freezes_nothing(monkeypatch: pytest.M
             t0 = time.monotonic()
             try:
                 res = health_pb2_grpc.HealthStub(ch).Check(
-                    health_pb2.HealthCheckRequest(service=""), timeout=2.0
+                    health_pb2.HealthCheckRequest(service=""), timeout=4.0
                 )
                 probe["status"] = res.status
             except grpc.RpcError as exc:
@@ -449,7 +448,7 @@ async def test_deal_a_deal_that_never_ends_freezes_nothing(monkeypatch: pytest.M
             probe["seconds"] = time.monotonic() - t0
             probe["still_stuck"] = not release.is_set()
 
-    async with serving(deal_timeout_s=1.5) as live:
+    async with serving(deal_timeout_s=5.0) as live:
         prober = threading.Thread(target=health_probe, args=(live.port,))
         prober.start()
         create = live.admin.CreateMatch(
@@ -465,8 +464,9 @@ async def test_deal_a_deal_that_never_ends_freezes_nothing(monkeypatch: pytest.M
             release.set()
             await asyncio.to_thread(prober.join, 30)
         assert probe["status"] == health_pb2.HealthCheckResponse.SERVING, probe
-        seconds: Any = probe["seconds"]
-        assert probe["still_stuck"] and seconds < 1.0, probe
+        # answered while the deal was still stuck (the deal is released only after the
+        # CreateMatch below fails, at deal_timeout_s): causality, not a quiet machine's timing
+        assert probe["still_stuck"], probe
         assert outcome == (grpc.StatusCode.INTERNAL, "INTERNAL")
         assert not live.server.arena.running  # no match is left behind
 
@@ -594,9 +594,9 @@ async def test_contract_resume_cursor_zero_replays_every_event_of_the_seat(live:
         rules=SINGLE,
         tc=game_pb2.TimeControl(decision_ms=60_000, reconnect_grace_ms=10_000),
     )
-    dr = await asyncio.wait_for(bot.requests.get(), 5)
+    dr = await asyncio.wait_for(bot.requests.get(), 30)
     while not dr.required:
-        dr = await asyncio.wait_for(bot.requests.get(), 5)
+        dr = await asyncio.wait_for(bot.requests.get(), 30)
     first_seen = [e.sequence for e in dr.events]
     await bot.stop()
     session = next(m.welcome.session_id for m in bot.received if m.WhichOneof("kind") == "welcome")
@@ -608,7 +608,7 @@ async def test_contract_resume_cursor_zero_replays_every_event_of_the_seat(live:
         ),
     )
     again = await connected(live, "b0", policy=None, hello=hello)
-    resent = await asyncio.wait_for(again.requests.get(), 5)
+    resent = await asyncio.wait_for(again.requests.get(), 30)
     replayed = [
         e.sequence
         for m in again.received
@@ -654,7 +654,7 @@ async def _required(bot: RawBot) -> bot_pb2.DecisionRequest:
 
 
 async def _result(bot: RawBot, n: int) -> Outcome:
-    for _ in range(500):
+    for _ in range(6000):
         if len(bot.results) > n:
             return bot.results[n]
         await asyncio.sleep(0.01)
@@ -884,7 +884,7 @@ async def test_contract_every_rejection_is_counted(live: Live) -> None:
     thief.answer("m999999-000000-1", 0)  # no such match at all
     me.answer(dr.request_id, dr.legal_actions[0].id)
     me.answer(dr.request_id, dr.legal_actions[0].id)  # ALREADY_ANSWERED (stale)
-    for _ in range(500):
+    for _ in range(6000):
         if len(thief.results) >= 3 and len(me.results) >= 2:
             break
         await asyncio.sleep(0.01)
@@ -965,7 +965,7 @@ async def test_contract_a_missing_action_id_is_named_before_not_found(live: Live
         other.answer(rid, None)
     other.answer(dr.request_id, None)  # another bot's open request
     me.answer(dr.request_id, None)  # its own open request: it stays open
-    for _ in range(500):
+    for _ in range(6000):
         if len(other.results) >= 5 and len(me.results) >= 1:
             break
         await asyncio.sleep(0.01)
@@ -980,7 +980,7 @@ async def test_contract_a_missing_action_id_is_named_before_not_found(live: Live
     assert (own.match_id, own.request_open) == (mid, True), own
     me.answer(dr.request_id, dr.legal_actions[0].id)  # answered now, so closed...
     me.answer(dr.request_id, None)  # ...and still the missing field first, not stale
-    for _ in range(500):
+    for _ in range(6000):
         if len(me.results) >= 3:
             break
         await asyncio.sleep(0.01)
@@ -991,7 +991,7 @@ async def test_contract_a_missing_action_id_is_named_before_not_found(live: Live
 
 
 async def _results(bot: RawBot, n: int) -> list[Outcome]:
-    for _ in range(1000):
+    for _ in range(6000):
         if len(bot.results) >= n:
             return bot.results
         await asyncio.sleep(0.01)
@@ -1167,7 +1167,7 @@ async def test_contract_an_answer_for_a_taken_over_seat_says_so(live: Live) -> N
         tc=game_pb2.TimeControl(decision_ms=50, strikes_before_takeover=1),
     )
     dr = await _required(bot)
-    for _ in range(300):
+    for _ in range(6000):
         if any(m.WhichOneof("kind") == "request_closed" for m in bot.received):
             break
         await asyncio.sleep(0.01)
@@ -1180,18 +1180,33 @@ async def test_contract_an_answer_for_a_taken_over_seat_says_so(live: Live) -> N
     await bot.stop()
 
 
-async def test_contract_a_message_over_the_grpc_limit_is_counted(live: Live) -> None:
+@pytest.mark.parametrize("hello_first", [True, False], ids=["after-hello", "before-hello"])
+async def test_contract_a_message_over_the_grpc_limit_is_counted(
+    live: Live, hello_first: bool
+) -> None:
+    """gRPC ends the call itself (RESOURCE_EXHAUSTED) and the handler sees only the request
+    stream's end, or its own cancellation, depending on where it is: either way the bot's
+    stream error is counted as ``transport``, once, and never as a missing Hello."""
     huge = frame(
         bot_pb2.PlayRequest(action=bot_pb2.Action(request_id="r" * (5 << 20), action_id=0))
     )
-    out = await raw_play(live.port, BOTS["b0"], [HELLO, huge])
+    out = await raw_play(live.port, BOTS["b0"], [HELLO, huge] if hello_first else [huge])
     assert out.code == grpc.StatusCode.RESOURCE_EXHAUSTED  # gRPC's own limit, 4 MiB
     reg = live.server.arena.metrics.registry
-    for _ in range(100):
-        if reg.get_sample_value("uno_stream_errors_total", {"bot": "b0", "reason": "transport"}):
+
+    def count(reason: str) -> float:
+        labels = {"bot": "b0", "reason": reason}
+        return reg.get_sample_value("uno_stream_errors_total", labels) or 0.0
+
+    # the server's handler ends after the client has its status: poll for it (60 s is only
+    # a guard against a hang, far beyond any busy machine; a pass takes milliseconds)
+    for _ in range(3000):
+        if count("transport"):
             break
         await asyncio.sleep(0.02)
-    assert reg.get_sample_value("uno_stream_errors_total", {"bot": "b0", "reason": "transport"})
+    await asyncio.sleep(0.1)  # a second count, were there one, has had its turn
+    assert count("transport") == 1
+    assert count("hello_required") == 0
 
 
 async def test_contract_replays_are_budgeted_per_bot(
@@ -1220,7 +1235,7 @@ async def test_contract_replays_are_budgeted_per_bot(
     replayed = []
     for _ in range(3):
         again = await connected(live, "b0", policy=None, hello=hello)
-        await asyncio.wait_for(again.requests.get(), 5)
+        await asyncio.wait_for(again.requests.get(), 30)
         replayed.append(
             sum(
                 len(m.seat_events.events)

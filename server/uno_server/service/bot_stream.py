@@ -47,6 +47,10 @@ def _request_number(request_id: str) -> tuple[str, int]:
     return mid, -1
 
 
+class _CallOverError(Exception):
+    """The transport had already ended the call when the handler tried to answer it."""
+
+
 class BotServicer:
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
@@ -59,10 +63,15 @@ class BotServicer:
         message: str,
         field: str = "",
         bot: str = "",
+        *,
+        maybe_transport: bool = False,
     ) -> NoReturn:
-        """End a stream that has no session yet: a fatal StreamError, then the status."""
-        if bot:
-            self.arena.metrics.count_stream_error(bot, reason)
+        """End a stream that has no session yet: a fatal StreamError, then the status.
+
+        ``maybe_transport``: the fault was inferred from the request stream's end, which gRPC
+        also reports when the transport itself ended the call (a message over gRPC's 4 MiB
+        limit, a reset): if the error cannot be written either, the call is already over and
+        it is counted as ``transport``, not as ``reason``."""
         out = bot_pb2.PlayResponse()
         e = out.error
         e.code = code.value[0]
@@ -70,10 +79,17 @@ class BotServicer:
         e.message = message
         e.field = field
         e.fatal = True
+        dead = ""
         try:
             await asyncio.wait_for(context.write(out), 5)
-        except Exception:  # the peer is gone or does not read: the status is all it gets
+        except TimeoutError:  # the peer does not read: the status is all it gets
             pass
+        except Exception as exc:  # the call is over: the peer is gone, or gRPC ended it
+            dead = f"the call was already over ({type(exc).__name__})"
+        if dead and maybe_transport:
+            raise _CallOverError(dead)
+        if bot:
+            self.arena.metrics.count_stream_error(bot, reason)
         meta = {"field": field} if field else {}
         await abort(
             context, status_error(code, reason, message, **meta), self.arena.metrics, bot=bot
@@ -110,6 +126,29 @@ class BotServicer:
                 ),
                 arena.metrics,
             )
+        try:
+            await self._play(name, request_iterator, context)
+        except asyncio.CancelledError:  # the transport ended the call (peer gone, oversized)
+            arena.metrics.count_stream_error(name, "transport")
+            raise
+        except _CallOverError as over:  # ended before its Hello was read
+            arena.metrics.count_stream_error(name, "transport")
+            ratelog.CONNECTIONS.log(
+                ("stream ended", name),
+                log.info,
+                "bot stream ended before its Hello",
+                bot=name,
+                error=str(over),
+            )
+
+    async def _play(
+        self,
+        name: str,
+        request_iterator: AsyncIterator[bytes],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        """Play, once the token names bot ``name``: the Hello, then the session."""
+        arena = self.arena
         if arena.waiting_hello[name] >= MAX_WAITING_HELLO:
             await self._fatal(
                 context,
@@ -135,6 +174,7 @@ class BotServicer:
                 errors_pb2.ERROR_REASON_HELLO_REQUIRED,
                 f"send Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
                 bot=name,
+                maybe_transport=True,
             )
         if len(raw) > limits.MAX_REQUEST_BYTES:
             await self._fatal(
@@ -249,10 +289,7 @@ class BotServicer:
         session.writer = writer
         arena.live.add(session)
         try:
-            await writer
-        except asyncio.CancelledError:  # the transport ended the call (peer gone, oversized)
-            arena.metrics.count_stream_error(name, "transport")
-            raise
+            await writer  # cancelled (counted by Play) if the transport ends the call
         finally:
             reader.cancel()
             writer.cancel()
