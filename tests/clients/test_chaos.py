@@ -114,7 +114,7 @@ class Proxy:
         self._server = None
 
     async def restore(self) -> None:
-        for _ in range(50):  # the port was ours a moment ago; retry a busy rebind briefly
+        for _ in range(400):  # the port was ours a moment ago; retry a busy rebind briefly
             try:
                 self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
                 return

@@ -72,7 +72,7 @@ async def test_process_and_python_series_are_served(live: Live) -> None:
 
 async def test_a_timed_out_decision_counts_at_its_deadline_in_the_latency(live: Live) -> None:
     bot = RawBot(live.port, "b0", BOTS["b0"], policy=None).start()
-    await asyncio.wait_for(bot.welcomed.wait(), 5)
+    await asyncio.wait_for(bot.welcomed.wait(), 30)
     info = await live.create(
         ["b0", HEUR, HEUR, HEUR],
         rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
@@ -97,11 +97,11 @@ def rejected(logs: list[MutableMapping[str, Any]]) -> list[MutableMapping[str, A
 async def test_rejected_rpcs_are_logged(live: Live) -> None:
     with structlog.testing.capture_logs() as logs:
         bad = RawBot(live.port, "b0", "not-a-real-token").start()
-        await asyncio.wait_for(bad.task, 5)  # type: ignore[arg-type]
+        await asyncio.wait_for(bad.task, 30)  # type: ignore[arg-type]
         nohello = RawBot(live.port, "b1", BOTS["b1"], send_hello=False)
         nohello.outbox.put_nowait(bot_pb2.PlayRequest(ping=bot_pb2.Ping()))
         nohello.start()
-        await asyncio.wait_for(nohello.task, 5)  # type: ignore[arg-type]
+        await asyncio.wait_for(nohello.task, 30)  # type: ignore[arg-type]
         with pytest.raises(grpc.aio.AioRpcError):  # the runner retries these while a bot
             await live.create(["b2", HEUR, HEUR, HEUR])  # reconnects
     seen = {(e["code"], e["reason"]): e for e in rejected(logs)}
@@ -119,7 +119,7 @@ async def test_a_flood_of_rejections_is_rate_limited(
     with structlog.testing.capture_logs() as logs:
         for _ in range(12):
             bad = RawBot(live.port, "b0", "not-a-real-token").start()
-            await asyncio.wait_for(bad.task, 5)  # type: ignore[arg-type]
+            await asyncio.wait_for(bad.task, 30)  # type: ignore[arg-type]
     assert len(rejected(logs)) == 5
     reg = live.server.arena.metrics.registry
     assert reg.get_sample_value("uno_server_errors_total", {"code": "UNAUTHENTICATED"}) == 12
@@ -147,7 +147,7 @@ async def test_a_bot_reconnecting_in_a_loop_writes_a_bounded_number_of_lines(
                 tc=game_pb2.TimeControl(decision_ms=600_000, reconnect_grace_ms=600_000),
             )
         await bot.stop()
-        for _ in range(1000):  # until the server has ended the stream (and logged so)
+        for _ in range(6000):  # until the server has ended the stream (and logged so)
             if not any(s.bot_name == "b0" for s in arena.live):
                 return
             await asyncio.sleep(0.01)
@@ -200,7 +200,7 @@ async def test_rate_limited_log_says_how_many_it_left_out() -> None:
 async def test_every_table_line_names_match_hand_and_seat(live: Live) -> None:
     with structlog.testing.capture_logs() as logs:
         bot = RawBot(live.port, "b0", BOTS["b0"], policy=None).start()
-        await asyncio.wait_for(bot.welcomed.wait(), 5)
+        await asyncio.wait_for(bot.welcomed.wait(), 30)
         info = await live.create(
             ["b0", HEUR, HEUR, HEUR],
             rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),

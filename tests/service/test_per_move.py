@@ -25,7 +25,7 @@ def hello(name: str, max_batch: int) -> bot_pb2.Hello:
 
 async def connected(live: Live, name: str, **kw: object) -> RawBot:
     bot = RawBot(live.port, name, BOTS[name], **kw).start()  # type: ignore[arg-type]
-    await asyncio.wait_for(bot.welcomed.wait(), 5)
+    await asyncio.wait_for(bot.welcomed.wait(), 30)
     return bot
 
 
@@ -38,7 +38,7 @@ async def test_accepted_actions_get_no_reply_and_rejections_get_one(live: Live) 
     assert not [m for m in bot.received if m.WhichOneof("kind") == "action_result"]
     # a bad answer still gets its ActionResult, before the Pong that fences it
     bot.answer(f"{info.match_id}-1", 1070)
-    await asyncio.wait_for(_until(lambda: bot.results[-1].request_id.endswith("-1")), 5)
+    await asyncio.wait_for(_until(lambda: bot.results[-1].request_id.endswith("-1")), 30)
     late = bot.results[-1]
     assert not late.accepted and late.code == 10  # ABORTED: that request is long closed
     assert [m for m in bot.received if m.WhichOneof("kind") == "action_result"]
@@ -105,7 +105,7 @@ async def test_an_action_batch_applies_each_answer_as_if_alone(live: Live) -> No
         (await live.create(["b0", HEUR, HEUR, HEUR], rules=SINGLE, seed=s, dealer=3)).match_id
         for s in (31, 32, 33)
     ]
-    first = [await asyncio.wait_for(bot.requests.get(), 5) for _ in matches]
+    first = [await asyncio.wait_for(bot.requests.get(), 30) for _ in matches]
     assert {dr.match_id for dr in first} == set(matches)
     batch = bot_pb2.ActionBatch(
         actions=[
@@ -131,7 +131,7 @@ async def test_an_action_batch_applies_each_answer_as_if_alone(live: Live) -> No
 async def test_action_batches_out_of_bounds_are_refused_whole(live: Live) -> None:
     bot = await connected(live, "b0", policy=None)
     info = await live.create(["b0", HEUR, HEUR, HEUR], rules=SINGLE, seed=41, dealer=3)
-    dr = await asyncio.wait_for(bot.requests.get(), 5)
+    dr = await asyncio.wait_for(bot.requests.get(), 30)
     act = bot_pb2.Action(request_id=dr.request_id, action_id=0)
     bot.outbox.put_nowait(bot_pb2.PlayRequest(actions=bot_pb2.ActionBatch()))
     bot.outbox.put_nowait(bot_pb2.PlayRequest(actions=bot_pb2.ActionBatch(actions=[act] * 257)))
@@ -150,7 +150,7 @@ async def test_action_batches_out_of_bounds_are_refused_whole(live: Live) -> Non
 
 async def test_max_batch_over_its_limit_ends_the_stream_naming_the_field(live: Live) -> None:
     bot = RawBot(live.port, "b0", BOTS["b0"], hello=hello("b0", max_batch=1025)).start()
-    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None
     assert bot.error.code().name == "INVALID_ARGUMENT"
     assert "hello.max_batch" in (bot.error.details() or "")

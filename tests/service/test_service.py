@@ -34,7 +34,7 @@ def reason_of(err: grpc.aio.AioRpcError) -> str:
 
 async def connected(live: Live, name: str, **kw: object) -> RawBot:
     bot = RawBot(live.port, name, BOTS[name], **kw).start()  # type: ignore[arg-type]
-    await asyncio.wait_for(bot.welcomed.wait(), 5)
+    await asyncio.wait_for(bot.welcomed.wait(), 30)
     return bot
 
 
@@ -43,14 +43,14 @@ async def connected(live: Live, name: str, **kw: object) -> RawBot:
 
 async def test_missing_token_is_unauthenticated(live: Live) -> None:
     bot = RawBot(live.port, "b0", "").start()
-    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
     assert reason_of(bot.error) == "MISSING_TOKEN"
 
 
 async def test_wrong_token_is_unauthenticated(live: Live) -> None:
     bot = RawBot(live.port, "b0", "not-a-real-token").start()
-    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
     assert reason_of(bot.error) == "INVALID_TOKEN"
 
@@ -59,14 +59,14 @@ async def test_first_message_must_be_hello(live: Live) -> None:
     bot = RawBot(live.port, "b0", BOTS["b0"], send_hello=False)
     bot.outbox.put_nowait(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=1)))
     bot.start()
-    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert reason_of(bot.error) == "HELLO_REQUIRED"
 
 
 async def test_hello_with_another_bots_name_is_refused(live: Live) -> None:
     bot = RawBot(live.port, "b0", BOTS["b0"], hello_name="b1").start()
-    await asyncio.wait_for(bot.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.PERMISSION_DENIED
     assert reason_of(bot.error) == "BOT_NAME_MISMATCH"
 
@@ -146,9 +146,9 @@ async def test_bad_actions_get_their_codes_and_the_table_goes_on(live: Live) -> 
     info = await live.create(
         ["b0", HEUR, HEUR, HEUR], rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND)
     )
-    dr = await asyncio.wait_for(bot.requests.get(), 5)
+    dr = await asyncio.wait_for(bot.requests.get(), 30)
     while not dr.required:
-        dr = await asyncio.wait_for(bot.requests.get(), 5)
+        dr = await asyncio.wait_for(bot.requests.get(), 30)
     legal = {a.id for a in dr.legal_actions}
 
     async def result() -> Outcome:
@@ -158,30 +158,30 @@ async def test_bad_actions_get_their_codes_and_the_table_goes_on(live: Live) -> 
         return bot.results[-1]
 
     bot.answer(dr.request_id, 999_999)  # names no action
-    r = await asyncio.wait_for(result(), 5)
+    r = await asyncio.wait_for(result(), 30)
     assert (r.accepted, r.code, r.reason) == (False, 3, errors_pb2.ERROR_REASON_MALFORMED_ACTION)
     assert r.request_open
 
     illegal = next(i for i in (1000 + 10 * c for c in range(0, 61)) if i not in legal)
     bot.answer(dr.request_id, illegal)  # a card play that is not legal now
-    r = await asyncio.wait_for(result(), 5)
+    r = await asyncio.wait_for(result(), 30)
     assert not r.accepted and r.code == 9 and r.request_open
     assert r.message
 
     bot.answer(dr.request_id, None)  # action id missing
-    r = await asyncio.wait_for(result(), 5)
+    r = await asyncio.wait_for(result(), 30)
     assert (r.accepted, r.code) == (False, 3)
 
     bot.answer("nomatch-1", 0)  # a request id this server never issued
-    r = await asyncio.wait_for(result(), 5)
+    r = await asyncio.wait_for(result(), 30)
     assert (r.accepted, r.code, r.reason) == (False, 5, errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND)
 
     bot.answer(dr.request_id, dr.legal_actions[0].id)  # finally a legal answer
-    r = await asyncio.wait_for(result(), 5)
+    r = await asyncio.wait_for(result(), 30)
     assert r.accepted
 
     bot.answer(dr.request_id, dr.legal_actions[0].id)  # the same request again
-    r = await asyncio.wait_for(result(), 5)
+    r = await asyncio.wait_for(result(), 30)
     assert (r.accepted, r.code, r.reason) == (False, 10, errors_pb2.ERROR_REASON_ALREADY_ANSWERED)
 
     # the table goes on: answer everything from now on and the match ends normally
@@ -218,14 +218,14 @@ async def test_a_bot_cannot_act_for_another_bots_seat(live: Live) -> None:
     assert thief is not None
     me, dr = asked
     thief.answer(dr.request_id, dr.legal_actions[0].id)
-    for _ in range(500):
+    for _ in range(6000):
         if thief.results:
             break
         await asyncio.sleep(0.01)
     r = thief.results[-1]
     assert (r.accepted, r.code, r.reason) == (False, 9, errors_pb2.ERROR_REASON_NOT_YOUR_SEAT)
     me.answer(dr.request_id, dr.legal_actions[0].id)  # still open for its owner
-    for _ in range(500):
+    for _ in range(6000):
         if me.results:
             break
         await asyncio.sleep(0.01)
@@ -267,7 +267,7 @@ async def test_a_disconnected_bot_is_replaced_after_the_grace(live: Live) -> Non
         rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
         tc=game_pb2.TimeControl(decision_ms=5000, reconnect_grace_ms=200),
     )
-    await asyncio.wait_for(bot.requests.get(), 5)
+    await asyncio.wait_for(bot.requests.get(), 30)
     await bot.stop()
     events = await asyncio.wait_for(live.watch(info.match_id), 30)
     final = await live.info(info.match_id)
@@ -284,14 +284,14 @@ async def test_a_reconnecting_bot_gets_its_open_request_again(live: Live) -> Non
         rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
         tc=game_pb2.TimeControl(decision_ms=5000, reconnect_grace_ms=5000),
     )
-    first = await asyncio.wait_for(bot.requests.get(), 5)
+    first = await asyncio.wait_for(bot.requests.get(), 30)
     while not first.required:
-        first = await asyncio.wait_for(bot.requests.get(), 5)
+        first = await asyncio.wait_for(bot.requests.get(), 30)
     await bot.stop()
     again = await connected(live, "b0", policy=None)
-    dr = await asyncio.wait_for(again.requests.get(), 5)
+    dr = await asyncio.wait_for(again.requests.get(), 30)
     while not dr.required:
-        dr = await asyncio.wait_for(again.requests.get(), 5)
+        dr = await asyncio.wait_for(again.requests.get(), 30)
     assert dr.request_id == first.request_id and dr.resent
     await again.stop()
 
@@ -299,7 +299,7 @@ async def test_a_reconnecting_bot_gets_its_open_request_again(live: Live) -> Non
 async def test_a_newer_stream_replaces_the_older(live: Live) -> None:
     old = await connected(live, "b0", policy=None)
     new = await connected(live, "b0", policy=None)
-    await asyncio.wait_for(old.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(old.task, 30)  # type: ignore[arg-type]
     assert old.error is not None and old.error.code() == grpc.StatusCode.ABORTED
     assert reason_of(old.error) == "SESSION_REPLACED"
     await new.stop()
