@@ -14,7 +14,7 @@ the run started, ``targets.json`` in this folder, gives the runner's and the ser
 - ``spin``: 8 threads spinning (in hashlib, which releases the GIL, so they use 8 cores);
 - ``store``: opens ``tournament.sqlite`` for writing, and the run folder's other files;
 - ``read``: reads another bot's folder and the token file;
-- ``disk``: writes 1 GB to stdout, then 1 GB to a file;
+- ``disk``: writes 64 MiB to stdout (64 times its log's cap), then 1 GB to a file;
 - ``net``: connects to another port on 127.0.0.1 and to an outside address (192.0.2.1, TEST-NET);
 - ``signal``: sends SIGKILL to the runner's and the server's pids;
 - ``setsid``: starts a child in its own session that sleeps for ever.
@@ -118,10 +118,12 @@ CHUNK = b"y" * (2**20 - 1) + b"\n"
 
 
 def flood_stdout() -> None:
-    """1 GB to stdout; started when the bot starts (it takes a while on a busy machine)."""
-    for _ in range(1024):
+    """64 MiB to stdout, started when the bot starts: 64 times the log's cap, and short enough
+    to end within the bot's first hands on a busy machine, so the file attack after it runs
+    while the tournament does (1 GB could outlast a 48-hand run, and the limit went unseen)."""
+    for _ in range(64):
         os.write(1, CHUNK)
-    say("disk", "DONE 1 GB written to stdout")
+    say("disk", "DONE 64 MiB written to stdout")
 
 
 FLOOD = threading.Thread(target=flood_stdout, daemon=True)
