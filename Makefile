@@ -99,10 +99,12 @@ bench-ratings: venv
 bench-aa: venv
 	$(BIN)/python -m uno_tournament.validate_ratings --aa 1000 --jobs $(JOBS)
 
-# run until settled on engine-played hands (issue 24; long: hours on two busy cores)
+# run until settled on engine-played hands (issue 24; about 50 minutes on two free cores, hours on
+# busy ones). Each run is logged to runs/bench-settled.jsonl: stopped, the same command continues it
 .PHONY: bench-settled
 bench-settled: venv
-	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --newversion 200 --jobs $(JOBS)
+	@mkdir -p runs
+	$(BIN)/python -m uno_tournament.bench_settled --tournaments 200 --aa 200 --newversion 200 --jobs $(JOBS) --log runs/bench-settled.jsonl --resume
 
 # the same checks at a reduced size (32 runs: 7 minutes on 2 cores, 2026-12-02, R 0.66 as in the README);
 # its intervals are wide: the full target is the verdict

@@ -433,3 +433,35 @@ def test_a_fit_that_stops_far_out_is_redone_with_the_prior(monkeypatch: pytest.M
     r, note = standings.fit_ratings(o, ["A", "B"])
     assert r is not None and "prior" in note, note
     assert np.all(np.abs(r.elo) < standings.RUNAWAY_ELO)
+
+
+def test_a_warm_start_from_a_runaway_fit_reaches_the_cold_fit() -> None:
+    """Engine-played hands of a new-version test (NEW at eps 0, OLD at 1, a field at 0.3 and
+    0.5): after the first block of 24 hands one bot has not finished ahead, so its fit runs
+    away (not converged, thousands of Elo out). A refit on 192 hands warm-started from there
+    once stopped at once, "converged", at a log-likelihood of -8e36 with no standard errors,
+    and every look after it did the same. It must reach the cold fit, and a fit that cannot
+    climb is never called converged."""
+    from uno_server.engine import RuleSet
+    from uno_tournament.adaptive import block_hands
+    from uno_tournament.bench_settled import _play
+    from uno_tournament.newversion import newversion_tables
+
+    seed, names = 49, ("new", "old", "f1", "f2")
+    randomness = dict(zip(names, (0.0, 1.0, 0.3, 0.5), strict=True))
+    rules, rng = RuleSet(scoring="single_hand"), random.Random(seed * 7 + 1)
+    played: list[HandResult] = []
+    for block in range(8):
+        tables = newversion_tables("new", "old", ["f1", "f2"], 1, block, seed)
+        played += [_play(s, rules, randomness, rng) for s in block_hands("x", tables, block, seed)]
+    first = fit_plackett_luce(played[:24], names)
+    assert not first.converged and float(np.max(np.abs(first.elo))) > 4000, first.elo
+    cold = fit_plackett_luce(played, names)
+    warm = fit_plackett_luce(played, names, start=first.params)
+    assert cold.converged and warm.converged
+    assert abs(warm.log_likelihood - cold.log_likelihood) < 1e-6
+    np.testing.assert_allclose(warm.elo, cold.elo, atol=1e-4)
+    assert np.all(np.isfinite(warm.se)) and np.all(warm.se > 0)
+    # one Newton iteration from far away cannot be the maximum
+    short = fit_plackett_luce(played, names, start=first.params, max_iter=1)
+    assert not short.converged

@@ -428,4 +428,11 @@ def test_a_block_that_seats_some_bots_updates_only_their_pairs() -> None:
         SyntheticConfig(n_bots=4, spacing_elo=100.0, n_hands=480), np.random.default_rng(3)
     )
     fitted = fit_block(hands, (*bot_names(4), "absent"))
-    assert fitted is not None and fitted.bots == bot_names(4)
+    assert fitted is not None and fitted.ratings.bots == bot_names(4)
+    # each pair's variance is the larger of the sandwich's and the model-based one
+    sw, fi = fitted.ratings.cov, fitted.bread
+    for i in range(4):
+        for j in range(i + 1, 4):
+            assert fitted.pair_var(i, j) == max(
+                sw[i, i] + sw[j, j] - 2 * sw[i, j], fi[i, i] + fi[j, j] - 2 * fi[i, j]
+            )

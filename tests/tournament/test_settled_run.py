@@ -603,9 +603,14 @@ def test_candidate_baseline_arguments_are_checked(
 
 
 def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
+    """A candidate far better than its baseline is accepted before the budget. The bots' random
+    choices differ from run to run (they are seeded by the match id), so the budget is set
+    where the engine says the stop lands: in 200 simulated runs of this design the median stop
+    was 192 hands and the latest 576, but 2 of the first 60 had not decided by 480 (a CI run
+    did not either; a third was stuck by a fit bug of the simulator's, since fixed)."""
     cfg = _settled_config(
         tmp_path,
-        'until = "settled"\nalpha = 0.05\nindifference_elo = 50\nmax_hands = 480\n',
+        'until = "settled"\nalpha = 0.05\nindifference_elo = 50\nmax_hands = 960\n',
         {"new": 0.0, "old": 1.0, "f1": 0.3, "f2": 0.5},
     )
     out = tmp_path / "out"
@@ -620,7 +625,7 @@ def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
     last = r.stdout.strip().splitlines()[-1]
     assert last.startswith("stopped: H1 accepted, new is better than old"), last
     rec = _record(out)
-    assert rec["kind"] == "new-version" and int(rec["stop"]["hands"]) < 480  # type: ignore[index]
+    assert rec["kind"] == "new-version" and int(rec["stop"]["hands"]) < 960  # type: ignore[index]
     assert any("LLR:" in line for line in r.stdout.splitlines()), r.stdout[-2000:]
     assert _verify(out).returncode == 0
 

@@ -88,8 +88,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from uno_server.engine import Hand, HeuristicBot, RuleSet
-from uno_server.engine.simulate import play_hand
+from uno_server.engine import Hand, HeuristicBot, RuleSet, seat_view
 
 from .adaptive import block_hands, next_block_tables
 from .engine_hands import engine_bot_names
@@ -97,7 +96,7 @@ from .newversion import NewVersionState, fixed_information, newversion_tables
 from .ratings import HandResult, Ratings, fit_plackett_luce
 from .schedule import HANDS_PER_BLOCK, HandSpec
 from .schedule import plan as schedule_plan
-from .settled import SettledDecision, SettledState, fit_block
+from .settled import NO_BLOCK_FIT, SettledDecision, SettledState, fit_hands
 from .settled_run import ADAPTIVE_TABLES
 from .validate_ratings import ENGINE_AA_EPS, ENGINE_EPS, load_reference
 
@@ -239,11 +238,46 @@ def planned_design_hands(
     return need
 
 
+_HEURISTIC = HeuristicBot(seed=0, randomness=0.0)
+"""The heuristic without its random moves: with ``randomness`` 0 :meth:`HeuristicBot.choose`
+never touches its generator, so one instance serves every seat."""
+
+
+def play_heuristic(hand: Hand, seeds: Sequence[int], randomness: Sequence[float]) -> Hand:
+    """Play ``hand`` to its end with seat ``s`` a ``HeuristicBot(seed=seeds[s],
+    randomness=randomness[s])``: the same actions, bit for bit, as
+    :func:`uno_server.engine.simulate.play_hand` with those bots (tested in
+    ``tests/tournament/test_bench_settled.py``), at about 2/3 of its cost.
+
+    ``play_hand`` builds a :class:`~uno_server.engine.SeatView` for every decision, which was
+    the largest single cost of ``make bench-settled`` (40% of a ladder tournament's time,
+    profiled). A heuristic bot needs the view only when it plays the heuristic with more than
+    one legal action; its random moves (probability ``randomness``) and forced moves need only
+    the legal actions. The generator is drawn exactly as :meth:`HeuristicBot.choose` draws it:
+    one ``random()`` to decide whether the move is random (only when ``randomness`` is not 0),
+    a second for the random move's index."""
+    rngs = [random.Random(s) for s in seeds]
+    for _ in range(100_000):  # play_hand's guard
+        seat = hand._to_act()
+        if seat < 0:
+            return hand
+        legal = hand.legal_actions(seat)
+        eps = randomness[seat]
+        if eps and rngs[seat].random() < eps:
+            action = legal[int(rngs[seat].random() * len(legal))]
+        elif len(legal) == 1:
+            action = legal[0]
+        else:
+            action = _HEURISTIC.choose(seat_view(hand, seat))
+        hand._step(seat, action)
+    raise RuntimeError(f"hand did not end within 100000 actions (seed {hand.seed})")
+
+
 def _play(
     spec: HandSpec, rules: RuleSet, randomness: dict[str, float], rng: random.Random
 ) -> HandResult:
-    bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=randomness[b]) for b in spec.bots]
-    hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
+    seeds = [rng.getrandbits(63) for _ in spec.bots]
+    hand = play_heuristic(Hand.deal(rules, spec.seed, 0), seeds, [randomness[b] for b in spec.bots])
     return HandResult.from_points(
         spec.hand_id,
         spec.deal_id,
@@ -253,10 +287,18 @@ def _play(
 
 
 def _refit(played: Sequence[HandResult], names: Sequence[str], start: Any) -> Ratings | None:
-    try:
-        return fit_plackett_luce(played, names, start=start)
-    except (ValueError, np.linalg.LinAlgError, FloatingPointError):
-        return None
+    """The run's cumulative fit as the real runner makes it (:func:`settled.fit_hands`: a
+    converged, finite fit, else the fallback with a prior on the ratings), warm-started from
+    the last look's to save iterations; a warm start that does not give a converged, finite
+    fit is dropped for the cold one."""
+    if start is not None:
+        try:
+            r = fit_plackett_luce(played, names, start=start)
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError):
+            r = None
+        if r is not None and r.converged and bool(np.all(np.isfinite(r.elo))):
+            return r
+    return fit_hands(played, names)
 
 
 def play_until_settled(
@@ -314,10 +356,10 @@ def play_until_settled(
             continue
         r, start = fitted, fitted.params
         if schedule == "adaptive":  # the blocks follow the data: combine per-block fits
-            part = fit_block(new, names)
-            if part is None:
+            dec = st.look_next_block(new, r, len(played), per_bot)
+            if dec.note == NO_BLOCK_FIT:
                 continue
-            last = st.look_block(part, r.ranking(), len(played), per_bot)
+            last = dec
         else:
             last = st.look(r, per_bot)
         if not naive_done and last.looked:
@@ -435,6 +477,55 @@ def _job(job: Job) -> tuple[str, Any]:
     return kind, play_newversion(kind.split(":")[1], seed, **kw)
 
 
+def _seeded_job(job: Job) -> tuple[int, tuple[str, Any]]:
+    return job[1], _job(job)
+
+
+def _settings(kind: str, kw: dict[str, Any], nkw: dict[str, Any]) -> dict[str, Any]:
+    """The settings a run of ``kind`` was played with, as logged (``--resume`` reuses a logged
+    run only when they are equal)."""
+    return dict(nkw if kind.startswith("nv:") else kw)
+
+
+def _unjson(cls: type, d: dict[str, Any]) -> Any:
+    return cls(**{k: (math.nan if v is None else v) for k, v in d.items()})
+
+
+def read_log(path: str, kw: dict[str, Any], nkw: dict[str, Any]) -> dict[tuple[str, int], Any]:
+    """The runs of a ``--log`` file played with these settings, by ``(kind, seed)`` (the last
+    line wins; a missing file holds none). Lines without a seed (logs written before it was
+    logged) or with other settings are left out: they cannot be matched to a job."""
+    out: dict[tuple[str, int], Any] = {}
+    try:
+        f = open(path, encoding="utf-8")  # noqa: SIM115
+    except FileNotFoundError:
+        return out
+    with f:
+        for n, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+                kind, seed = str(line["kind"]), line.get("seed")
+                if seed is None or line.get("settings") != _settings(kind, kw, nkw):
+                    continue
+                run = line["run"]
+                if kind == "ladder":
+                    out[(kind, int(seed))] = (kind, tuple(_unjson(Run, r) for r in run))
+                elif kind == "aa":
+                    out[(kind, int(seed))] = (kind, _unjson(Run, run))
+                else:
+                    out[(kind, int(seed))] = (kind, _unjson(NVRun, run))
+            except (ValueError, KeyError, TypeError) as e:
+                print(
+                    f"bench-settled: {path} line {n} is not a run's outcome ({e}); "
+                    "give another --log or remove the line",
+                    file=sys.stderr,
+                )
+                raise SystemExit(2) from None
+    return out
+
+
 def _jsonable(x: Any) -> Any:
     """A run's outcome for the JSONL log (dataclasses as dicts, NaN as None)."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -454,9 +545,28 @@ def nv_delta1() -> float:
     return round(float(elo[0] - elo[1]), 1)
 
 
-def progress_bar(done: int, total: int, started: float) -> str:
+def job_weight(job: Job) -> float:
+    """A run's expected cost, for the time left: hands it is likely to play (a ladder
+    tournament plays about 0.8 of its budget over its two arms, an A/A tournament the whole
+    budget, a new-version test about a twentieth: it plays a tenth of its budget at twice the
+    rate, the fit rating six bots, not eight), so that the cheap new-version tests
+    run first do not make the estimate hours short."""
+    kind, _, kw = job
+    if kind == "ladder":
+        return 0.8 * float(kw["max_hands"])
+    if kind == "aa":
+        return float(kw["max_hands"])
+    return 0.05 * float(kw["max_hands"])
+
+
+def progress_bar(
+    done: int, total: int, started: float, weights: tuple[float, float] | None = None
+) -> str:
+    """``weights``: the expected cost of the runs done and of all runs (:func:`job_weight`);
+    without it every run counts the same."""
     spent = time.time() - started
-    left = spent / done * (total - done) if done else math.nan
+    w_done, w_all = weights if weights is not None else (float(done), float(total))
+    left = spent / w_done * (w_all - w_done) if done and w_done > 0 else math.nan
     bar = "#" * round(30 * done / total)
     eta = f", about {left / 60:.0f} min left" if done and done < total else ""
     return f"  [{bar:<30}] {done} of {total} runs, {spent / 60:.1f} min{eta}"
@@ -482,12 +592,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--log", default="", help="append each run's outcome to this JSONL file")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --log: skip the runs the log already holds and report them with the rest "
+        "(a long bench killed or run in pieces continues where it stopped)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     a = parser.parse_args(argv)
     if a.tournaments < 1 or a.aa < 1 or a.newversion < 1 or a.jobs < 1:
         parser.error("--tournaments, --aa, --newversion and --jobs must be at least 1")
     if a.tables < 2 or a.max_hands < a.tables * HANDS_PER_BLOCK:
         parser.error("--tables must be at least 2 and --max-hands at least one block")
+    if a.resume and not a.log:
+        parser.error("--resume needs --log FILE (the runs to skip are read from it)")
     kw = {
         "alpha": a.alpha,
         "delta": a.indifference_elo,
@@ -496,29 +614,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     d1 = nv_delta1()
     nkw = {"delta1": d1, "alpha": a.alpha, "beta": a.beta, "max_hands": a.nv_max_hands}
-    jobs: list[Job] = [("ladder", a.seed + i, kw) for i in range(a.tournaments)]
-    jobs += [("aa", a.seed + 100_000 + i, kw) for i in range(a.aa)]
+    # the new-version tests first (a second each), then ladder and A/A tournaments in turn, so
+    # that a long run stopped early (or resumed, --resume) holds some of every kind
+    jobs: list[Job] = []
     for truth in ("delta0", "delta1"):
         jobs += [(f"nv:{truth}", a.seed + 200_000 + i, nkw) for i in range(a.newversion)]
-    t0 = time.time()
+    for i in range(max(a.tournaments, a.aa)):
+        if i < a.tournaments:
+            jobs.append(("ladder", a.seed + i, kw))
+        if i < a.aa:
+            jobs.append(("aa", a.seed + 100_000 + i, kw))
     results: list[tuple[str, Any]] = []
+    if a.resume:
+        done = read_log(a.log, kw, nkw)
+        results = [done[(kind, seed)] for kind, seed, _ in jobs if (kind, seed) in done]
+        jobs = [j for j in jobs if (j[0], j[1]) not in done]
+        print(f"  resumed: {len(results)} runs from {a.log}, {len(jobs)} to play", file=sys.stderr)
+    t0 = time.time()
 
-    def run_all() -> Iterable[tuple[str, Any]]:
+    def run_all() -> Iterable[tuple[int, tuple[str, Any]]]:
         if a.jobs == 1:
-            yield from map(_job, jobs)
+            yield from map(_seeded_job, jobs)
             return
         with multiprocessing.get_context("spawn").Pool(a.jobs) as pool:
-            yield from pool.imap_unordered(_job, jobs)
+            yield from pool.imap_unordered(_seeded_job, jobs)
 
     log = open(a.log, "a", encoding="utf-8") if a.log else None  # noqa: SIM115
     try:
-        for i, res in enumerate(run_all(), start=1):
+        w_all = sum(map(job_weight, jobs))
+        w_done = 0.0
+        weight = {(kind, seed): job_weight((kind, seed, k)) for kind, seed, k in jobs}
+        for i, (seed, res) in enumerate(run_all(), start=1):
             results.append(res)
+            w_done += weight[(res[0], seed)]
             if log is not None:  # each outcome as it comes: a long run's partial record
                 kind, out = res
-                log.write(json.dumps({"kind": kind, "run": _jsonable(out)}) + "\n")
+                line = {"kind": kind, "seed": seed, "settings": _settings(kind, kw, nkw)}
+                log.write(json.dumps({**line, "run": _jsonable(out)}) + "\n")
                 log.flush()
-            print(progress_bar(i, len(jobs), t0), file=sys.stderr, flush=True)
+            print(progress_bar(i, len(jobs), t0, (w_done, w_all)), file=sys.stderr, flush=True)
     finally:
         if log is not None:
             log.close()

@@ -376,6 +376,11 @@ def _lam_penalty_hessian(omega: float, prior: tuple[float, float]) -> float:
     return (sec2 * sec2 + 2.0 * (t - mean) * sec2 * t) / (sd * sd)
 
 
+UNBOUNDED_CURVATURE = 1e-9
+"""A converged fit whose information matrix has an eigenvalue below this share of its largest
+has a direction the hands do not bound (see :func:`_fit`); legitimate fits stay above 1e-5."""
+
+
 def _fit(
     ch: _Choices,
     bots: tuple[str, ...],
@@ -401,8 +406,11 @@ def _fit(
     x = np.zeros(lay.size)
     if discounted:
         x[lay.omega] = OMEGA_START
-    if start is not None and start.shape == x.shape and bool(np.all(np.isfinite(start))):
-        x = start.astype(np.float64, copy=True)
+    warm = (
+        start.astype(np.float64, copy=True)
+        if start is not None and start.shape == x.shape and bool(np.all(np.isfinite(start)))
+        else None
+    )
     centre = _centre(n, None)
     penalty = np.zeros((lay.size, lay.size))
     if prior_sd_elo is not None:
@@ -433,9 +441,19 @@ def _fit(
         assert known_loser_weight is not None
         x[lay.omega] = math.atan(known_loser_weight)
     x = clip(x)
+    current = objective(x)
+    if warm is not None:
+        # A warm start is a guess, not a promise: the previous fit may have run away (a bot
+        # that had not won yet) and left a point from which no step climbs. Start from
+        # whichever of it and the cold start is the higher.
+        if fixed:
+            warm[lay.omega] = x[lay.omega]
+        warm = clip(warm)
+        at_warm = objective(warm)
+        if math.isfinite(at_warm) and at_warm >= current:
+            x, current = warm, at_warm
     converged = False
     iterations = 0
-    current = objective(x)
     free = np.ones(lay.size, dtype=np.bool_)
     for iterations in range(1, max_iter + 1):  # noqa: B007
         scores, hess = _derivatives(x, ch, lay, des)
@@ -455,13 +473,21 @@ def _fit(
         while True:
             cand = clip(x + t * step)
             value = objective(cand)
-            if value >= current - 1e-12 * abs(current) or t < 1e-8:
+            if value >= current - 1e-12 * abs(current):
+                break
+            if t < 1e-8:  # no step along this direction climbs: stuck, not converged
+                cand, value = x, current
                 break
             t *= 0.5
-        moved = float(np.max(np.abs(cand - x), initial=0.0))
         x, current = cand, value
-        if moved < tol:
+        # Converged when the Newton step itself is small (as clipped at lam's bounds), not
+        # the step taken: a line search that had to shrink its step to nothing moved nothing
+        # and says nothing about being at the maximum.
+        full = float(np.max(np.abs(clip(x + step) - x), initial=0.0))
+        if full < tol:
             converged = True
+            break
+        if t < 1e-8:
             break
 
     ll = _log_likelihood(x, ch, lay, des)
@@ -475,10 +501,18 @@ def _fit(
     if fixed:
         keep[lay.omega] = False  # a known lam carries no uncertainty
         scores = np.where(keep[None, :], scores, 0.0)
+    info = -(hess - penalty)[np.ix_(keep, keep)]
+    if converged:
+        # A rating the hands do not bound (a bot that never finished ahead in them) runs off
+        # until its terms underflow: the steps vanish and the loop stops, "converged", at
+        # thousands of Elo with no curvature left in that direction (a zero standard error,
+        # from the pseudo-inverse). That is no maximum: report it as not converged, so the
+        # callers' fallback (a prior on the ratings) applies.
+        eig = np.linalg.eigvalsh(0.5 * (info + info.T))
+        if not (eig.size and eig[0] > UNBOUNDED_CURVATURE * max(eig[-1], 1e-300)):
+            converged = False
     bread = np.zeros((lay.size, lay.size))
-    bread[np.ix_(keep, keep)] = np.linalg.pinv(
-        -(hess - penalty)[np.ix_(keep, keep)], hermitian=True
-    )
+    bread[np.ix_(keep, keep)] = np.linalg.pinv(info, hermitian=True)
     if cluster is None:
         pcov = bread
     else:

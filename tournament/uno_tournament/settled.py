@@ -49,6 +49,14 @@ run combines per-block fits instead (:meth:`SettledState.look_block`, ``advance(
 each block's estimate is, given the earlier blocks, ``N(d, var_block)`` whatever its tables, and
 ``sum(d_block / var_block) - d * sum(1 / var_block)`` is a martingale with the right clock.
 
+A block is small (eight tables, 48 deals for 8 bots), and the adaptive schedule seats some bots
+at only a table or two of it, so its fit (:func:`fit_block`) holds the weight of places 2-4 at
+the cumulative fit's from the look before (predictable: it depends on earlier blocks only) and
+takes each pair's ``var_block`` as the larger of the deal-clustered sandwich's and the
+model-based (Fisher) one. The sandwich from a handful of deals can collapse, and weighted by
+its inverse such a block counts many times over: with the sandwich alone and the weight
+refitted per block, engine A/A tournaments declared an order in 6 of 85 (docs/tournaments.md).
+
 Multiplicity: Bonferroni over all ``C(N, 2)`` pairs, ``alpha_pair = alpha / C(N, 2)``. The pairs
 that matter, the adjacent ones, are chosen by the data and change as the ranking moves, so they
 are not a family fixed in advance, and Holm over N-1 "adjacent" hypotheses would not control the
@@ -67,7 +75,7 @@ and all looks, is at most ``alpha``.
 
 Caveats (checked by ``make bench-settled`` on hands the engine plays): the Gaussian process is an
 asymptotic approximation, so the first look is taken only once every bot has played
-``min_hands_per_bot`` hands; and the sandwich covariance estimates the information.
+``min_hands_per_bot`` hands; and the fits' covariances estimate the information.
 """
 
 from __future__ import annotations
@@ -85,6 +93,7 @@ from .rating_model import HandResult, Ratings
 from .ratings import fit_plackett_luce
 
 __all__ = [
+    "BlockFit",
     "PairState",
     "SettledDecision",
     "SettledState",
@@ -98,7 +107,12 @@ __all__ = [
 
 Status = Literal["better", "tied", "open"]
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+"""2: the per-block fits hold the weight of places 2-4 and take each pair's variance as the
+larger of the sandwich's and the model-based one (:func:`fit_block`); the state records the
+weight the next block holds."""
+NO_BLOCK_FIT = "no usable block fit"
+"""The note of a look whose block had no usable fit (:meth:`SettledState.look_next_block`)."""
 RHO_TARGET_DELTAS = 4.0
 """The sequence is tightest where its half-width is this many deltas (see :func:`tune_rho`)."""
 DEFAULT_MIN_HANDS_PER_BOT = 96
@@ -245,6 +259,9 @@ class SettledState:
     last_hands: int = 0
     history: list[tuple[int, int, int]] = field(default_factory=list)
     """``(hands, adjacent pairs decided, adjacent pairs)`` at every look, for the report."""
+    block_loser_weight: float | None = None
+    """The weight of places 2-4 the next block's fit holds (:meth:`look_next_block`): the
+    cumulative fit's at the last look, so it depends only on earlier blocks."""
 
     def __post_init__(self) -> None:
         if len(self.bots) < 2 or len(set(self.bots)) != len(self.bots):
@@ -307,7 +324,7 @@ class SettledState:
 
     def look_block(
         self,
-        block: Ratings,
+        block: Ratings | BlockFit,
         ranking: Sequence[str],
         hands: int,
         hands_per_bot: Mapping[str, int] | None = None,
@@ -330,12 +347,20 @@ class SettledState:
         ``block`` may rate only some of the bots (a block that seats only the bots still in
         play, :func:`uno_tournament.adaptive.active_ranks`; :func:`fit_block`): the pairs it
         rates are updated, the others keep their sums (a zero increment, still a martingale,
-        since which bots a block seats depends only on earlier blocks)."""
+        since which bots a block seats depends only on earlier blocks).
+
+        A :class:`BlockFit` (what :func:`fit_block` gives) brings each pair's variance; a bare
+        :class:`Ratings` is taken at its covariance."""
+        fit = block if isinstance(block, BlockFit) else None
+        if isinstance(block, BlockFit):
+            block = block.ratings
         if not set(block.bots) <= set(self.bots) or len(set(block.bots)) < 2:
             raise ValueError("the block's fit must rate two or more of the sequential test's bots")
         ranking = tuple(ranking)
         note = ""
         usable = bool(np.all(np.isfinite(block.elo))) and bool(np.all(np.isfinite(block.cov)))
+        if fit is not None:
+            usable = usable and bool(np.all(np.isfinite(fit.bread)))
         if not usable:
             note = "the block's fit has no finite ratings or errors; block left out"
         elif (
@@ -349,7 +374,11 @@ class SettledState:
                 if a not in idx or b not in idx:
                     continue  # a bot the block did not seat: no information, no update
                 i, j = idx[a], idx[b]
-                var = float(block.cov[i, i] + block.cov[j, j] - 2.0 * block.cov[i, j])
+                var = (
+                    fit.pair_var(i, j)
+                    if fit is not None
+                    else float(block.cov[i, i] + block.cov[j, j] - 2.0 * block.cov[i, j])
+                )
                 if var > 0.0 and math.isfinite(var):
                     p.score += float(block.elo[i] - block.elo[j]) / var
                     p.info += 1.0 / var
@@ -361,6 +390,28 @@ class SettledState:
         with np.errstate(divide="ignore", invalid="ignore"):
             est = np.where(info > 0.0, score / info, 0.0)
         return self._update(keys, est, info, hands, ranking)
+
+    def look_next_block(
+        self,
+        new_results: Sequence[HandResult],
+        cumulative: Ratings,
+        hands: int,
+        hands_per_bot: Mapping[str, int] | None = None,
+    ) -> SettledDecision:
+        """Fit the block's hands (:func:`fit_block`, the weight of places 2-4 held at the
+        cumulative fit's from the look before; at the first look, this look's) and take
+        :meth:`look_block`. ``cumulative`` is the fit of every hand so far: it gives the
+        displayed ranking and the weight the next block holds."""
+        lam = self.block_loser_weight
+        if lam is None or not math.isfinite(lam):
+            lam = cumulative.loser_weight
+        part = fit_block(new_results, self.bots, loser_weight=lam) if new_results else None
+        if math.isfinite(cumulative.loser_weight):
+            self.block_loser_weight = float(cumulative.loser_weight)
+        ranking = tuple(cumulative.ranking())
+        if part is None:
+            return SettledDecision(hands, ranking, self._adjacent(ranking), False, NO_BLOCK_FIT)
+        return self.look_block(part, ranking, hands, hands_per_bot)
 
     def _update(
         self,
@@ -416,10 +467,17 @@ class SettledState:
             "last_hands": self.last_hands,
             "pairs": [p.to_dict() for p in self.pairs.values()],
             "history": [list(h) for h in self.history],
+            "block_loser_weight": self.block_loser_weight,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SettledState:
+        if data.get("version") == 1:
+            raise ValueError(
+                "sequential test state version 1 is an earlier release's (its per-block fits "
+                "refitted the weight of places 2-4 and trusted the sandwich alone): finish or "
+                "verify that run with the release that started it"
+            )
         if data.get("version") != STATE_VERSION:
             raise ValueError(f"sequential test state version {data.get('version')!r} is unknown")
         st = cls(
@@ -433,6 +491,9 @@ class SettledState:
             settled_at=None if data["settled_at"] is None else int(data["settled_at"]),
             last_hands=int(data["last_hands"]),
             history=[(int(h), int(k), int(n)) for h, k, n in data["history"]],
+            block_loser_weight=(
+                None if data["block_loser_weight"] is None else float(data["block_loser_weight"])
+            ),
         )
         for p in data["pairs"]:
             key = (str(p["a"]), str(p["b"]))
@@ -454,12 +515,19 @@ class SettledState:
         return st
 
 
-def fit_hands(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | None:
+def fit_hands(
+    results: Sequence[HandResult],
+    names: Sequence[str],
+    *,
+    known_loser_weight: float | None = None,
+) -> Ratings | None:
     """A cold-started fit (bit-reproducible from the hands alone), with the final table's
     fallback (a N(0, 1000 Elo) prior) when a bot has no finite rating."""
     for prior in (None, 1000.0):
         try:
-            r = fit_plackett_luce(results, names, prior_sd_elo=prior)
+            r = fit_plackett_luce(
+                results, names, prior_sd_elo=prior, known_loser_weight=known_loser_weight
+            )
         except (ValueError, np.linalg.LinAlgError, FloatingPointError):
             continue
         if r.converged and np.all(np.isfinite(r.elo)):
@@ -467,12 +535,65 @@ def fit_hands(results: Sequence[HandResult], names: Sequence[str]) -> Ratings | 
     return None
 
 
-def fit_block(results: Sequence[HandResult], bots: Sequence[str]) -> Ratings | None:
-    """:func:`fit_hands` over the bots the hands seat (in ``bots``' order): the per-block fit
-    of :meth:`SettledState.look_block`, whose block may leave decided bots out."""
+@dataclass(frozen=True)
+class BlockFit:
+    """One block's fit for :meth:`SettledState.look_block`: the deal-clustered fit and the same
+    fit's model-based (Fisher) covariance, ``bread``; a pair's variance is the larger of the
+    two (see :func:`fit_block`)."""
+
+    ratings: Ratings
+    bread: np.ndarray
+
+    def pair_var(self, i: int, j: int) -> float:
+        c, b = self.ratings.cov, self.bread
+        return max(
+            float(c[i, i] + c[j, j] - 2.0 * c[i, j]), float(b[i, i] + b[j, j] - 2.0 * b[i, j])
+        )
+
+
+def fit_block(
+    results: Sequence[HandResult],
+    bots: Sequence[str],
+    *,
+    loser_weight: float | None = None,
+) -> BlockFit | None:
+    """The per-block fit of :meth:`SettledState.look_block`: :func:`fit_hands` (with its prior
+    fallback) over the bots the
+    hands seat (in ``bots``' order; a block may leave decided bots out), with
+
+    * ``loser_weight``: the weight of places 2-4 held at this value (the cumulative fit's at
+      the look before, :attr:`SettledState.block_loser_weight`) instead of refitted on the
+      block's hands alone, where it is barely identified;
+    * each pair's variance the larger of the deal-clustered sandwich's and the model-based
+      (Fisher information) one. Duplicate deals make the true variance smaller than the
+      model-based one, and the sandwich sees that; but a block seats some bots at only a
+      table or two, a handful of deals, and a sandwich from so few clusters can collapse. The
+      sequential test weighs each block by its inverse variance, so a collapsed one counts
+      many times over: in 100 A/A tournaments on pooled engine hands one bot was then "set
+      apart" from all the others, and 14 declared an order (0 of 100 with this rule; 0 of 200
+      in the full ``make bench-settled``, docs/tournaments.md).
+    """
     seated = {f.bot for r in results for f in r.finishes}
     present = tuple(b for b in bots if b in seated)
-    return fit_hands(results, present) if len(present) >= 2 else None
+    if len(present) < 2:
+        return None
+    r = fit_hands(results, present, known_loser_weight=loser_weight)
+    if r is None:
+        return None
+    try:  # the same fit's model-based covariance: started at its maximum, one step
+        plain = fit_plackett_luce(
+            results,
+            present,
+            prior_sd_elo=r.prior_sd_elo,
+            known_loser_weight=loser_weight,
+            cluster=None,
+            start=r.params,
+        )
+    except (ValueError, np.linalg.LinAlgError, FloatingPointError):
+        return None
+    if not (plain.converged and np.all(np.isfinite(plain.cov))):
+        return None
+    return BlockFit(r, plain.cov)
 
 
 _fit = fit_hands
@@ -527,16 +648,7 @@ def advance(
             )
             continue
         if by_block:
-            part = fit_block(new_results, state.bots) if new_results else None
-            if part is None:
-                ranking = tuple(fitted.ranking())
-                out.append(
-                    SettledDecision(
-                        upto, ranking, state._adjacent(ranking), False, "no usable block fit"
-                    )
-                )
-                continue
-            dec = state.look_block(part, fitted.ranking(), upto, per_bot)
+            dec = state.look_next_block(new_results, fitted, upto, per_bot)
         else:
             dec = state.look(fitted, per_bot)
         out.append(dec)
