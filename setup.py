@@ -1,12 +1,15 @@
-"""Build of UNO Arena: the rules engine and the service's wire encoder compiled with mypyc
-wherever they can be, pure otherwise.
+"""Build of UNO Arena: the rules engine, the service's wire encoder and the runner's wire reader
+compiled with mypyc wherever they can be, pure otherwise.
 
 ``pip install .``, ``make venv`` (editable) and deploy/Dockerfile all compile the engine's hot
 modules and ``uno_server/service/wire.py`` with mypyc when a C compiler is there (mypyc comes
 from the build requirements in pyproject.toml). The engine plays about three times the hands per
 second, and the wire encoder costs about a third less per move; behaviour is identical:
-tests/engine/test_builds.py holds the two engine builds to the same transcripts, and
-tests/service/test_wire_build.py the two wire builds to the protobuf runtime's bytes.
+tests/engine/test_builds.py holds the two engine builds to the same transcripts,
+tests/service/test_wire_build.py the two wire builds to the protobuf runtime's bytes, and
+tests/tournament/test_wirejson.py the two builds of ``uno_tournament/wirejson.py`` (the runner
+reads each hand's events from their encoding with it, about four times faster compiled) to the
+replay text of the decoded events.
 
 ``UNO_ARENA_MYPYC`` chooses:
 - ``auto`` (default): compile if a C compiler is found; if it is not, or compiling fails,
@@ -44,8 +47,16 @@ SERVICE = Path("server", "uno_server", "service")
 SERVICE_MODULES = ("wire",)
 """Must match uno_server.service._build.COMPILED_MODULES: the per-move wire encoder."""
 SERVICE_GROUP = "uno_server.service._native"
+TOURNAMENT = Path("tournament", "uno_tournament")
+TOURNAMENT_MODULES = ("wirejson",)
+"""Must match uno_tournament._build.COMPILED_MODULES: the runner's per-hand wire reader."""
+TOURNAMENT_GROUP = "uno_tournament._native"
 RECORD = "_native_build.json"
-BUILDS = ((ENGINE, COMPILED_MODULES, GROUP), (SERVICE, SERVICE_MODULES, SERVICE_GROUP))
+BUILDS = (
+    (ENGINE, COMPILED_MODULES, GROUP),
+    (SERVICE, SERVICE_MODULES, SERVICE_GROUP),
+    (TOURNAMENT, TOURNAMENT_MODULES, TOURNAMENT_GROUP),
+)
 """(package directory, modules, mypyc group): each group is its own shared library with its
 own record of the sources it was built from."""
 

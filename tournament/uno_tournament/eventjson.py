@@ -22,6 +22,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 _Conv = Callable[[Any], Any]
 
@@ -63,14 +64,17 @@ def _same(v: Any) -> Any:
 
 def _timestamp(v: Any) -> str:
     """``Timestamp.ToJsonString()``, with the date and time of each second made once."""
-    seconds = v.seconds
+    return timestamp_text(v.seconds, v.nanos)
+
+
+def timestamp_text(seconds: int, nanos: int) -> str:
+    """``Timestamp(seconds=seconds, nanos=nanos).ToJsonString()`` (the two in its range), with
+    the date and time of each second made once."""
     head = _DAYS.get(seconds)
     if head is None:
         if len(_DAYS) > 4096:
             _DAYS.clear()
-        whole = type(v)(seconds=seconds)
-        head = _DAYS[seconds] = str(whole.ToJsonString())[:-1]  # without its "Z"
-    nanos = v.nanos
+        head = _DAYS[seconds] = str(Timestamp(seconds=seconds).ToJsonString())[:-1]  # no "Z"
     if nanos == 0:
         return head + "Z"
     if nanos % 1_000_000 == 0:
@@ -247,32 +251,45 @@ def _message_text(msg: Message) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+def event_text(e: Message) -> str:
+    """One event's canonical JSON text, as :func:`events_json` writes it in its list."""
+    try:
+        return _message_text(e)
+    except _UnsupportedError:
+        return _dumps(json_format.MessageToDict(e, preserving_proto_field_name=True))
+
+
+message_text = _message_text
+BODY_BYTES_MAX = _BODY_BYTES_MAX
+UnsupportedError = _UnsupportedError
+
+
 def events_json(events: Iterable[Message]) -> str:
     """The events as the canonical JSON of :func:`event_dicts`' list (``_dumps(event_dicts(
     events))``, the same text), without making the dicts: each event's text is put together from
     its fields' texts, sorted by name as ``sort_keys`` sorts them (field names are plain ASCII
     identifiers, so ``"name"`` is their JSON). An event :func:`message_dict` cannot convert is
     made with ``MessageToDict``, as there."""
-    out: list[str] = []
-    for e in events:
-        try:
-            out.append(_message_text(e))
-        except _UnsupportedError:
-            out.append(_dumps(json_format.MessageToDict(e, preserving_proto_field_name=True)))
-    return "[" + ",".join(out) + "]"
+    return "[" + ",".join([event_text(e) for e in events]) + "]"
 
 
 def replay_json(replay: dict[str, Any]) -> bytes:
     """``store.canonical_json(replay)`` (sorted keys, no spaces, UTF-8) for a replay whose
-    ``events`` may still be protobuf events: their text comes from :func:`events_json` and is
+    ``events`` may still be protobuf events (or a :class:`~.wirejson.WireEvents`, whose text is
+    made already): their text comes from :func:`events_json` and is
     put in the place ``sort_keys`` gives the ``events`` key. The same bytes as converting the
     events with :func:`event_dicts` and dumping the whole replay (``tests/tournament/
     test_runner_cost.py`` compares the two)."""
-    events = replay.get("events")
-    if not events or isinstance(events[0], dict) or not isinstance(events, list):
+    events: Any = replay.get("events")
+    made = None if isinstance(events, list) else getattr(events, "json", None)
+    if callable(made):
+        body = str(made())  # a wirejson.WireEvents: read from the wire, its text made already
+    elif not events or not isinstance(events, list) or isinstance(events[0], dict):
         return _dumps(replay).encode()
+    else:
+        body = events_json(events)
     marker = f"events-{secrets.token_hex(16)}"
     text = _dumps({**replay, "events": marker})
     quoted = f'"events":"{marker}"'
     at = text.index(quoted)  # the marker is random: it is nowhere else in the text
-    return (text[:at] + '"events":' + events_json(events) + text[at + len(quoted) :]).encode()
+    return (text[:at] + '"events":' + body + text[at + len(quoted) :]).encode()

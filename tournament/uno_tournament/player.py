@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 
 from uno_server.gen.uno.v1 import admin_pb2, game_pb2
@@ -46,12 +47,15 @@ from .sandbox import HostRelay, SandboxError
 from .shard import ServerProcess, ServerProcessError, Shard
 from .standings import places
 from .store import HandRecord, SeatRecord
+from .wirejson import WireEvents
 
 FALLBACK = {"heuristic": game_pb2.BUILTIN_BOT_HEURISTIC, "random": game_pb2.BUILTIN_BOT_RANDOM}
 CAUSES = {
     game_pb2.END_CAUSE_STRIKES: "strikes",
     game_pb2.END_CAUSE_DISCONNECTED: "disconnected",
 }
+AWAIT_METHOD = "/uno.v1.AdminService/AwaitMatch"
+
 _TRANSIENT = {
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -167,6 +171,8 @@ class Player:
         self._await_match = True
         """Collect each finished match with one AwaitMatch call (False: the server has none, so
         follow it with WatchMatch)."""
+        self._raw_await_for: grpc.aio.Channel | None = None
+        self._raw_await_call: Any = None
         self.needed: set[str] | None = None
         """The bots this shard's hands seat (None: every bot); only these are launched."""
 
@@ -420,26 +426,61 @@ class Player:
         if self.progress is not None:
             self.progress.retries += 1
 
+    def _raw_await(self) -> Any:
+        """AwaitMatch answering with its encoding, read by :class:`~.wirejson.WireEvents`
+        without making a protobuf object per event (None without a channel of our own: a
+        test's stub, which answers with the decoded message)."""
+        channel = self.channel
+        if channel is None:
+            return None
+        if self._raw_await_for is not channel:
+            self._raw_await_call = channel.unary_unary(
+                AWAIT_METHOD,
+                request_serializer=admin_pb2.AwaitMatchRequest.SerializeToString,
+                response_deserializer=None,
+            )
+            self._raw_await_for = channel
+        return self._raw_await_call
+
     async def _await(
         self, info: admin_pb2.MatchInfo
-    ) -> tuple[admin_pb2.MatchInfo, list[game_pb2.Event]]:
+    ) -> tuple[admin_pb2.MatchInfo, list[game_pb2.Event] | WireEvents]:
         """The match once it stopped running, with its events: one AwaitMatch call per hand (a
         second one only for a match of more than 1 MiB of events). The server sends the events
-        in the encoding it made for the seats, and they are decoded here in one piece."""
+        in the encoding it made for the seats; :class:`~.wirejson.WireEvents` reads them from
+        it (their replay text, and the few the hand record needs), or, through a stub, they
+        are decoded in one piece."""
         events: list[game_pb2.Event] = []
+        raw = self._raw_await()
+        wire = WireEvents() if raw is not None else None
         after = 0
         while True:
             sent = time.monotonic()
+            req = admin_pb2.AwaitMatchRequest(match_id=info.match_id, after_sequence=after)
             try:
-                res = await self.admin.AwaitMatch(
-                    admin_pb2.AwaitMatchRequest(match_id=info.match_id, after_sequence=after),
-                    metadata=self.md,
-                )
+                if raw is not None:
+                    answer = await raw(req, metadata=self.md)
+                else:
+                    res = await self.admin.AwaitMatch(req, metadata=self.md)
             except grpc.aio.AioRpcError:
                 if time.monotonic() - sent > 1.0:  # the call was open: the server was there
                     self.server_seen = time.monotonic()
                 raise
             self.server_seen = time.monotonic()
+            if wire is not None:
+                before = wire.count
+                try:
+                    head, truncated = wire.feed(answer)
+                    final = admin_pb2.MatchInfo.FromString(head)
+                except (ValueError, DecodeError) as exc:
+                    raise RunnerError(
+                        f"match {info.match_id}: the server's AwaitMatch answer cannot be read "
+                        f"({exc}); is the server the same version as the runner?"
+                    ) from exc
+                if not truncated or wire.count == before:
+                    return final, wire
+                after = wire.last_sequence
+                continue
             events.extend(res.events)
             if not res.truncated or not res.events:
                 return res.match, events
@@ -499,16 +540,23 @@ class Player:
         ended: game_pb2.HandEndedEvent | None = None
         scored: game_pb2.HandScoredEvent | None = None
         timed_out: list[int] = []
-        for e in events:  # one pass: the first HandEnded and HandScored, every TimedOut
-            kind = e.WhichOneof("kind")
-            if kind == "hand_ended":
-                if ended is None:
-                    ended = e.hand_ended
-            elif kind == "hand_scored":
-                if scored is None:
-                    scored = e.hand_scored
-            elif kind == "timed_out":
-                timed_out.append(e.timed_out.seat)
+        if isinstance(events, WireEvents):  # read on the way in
+            if events.ended is not None:
+                ended = game_pb2.HandEndedEvent.FromString(events.ended)
+            if events.scored is not None:
+                scored = game_pb2.HandScoredEvent.FromString(events.scored)
+            timed_out = events.timed_out
+        else:
+            for e in events:  # one pass: the first HandEnded and HandScored, every TimedOut
+                kind = e.WhichOneof("kind")
+                if kind == "hand_ended":
+                    if ended is None:
+                        ended = e.hand_ended
+                elif kind == "hand_scored":
+                    if scored is None:
+                        scored = e.hand_scored
+                elif kind == "timed_out":
+                    timed_out.append(e.timed_out.seat)
         if ended is None:
             return None
         points = list(ended.points_held)
@@ -567,7 +615,9 @@ class Player:
             "stand_in_seats": [r.seat for r in seats if r.taken_over],
             "actions": actions,
             "result": {"winner": winner, "points_held": points},
-            "events": events,  # converted to JSON on the writer thread
+            # protobuf events (converted to JSON on the writer thread), or a WireEvents (read from
+            # the AwaitMatch answer's encoding: its JSON text is made already)
+            "events": events,
         }
         return HandRecord(
             hand_id=spec.hand_id,
