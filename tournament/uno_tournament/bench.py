@@ -9,7 +9,8 @@ processes), in the same invocation. The last line reads::
     bench-tournament: <H> hands/s, <M> moves/s, <N> hands, <E> errors, shards 2 <H2> hands/s,
     <C> hands per server CPU-second, sandbox off <H0> hands/s (on/off <R>), bot start-up
     <S> ms in the sandbox (<S0> ms without), server <SV> ms/hand, runner <RN> ms/hand,
-    floor <F> us/rt, harness ratio <X>
+    floor <F> us/rt, harness ratio <X>, floor at this pace <FP> us/rt, harness ratio at this
+    pace <XP>
 
 ``H``, ``M``, ``N`` are the 1-shard sandboxed runs' (both halves); ``E`` counts every run; ``H2`` is
 the 2-shard run's rate; ``C`` is the hands of the sandboxed runs over the CPU seconds their game
@@ -26,10 +27,15 @@ milliseconds per hand in the 1-shard sandboxed run, over the same span (the runn
 thread; not its start-up, final report and shutdown). ``F`` is the server CPU per round trip of
 ``make bench-server``'s gRPC floor, measured first in the same invocation, and ``X`` = (SV + RN)
 / (moves per hand x F): the harness's CPU per hand over what the bare transport spends on the
-hand's moves. A line before the last plays the same tournament with the compiled example bots
-(four Go, four Rust heuristic bots, built if missing), which cost almost nothing: its ``harness
-ceiling`` is hands per CPU-second of server and runner together, the hands/s one core of harness
-could carry.
+hand's moves. That floor is saturated (its clients send as fast as it answers, so a wake-up of
+its server carries many messages), while a tournament's bots think between moves. ``FP`` is
+the same floor measured last, paced at the sandboxed 1-shard runs' own moves a second over one
+stream per bot (8), and ``XP`` the ratio against it: what the transport alone spends per round
+trip at the tournament's pace (measured 2026-12-02: 273 us at 1,250 round trips a second over 8
+streams, against 166 us saturated). A line before the last plays the same tournament with
+the compiled example bots (four Go, four Rust heuristic bots, built if missing), which cost
+almost nothing: its ``harness ceiling`` is hands per CPU-second of server and runner together,
+the hands/s one core of harness could carry.
 """
 
 from __future__ import annotations
@@ -342,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"ms/hand, harness ceiling {native.hands / max(1e-9, harness):.1f} hands/s per core, "
             f"harness ratio {native.harness_ratio(floor_us):.2f}"
         )
+    # the same floor at the pace of the sandboxed 1-shard runs: their moves a second (a move is
+    # one round trip of a bot's stream) over one stream per bot, as the tournament's bots send
+    _, paced_us = measure_floor_cpu(10.0, rate=max(1.0, one.moves_per_s), streams=len(on.bots))
     hands = one.hands + two.hands
     cpu = one.server_cpu_s + two.server_cpu_s
     per_cpu = hands / cpu if cpu > 0 else 0.0
@@ -364,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"sandbox off {bare.hands_per_s:.1f} hands/s (on/off {ratio:.2f}), bot start-up "
         f"{start_on:.0f} ms in the sandbox ({start_off:.0f} ms without), server "
         f"{one.server_ms_per_hand:.1f} ms/hand, runner {one.runner_ms_per_hand:.1f} ms/hand, "
-        f"floor {floor_us:.0f} us/rt, harness ratio {one.harness_ratio(floor_us):.2f}"
+        f"floor {floor_us:.0f} us/rt, harness ratio {one.harness_ratio(floor_us):.2f}, "
+        f"floor at this pace {paced_us:.0f} us/rt, harness ratio at this pace "
+        f"{one.harness_ratio(paced_us):.2f}"
     )
     return 0
 

@@ -91,14 +91,20 @@ def _floor_server_proc(payload: bytes, port_q: Any, stop_ev: Any) -> None:
     asyncio.run(_floor_server(payload, port_q, stop_ev))
 
 
-async def _floor_clients(port: int, seconds: float) -> tuple[int, float]:
+async def _floor_clients(
+    port: int, seconds: float, streams: int = STREAMS, rate: float | None = None
+) -> tuple[int, float]:
+    """``streams`` ping-pong streams for ``seconds``: each sends its next message when the
+    answer to the last one came (and, with ``rate``, not before its next slot, a slot every
+    ``streams / rate`` seconds, the streams' slots spread evenly)."""
     action = b"\x0a\x11m000001-abcdef-12\x10\x01"  # about the size of an Action
+    period = streams / rate if rate else 0.0
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
         call_factory = ch.stream_stream(
             "/bench.Floor/PingPong", request_serializer=_identity, response_deserializer=_identity
         )
         deadline = time.monotonic() + seconds
-        counts = [0] * STREAMS
+        counts = [0] * streams
 
         async def one(i: int) -> None:
             q: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -111,16 +117,24 @@ async def _floor_clients(port: int, seconds: float) -> tuple[int, float]:
                     yield m
 
             call = call_factory(gen())
+            slot = time.monotonic() + period * i / streams
+            if period:
+                await asyncio.sleep(period * i / streams)
             q.put_nowait(action)
             async for _ in call:
                 counts[i] += 1
                 if time.monotonic() >= deadline:
                     q.put_nowait(None)
                     break
+                if period:
+                    slot += period
+                    wait = slot - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
                 q.put_nowait(action)
 
         t0 = time.monotonic()
-        await asyncio.gather(*(one(i) for i in range(STREAMS)))
+        await asyncio.gather(*(one(i) for i in range(streams)))
         return sum(counts), time.monotonic() - t0
 
 
@@ -129,9 +143,21 @@ def measure_floor(seconds: float) -> float:
     return measure_floor_cpu(seconds)[0]
 
 
-def measure_floor_cpu(seconds: float) -> tuple[float, float]:
+def measure_floor_cpu(
+    seconds: float, *, rate: float | None = None, streams: int = STREAMS
+) -> tuple[float, float]:
     """The floor's round trips per second, and its server's CPU microseconds per round trip
-    (``make bench-tournament`` compares the harness's CPU per move with it)."""
+    (``make bench-tournament`` compares the harness's CPU per move with it).
+
+    By default the clients send as fast as the server answers (saturated: each wake-up of the
+    server carries many messages, so a round trip costs the least it can). With ``rate``, the
+    ``streams`` streams together send about ``rate`` round trips a second, each at an even pace
+    (a round trip every ``streams / rate`` seconds), as bots that think do: fewer messages per
+    wake-up, so a round trip costs more. A paced floor never goes faster than ``rate``."""
+    if rate is not None and not rate > 0:
+        raise ValueError(f"rate must be > 0 round trips a second, not {rate!r}")
+    if streams < 1:
+        raise ValueError(f"streams must be >= 1, not {streams!r}")
     payload = _view_sized_payload()
     ctx = mp.get_context("spawn")
     port_q = ctx.Queue()
@@ -140,14 +166,15 @@ def measure_floor_cpu(seconds: float) -> tuple[float, float]:
     proc.start()
     try:
         port = port_q.get(timeout=30)
-        n, dt = asyncio.run(_floor_clients(port, seconds))
+        n, dt = asyncio.run(_floor_clients(port, seconds, streams, rate))
         stop_ev.set()
         cpu = float(port_q.get(timeout=30))
     finally:
         stop_ev.set()
         proc.join(10)
+    pace = f"paced at {rate:.0f} round trips/s, " if rate is not None else ""
     print(
-        f"floor: {n:,} round trips in {dt:.1f} s over {STREAMS} streams, "
+        f"floor: {n:,} round trips in {dt:.1f} s over {streams} streams, {pace}"
         f"{len(payload)} B per view-sized message, server {cpu * 1e6 / max(1, n):.0f} us CPU "
         "per round trip",
         flush=True,
