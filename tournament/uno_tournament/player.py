@@ -55,6 +55,7 @@ CAUSES = {
     game_pb2.END_CAUSE_DISCONNECTED: "disconnected",
 }
 AWAIT_METHOD = "/uno.v1.AdminService/AwaitMatch"
+PLAY_METHOD = "/uno.v1.AdminService/PlayMatch"
 
 _TRANSIENT = {
     grpc.StatusCode.UNAVAILABLE,
@@ -171,8 +172,12 @@ class Player:
         self._await_match = True
         """Collect each finished match with one AwaitMatch call (False: the server has none, so
         follow it with WatchMatch)."""
+        self._play_match = True
+        """Create and collect each hand with one PlayMatch call (False: the server has none, so
+        CreateMatch, then AwaitMatch)."""
         self._raw_await_for: grpc.aio.Channel | None = None
         self._raw_await_call: Any = None
+        self._raw_play_call: Any = None
         self.needed: set[str] | None = None
         """The bots this shard's hands seat (None: every bot); only these are launched."""
 
@@ -354,11 +359,19 @@ class Player:
                 idempotency_key=key,
             )
             t0 = time.monotonic()
+            raw_play = self._raw_play() if self._play_match else None
             try:
-                res = await self.admin.CreateMatch(req, metadata=self.md, timeout=30)
-                self.server_seen = time.monotonic()
-                rec = await self._follow(spec, res.match, fallback, t0)
+                if raw_play is not None:
+                    rec = await self._play_once(spec, req, raw_play, fallback, t0)
+                else:
+                    res = await self.admin.CreateMatch(req, metadata=self.md, timeout=30)
+                    self.server_seen = time.monotonic()
+                    rec = await self._follow(spec, res.match, fallback, t0)
             except grpc.aio.AioRpcError as err:
+                if raw_play is not None and err.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    self._play_match = False  # a server older than PlayMatch: two calls a hand
+                    self.log.info("server has no PlayMatch; creating and collecting in two calls")
+                    continue
                 self._check_server(err)
                 reason = error_reason(err)
                 if reason == "BOT_NOT_CONNECTED":
@@ -426,34 +439,85 @@ class Player:
         if self.progress is not None:
             self.progress.retries += 1
 
-    def _raw_await(self) -> Any:
-        """AwaitMatch answering with its encoding, read by :class:`~.wirejson.WireEvents`
-        without making a protobuf object per event (None without a channel of our own: a
-        test's stub, which answers with the decoded message)."""
+    def _raw_calls(self) -> bool:
+        """Whether the raw calls are made on this player's channel (False without a channel of
+        our own: a test's stub, which answers with decoded messages)."""
         channel = self.channel
         if channel is None:
-            return None
+            return False
         if self._raw_await_for is not channel:
             self._raw_await_call = channel.unary_unary(
                 AWAIT_METHOD,
                 request_serializer=admin_pb2.AwaitMatchRequest.SerializeToString,
                 response_deserializer=None,
             )
+            self._raw_play_call = channel.unary_unary(
+                PLAY_METHOD,
+                request_serializer=admin_pb2.PlayMatchRequest.SerializeToString,
+                response_deserializer=None,
+            )
             self._raw_await_for = channel
-        return self._raw_await_call
+        return True
+
+    def _raw_await(self) -> Any:
+        """AwaitMatch answering with its encoding, read by :class:`~.wirejson.WireEvents`
+        without making a protobuf object per event (None through a test's stub)."""
+        return self._raw_await_call if self._raw_calls() else None
+
+    def _raw_play(self) -> Any:
+        """PlayMatch answering with its encoding (None through a test's stub)."""
+        return self._raw_play_call if self._raw_calls() else None
+
+    def _read(self, wire: WireEvents, answer: bytes, what: str) -> tuple[admin_pb2.MatchInfo, bool]:
+        """One AwaitMatch or PlayMatch answer into ``wire``: the MatchInfo and ``truncated``."""
+        try:
+            head, truncated = wire.feed(answer)
+            return admin_pb2.MatchInfo.FromString(head), truncated
+        except (ValueError, DecodeError) as exc:
+            raise RunnerError(
+                f"{what}: the server's answer cannot be read ({exc}); is the server the same "
+                "version as the runner?"
+            ) from exc
+
+    async def _play_once(
+        self,
+        spec: schedule.HandSpec,
+        req: admin_pb2.CreateMatchRequest,
+        raw: Any,
+        fallback: set[str],
+        t0: float,
+    ) -> HandRecord | None:
+        """Create the hand's match and collect it in one PlayMatch call (AwaitMatch for the
+        rest of a match of more than 1 MiB of events), then make its record."""
+        sent = time.monotonic()
+        try:
+            answer = await raw(admin_pb2.PlayMatchRequest(create=req), metadata=self.md)
+        except grpc.aio.AioRpcError:
+            if time.monotonic() - sent > 1.0:  # the call was open: the server was there
+                self.server_seen = time.monotonic()
+            raise
+        self.server_seen = time.monotonic()
+        wire = WireEvents()
+        final, truncated = self._read(wire, answer, f"hand {spec.hand_id}")
+        if truncated and wire.count:
+            final, _ = await self._await(final, wire)
+        return await self._follow(spec, final, fallback, t0, collected=wire)
 
     async def _await(
-        self, info: admin_pb2.MatchInfo
+        self, info: admin_pb2.MatchInfo, started: WireEvents | None = None
     ) -> tuple[admin_pb2.MatchInfo, list[game_pb2.Event] | WireEvents]:
         """The match once it stopped running, with its events: one AwaitMatch call per hand (a
         second one only for a match of more than 1 MiB of events). The server sends the events
         in the encoding it made for the seats; :class:`~.wirejson.WireEvents` reads them from
         it (their replay text, and the few the hand record needs), or, through a stub, they
-        are decoded in one piece."""
+        are decoded in one piece. ``started``: the events read so far (a PlayMatch answer cut
+        short), continued after its last sequence."""
         events: list[game_pb2.Event] = []
         raw = self._raw_await()
         wire = WireEvents() if raw is not None else None
         after = 0
+        if started is not None and raw is not None:
+            wire, after = started, started.last_sequence
         while True:
             sent = time.monotonic()
             req = admin_pb2.AwaitMatchRequest(match_id=info.match_id, after_sequence=after)
@@ -469,14 +533,7 @@ class Player:
             self.server_seen = time.monotonic()
             if wire is not None:
                 before = wire.count
-                try:
-                    head, truncated = wire.feed(answer)
-                    final = admin_pb2.MatchInfo.FromString(head)
-                except (ValueError, DecodeError) as exc:
-                    raise RunnerError(
-                        f"match {info.match_id}: the server's AwaitMatch answer cannot be read "
-                        f"({exc}); is the server the same version as the runner?"
-                    ) from exc
+                final, truncated = self._read(wire, answer, f"match {info.match_id}")
                 if not truncated or wire.count == before:
                     return final, wire
                 after = wire.last_sequence
@@ -519,8 +576,15 @@ class Player:
         info: admin_pb2.MatchInfo,
         fallback: set[str],
         t0: float,
+        collected: WireEvents | None = None,
     ) -> HandRecord | None:
-        if self._await_match:
+        """The hand record of a match once it stopped running (None: it was cancelled).
+        ``collected``: its events, read already (``info`` is then its final MatchInfo)."""
+        events: list[game_pb2.Event] | WireEvents
+        final = info
+        if collected is not None:
+            events = collected
+        elif self._await_match:
             try:
                 final, events = await self._await(info)
             except grpc.aio.AioRpcError as err:
@@ -528,7 +592,7 @@ class Player:
                     raise
                 self._await_match = False  # a server older than AwaitMatch: follow instead
                 self.log.info("server has no AwaitMatch; following matches with WatchMatch")
-        if not self._await_match:
+        if collected is None and not self._await_match:
             final, events = await self._watch(info)
         if final.state == admin_pb2.MATCH_STATE_RUNNING:
             got = await self.admin.GetMatch(

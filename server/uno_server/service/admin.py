@@ -17,6 +17,7 @@ from typing import Any, Final
 import grpc
 import structlog
 from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
 
 from uno_server.gen.uno.v1 import admin_pb2, errors_pb2, game_pb2
 
@@ -29,6 +30,26 @@ from .table import Table
 log = structlog.get_logger("uno.server")
 LIST_BOTS_BYTES: Final = 1024 * 1024  # ListBots stops listing seats past this
 AWAIT_EVENT_BYTES: Final = 1024 * 1024  # AwaitMatch's encoded events per answer, at most
+
+
+def _nested(rej: RejectError, prefix: str) -> RejectError:
+    """``rej`` with the field its ErrorInfo names (if any) as a path under ``prefix``, in the
+    metadata and where the message starts with it."""
+    status = status_pb2.Status()
+    status.CopyFrom(rej.status)
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if not (detail.Unpack(info) and info.metadata.get("field")):
+            continue
+        name = info.metadata["field"]
+        info.metadata["field"] = f"{prefix}.{name}"
+        detail.Pack(info)
+        if status.message.startswith(name):
+            status.message = f"{prefix}.{status.message}"
+        break
+    out = RejectError(rej.code, rej.reason, status.message)
+    out.status = status
+    return out
 
 
 class AdminServicer:
@@ -117,6 +138,7 @@ class AdminServicer:
                     response_serializer=admin_pb2.WatchMatchResponse.SerializeToString,
                 ),
                 "AwaitMatch": unary(self.AwaitMatch, admin_pb2.AwaitMatchRequest, None),
+                "PlayMatch": unary(self.PlayMatch, admin_pb2.PlayMatchRequest, None),
                 "CancelMatch": unary(
                     self.CancelMatch, admin_pb2.CancelMatchRequest, admin_pb2.CancelMatchResponse
                 ),
@@ -400,6 +422,20 @@ class AdminServicer:
             size += len(b)
         head = wire.ld(1, bytes(table.info().SerializeToString()))
         return head + (b"\x10\x01" if truncated else b"") + b"".join(fields)
+
+    async def PlayMatch(  # noqa: N802
+        self, request: admin_pb2.PlayMatchRequest, context: Any
+    ) -> bytes:
+        """CreateMatch, then AwaitMatch from the first event: one call per match (the runner's
+        per hand) instead of two. PlayMatchResponse has AwaitMatchResponse's field numbers, so
+        AwaitMatch's encoded answer is this call's too. The match's own refusals (bots, rules,
+        time control) name their field by its path in this request, ``create.``..."""
+        self.arena.prune()
+        try:
+            info, _ = await self.arena.create(request.create)
+        except RejectError as rej:
+            raise _nested(rej, "create") from None
+        return await self.AwaitMatch(admin_pb2.AwaitMatchRequest(match_id=info.match_id), context)
 
     async def _watch(
         self,

@@ -174,6 +174,10 @@ REQUIRED: Final[dict[str, tuple[str, int]]] = {
     "uno.v1.GetMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.WatchMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.AwaitMatchRequest.match_id": ("is required", MALFORMED),
+    "uno.v1.PlayMatchRequest.create": (
+        "is required: the match, as CreateMatch takes it",
+        MALFORMED,
+    ),
     "uno.v1.CancelMatchRequest.match_id": ("is required", MALFORMED),
     "uno.v1.RegisterBotRequest.bot_name": ("is required", MALFORMED),
     "uno.v1.RetireBotRequest.bot_name": ("is required", MALFORMED),

@@ -1121,6 +1121,121 @@ func (x *AwaitMatchResponse) GetEvents() []*Event {
 	return nil
 }
 
+// Input of PlayMatch.
+type PlayMatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required: the match to create and wait for, exactly as CreateMatch takes it (unset:
+	// INVALID_ARGUMENT / MALFORMED_MESSAGE, field "create").
+	Create        *CreateMatchRequest `protobuf:"bytes,1,opt,name=create,proto3" json:"create,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayMatchRequest) Reset() {
+	*x = PlayMatchRequest{}
+	mi := &file_uno_v1_admin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayMatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayMatchRequest) ProtoMessage() {}
+
+func (x *PlayMatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayMatchRequest.ProtoReflect.Descriptor instead.
+func (*PlayMatchRequest) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PlayMatchRequest) GetCreate() *CreateMatchRequest {
+	if x != nil {
+		return x.Create
+	}
+	return nil
+}
+
+// Output of PlayMatch: AwaitMatchResponse's fields, with the same numbers.
+type PlayMatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match once it stopped running (state FINISHED or CANCELLED).
+	Match *MatchInfo `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	// True when more events follow than this answer holds: collect the rest with AwaitMatch,
+	// after_sequence = the sequence of the last event here.
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The match's events from its first, exactly as AwaitMatch answers them with after_sequence
+	// 0: in sequence order, as WatchMatch sends them to a spectator, at most 1 MiB of them
+	// (encoded) per answer and always at least one if any remain. (Field 16, as in
+	// AwaitMatchResponse.events and DecisionRequest.events.)
+	Events        []*Event `protobuf:"bytes,16,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayMatchResponse) Reset() {
+	*x = PlayMatchResponse{}
+	mi := &file_uno_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayMatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayMatchResponse) ProtoMessage() {}
+
+func (x *PlayMatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_uno_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayMatchResponse.ProtoReflect.Descriptor instead.
+func (*PlayMatchResponse) Descriptor() ([]byte, []int) {
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PlayMatchResponse) GetMatch() *MatchInfo {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
+func (x *PlayMatchResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *PlayMatchResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 // Input of CancelMatch.
 type CancelMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1135,7 +1250,7 @@ type CancelMatchRequest struct {
 
 func (x *CancelMatchRequest) Reset() {
 	*x = CancelMatchRequest{}
-	mi := &file_uno_v1_admin_proto_msgTypes[12]
+	mi := &file_uno_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1262,7 @@ func (x *CancelMatchRequest) String() string {
 func (*CancelMatchRequest) ProtoMessage() {}
 
 func (x *CancelMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[12]
+	mi := &file_uno_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1275,7 @@ func (x *CancelMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMatchRequest.ProtoReflect.Descriptor instead.
 func (*CancelMatchRequest) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{12}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelMatchRequest) GetMatchId() string {
@@ -1188,7 +1303,7 @@ type CancelMatchResponse struct {
 
 func (x *CancelMatchResponse) Reset() {
 	*x = CancelMatchResponse{}
-	mi := &file_uno_v1_admin_proto_msgTypes[13]
+	mi := &file_uno_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1315,7 @@ func (x *CancelMatchResponse) String() string {
 func (*CancelMatchResponse) ProtoMessage() {}
 
 func (x *CancelMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[13]
+	mi := &file_uno_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1328,7 @@ func (x *CancelMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMatchResponse.ProtoReflect.Descriptor instead.
 func (*CancelMatchResponse) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CancelMatchResponse) GetMatch() *MatchInfo {
@@ -1232,7 +1347,7 @@ type ListBotsRequest struct {
 
 func (x *ListBotsRequest) Reset() {
 	*x = ListBotsRequest{}
-	mi := &file_uno_v1_admin_proto_msgTypes[14]
+	mi := &file_uno_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1359,7 @@ func (x *ListBotsRequest) String() string {
 func (*ListBotsRequest) ProtoMessage() {}
 
 func (x *ListBotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[14]
+	mi := &file_uno_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1372,7 @@ func (x *ListBotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBotsRequest.ProtoReflect.Descriptor instead.
 func (*ListBotsRequest) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 // A bot with a Play session.
@@ -1305,7 +1420,7 @@ type BotInfo struct {
 
 func (x *BotInfo) Reset() {
 	*x = BotInfo{}
-	mi := &file_uno_v1_admin_proto_msgTypes[15]
+	mi := &file_uno_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1432,7 @@ func (x *BotInfo) String() string {
 func (*BotInfo) ProtoMessage() {}
 
 func (x *BotInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[15]
+	mi := &file_uno_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1445,7 @@ func (x *BotInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BotInfo.ProtoReflect.Descriptor instead.
 func (*BotInfo) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{15}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BotInfo) GetBotName() string {
@@ -1449,7 +1564,7 @@ type ListBotsResponse struct {
 
 func (x *ListBotsResponse) Reset() {
 	*x = ListBotsResponse{}
-	mi := &file_uno_v1_admin_proto_msgTypes[16]
+	mi := &file_uno_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1576,7 @@ func (x *ListBotsResponse) String() string {
 func (*ListBotsResponse) ProtoMessage() {}
 
 func (x *ListBotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[16]
+	mi := &file_uno_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1589,7 @@ func (x *ListBotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBotsResponse.ProtoReflect.Descriptor instead.
 func (*ListBotsResponse) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListBotsResponse) GetBots() []*BotInfo {
@@ -1505,7 +1620,7 @@ type RegisterBotRequest struct {
 
 func (x *RegisterBotRequest) Reset() {
 	*x = RegisterBotRequest{}
-	mi := &file_uno_v1_admin_proto_msgTypes[17]
+	mi := &file_uno_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1632,7 @@ func (x *RegisterBotRequest) String() string {
 func (*RegisterBotRequest) ProtoMessage() {}
 
 func (x *RegisterBotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[17]
+	mi := &file_uno_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1645,7 @@ func (x *RegisterBotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBotRequest.ProtoReflect.Descriptor instead.
 func (*RegisterBotRequest) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RegisterBotRequest) GetBotName() string {
@@ -1566,7 +1681,7 @@ type RegisterBotResponse struct {
 
 func (x *RegisterBotResponse) Reset() {
 	*x = RegisterBotResponse{}
-	mi := &file_uno_v1_admin_proto_msgTypes[18]
+	mi := &file_uno_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1693,7 @@ func (x *RegisterBotResponse) String() string {
 func (*RegisterBotResponse) ProtoMessage() {}
 
 func (x *RegisterBotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[18]
+	mi := &file_uno_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1706,7 @@ func (x *RegisterBotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBotResponse.ProtoReflect.Descriptor instead.
 func (*RegisterBotResponse) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RegisterBotResponse) GetCreated() bool {
@@ -1612,7 +1727,7 @@ type RetireBotRequest struct {
 
 func (x *RetireBotRequest) Reset() {
 	*x = RetireBotRequest{}
-	mi := &file_uno_v1_admin_proto_msgTypes[19]
+	mi := &file_uno_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1739,7 @@ func (x *RetireBotRequest) String() string {
 func (*RetireBotRequest) ProtoMessage() {}
 
 func (x *RetireBotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[19]
+	mi := &file_uno_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1752,7 @@ func (x *RetireBotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetireBotRequest.ProtoReflect.Descriptor instead.
 func (*RetireBotRequest) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RetireBotRequest) GetBotName() string {
@@ -1658,7 +1773,7 @@ type RetireBotResponse struct {
 
 func (x *RetireBotResponse) Reset() {
 	*x = RetireBotResponse{}
-	mi := &file_uno_v1_admin_proto_msgTypes[20]
+	mi := &file_uno_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1785,7 @@ func (x *RetireBotResponse) String() string {
 func (*RetireBotResponse) ProtoMessage() {}
 
 func (x *RetireBotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uno_v1_admin_proto_msgTypes[20]
+	mi := &file_uno_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1798,7 @@ func (x *RetireBotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetireBotResponse.ProtoReflect.Descriptor instead.
 func (*RetireBotResponse) Descriptor() ([]byte, []int) {
-	return file_uno_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_uno_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RetireBotResponse) GetConnected() bool {
@@ -1789,6 +1904,12 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x12AwaitMatchResponse\x12'\n" +
 	"\x05match\x18\x01 \x01(\v2\x11.uno.v1.MatchInfoR\x05match\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
+	"\x06events\x18\x10 \x03(\v2\r.uno.v1.EventR\x06events\"F\n" +
+	"\x10PlayMatchRequest\x122\n" +
+	"\x06create\x18\x01 \x01(\v2\x1a.uno.v1.CreateMatchRequestR\x06create\"\x81\x01\n" +
+	"\x11PlayMatchResponse\x12'\n" +
+	"\x05match\x18\x01 \x01(\v2\x11.uno.v1.MatchInfoR\x05match\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12%\n" +
 	"\x06events\x18\x10 \x03(\v2\r.uno.v1.EventR\x06events\"G\n" +
 	"\x12CancelMatchRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x16\n" +
@@ -1832,7 +1953,7 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\x17MATCH_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13MATCH_STATE_RUNNING\x10\x01\x12\x18\n" +
 	"\x14MATCH_STATE_FINISHED\x10\x02\x12\x19\n" +
-	"\x15MATCH_STATE_CANCELLED\x10\x032\xfa\x04\n" +
+	"\x15MATCH_STATE_CANCELLED\x10\x032\xbc\x05\n" +
 	"\fAdminService\x12F\n" +
 	"\vCreateMatch\x12\x1a.uno.v1.CreateMatchRequest\x1a\x1b.uno.v1.CreateMatchResponse\x12=\n" +
 	"\bGetMatch\x12\x17.uno.v1.GetMatchRequest\x1a\x18.uno.v1.GetMatchResponse\x12F\n" +
@@ -1840,7 +1961,8 @@ const file_uno_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"WatchMatch\x12\x19.uno.v1.WatchMatchRequest\x1a\x1a.uno.v1.WatchMatchResponse0\x01\x12C\n" +
 	"\n" +
-	"AwaitMatch\x12\x19.uno.v1.AwaitMatchRequest\x1a\x1a.uno.v1.AwaitMatchResponse\x12F\n" +
+	"AwaitMatch\x12\x19.uno.v1.AwaitMatchRequest\x1a\x1a.uno.v1.AwaitMatchResponse\x12@\n" +
+	"\tPlayMatch\x12\x18.uno.v1.PlayMatchRequest\x1a\x19.uno.v1.PlayMatchResponse\x12F\n" +
 	"\vCancelMatch\x12\x1a.uno.v1.CancelMatchRequest\x1a\x1b.uno.v1.CancelMatchResponse\x12=\n" +
 	"\bListBots\x12\x17.uno.v1.ListBotsRequest\x1a\x18.uno.v1.ListBotsResponse\x12F\n" +
 	"\vRegisterBot\x12\x1a.uno.v1.RegisterBotRequest\x1a\x1b.uno.v1.RegisterBotResponse\x12@\n" +
@@ -1860,7 +1982,7 @@ func file_uno_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_uno_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_uno_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_uno_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_uno_v1_admin_proto_goTypes = []any{
 	(MatchState)(0),               // 0: uno.v1.MatchState
 	(*MatchSeat)(nil),             // 1: uno.v1.MatchSeat
@@ -1875,79 +1997,86 @@ var file_uno_v1_admin_proto_goTypes = []any{
 	(*WatchMatchResponse)(nil),    // 10: uno.v1.WatchMatchResponse
 	(*AwaitMatchRequest)(nil),     // 11: uno.v1.AwaitMatchRequest
 	(*AwaitMatchResponse)(nil),    // 12: uno.v1.AwaitMatchResponse
-	(*CancelMatchRequest)(nil),    // 13: uno.v1.CancelMatchRequest
-	(*CancelMatchResponse)(nil),   // 14: uno.v1.CancelMatchResponse
-	(*ListBotsRequest)(nil),       // 15: uno.v1.ListBotsRequest
-	(*BotInfo)(nil),               // 16: uno.v1.BotInfo
-	(*ListBotsResponse)(nil),      // 17: uno.v1.ListBotsResponse
-	(*RegisterBotRequest)(nil),    // 18: uno.v1.RegisterBotRequest
-	(*RegisterBotResponse)(nil),   // 19: uno.v1.RegisterBotResponse
-	(*RetireBotRequest)(nil),      // 20: uno.v1.RetireBotRequest
-	(*RetireBotResponse)(nil),     // 21: uno.v1.RetireBotResponse
-	nil,                           // 22: uno.v1.MatchInfo.LabelsEntry
-	nil,                           // 23: uno.v1.CreateMatchRequest.LabelsEntry
-	nil,                           // 24: uno.v1.ListMatchesRequest.LabelsEntry
-	(*Player)(nil),                // 25: uno.v1.Player
-	(EndCause)(0),                 // 26: uno.v1.EndCause
-	(*RuleSet)(nil),               // 27: uno.v1.RuleSet
-	(*TimeControl)(nil),           // 28: uno.v1.TimeControl
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(*Event)(nil),                 // 30: uno.v1.Event
-	(*SeatRef)(nil),               // 31: uno.v1.SeatRef
+	(*PlayMatchRequest)(nil),      // 13: uno.v1.PlayMatchRequest
+	(*PlayMatchResponse)(nil),     // 14: uno.v1.PlayMatchResponse
+	(*CancelMatchRequest)(nil),    // 15: uno.v1.CancelMatchRequest
+	(*CancelMatchResponse)(nil),   // 16: uno.v1.CancelMatchResponse
+	(*ListBotsRequest)(nil),       // 17: uno.v1.ListBotsRequest
+	(*BotInfo)(nil),               // 18: uno.v1.BotInfo
+	(*ListBotsResponse)(nil),      // 19: uno.v1.ListBotsResponse
+	(*RegisterBotRequest)(nil),    // 20: uno.v1.RegisterBotRequest
+	(*RegisterBotResponse)(nil),   // 21: uno.v1.RegisterBotResponse
+	(*RetireBotRequest)(nil),      // 22: uno.v1.RetireBotRequest
+	(*RetireBotResponse)(nil),     // 23: uno.v1.RetireBotResponse
+	nil,                           // 24: uno.v1.MatchInfo.LabelsEntry
+	nil,                           // 25: uno.v1.CreateMatchRequest.LabelsEntry
+	nil,                           // 26: uno.v1.ListMatchesRequest.LabelsEntry
+	(*Player)(nil),                // 27: uno.v1.Player
+	(EndCause)(0),                 // 28: uno.v1.EndCause
+	(*RuleSet)(nil),               // 29: uno.v1.RuleSet
+	(*TimeControl)(nil),           // 30: uno.v1.TimeControl
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*Event)(nil),                 // 32: uno.v1.Event
+	(*SeatRef)(nil),               // 33: uno.v1.SeatRef
 }
 var file_uno_v1_admin_proto_depIdxs = []int32{
-	25, // 0: uno.v1.MatchSeat.player:type_name -> uno.v1.Player
-	26, // 1: uno.v1.MatchSeat.takeover_cause:type_name -> uno.v1.EndCause
+	27, // 0: uno.v1.MatchSeat.player:type_name -> uno.v1.Player
+	28, // 1: uno.v1.MatchSeat.takeover_cause:type_name -> uno.v1.EndCause
 	0,  // 2: uno.v1.MatchInfo.state:type_name -> uno.v1.MatchState
 	1,  // 3: uno.v1.MatchInfo.seats:type_name -> uno.v1.MatchSeat
-	27, // 4: uno.v1.MatchInfo.rules:type_name -> uno.v1.RuleSet
-	28, // 5: uno.v1.MatchInfo.time_control:type_name -> uno.v1.TimeControl
-	29, // 6: uno.v1.MatchInfo.created_at:type_name -> google.protobuf.Timestamp
-	29, // 7: uno.v1.MatchInfo.started_at:type_name -> google.protobuf.Timestamp
-	29, // 8: uno.v1.MatchInfo.ended_at:type_name -> google.protobuf.Timestamp
-	22, // 9: uno.v1.MatchInfo.labels:type_name -> uno.v1.MatchInfo.LabelsEntry
-	26, // 10: uno.v1.MatchInfo.end_cause:type_name -> uno.v1.EndCause
-	25, // 11: uno.v1.CreateMatchRequest.seats:type_name -> uno.v1.Player
-	27, // 12: uno.v1.CreateMatchRequest.rules:type_name -> uno.v1.RuleSet
-	28, // 13: uno.v1.CreateMatchRequest.time_control:type_name -> uno.v1.TimeControl
-	23, // 14: uno.v1.CreateMatchRequest.labels:type_name -> uno.v1.CreateMatchRequest.LabelsEntry
+	29, // 4: uno.v1.MatchInfo.rules:type_name -> uno.v1.RuleSet
+	30, // 5: uno.v1.MatchInfo.time_control:type_name -> uno.v1.TimeControl
+	31, // 6: uno.v1.MatchInfo.created_at:type_name -> google.protobuf.Timestamp
+	31, // 7: uno.v1.MatchInfo.started_at:type_name -> google.protobuf.Timestamp
+	31, // 8: uno.v1.MatchInfo.ended_at:type_name -> google.protobuf.Timestamp
+	24, // 9: uno.v1.MatchInfo.labels:type_name -> uno.v1.MatchInfo.LabelsEntry
+	28, // 10: uno.v1.MatchInfo.end_cause:type_name -> uno.v1.EndCause
+	27, // 11: uno.v1.CreateMatchRequest.seats:type_name -> uno.v1.Player
+	29, // 12: uno.v1.CreateMatchRequest.rules:type_name -> uno.v1.RuleSet
+	30, // 13: uno.v1.CreateMatchRequest.time_control:type_name -> uno.v1.TimeControl
+	25, // 14: uno.v1.CreateMatchRequest.labels:type_name -> uno.v1.CreateMatchRequest.LabelsEntry
 	2,  // 15: uno.v1.CreateMatchResponse.match:type_name -> uno.v1.MatchInfo
 	2,  // 16: uno.v1.GetMatchResponse.match:type_name -> uno.v1.MatchInfo
 	0,  // 17: uno.v1.ListMatchesRequest.states:type_name -> uno.v1.MatchState
-	24, // 18: uno.v1.ListMatchesRequest.labels:type_name -> uno.v1.ListMatchesRequest.LabelsEntry
+	26, // 18: uno.v1.ListMatchesRequest.labels:type_name -> uno.v1.ListMatchesRequest.LabelsEntry
 	2,  // 19: uno.v1.ListMatchesResponse.matches:type_name -> uno.v1.MatchInfo
 	2,  // 20: uno.v1.WatchMatchResponse.match:type_name -> uno.v1.MatchInfo
-	30, // 21: uno.v1.WatchMatchResponse.event:type_name -> uno.v1.Event
+	32, // 21: uno.v1.WatchMatchResponse.event:type_name -> uno.v1.Event
 	2,  // 22: uno.v1.AwaitMatchResponse.match:type_name -> uno.v1.MatchInfo
-	30, // 23: uno.v1.AwaitMatchResponse.events:type_name -> uno.v1.Event
-	2,  // 24: uno.v1.CancelMatchResponse.match:type_name -> uno.v1.MatchInfo
-	29, // 25: uno.v1.BotInfo.connected_at:type_name -> google.protobuf.Timestamp
-	29, // 26: uno.v1.BotInfo.disconnected_at:type_name -> google.protobuf.Timestamp
-	31, // 27: uno.v1.BotInfo.seats:type_name -> uno.v1.SeatRef
-	16, // 28: uno.v1.ListBotsResponse.bots:type_name -> uno.v1.BotInfo
-	3,  // 29: uno.v1.AdminService.CreateMatch:input_type -> uno.v1.CreateMatchRequest
-	5,  // 30: uno.v1.AdminService.GetMatch:input_type -> uno.v1.GetMatchRequest
-	7,  // 31: uno.v1.AdminService.ListMatches:input_type -> uno.v1.ListMatchesRequest
-	9,  // 32: uno.v1.AdminService.WatchMatch:input_type -> uno.v1.WatchMatchRequest
-	11, // 33: uno.v1.AdminService.AwaitMatch:input_type -> uno.v1.AwaitMatchRequest
-	13, // 34: uno.v1.AdminService.CancelMatch:input_type -> uno.v1.CancelMatchRequest
-	15, // 35: uno.v1.AdminService.ListBots:input_type -> uno.v1.ListBotsRequest
-	18, // 36: uno.v1.AdminService.RegisterBot:input_type -> uno.v1.RegisterBotRequest
-	20, // 37: uno.v1.AdminService.RetireBot:input_type -> uno.v1.RetireBotRequest
-	4,  // 38: uno.v1.AdminService.CreateMatch:output_type -> uno.v1.CreateMatchResponse
-	6,  // 39: uno.v1.AdminService.GetMatch:output_type -> uno.v1.GetMatchResponse
-	8,  // 40: uno.v1.AdminService.ListMatches:output_type -> uno.v1.ListMatchesResponse
-	10, // 41: uno.v1.AdminService.WatchMatch:output_type -> uno.v1.WatchMatchResponse
-	12, // 42: uno.v1.AdminService.AwaitMatch:output_type -> uno.v1.AwaitMatchResponse
-	14, // 43: uno.v1.AdminService.CancelMatch:output_type -> uno.v1.CancelMatchResponse
-	17, // 44: uno.v1.AdminService.ListBots:output_type -> uno.v1.ListBotsResponse
-	19, // 45: uno.v1.AdminService.RegisterBot:output_type -> uno.v1.RegisterBotResponse
-	21, // 46: uno.v1.AdminService.RetireBot:output_type -> uno.v1.RetireBotResponse
-	38, // [38:47] is the sub-list for method output_type
-	29, // [29:38] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	32, // 23: uno.v1.AwaitMatchResponse.events:type_name -> uno.v1.Event
+	3,  // 24: uno.v1.PlayMatchRequest.create:type_name -> uno.v1.CreateMatchRequest
+	2,  // 25: uno.v1.PlayMatchResponse.match:type_name -> uno.v1.MatchInfo
+	32, // 26: uno.v1.PlayMatchResponse.events:type_name -> uno.v1.Event
+	2,  // 27: uno.v1.CancelMatchResponse.match:type_name -> uno.v1.MatchInfo
+	31, // 28: uno.v1.BotInfo.connected_at:type_name -> google.protobuf.Timestamp
+	31, // 29: uno.v1.BotInfo.disconnected_at:type_name -> google.protobuf.Timestamp
+	33, // 30: uno.v1.BotInfo.seats:type_name -> uno.v1.SeatRef
+	18, // 31: uno.v1.ListBotsResponse.bots:type_name -> uno.v1.BotInfo
+	3,  // 32: uno.v1.AdminService.CreateMatch:input_type -> uno.v1.CreateMatchRequest
+	5,  // 33: uno.v1.AdminService.GetMatch:input_type -> uno.v1.GetMatchRequest
+	7,  // 34: uno.v1.AdminService.ListMatches:input_type -> uno.v1.ListMatchesRequest
+	9,  // 35: uno.v1.AdminService.WatchMatch:input_type -> uno.v1.WatchMatchRequest
+	11, // 36: uno.v1.AdminService.AwaitMatch:input_type -> uno.v1.AwaitMatchRequest
+	13, // 37: uno.v1.AdminService.PlayMatch:input_type -> uno.v1.PlayMatchRequest
+	15, // 38: uno.v1.AdminService.CancelMatch:input_type -> uno.v1.CancelMatchRequest
+	17, // 39: uno.v1.AdminService.ListBots:input_type -> uno.v1.ListBotsRequest
+	20, // 40: uno.v1.AdminService.RegisterBot:input_type -> uno.v1.RegisterBotRequest
+	22, // 41: uno.v1.AdminService.RetireBot:input_type -> uno.v1.RetireBotRequest
+	4,  // 42: uno.v1.AdminService.CreateMatch:output_type -> uno.v1.CreateMatchResponse
+	6,  // 43: uno.v1.AdminService.GetMatch:output_type -> uno.v1.GetMatchResponse
+	8,  // 44: uno.v1.AdminService.ListMatches:output_type -> uno.v1.ListMatchesResponse
+	10, // 45: uno.v1.AdminService.WatchMatch:output_type -> uno.v1.WatchMatchResponse
+	12, // 46: uno.v1.AdminService.AwaitMatch:output_type -> uno.v1.AwaitMatchResponse
+	14, // 47: uno.v1.AdminService.PlayMatch:output_type -> uno.v1.PlayMatchResponse
+	16, // 48: uno.v1.AdminService.CancelMatch:output_type -> uno.v1.CancelMatchResponse
+	19, // 49: uno.v1.AdminService.ListBots:output_type -> uno.v1.ListBotsResponse
+	21, // 50: uno.v1.AdminService.RegisterBot:output_type -> uno.v1.RegisterBotResponse
+	23, // 51: uno.v1.AdminService.RetireBot:output_type -> uno.v1.RetireBotResponse
+	42, // [42:52] is the sub-list for method output_type
+	32, // [32:42] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_uno_v1_admin_proto_init() }
@@ -1968,7 +2097,7 @@ func file_uno_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_uno_v1_admin_proto_rawDesc), len(file_uno_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	AdminService_ListMatches_FullMethodName = "/uno.v1.AdminService/ListMatches"
 	AdminService_WatchMatch_FullMethodName  = "/uno.v1.AdminService/WatchMatch"
 	AdminService_AwaitMatch_FullMethodName  = "/uno.v1.AdminService/AwaitMatch"
+	AdminService_PlayMatch_FullMethodName   = "/uno.v1.AdminService/PlayMatch"
 	AdminService_CancelMatch_FullMethodName = "/uno.v1.AdminService/CancelMatch"
 	AdminService_ListBots_FullMethodName    = "/uno.v1.AdminService/ListBots"
 	AdminService_RegisterBot_FullMethodName = "/uno.v1.AdminService/RegisterBot"
@@ -84,6 +85,16 @@ type AdminServiceClient interface {
 	// log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
 	// one answer (see AwaitMatchResponse.truncated) is collected in several calls.
 	AwaitMatch(ctx context.Context, in *AwaitMatchRequest, opts ...grpc.CallOption) (*AwaitMatchResponse, error)
+	// Create a match exactly as CreateMatch does (PlayMatchRequest.create: the same fields,
+	// limits, errors and idempotency_key), then answer once it is no longer running, exactly as
+	// AwaitMatch answers for it with after_sequence 0: one call per match where CreateMatch and
+	// AwaitMatch take two (a tournament runner makes one per hand). An error names its field by
+	// its path in this request ("create.seats[3]"). A match with more events than fit in one
+	// answer (PlayMatchResponse.truncated) is collected further with AwaitMatch. The call lasts
+	// as long as the match and has no deadline of its own (set one); cancelling it leaves the
+	// match running (CancelMatch stops it), and a call again with the same idempotency_key waits
+	// for the same match.
+	PlayMatch(ctx context.Context, in *PlayMatchRequest, opts ...grpc.CallOption) (*PlayMatchResponse, error)
 	// Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
 	// NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
 	// FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
@@ -168,6 +179,16 @@ func (c *adminServiceClient) AwaitMatch(ctx context.Context, in *AwaitMatchReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AwaitMatchResponse)
 	err := c.cc.Invoke(ctx, AdminService_AwaitMatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) PlayMatch(ctx context.Context, in *PlayMatchRequest, opts ...grpc.CallOption) (*PlayMatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlayMatchResponse)
+	err := c.cc.Invoke(ctx, AdminService_PlayMatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +287,16 @@ type AdminServiceServer interface {
 	// log was already freed: NOT_FOUND / EVENTS_EXPIRED. A match with more events than fit in
 	// one answer (see AwaitMatchResponse.truncated) is collected in several calls.
 	AwaitMatch(context.Context, *AwaitMatchRequest) (*AwaitMatchResponse, error)
+	// Create a match exactly as CreateMatch does (PlayMatchRequest.create: the same fields,
+	// limits, errors and idempotency_key), then answer once it is no longer running, exactly as
+	// AwaitMatch answers for it with after_sequence 0: one call per match where CreateMatch and
+	// AwaitMatch take two (a tournament runner makes one per hand). An error names its field by
+	// its path in this request ("create.seats[3]"). A match with more events than fit in one
+	// answer (PlayMatchResponse.truncated) is collected further with AwaitMatch. The call lasts
+	// as long as the match and has no deadline of its own (set one); cancelling it leaves the
+	// match running (CancelMatch stops it), and a call again with the same idempotency_key waits
+	// for the same match.
+	PlayMatch(context.Context, *PlayMatchRequest) (*PlayMatchResponse, error)
 	// Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
 	// NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
 	// FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
@@ -311,6 +342,9 @@ func (UnimplementedAdminServiceServer) WatchMatch(*WatchMatchRequest, grpc.Serve
 }
 func (UnimplementedAdminServiceServer) AwaitMatch(context.Context, *AwaitMatchRequest) (*AwaitMatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AwaitMatch not implemented")
+}
+func (UnimplementedAdminServiceServer) PlayMatch(context.Context, *PlayMatchRequest) (*PlayMatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PlayMatch not implemented")
 }
 func (UnimplementedAdminServiceServer) CancelMatch(context.Context, *CancelMatchRequest) (*CancelMatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelMatch not implemented")
@@ -428,6 +462,24 @@ func _AdminService_AwaitMatch_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_PlayMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlayMatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).PlayMatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_PlayMatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).PlayMatch(ctx, req.(*PlayMatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_CancelMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CancelMatchRequest)
 	if err := dec(in); err != nil {
@@ -522,6 +574,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AwaitMatch",
 			Handler:    _AdminService_AwaitMatch_Handler,
+		},
+		{
+			MethodName: "PlayMatch",
+			Handler:    _AdminService_PlayMatch_Handler,
 		},
 		{
 			MethodName: "CancelMatch",

@@ -206,6 +206,22 @@ class AwaitMatchResponse(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
     def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ..., truncated: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ...) -> None: ...
 
+class PlayMatchRequest(_message.Message):
+    __slots__ = ("create",)
+    CREATE_FIELD_NUMBER: _ClassVar[int]
+    create: CreateMatchRequest
+    def __init__(self, create: _Optional[_Union[CreateMatchRequest, _Mapping]] = ...) -> None: ...
+
+class PlayMatchResponse(_message.Message):
+    __slots__ = ("match", "truncated", "events")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    match: MatchInfo
+    truncated: bool
+    events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
+    def __init__(self, match: _Optional[_Union[MatchInfo, _Mapping]] = ..., truncated: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ...) -> None: ...
+
 class CancelMatchRequest(_message.Message):
     __slots__ = ("match_id", "reason")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]

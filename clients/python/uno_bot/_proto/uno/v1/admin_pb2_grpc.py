@@ -79,6 +79,11 @@ class AdminServiceStub:
                 request_serializer=uno_dot_v1_dot_admin__pb2.AwaitMatchRequest.SerializeToString,
                 response_deserializer=uno_dot_v1_dot_admin__pb2.AwaitMatchResponse.FromString,
                 _registered_method=True)
+        self.PlayMatch = channel.unary_unary(
+                '/uno.v1.AdminService/PlayMatch',
+                request_serializer=uno_dot_v1_dot_admin__pb2.PlayMatchRequest.SerializeToString,
+                response_deserializer=uno_dot_v1_dot_admin__pb2.PlayMatchResponse.FromString,
+                _registered_method=True)
         self.CancelMatch = channel.unary_unary(
                 '/uno.v1.AdminService/CancelMatch',
                 request_serializer=uno_dot_v1_dot_admin__pb2.CancelMatchRequest.SerializeToString,
@@ -176,6 +181,21 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayMatch(self, request, context):
+        """Create a match exactly as CreateMatch does (PlayMatchRequest.create: the same fields,
+        limits, errors and idempotency_key), then answer once it is no longer running, exactly as
+        AwaitMatch answers for it with after_sequence 0: one call per match where CreateMatch and
+        AwaitMatch take two (a tournament runner makes one per hand). An error names its field by
+        its path in this request ("create.seats[3]"). A match with more events than fit in one
+        answer (PlayMatchResponse.truncated) is collected further with AwaitMatch. The call lasts
+        as long as the match and has no deadline of its own (set one); cancelling it leaves the
+        match running (CancelMatch stops it), and a call again with the same idempotency_key waits
+        for the same match.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CancelMatch(self, request, context):
         """Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
         NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
@@ -244,6 +264,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.AwaitMatch,
                     request_deserializer=uno_dot_v1_dot_admin__pb2.AwaitMatchRequest.FromString,
                     response_serializer=uno_dot_v1_dot_admin__pb2.AwaitMatchResponse.SerializeToString,
+            ),
+            'PlayMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlayMatch,
+                    request_deserializer=uno_dot_v1_dot_admin__pb2.PlayMatchRequest.FromString,
+                    response_serializer=uno_dot_v1_dot_admin__pb2.PlayMatchResponse.SerializeToString,
             ),
             'CancelMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelMatch,
@@ -420,6 +445,33 @@ class AdminService:
             '/uno.v1.AdminService/AwaitMatch',
             uno_dot_v1_dot_admin__pb2.AwaitMatchRequest.SerializeToString,
             uno_dot_v1_dot_admin__pb2.AwaitMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/uno.v1.AdminService/PlayMatch',
+            uno_dot_v1_dot_admin__pb2.PlayMatchRequest.SerializeToString,
+            uno_dot_v1_dot_admin__pb2.PlayMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

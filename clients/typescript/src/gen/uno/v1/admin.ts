@@ -365,6 +365,35 @@ export interface AwaitMatchResponse {
   events: Event[];
 }
 
+/** Input of PlayMatch. */
+export interface PlayMatchRequest {
+  /**
+   * Required: the match to create and wait for, exactly as CreateMatch takes it (unset:
+   * INVALID_ARGUMENT / MALFORMED_MESSAGE, field "create").
+   */
+  create: CreateMatchRequest | undefined;
+}
+
+/** Output of PlayMatch: AwaitMatchResponse's fields, with the same numbers. */
+export interface PlayMatchResponse {
+  /** The match once it stopped running (state FINISHED or CANCELLED). */
+  match:
+    | MatchInfo
+    | undefined;
+  /**
+   * True when more events follow than this answer holds: collect the rest with AwaitMatch,
+   * after_sequence = the sequence of the last event here.
+   */
+  truncated: boolean;
+  /**
+   * The match's events from its first, exactly as AwaitMatch answers them with after_sequence
+   * 0: in sequence order, as WatchMatch sends them to a spectator, at most 1 MiB of them
+   * (encoded) per answer and always at least one if any remain. (Field 16, as in
+   * AwaitMatchResponse.events and DecisionRequest.events.)
+   */
+  events: Event[];
+}
+
 /** Input of CancelMatch. */
 export interface CancelMatchRequest {
   /** The match, 1-64 printable ASCII characters. */
@@ -2631,6 +2660,178 @@ export const AwaitMatchResponse: MessageFns<AwaitMatchResponse> = {
   },
 };
 
+function createBasePlayMatchRequest(): PlayMatchRequest {
+  return { create: undefined };
+}
+
+export const PlayMatchRequest: MessageFns<PlayMatchRequest> = {
+  encode(message: PlayMatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.create !== undefined) {
+      CreateMatchRequest.encode(message.create, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PlayMatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePlayMatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.create = CreateMatchRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PlayMatchRequest {
+    return { create: isSet(object.create) ? CreateMatchRequest.fromJSON(object.create) : undefined };
+  },
+
+  toJSON(message: PlayMatchRequest): unknown {
+    const obj: any = {};
+    if (message.create !== undefined) {
+      obj.create = CreateMatchRequest.toJSON(message.create);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PlayMatchRequest>): PlayMatchRequest {
+    return PlayMatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PlayMatchRequest>): PlayMatchRequest {
+    const message = createBasePlayMatchRequest();
+    message.create = (object.create !== undefined && object.create !== null)
+      ? CreateMatchRequest.fromPartial(object.create)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePlayMatchResponse(): PlayMatchResponse {
+  return { match: undefined, truncated: false, events: [] };
+}
+
+export const PlayMatchResponse: MessageFns<PlayMatchResponse> = {
+  encode(message: PlayMatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.match !== undefined) {
+      MatchInfo.encode(message.match, writer.uint32(10).fork()).join();
+    }
+    if (message.truncated !== false) {
+      writer.uint32(16).bool(message.truncated);
+    }
+    for (const v of message.events) {
+      Event.encode(v!, writer.uint32(130).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PlayMatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePlayMatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.match = MatchInfo.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.events.push(Event.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PlayMatchResponse {
+    return {
+      match: isSet(object.match) ? MatchInfo.fromJSON(object.match) : undefined,
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => Event.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: PlayMatchResponse): unknown {
+    const obj: any = {};
+    if (message.match !== undefined) {
+      obj.match = MatchInfo.toJSON(message.match);
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    if (message.events?.length) {
+      obj.events = message.events.map((e) => Event.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PlayMatchResponse>): PlayMatchResponse {
+    return PlayMatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PlayMatchResponse>): PlayMatchResponse {
+    const message = createBasePlayMatchResponse();
+    message.match = (object.match !== undefined && object.match !== null)
+      ? MatchInfo.fromPartial(object.match)
+      : undefined;
+    message.truncated = object.truncated ?? false;
+    message.events = object.events?.map((e) => Event.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseCancelMatchRequest(): CancelMatchRequest {
   return { matchId: "", reason: "" };
 }
@@ -3700,6 +3901,26 @@ export const AdminServiceService = {
     responseDeserialize: (value: Buffer): AwaitMatchResponse => AwaitMatchResponse.decode(value),
   },
   /**
+   * Create a match exactly as CreateMatch does (PlayMatchRequest.create: the same fields,
+   * limits, errors and idempotency_key), then answer once it is no longer running, exactly as
+   * AwaitMatch answers for it with after_sequence 0: one call per match where CreateMatch and
+   * AwaitMatch take two (a tournament runner makes one per hand). An error names its field by
+   * its path in this request ("create.seats[3]"). A match with more events than fit in one
+   * answer (PlayMatchResponse.truncated) is collected further with AwaitMatch. The call lasts
+   * as long as the match and has no deadline of its own (set one); cancelling it leaves the
+   * match running (CancelMatch stops it), and a call again with the same idempotency_key waits
+   * for the same match.
+   */
+  playMatch: {
+    path: "/uno.v1.AdminService/PlayMatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PlayMatchRequest): Buffer => Buffer.from(PlayMatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PlayMatchRequest => PlayMatchRequest.decode(value),
+    responseSerialize: (value: PlayMatchResponse): Buffer => Buffer.from(PlayMatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PlayMatchResponse => PlayMatchResponse.decode(value),
+  },
+  /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
    * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
    * FAILED_PRECONDITION / MATCH_ALREADY_ENDED.
@@ -3799,6 +4020,18 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * one answer (see AwaitMatchResponse.truncated) is collected in several calls.
    */
   awaitMatch: handleUnaryCall<AwaitMatchRequest, AwaitMatchResponse>;
+  /**
+   * Create a match exactly as CreateMatch does (PlayMatchRequest.create: the same fields,
+   * limits, errors and idempotency_key), then answer once it is no longer running, exactly as
+   * AwaitMatch answers for it with after_sequence 0: one call per match where CreateMatch and
+   * AwaitMatch take two (a tournament runner makes one per hand). An error names its field by
+   * its path in this request ("create.seats[3]"). A match with more events than fit in one
+   * answer (PlayMatchResponse.truncated) is collected further with AwaitMatch. The call lasts
+   * as long as the match and has no deadline of its own (set one); cancelling it leaves the
+   * match running (CancelMatch stops it), and a call again with the same idempotency_key waits
+   * for the same match.
+   */
+  playMatch: handleUnaryCall<PlayMatchRequest, PlayMatchResponse>;
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
    * NOT_FOUND / MATCH_NOT_FOUND; already finished or cancelled (also by an earlier CancelMatch):
@@ -3927,6 +4160,32 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AwaitMatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Create a match exactly as CreateMatch does (PlayMatchRequest.create: the same fields,
+   * limits, errors and idempotency_key), then answer once it is no longer running, exactly as
+   * AwaitMatch answers for it with after_sequence 0: one call per match where CreateMatch and
+   * AwaitMatch take two (a tournament runner makes one per hand). An error names its field by
+   * its path in this request ("create.seats[3]"). A match with more events than fit in one
+   * answer (PlayMatchResponse.truncated) is collected further with AwaitMatch. The call lasts
+   * as long as the match and has no deadline of its own (set one); cancelling it leaves the
+   * match running (CancelMatch stops it), and a call again with the same idempotency_key waits
+   * for the same match.
+   */
+  playMatch(
+    request: PlayMatchRequest,
+    callback: (error: ServiceError | null, response: PlayMatchResponse) => void,
+  ): ClientUnaryCall;
+  playMatch(
+    request: PlayMatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PlayMatchResponse) => void,
+  ): ClientUnaryCall;
+  playMatch(
+    request: PlayMatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PlayMatchResponse) => void,
   ): ClientUnaryCall;
   /**
    * Stop a running match. Its seats receive MatchEnded with END_CAUSE_CANCELLED. Unknown id:
