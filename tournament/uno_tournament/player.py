@@ -25,6 +25,7 @@ import socket
 import sys
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
@@ -468,6 +469,20 @@ class Player:
         """PlayMatch answering with its encoding (None through a test's stub)."""
         return self._raw_play_call if self._raw_calls() else None
 
+    async def _answer(self, call: Callable[..., Awaitable[Any]], req: Any) -> Any:
+        """``call(req)``'s answer, for an admin call that lasts as long as a match, noting that
+        the server was there: when it answers, and when the call fails after it was open over
+        a second."""
+        sent = time.monotonic()
+        try:
+            out = await call(req, metadata=self.md)
+        except grpc.aio.AioRpcError:
+            if time.monotonic() - sent > 1.0:  # the call was open: the server was there
+                self.server_seen = time.monotonic()
+            raise
+        self.server_seen = time.monotonic()
+        return out
+
     def _read(self, wire: WireEvents, answer: bytes, what: str) -> tuple[admin_pb2.MatchInfo, bool]:
         """One AwaitMatch or PlayMatch answer into ``wire``: the MatchInfo and ``truncated``."""
         try:
@@ -489,14 +504,7 @@ class Player:
     ) -> HandRecord | None:
         """Create the hand's match and collect it in one PlayMatch call (AwaitMatch for the
         rest of a match of more than 1 MiB of events), then make its record."""
-        sent = time.monotonic()
-        try:
-            answer = await raw(admin_pb2.PlayMatchRequest(create=req), metadata=self.md)
-        except grpc.aio.AioRpcError:
-            if time.monotonic() - sent > 1.0:  # the call was open: the server was there
-                self.server_seen = time.monotonic()
-            raise
-        self.server_seen = time.monotonic()
+        answer = await self._answer(raw, admin_pb2.PlayMatchRequest(create=req))
         wire = WireEvents()
         final, truncated = self._read(wire, answer, f"hand {spec.hand_id}")
         if truncated and wire.count:
@@ -519,18 +527,11 @@ class Player:
         if started is not None and raw is not None:
             wire, after = started, started.last_sequence
         while True:
-            sent = time.monotonic()
             req = admin_pb2.AwaitMatchRequest(match_id=info.match_id, after_sequence=after)
-            try:
-                if raw is not None:
-                    answer = await raw(req, metadata=self.md)
-                else:
-                    res = await self.admin.AwaitMatch(req, metadata=self.md)
-            except grpc.aio.AioRpcError:
-                if time.monotonic() - sent > 1.0:  # the call was open: the server was there
-                    self.server_seen = time.monotonic()
-                raise
-            self.server_seen = time.monotonic()
+            if raw is not None:
+                answer = await self._answer(raw, req)
+            else:
+                res = await self._answer(self.admin.AwaitMatch, req)
             if wire is not None:
                 before = wire.count
                 final, truncated = self._read(wire, answer, f"match {info.match_id}")
