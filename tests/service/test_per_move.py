@@ -190,3 +190,40 @@ async def test_a_seat_sees_its_own_dealt_and_drawn_cards_and_only_counts_of_othe
         assert all(not d.cards for d in drew if d.seat != me)
     for b in bots:
         await b.stop()
+
+
+async def test_the_writer_waits_about_one_gap_and_only_for_a_bot_at_two_tables_or_more() -> None:
+    from uno_server.service.session import WRITE_LINGER_S, write_wait
+
+    assert WRITE_LINGER_S == 0.002  # the documented cap (bot.proto, Hello.max_batch)
+    assert write_wait(0.001, 2) == 0.001  # about the gap between the bot's messages
+    assert write_wait(0.0005, 16) == 0.0005
+    assert write_wait(0.001, 1) == 0.0  # one table: its next message needs the bot's answer
+    assert write_wait(0.001, 0) == 0.0
+    assert write_wait(WRITE_LINGER_S, 8) == 0.0  # messages this far apart: never wait
+    assert write_wait(0.5, 8) == 0.0
+    assert write_wait(-1.0, 8) == 0.0  # (a clock step) never a negative or odd wait
+
+
+async def test_the_writer_asks_how_many_tables_the_bot_plays(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uno_server.service import bot_stream
+
+    asked: list[int] = []  # the tables the bot played, at each write the writer could delay
+
+    def record(gap: float, tables: int) -> float:
+        asked.append(tables)
+        return 0.0
+
+    monkeypatch.setattr(bot_stream, "write_wait", record)
+    bot = await connected(live, "b0", hello=hello("b0", max_batch=8))
+    await live.create(["b0", HEUR, HEUR, HEUR], rules=SINGLE, seed=51)
+    await bot.wait_ended()
+    assert asked and max(asked) == 1  # one match: the writer is told 1, so never waits
+    asked.clear()
+    for seed in (52, 53):
+        await live.create(["b0", HEUR, HEUR, HEUR], rules=SINGLE, seed=seed)
+    await bot.wait_ended(3)
+    assert 2 in asked  # two matches at once: the writer may wait
+    await bot.stop()

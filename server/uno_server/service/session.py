@@ -23,10 +23,24 @@ from .rejections import log_rejection, status_error
 
 PROTOCOL_VERSION: Final = 1
 
-WRITE_LINGER_S = 0.0004
-"""How long a bot stream's writer waits for more messages before a write, when the bot's
-messages come faster than that (see bot_stream.BotServicer._write): at most 0.4 ms added to a
-request's delivery, only while the bot plays many tables at once."""
+WRITE_LINGER_S = 0.002
+"""The longest a bot stream's writer waits for more messages before a write (see
+bot_stream.BotServicer._write). It waits about the time between the bot's messages (their
+moving average, ``BotSession.gap``), and only while the bot plays two tables or more and its
+messages come less than this far apart: at most 2 ms added to a request's delivery, counted in
+the bot's decision time (``decision_ms`` is at least 50 ms). A bot at one table never waits:
+its next message there needs its own answer first."""
+
+
+
+def write_wait(gap: float, tables: int) -> float:
+    """Seconds a bot stream's writer waits for more messages before a write that would carry
+    one (WRITE_LINGER_S): about ``gap``, the moving average of seconds between the bot's
+    messages, when that is under WRITE_LINGER_S and the bot plays ``tables`` >= 2 matches;
+    else 0 (one turn of the loop)."""
+    if tables < 2 or not 0 <= gap < WRITE_LINGER_S:
+        return 0.0
+    return gap
 
 
 class BotSession:
@@ -59,7 +73,7 @@ class BotSession:
         self.writing_since: float | None = None  # loop time a write started, while it waits
         self.writer: asyncio.Task[None] | None = None
         # seconds between messages queued for this bot, a moving average: the writer lingers
-        # for more messages only when the next one is likely to come within WRITE_LINGER_S
+        # about this long for more messages, when it is under WRITE_LINGER_S
         self.gap = 1.0
         self._last_send = 0.0
 

@@ -282,10 +282,13 @@ export interface Hello {
   pushEvents: boolean;
   /**
    * Opt-in batching, 0-1024: the most messages the server may pack into one
-   * PlayResponse.batch when several are waiting for this bot at the same moment (it never
-   * waits to fill a batch). 0 or 1: never batch, every message comes alone. Batching changes
-   * only the framing: the messages and their order are the same. It saves per-message work on
-   * both sides when a bot plays many tables at once; every UNO Arena SDK turns it on.
+   * PlayResponse.batch when several are waiting for this bot at the same moment. While the
+   * bot plays two matches or more and its messages come less than 2 ms apart, the server may
+   * hold a message back for about the time between them (at most 2 ms, counted in the
+   * decision's time) so that the next one joins it; at one match it never waits. 0 or 1:
+   * never batch and never wait, every message comes alone. Batching changes only the framing:
+   * the messages and their order are the same. It saves per-message work on both sides when a
+   * bot plays many tables at once; every UNO Arena SDK turns it on.
    */
   maxBatch: number;
 }
