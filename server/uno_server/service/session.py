@@ -32,7 +32,6 @@ the bot's decision time (``decision_ms`` is at least 50 ms). A bot at one table 
 its next message there needs its own answer first."""
 
 
-
 def write_wait(gap: float, tables: int) -> float:
     """Seconds a bot stream's writer waits for more messages before a write that would carry
     one (WRITE_LINGER_S): about ``gap``, the moving average of seconds between the bot's
