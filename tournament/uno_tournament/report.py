@@ -19,6 +19,7 @@ import html
 import io
 import json
 import math
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -561,14 +562,32 @@ first - column first (the row's share vs the share the ratings predict).</p>
 
 def print_leaderboard(s: Summary, stream: TextIO) -> None:
     from rich.console import Console
+    from rich.measure import Measurement
     from rich.table import Table
 
     t = Table(title=f"Tournament {s.tournament_id}: {s.hands} hands")
-    for c in _COLS:
-        t.add_column(c, justify="left" if c == "bot" else "right")
-    for i, b in enumerate(s.bots, start=1):
-        t.add_row(*_row(i, b))
-    console = Console(file=stream, width=160)
+    rows = [_row(i, b) for i, b in enumerate(s.bots, start=1)]
+    for k, c in enumerate(_COLS):
+        # a bot's name and its interval are never cut or wrapped (they are what a reader looks
+        # up); the counters' headers wrap instead when the table is wider than the console
+        whole = c in ("bot", "95% CI")
+        t.add_column(
+            c,
+            justify="left" if c == "bot" else "right",
+            no_wrap=whole,
+            min_width=max([len(c)] + [len(r[k]) for r in rows]) if whole else None,
+        )
+    for r in rows:
+        t.add_row(*r)
+    # a terminal gets the table at its own width; a file or a pipe gets the whole table, as
+    # wide as its columns need (at least 100 columns, for the notes under it)
+    if stream.isatty():
+        width = shutil.get_terminal_size((160, 24)).columns
+    else:
+        width = max(
+            100, Measurement.get(Console(width=1000), Console(width=1000).options, t).maximum
+        )
+    console = Console(file=stream, width=width)
     console.print(t)
     for line in _header_lines(s)[1:]:
         console.print(line, markup=False, highlight=False)
