@@ -51,6 +51,92 @@ def normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    out = d
+    for m in range(1, 500):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            out *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return out
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def student_t_cdf(x: float, df: float) -> float:
+    """Student's t distribution function with ``df`` degrees of freedom (``inf``: the normal;
+    ``df`` below 1: NaN, no distribution to speak of)."""
+    if math.isnan(x) or not df >= 1.0:
+        return math.nan
+    if math.isinf(df) or df > 1e7:
+        return normal_cdf(x)
+    tail = 0.5 * _incomplete_beta(0.5 * df, 0.5, df / (df + x * x))
+    return 1.0 - tail if x > 0 else tail
+
+
+_T_QUANTILES: dict[tuple[float, float], float] = {}
+
+
+def student_t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile (``0.5 <= p < 1``) of Student's t with ``df`` degrees of freedom: the
+    normal's for ``df = inf``, ``inf`` for ``df`` below 1 (one cluster says nothing about the
+    spread)."""
+    if not 0.5 <= p < 1.0:
+        raise ValueError("p must be within [0.5, 1)")
+    if not df >= 1.0:
+        return math.inf
+    key = (p, df)
+    hit = _T_QUANTILES.get(key)
+    if hit is not None:
+        return hit
+    if math.isinf(df) or df > 1e7:
+        lo, hi = 0.0, 40.0
+        cdf = normal_cdf
+    else:
+        lo, hi = 0.0, 1.0
+        while student_t_cdf(hi, df) < p:
+            hi *= 2.0
+
+        def cdf(x: float) -> float:
+            return student_t_cdf(x, df)
+
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if cdf(mid) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    out = 0.5 * (lo + hi)
+    if len(_T_QUANTILES) < 4096:
+        _T_QUANTILES[key] = out
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # Records
 # --------------------------------------------------------------------------------------------------
@@ -240,18 +326,59 @@ class Ratings:
     likelihood, or ``lam`` not fitted)."""
     prior_sd_elo: float | None = None
     """The sd of the normal prior on the centred ratings, if the fit used one."""
+    units: IntArray | None = None
+    """Per bot, the independent units its rated hands fall in: the clusters (deals) with
+    ``cluster="deal"``, else its hands. ``None``: not counted (a large-sample table). The
+    intervals are Student's t with ``units - 1`` degrees of freedom (for a pair, the fewer of the
+    two bots'): a clustered standard error from a handful of deals is itself uncertain, and the
+    normal quantile would overstate what they show. A bot with fewer than 2 units is not rated
+    (:attr:`rated`): its intervals are NaN and it is in no comparison."""
 
     @property
     def se(self) -> FloatArray:
         return np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
 
     @property
+    def df(self) -> FloatArray:
+        """Each bot's degrees of freedom (``inf`` without :attr:`units`; 0 for a bot not
+        rated)."""
+        if self.units is None:
+            return np.full(len(self.bots), math.inf)
+        return np.maximum(np.asarray(self.units, dtype=np.float64) - 1.0, 0.0)
+
+    @property
+    def rated(self) -> BoolArray:
+        """Bots with rated hands in at least two units (see :attr:`units`)."""
+        return np.asarray(self.df >= 1.0, dtype=np.bool_)
+
+    def quantiles(self) -> FloatArray:
+        """Each bot's two-sided 95% quantile (``Z95`` for a large sample; NaN if not rated)."""
+        return np.array(
+            [student_t_quantile(0.975, d) if d >= 1.0 else math.nan for d in self.df.tolist()]
+        )
+
+    def pair_quantiles(self) -> FloatArray:
+        """The two-sided 95% quantile of each pair's difference (the fewer degrees of freedom of
+        the two; NaN where either bot is not rated)."""
+        df = self.df
+        pair = np.minimum(df[:, None], df[None, :])
+        cache: dict[float, float] = {}
+        out = np.full(pair.shape, math.nan)
+        for idx, d in np.ndenumerate(pair):
+            if d >= 1.0:
+                q = cache.get(float(d))
+                if q is None:
+                    q = cache[float(d)] = student_t_quantile(0.975, float(d))
+                out[idx] = q
+        return out
+
+    @property
     def ci_low(self) -> FloatArray:
-        return self.elo - Z95 * self.se
+        return self.elo - self.quantiles() * self.se
 
     @property
     def ci_high(self) -> FloatArray:
-        return self.elo + Z95 * self.se
+        return self.elo + self.quantiles() * self.se
 
     def index(self, bot: str) -> int:
         return self.bots.index(bot)
@@ -263,19 +390,24 @@ class Ratings:
         var = v[:, None] + v[None, :] - 2.0 * self.cov
         return d, np.sqrt(np.clip(var, 0.0, None))
 
-    def diff_ci(self, a: str, b: str, z: float = Z95) -> tuple[float, float, float]:
-        """``(estimate, low, high)`` for ``elo[a] - elo[b]``."""
+    def diff_ci(self, a: str, b: str, z: float | None = None) -> tuple[float, float, float]:
+        """``(estimate, low, high)`` for ``elo[a] - elo[b]``; ``z`` overrides the pair's 95%
+        quantile (:meth:`pair_quantiles`)."""
         d, se = self.diff()
         i, j = self.index(a), self.index(b)
-        return float(d[i, j]), float(d[i, j] - z * se[i, j]), float(d[i, j] + z * se[i, j])
+        q = float(self.pair_quantiles()[i, j]) if z is None else z
+        return float(d[i, j]), float(d[i, j] - q * se[i, j]), float(d[i, j] + q * se[i, j])
 
-    def significant(self, z: float = Z95) -> BoolArray:
-        """Pairs whose difference CI excludes 0 (diagonal False)."""
+    def significant(self, z: float | None = None) -> BoolArray:
+        """Pairs whose difference CI excludes 0 (diagonal False; never a pair with a bot not
+        rated). ``z`` overrides the pairs' 95% quantiles."""
         d, se = self.diff()
+        q = self.pair_quantiles() if z is None else np.full(d.shape, z)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.abs(d) > z * se
+            out = np.abs(d) > q * se
+        out &= self.rated[:, None] & self.rated[None, :]
         np.fill_diagonal(out, False)
-        return out
+        return np.asarray(out, dtype=np.bool_)
 
     def first_out(self, a: str, b: str) -> float:
         """P(``a`` goes out first | ``a`` or ``b`` goes out first) at the fitted ratings."""
@@ -297,19 +429,23 @@ class Ratings:
 
 
 def likelihood_of_superiority(r: Ratings) -> FloatArray:
-    """``LOS[i, j] = P(bot i stronger than bot j)`` under the normal approximation.
+    """``LOS[i, j] = P(bot i stronger than bot j)`` under the normal approximation (Student's t
+    with the pair's degrees of freedom, see :attr:`Ratings.units`).
 
-    Uses the full covariance (``Phi(d_ij / se_ij)``); the diagonal is 0.5.
+    Uses the full covariance (``T(d_ij / se_ij)``); the diagonal is 0.5; NaN for a pair with a
+    bot not rated or without a standard error (no comparison to speak of).
     """
     d, se = r.diff()
+    df = r.df
     n = len(r.bots)
     out = np.full((n, n), 0.5)
     for i in range(n):
         for j in range(n):
             if i == j:
                 continue
-            if se[i, j] > 0:
-                out[i, j] = normal_cdf(d[i, j] / se[i, j])
+            pair_df = min(float(df[i]), float(df[j]))
+            if pair_df < 1.0 or not se[i, j] > 0:
+                out[i, j] = math.nan
             else:
-                out[i, j] = 0.5 if d[i, j] == 0 else float(d[i, j] > 0)
+                out[i, j] = student_t_cdf(float(d[i, j] / se[i, j]), pair_df)
     return out

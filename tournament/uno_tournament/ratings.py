@@ -66,6 +66,8 @@ are known to fail the validation in :mod:`uno_tournament.validate_ratings`.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -89,6 +91,8 @@ from .rating_model import (
     gap_for_probability,
     likelihood_of_superiority,
     normal_cdf,
+    student_t_cdf,
+    student_t_quantile,
 )
 from .ratings_fit import LAM_PRIOR, _bot_index, _canonical, _fit, _pl_choices
 
@@ -116,6 +120,8 @@ __all__ = [
     "kendall_tau",
     "likelihood_of_superiority",
     "normal_cdf",
+    "student_t_cdf",
+    "student_t_quantile",
 ]
 
 
@@ -152,8 +158,11 @@ def fit_outcomes(
             np.arange(outcomes.n_hands, dtype=np.int64),
             outcomes.n_hands,
         )
+    _check_options(
+        places, cluster, prior_sd_elo, known_loser_weight, loser_weight_prior, max_iter, tol
+    )
     ch = _pl_choices(outcomes, places)
-    return _fit(
+    fitted = _fit(
         ch,
         names,
         seat_terms=seat_terms,
@@ -167,6 +176,68 @@ def fit_outcomes(
         known_loser_weight=known_loser_weight,
         loser_weight_prior=loser_weight_prior,
     )
+    return dataclasses.replace(fitted, units=_units(outcomes, len(names), cluster == "deal"))
+
+
+def _units(outcomes: Outcomes, n_bots: int, by_cluster: bool) -> IntArray:
+    """Per bot, the clusters (``by_cluster``) or the hands its rated seats fall in."""
+    seated = outcomes.bots >= 0
+    rows = np.nonzero(seated)[0]
+    who = outcomes.bots[seated].astype(np.int64)
+    unit = outcomes.cluster[rows].astype(np.int64) if by_cluster else rows.astype(np.int64)
+    if who.size == 0:
+        return np.zeros(n_bots, dtype=np.int64)
+    keys = np.unique(who * (int(unit.max()) + 1) + unit)
+    counts: IntArray = np.bincount(keys // (int(unit.max()) + 1), minlength=n_bots).astype(np.int64)
+    return counts
+
+
+MAX_LOSER_WEIGHT = 10.0
+"""The largest weight of places 2-4 a caller may hold or centre a prior on (10 times going out;
+the fits find 0.2-0.5). Beyond it the winner's term vanishes in the scale and every rating
+collapses to 0 with a zero error."""
+
+
+def _check_options(
+    places: str,
+    cluster: ClusterBy,
+    prior_sd_elo: float | None,
+    known_loser_weight: float | None,
+    loser_weight_prior: tuple[float, float] | None,
+    max_iter: int,
+    tol: float,
+) -> None:
+    """The fit's options, each against its documented range: a ValueError naming the option."""
+    if places not in ("discounted", "full", "winner"):
+        raise ValueError(f"places: {places!r}; choose 'discounted', 'full' or 'winner'")
+    if cluster not in ("deal", "hand", None):
+        raise ValueError(f"cluster: {cluster!r}; choose 'deal', 'hand' or None")
+    if prior_sd_elo is not None and not (
+        math.isfinite(prior_sd_elo) and 1.0 <= prior_sd_elo <= 1e6
+    ):
+        raise ValueError(f"prior_sd_elo: {prior_sd_elo!r}; give 1-1e6 Elo, or None for no prior")
+    if known_loser_weight is not None and not (
+        math.isfinite(known_loser_weight) and 0.0 <= known_loser_weight <= MAX_LOSER_WEIGHT
+    ):
+        raise ValueError(
+            f"known_loser_weight: {known_loser_weight!r}; give 0-{MAX_LOSER_WEIGHT:g}, or None "
+            "to fit it"
+        )
+    if loser_weight_prior is not None:
+        try:
+            mean, sd = (float(v) for v in loser_weight_prior)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"loser_weight_prior: {loser_weight_prior!r}; give (mean, sd), or None"
+            ) from None
+        if not (math.isfinite(mean) and 0.0 <= mean <= MAX_LOSER_WEIGHT):
+            raise ValueError(f"loser_weight_prior: mean {mean!r}; give 0-{MAX_LOSER_WEIGHT:g}")
+        if not (math.isfinite(sd) and 0.0 < sd <= 1e3):
+            raise ValueError(f"loser_weight_prior: sd {sd!r}; give more than 0 and at most 1000")
+    if not (isinstance(max_iter, int) and max_iter >= 1):
+        raise ValueError(f"max_iter: {max_iter!r}; give at least 1")
+    if not (math.isfinite(tol) and tol > 0.0):
+        raise ValueError(f"tol: {tol!r}; give a positive number")
 
 
 def fit_plackett_luce(

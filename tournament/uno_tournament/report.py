@@ -119,7 +119,8 @@ class Summary:
         return (
             "Ratings: Plackett-Luce over each hand's finishing order (first out, then by points "
             "left) with seat terms, on the Elo scale of going out; 95% CIs with standard errors "
-            f"clustered by deal.{lam}"
+            "clustered by deal (Student's t over the deals a bot played: wider when they are "
+            f"few).{lam}"
         )
 
     def given_up_note(self) -> str:
@@ -264,11 +265,11 @@ def summarize(
     for n in names_all:
         i = names_cols.index(n)
         ms = cols.response_ms.get(n, np.zeros(0, dtype=np.int64))
-        if ratings is not None and n in ratings.bots:
+        if ratings is not None and n in ratings.bots and bool(ratings.rated[ratings.index(n)]):
             k = ratings.index(n)
             rating, se = float(ratings.elo[k]), float(ratings.se[k])
             lo, hi = float(ratings.ci_low[k]), float(ratings.ci_high[k])
-        else:
+        else:  # no rated hand, or rated hands from a single deal: no rating to stand behind
             rating = se = lo = hi = math.nan
         h = int(hands_of[i])
         d = max(1, h)
@@ -301,8 +302,32 @@ def summarize(
     los: dict[str, dict[str, float]] = {}
     if ratings is not None:
         m = likelihood_of_superiority(ratings)
+        groups = comparison_groups(outcomes, len(names_cols))
+        rated_names = [b for k, b in enumerate(ratings.bots) if bool(ratings.rated[k])]
+        group_of = {names_cols[i]: g for g, members in enumerate(groups) for i in members}
         for i, a in enumerate(ratings.bots):
-            los[a] = {b: float(m[i, j]) for j, b in enumerate(ratings.bots) if j != i}
+            los[a] = {
+                # bots that never met, directly or through others, are not compared
+                b: float(m[i, j]) if group_of.get(a) == group_of.get(b) else math.nan
+                for j, b in enumerate(ratings.bots)
+                if j != i
+            }
+        unrated = sorted(set(ratings.bots) - set(rated_names))
+        if unrated:
+            note = _join(
+                note,
+                f"not rated: {', '.join(unrated)} (rated hands in fewer than two deals; an "
+                "interval needs at least two).",
+            )
+        linked = [sorted(names_cols[i] for i in members) for members in groups]
+        if len(linked) > 1:
+            shown = "; ".join(", ".join(m[:6]) + (", ..." if len(m) > 6 else "") for m in linked)
+            note = _join(
+                note,
+                f"the bots form {len(linked)} groups that never shared a rated hand, directly "
+                f"or through other bots ({shown}): ratings compare bots within a group only, "
+                "and no pair across groups is compared.",
+            )
     return Summary(
         tid,
         n_hands,
@@ -345,12 +370,47 @@ def _name(b: BotStats) -> str:
     return f"{b.bot} {GIVEN_UP_MARK}" if b.given_up else b.bot
 
 
+def _join(note: str, more: str) -> str:
+    """Two sentences of a note, the second capitalised."""
+    more = more[0].upper() + more[1:]
+    if not note:
+        return more
+    return f"{note.rstrip()}{'' if note.rstrip().endswith(('.', '!', '?')) else '.'} {more}"
+
+
+def comparison_groups(outcomes: Any, n_bots: int) -> list[list[int]]:
+    """The bots (indices) that are linked by rated hands, directly or through other bots: the
+    connected groups of the graph whose edges are two bots rated in one hand. A bot without a
+    rated hand is in no group."""
+    parent = list(range(n_bots))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    seen: set[int] = set()
+    for row in np.asarray(outcomes.bots):
+        seated = [int(b) for b in row if b >= 0]
+        seen.update(seated)
+        for b in seated[1:]:
+            ra, rb = root(seated[0]), root(b)
+            if ra != rb:
+                parent[rb] = ra
+    groups: dict[int, list[int]] = {}
+    for i in sorted(seen):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
 def _row(rank: int, b: BotStats) -> list[str]:
+    rated = not (math.isnan(b.rating) or math.isnan(b.ci_low) or math.isnan(b.ci_high))
     return [
         str(rank),
         _name(b),
-        f"{b.rating:+.1f}",
-        f"[{b.ci_low:+.0f}, {b.ci_high:+.0f}]",
+        f"{b.rating:+.1f}" if rated else "-",
+        f"[{b.ci_low:+.0f}, {b.ci_high:+.0f}]" if rated else "not rated",
         str(b.hands),
         f"{100 * b.win_rate:.1f}",
         f"{b.mean_points_left:.1f}",
@@ -364,6 +424,11 @@ def _row(rank: int, b: BotStats) -> list[str]:
         f"{b.mean_decision_ms:.1f}",
         f"{b.p99_decision_ms:.0f}",
     ]
+
+
+def _los_cell(s: Summary, a: str, b: str) -> str:
+    p = s.los.get(a, {}).get(b, math.nan)
+    return "-" if math.isnan(p) else f"{p:.2f}"
 
 
 def _cell(v: tuple[int, int, int]) -> str:
@@ -430,7 +495,7 @@ def markdown(s: Summary) -> str:
         out.write("\n## Likelihood of superiority\n\nP(row bot stronger than column bot).\n\n")
         out.write("| | " + " | ".join(names) + " |\n|" + "---|" * (len(names) + 1) + "\n")
         for a in names:
-            cells = ["" if a == b else f"{s.los.get(a, {}).get(b, math.nan):.2f}" for b in names]
+            cells = ["" if a == b else _los_cell(s, a, b) for b in names]
             out.write(f"| {a} | " + " | ".join(cells) + " |\n")
     return out.getvalue()
 
@@ -519,10 +584,7 @@ def html_report(s: Summary) -> str:
     )
     los = table(
         ["", *names],
-        [
-            [a, *("" if a == b else f"{s.los.get(a, {}).get(b, math.nan):.2f}" for b in names)]
-            for a in names
-        ],
+        [[a, *("" if a == b else _los_cell(s, a, b) for b in names)] for a in names],
     )
     seat = ""
     if s.ratings is not None:
