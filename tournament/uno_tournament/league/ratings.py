@@ -68,7 +68,13 @@ def fit_league(store: ResultStore, policy: str) -> LeagueFit:
 def subset(r: Ratings, bots: list[str]) -> Ratings:
     """The fit's ratings of ``bots`` only (for a test over the active versions)."""
     idx = [r.index(b) for b in bots]
-    return dataclasses.replace(r, bots=tuple(bots), elo=r.elo[idx], cov=r.cov[np.ix_(idx, idx)])
+    return dataclasses.replace(
+        r,
+        bots=tuple(bots),
+        elo=r.elo[idx],
+        cov=r.cov[np.ix_(idx, idx)],
+        units=None if r.units is None else r.units[idx],
+    )
 
 
 def record_refit(league: LeagueStore, fit: LeagueFit) -> int | None:
@@ -83,6 +89,8 @@ def record_refit(league: LeagueStore, fit: LeagueFit) -> int | None:
         v = by_name.get(b)
         if v is None:
             continue  # not a league version (nothing else plays in the league's store)
+        if not bool(r.rated[i]):
+            continue  # its rated hands are from one deal so far: no rating yet, as for none
         rows.append(
             (v.id, float(r.elo[i]), float(r.ci_low[i]), float(r.ci_high[i]), fit.per_bot.get(b, 0))
         )
