@@ -465,3 +465,24 @@ def test_a_warm_start_from_a_runaway_fit_reaches_the_cold_fit() -> None:
     # one Newton iteration from far away cannot be the maximum
     short = fit_plackett_luce(played, names, start=first.params, max_iter=1)
     assert not short.converged
+
+
+def test_two_seat_hands_converge_and_a_runaway_among_them_does_not() -> None:
+    """Two-seat hands have no places after the first, so the later-stage seat terms have no
+    information at all: they used to make every such fit report ``converged=False`` (its
+    curvature check saw their zero as a runaway). An absent term is left out of the check; a
+    bot that never wins still is a runaway."""
+    rng = np.random.default_rng(1)
+    hands = []
+    for i in range(200):
+        a, b = (int(v) for v in rng.choice(4, 2, replace=False))
+        seats = [0, 1] if rng.random() < 0.5 else [1, 0]
+        w = [f"b{a}", f"b{b}"] if rng.random() < 0.5 else [f"b{b}", f"b{a}"]
+        order = [(w[0], seats[0]), (w[1], seats[1])]
+        hands.append(HandResult.from_order(f"h{i:04d}", f"d{i // 2:04d}", order))
+    for places in ("discounted", "winner", "full"):
+        r = fit_plackett_luce(hands, places=places)
+        assert r.converged, places
+        assert np.all(np.isfinite(r.se)) and np.all(r.se > 0)
+    runaway = fit_plackett_luce(_two_bot_hands(0, 30))  # A never wins
+    assert not runaway.converged

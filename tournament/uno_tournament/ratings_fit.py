@@ -508,7 +508,16 @@ def _fit(
         # thousands of Elo with no curvature left in that direction (a zero standard error,
         # from the pseudo-inverse). That is no maximum: report it as not converged, so the
         # callers' fallback (a prior on the ratings) applies.
-        eig = np.linalg.eigvalsh(0.5 * (info + info.T))
+        # A term no choice involves (the later-stage seat terms of two-seat hands, which have
+        # no places after the first) has no curvature anywhere, at the optimum as at the start:
+        # that is an absent term, not a runaway one, and it is left out of the check.
+        neutral = np.zeros(lay.size)
+        if discounted:
+            neutral[lay.omega] = OMEGA_START
+        _, h0 = _derivatives(neutral, ch, lay, des, observed=False)
+        present = (np.abs(np.diag(h0 - penalty)) > 0.0)[keep]
+        sub = info[np.ix_(present, present)]
+        eig = np.linalg.eigvalsh(0.5 * (sub + sub.T))
         if not (eig.size and eig[0] > UNBOUNDED_CURVATURE * max(eig[-1], 1e-300)):
             converged = False
     bread = np.zeros((lay.size, lay.size))
