@@ -166,13 +166,24 @@ def test_any_small_tournament_gives_a_finite_fit_and_names_its_fallback(
     assert np.all(np.isfinite(r.elo)) and np.all(np.isfinite(r.se))
     # a bot rated in two deals or more has a finite interval; one in a single deal has none
     # (its spread is unknown, issue: one hand printed [+0, +0] and certainties)
+    # a bot the results bound on one side only (it went out first whenever it met the frame,
+    # or never did) has that side's limit and an infinite other end
     assert r.units is not None
     rated = r.units >= 2
-    assert np.array_equal(r.rated, rated)
-    assert np.all(np.isfinite(r.ci_low[rated])) and np.all(np.isfinite(r.ci_high[rated]))
-    assert np.all(np.isnan(r.ci_low[~rated])) and np.all(np.isnan(r.ci_high[~rated]))
+    two = rated & (r.sides == 0)
+    assert np.array_equal(r.rated[r.sides == 0], rated[r.sides == 0])
+    assert not np.any(r.rated & ~rated)
+    assert np.all(np.isfinite(r.ci_low[two])) and np.all(np.isfinite(r.ci_high[two]))
+    up, down = r.rated & (r.sides > 0), r.rated & (r.sides < 0)
+    assert np.all(np.isfinite(r.ci_low[up])) and np.all(np.isposinf(r.ci_high[up]))
+    assert np.all(np.isneginf(r.ci_low[down])) and np.all(np.isfinite(r.ci_high[down]))
+    assert np.all(np.isnan(r.ci_low[~r.rated])) and np.all(np.isnan(r.ci_high[~r.rated]))
+    if r.sides.any():
+        assert "one side only" in note and (r.sides == 0).any()
     if r.prior_sd_elo is not None or not r.converged:  # a fallback: named
         assert "prior" in note, note
+    elif not np.any(r.seat_elo):  # maximum likelihood without seat terms: named
+        assert "without seat terms" in note, note
     else:
         assert note == ""
     assert r.loser_weight_prior == LAM_PRIOR

@@ -175,7 +175,13 @@ class NewVersionState:
             raise ValueError("the fit does not rate both the candidate and the baseline") from exc
         gap = float(ratings.elo[i] - ratings.elo[j])
         var = float(ratings.cov[i, i] + ratings.cov[j, j] - 2.0 * ratings.cov[i, j])
-        if hands < self.min_hands or not (math.isfinite(gap) and var > 0 and math.isfinite(var)):
+        # a rating the results bound on one side only has no estimate for the LLR to use: play on
+        one_sided = bool(ratings.sides[i] or ratings.sides[j])
+        if (
+            hands < self.min_hands
+            or one_sided
+            or not (math.isfinite(gap) and var > 0 and math.isfinite(var))
+        ):
             self.hands = hands
             if self.max_hands and hands >= self.max_hands:
                 self.verdict, self.decided_at = "budget", hands

@@ -333,6 +333,13 @@ class Ratings:
     two bots'): a clustered standard error from a handful of deals is itself uncertain, and the
     normal quantile would overstate what they show. A bot with fewer than 2 units is not rated
     (:attr:`rated`): its intervals are NaN and it is in no comparison."""
+    side: IntArray | None = None
+    """Per bot, which way the results bound its rating (:mod:`uno_tournament.rating_bounds`): 0
+    both ways; +1 from below only (it finished ahead of every bot it met in every rated hand, and
+    maximum likelihood puts it at +infinity); -1 from above only. ``None``: every bot 0."""
+    bound: FloatArray | None = None
+    """The one-sided 97.5% limit (Elo) of each bot with a non-zero :attr:`side`, NaN elsewhere:
+    its interval is ``[bound, +inf)`` or ``(-inf, bound]``."""
 
     @property
     def se(self) -> FloatArray:
@@ -348,8 +355,12 @@ class Ratings:
 
     @property
     def rated(self) -> BoolArray:
-        """Bots with rated hands in at least two units (see :attr:`units`)."""
-        return np.asarray(self.df >= 1.0, dtype=np.bool_)
+        """Bots with rated hands in at least two units (see :attr:`units`), and, for a bot the
+        results bound on one side only, a bound (it met the bots bounded both ways)."""
+        bounded = np.ones(len(self.bots), dtype=np.bool_)
+        if self.side is not None and self.bound is not None:
+            bounded = (self.sides == 0) | ~np.isnan(self.bound)
+        return np.asarray((self.df >= 1.0) & bounded, dtype=np.bool_)
 
     def quantiles(self) -> FloatArray:
         """Each bot's two-sided 95% quantile (``Z95`` for a large sample; NaN if not rated)."""
@@ -373,12 +384,27 @@ class Ratings:
         return out
 
     @property
+    def sides(self) -> IntArray:
+        """:attr:`side`, zeros where it is not set."""
+        if self.side is None:
+            return np.zeros(len(self.bots), dtype=np.int64)
+        return np.asarray(self.side, dtype=np.int64)
+
+    def _one_sided(self, t: FloatArray, up: bool) -> FloatArray:
+        """Two-sided limits ``t`` with the one-sided bots' limits put in (``up``: the upper)."""
+        if self.side is None or self.bound is None:
+            return t
+        side = np.where(self.df >= 1.0, self.sides, 0)  # a bot not rated stays NaN
+        out = np.where(side == (-1 if up else 1), self.bound, t)
+        return np.asarray(np.where(side == (1 if up else -1), math.inf if up else -math.inf, out))
+
+    @property
     def ci_low(self) -> FloatArray:
-        return self.elo - self.quantiles() * self.se
+        return self._one_sided(self.elo - self.quantiles() * self.se, up=False)
 
     @property
     def ci_high(self) -> FloatArray:
-        return self.elo + self.quantiles() * self.se
+        return self._one_sided(self.elo + self.quantiles() * self.se, up=True)
 
     def index(self, bot: str) -> int:
         return self.bots.index(bot)
@@ -395,6 +421,9 @@ class Ratings:
         quantile (:meth:`pair_quantiles`)."""
         d, se = self.diff()
         i, j = self.index(a), self.index(b)
+        if self.sides[i] or self.sides[j]:  # a one-sided bot: the limits of the two intervals
+            lo, hi = self.ci_low, self.ci_high
+            return float(d[i, j]), float(lo[i] - hi[j]), float(hi[i] - lo[j])
         q = float(self.pair_quantiles()[i, j]) if z is None else z
         return float(d[i, j]), float(d[i, j] - q * se[i, j]), float(d[i, j] + q * se[i, j])
 
@@ -405,6 +434,12 @@ class Ratings:
         q = self.pair_quantiles() if z is None else np.full(d.shape, z)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.abs(d) > q * se
+        side = self.sides
+        if side.any():  # a pair with a one-sided bot: only intervals that do not overlap
+            lo, hi = self.ci_low, self.ci_high
+            apart = (lo[:, None] > hi[None, :]) | (lo[None, :] > hi[:, None])
+            either = (side[:, None] != 0) | (side[None, :] != 0)
+            out = np.where(either, apart, out)
         out &= self.rated[:, None] & self.rated[None, :]
         np.fill_diagonal(out, False)
         return np.asarray(out, dtype=np.bool_)
@@ -433,10 +468,11 @@ def likelihood_of_superiority(r: Ratings) -> FloatArray:
     with the pair's degrees of freedom, see :attr:`Ratings.units`).
 
     Uses the full covariance (``T(d_ij / se_ij)``); the diagonal is 0.5; NaN for a pair with a
-    bot not rated or without a standard error (no comparison to speak of).
+    bot not rated or without a standard error (no comparison to speak of), or with a bot the
+    results bound on one side only (:attr:`Ratings.side`: no estimate to approximate around).
     """
     d, se = r.diff()
-    df = r.df
+    df = np.where(r.sides != 0, 0.0, r.df)
     n = len(r.bots)
     out = np.full((n, n), 0.5)
     for i in range(n):

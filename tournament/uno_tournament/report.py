@@ -157,7 +157,10 @@ class Summary:
                 "hands_with_a_stand_in": self.forfeited_hands,
             },
             "given_up": self.given_up,
-            "leaderboard": [asdict(b) for b in self.bots],
+            # plain JSON: an open end or a missing number is null ("interval" says which)
+            "leaderboard": [
+                {**_plain(asdict(b)), "interval": _interval_kind(b)} for b in self.bots
+            ],
             "cross_table": {
                 a: {b: {"ahead": v[0], "behind": v[1], "tied": v[2]} for b, v in row.items()}
                 for a, row in self.cross.items()
@@ -166,8 +169,24 @@ class Summary:
                 a: {b: {"won": v[0], "lost": v[1]} for b, v in row.items()}
                 for a, row in self.first_out.items()
             },
-            "likelihood_of_superiority": self.los,
+            "likelihood_of_superiority": {a: _plain(row) for a, row in self.los.items()},
         }
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with every float that is not finite (NaN, +-inf) as None: standard JSON."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in d.items()}
+
+
+def _interval_kind(b: BotStats) -> str:
+    """How the results bound a bot's rating: both ways, one way only, or not at all."""
+    if math.isnan(b.ci_low) or math.isnan(b.ci_high):
+        return "not rated"
+    if math.isinf(b.ci_high):
+        return "lower limit only"
+    if math.isinf(b.ci_low):
+        return "upper limit only"
+    return "two-sided"
 
 
 def summarize(
@@ -404,13 +423,20 @@ def comparison_groups(outcomes: Any, n_bots: int) -> list[list[int]]:
     return list(groups.values())
 
 
+def _interval(lo: float, hi: float) -> str:
+    """A 95% interval; an open end (a rating the results bound on one side only) as infinity."""
+    left = "(-inf" if math.isinf(lo) else f"[{lo:+.0f}"
+    right = "+inf)" if math.isinf(hi) else f"{hi:+.0f}]"
+    return f"{left}, {right}"
+
+
 def _row(rank: int, b: BotStats) -> list[str]:
     rated = not (math.isnan(b.rating) or math.isnan(b.ci_low) or math.isnan(b.ci_high))
     return [
         str(rank),
         _name(b),
         f"{b.rating:+.1f}" if rated else "-",
-        f"[{b.ci_low:+.0f}, {b.ci_high:+.0f}]" if rated else "not rated",
+        _interval(b.ci_low, b.ci_high) if rated else "not rated",
         str(b.hands),
         f"{100 * b.win_rate:.1f}",
         f"{b.mean_points_left:.1f}",
@@ -515,16 +541,16 @@ def svg_chart(s: Summary) -> str:
     bots = [b for b in s.bots if not math.isnan(b.rating)]
     if not bots:
         return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
-    lo = min(b.ci_low for b in bots)
-    hi = max(b.ci_high for b in bots)
+    ends = [v for b in bots for v in (b.rating, b.ci_low, b.ci_high) if math.isfinite(v)]
+    lo, hi = min(ends), max(ends)
     lo, hi = min(lo, 0.0), max(hi, 0.0)
     pad = (hi - lo) * 0.05 or 10.0
     lo, hi = lo - pad, hi + pad
     left, width, row = 170, 560, 26
     height = row * len(bots) + 50
 
-    def x(v: float) -> float:
-        return left + (v - lo) / (hi - lo) * width
+    def x(v: float) -> float:  # an open end of an interval runs to the chart's edge
+        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * width
 
     parts = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 30}' height='{height}' "
@@ -543,8 +569,8 @@ def svg_chart(s: Summary) -> str:
             f"<line x1='{x(b.ci_high):.1f}' y1='{y - 5}' x2='{x(b.ci_high):.1f}' y2='{y + 5}' "
             "stroke='#357'/>"
             f"<circle cx='{x(b.rating):.1f}' cy='{y}' r='4' fill='#c33'>"
-            f"<title>{html.escape(b.bot)}: {b.rating:+.1f} [{b.ci_low:+.1f}, "
-            f"{b.ci_high:+.1f}]</title></circle>"
+            f"<title>{html.escape(b.bot)}: {b.rating:+.1f} "
+            f"{_interval(b.ci_low, b.ci_high)}</title></circle>"
         )
     axis_y = height - 30
     parts.append(

@@ -74,6 +74,8 @@ def subset(r: Ratings, bots: list[str]) -> Ratings:
         elo=r.elo[idx],
         cov=r.cov[np.ix_(idx, idx)],
         units=None if r.units is None else r.units[idx],
+        side=None if r.side is None else r.side[idx],
+        bound=None if r.bound is None else r.bound[idx],
     )
 
 

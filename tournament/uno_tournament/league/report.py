@@ -114,7 +114,12 @@ def _num(v: float) -> str:
 
 
 def _interval(s: Standing) -> str:
-    return "" if math.isnan(s.low) else f"[{s.low:+.0f}, {s.high:+.0f}]"
+    """The 95% interval; an open end (a one-sided rating) as infinity."""
+    if math.isnan(s.low):
+        return ""
+    left = "(-inf" if math.isinf(s.low) else f"[{s.low:+.0f}"
+    right = "+inf)" if math.isinf(s.high) else f"{s.high:+.0f}]"
+    return f"{left}, {right}"
 
 
 def rows(s: LeagueSummary) -> list[list[str]]:
@@ -181,7 +186,7 @@ def csv_text(s: LeagueSummary) -> str:
                 v.state,
                 st.hands,
                 "" if math.isnan(st.rating) else f"{st.rating:.2f}",
-                "" if math.isnan(st.low) else f"{st.low:.2f}",
+                "" if math.isnan(st.low) else f"{st.low:.2f}",  # an open end: inf / -inf
                 "" if math.isnan(st.high) else f"{st.high:.2f}",
                 st.note,
             ]
@@ -190,7 +195,8 @@ def csv_text(s: LeagueSummary) -> str:
 
 
 def _f(v: float) -> float | None:
-    return None if math.isnan(v) else round(v, 3)
+    """A number for JSON: NaN and an open end (a one-sided interval) are null."""
+    return round(v, 3) if math.isfinite(v) else None
 
 
 def json_data(s: LeagueSummary) -> dict[str, Any]:
@@ -232,9 +238,9 @@ def svg_history(s: LeagueSummary) -> str:
     x0, x1 = min(xs), max(xs)
     if x1 == x0:
         x1 = x0 + 1
-    lo = min(min(h[3] for h in st.history) for st in series)
-    hi = max(max(h[4] for h in st.history) for st in series)
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    # an open end (a one-sided interval) runs to the plot's edge
+    ends = [v for st in series for h in st.history for v in h[2:5] if math.isfinite(v)]
+    lo, hi = min([*ends, 0.0]), max([*ends, 0.0])
     pad = (hi - lo) * 0.05 or 10.0
     lo, hi = lo - pad, hi + pad
     left, width, top, height = 60, 640, 20, 320
@@ -248,7 +254,7 @@ def svg_history(s: LeagueSummary) -> str:
         return left + (n - x0) / (x1 - x0) * width
 
     def py(v: float) -> float:
-        return top + (hi - v) / (hi - lo) * height
+        return top + (hi - min(max(v, lo), hi)) / (hi - lo) * height
 
     legend_h = 18 * len(names)
     parts = [
