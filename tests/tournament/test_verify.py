@@ -15,11 +15,13 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from uno_server.cli import main as cli_main
 from uno_tournament import chain
+from uno_tournament.config import TournamentConfig, load_config
 from uno_tournament.store import DB_NAME, Store, content_hash
 
 from .helpers import bot_entry, write_config
@@ -78,6 +80,22 @@ def _sql(run: Path, *statements: str, params: tuple[object, ...] = ()) -> None:
         conn.commit()
     finally:
         conn.close()
+
+
+def load_config_of(run: Path) -> TournamentConfig:
+    store = Store.open(run)
+    try:
+        return load_config(store, run)
+    finally:
+        store.close()
+
+
+def _tid(run: Path) -> str:
+    store = Store.open(run)
+    try:
+        return str(store.meta()["tournament_id"])
+    finally:
+        store.close()
 
 
 def _verify(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str], str]:
@@ -353,6 +371,101 @@ def test_an_edited_incident_fails(run: Path, capsys: pytest.CaptureFixture[str])
     _sql(run, "INSERT INTO incidents (at, bot, kind, detail) VALUES (1.0, 'b2', 'crash', 'x')")
     code, problems, _ = _verify([str(run)], capsys)
     assert code == 1 and len(problems) == 1 and problems[0].startswith("incidents:"), problems
+
+
+def test_an_edited_configuration_fails_also_against_a_published_head(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report reads the stored configuration's forfeit policy, size and stopping rule: an
+    examination changed ``forfeit`` from "last" to "count" in ``meta.config`` and verify passed
+    (the hands, and so the old chain, were untouched)."""
+    published = json.loads((run / "results.json").read_text())["chain"]
+    assert published["algorithm"] == chain.ALGORITHM
+    _sql(
+        run,
+        'UPDATE meta SET value = replace(value, \'"forfeit": "last"\', '
+        "'\"forfeit\": \"count\"') WHERE key = 'config'",
+    )
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and problems[0].startswith("meta.config:"), problems
+    code, problems, summary = _verify([str(run), "--head", published["head"]], capsys)
+    assert code == 1 and "differs from" in " ".join([*problems, summary]), (problems, summary)
+
+
+def test_an_older_runs_chain_still_verifies_and_says_what_it_leaves_out(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results.json written before the configuration was chained (uno-arena-chain/1)."""
+    hands = [h.hand_id for h in load_config_of(run).plan(_tid(run))]
+    store = Store.open(run)
+    try:
+        legacy = chain.compute(store, hands, algorithm=chain.LEGACY)
+    finally:
+        store.close()
+
+    def to_legacy(data: dict[str, Any]) -> None:
+        data["chain"] = {**legacy.to_json()}
+
+    _edit(run / "results.json", to_legacy)
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 0 and not problems and "configuration is not chained" in summary, summary
+    code, problems, summary = _verify([str(run), "--head", legacy.head], capsys)
+    assert code == 0 and "configuration is not chained" in summary, summary
+    _sql(run, "INSERT INTO incidents (at, bot, kind, detail) VALUES (1.0, 'b2', 'crash', 'x')")
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and problems[0].startswith("incidents:"), problems
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "where"),
+    [
+        ("results.json", "rating", "leaderboard[0]"),
+        ("results.json", "los", "likelihood_of_superiority."),
+        ("leaderboard.csv", "bot", "row 2"),
+        ("leaderboard.md", "number", "line "),
+        ("report.html", "bot", "line "),
+    ],
+)
+def test_an_edited_report_file_fails_naming_the_file_and_the_place(
+    run: Path, capsys: pytest.CaptureFixture[str], name: str, edit: str, where: str
+) -> None:
+    """What people read and publish: an examination raised a rating in results.json and verify
+    passed (the database and its chain were untouched)."""
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 0 and not problems
+    path = run / name
+    if name == "results.json":
+        data = json.loads(path.read_text())
+        if edit == "rating":
+            data["leaderboard"][0]["rating"] += 25.0
+        else:
+            first = next(iter(data["likelihood_of_superiority"]))
+            other = next(iter(data["likelihood_of_superiority"][first]))
+            data["likelihood_of_superiority"][first][other] = 0.99
+        path.write_text(json.dumps(data, indent=1))
+    else:
+        text = path.read_text()
+        if edit == "bot":
+            bot = json.loads((run / "results.json").read_text())["leaderboard"][0]["bot"]
+            text = text.replace(bot, bot + "x", 1)
+        else:
+            rating = json.loads((run / "results.json").read_text())["leaderboard"][0]["rating"]
+            shown = f"{rating:+.1f}"
+            assert shown in text
+            text = text.replace(shown, f"{rating + 30:+.1f}", 1)
+        path.write_text(text)
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert problems[0].startswith(f"{name}: {where}") and "report DIR" in problems[0], problems
+
+
+def test_report_files_written_again_verify(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The comparison is with what `report` writes: writing the report again changes nothing,
+    and a folder without the optional files is not an error."""
+    assert cli_main(["tournament", "report", str(run)]) == 0
+    (run / "report.html").unlink()
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 0 and not problems, problems
 
 
 def test_a_replay_data_edit_in_the_database_fails(

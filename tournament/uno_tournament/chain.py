@@ -6,16 +6,22 @@ the store has (whatever columns a later schema adds are covered too), with the r
 hash among them. The hands are taken in the schedule's order (hands that are not in the schedule
 follow, by hand id). With ``d_i = SHA-256(encoding of hand i)``::
 
-    link_0 = SHA-256("uno-arena-chain/1")
+    link_0 = SHA-256("uno-arena-chain/2")
     link_i = SHA-256(link_{i-1} || d_i)
-    head   = SHA-256(link_n || SHA-256(incidents))
+    head   = SHA-256(link_n || SHA-256(incidents) || SHA-256(configuration))
 
 where the incidents (crashes, bots given up on: the report's crash counts and † marks) are
-encoded in the order stored. The head is written into ``results.json`` (``chain``) and the
-reports; ``uno-arena tournament verify`` recomputes it. ``results.json`` also keeps, to name what
-changed, a short digest of each hand by schedule position (``hands_digests``: 12 hex digits, or
-dots where a hand was not stored), a one-byte digest per hand of each column no replay vouches
-for (``column_digests``) and the incidents' digest (``columns``).
+encoded in the order stored, and the configuration is the one the store keeps (``meta.config``,
+canonical JSON): the report reads its forfeit policy, its size and its stopping rule, so an
+edit there changes the report without touching a hand (an examination changed ``forfeit`` from
+"last" to "count" and verify passed). ``uno-arena-chain/1`` (without the configuration, and
+its own ``link_0``) is still computed for the results.json of older runs.
+
+The head is written into ``results.json`` (``chain``) and the reports; ``uno-arena tournament
+verify`` recomputes it. ``results.json`` also keeps, to name what changed, a short digest of
+each hand by schedule position (``hands_digests``: 12 hex digits, or dots where a hand was not
+stored), a one-byte digest per hand of each column no replay vouches for (``column_digests``),
+and the incidents' and the configuration's digests (``columns``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,10 @@ from typing import Any
 
 from .store import ResultStore
 
-ALGORITHM = "uno-arena-chain/1"
+ALGORITHM = "uno-arena-chain/2"
+LEGACY = "uno-arena-chain/1"
+"""The chain of runs reported before the configuration was chained."""
+CONFIG = "config"
 SHORT = 12
 """Hex digits kept of each hand's digest in results.json."""
 ABSENT = "." * SHORT
@@ -201,6 +210,11 @@ def scan(store: ResultStore, seats_per_hand: int = 4) -> RawScan:
     return out
 
 
+def config_digest(store: ResultStore) -> str:
+    """SHA-256 of the stored configuration (``meta.config``), canonically encoded."""
+    return hashlib.sha256(_encode(store.meta().get("config"))).hexdigest()
+
+
 def incidents_digest(store: ResultStore) -> str:
     h = hashlib.sha256()
     for row in _rows(store, "SELECT * FROM incidents ORDER BY id"):
@@ -223,10 +237,11 @@ class Chain:
     stored), for the columns no replay vouches for."""
     hand_columns: dict[str, dict[str, str]] = field(default_factory=dict)
     """hand id -> the one-byte digests of its columns (not written to results.json)."""
+    algorithm: str = ALGORITHM
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "algorithm": ALGORITHM,
+            "algorithm": self.algorithm,
             "head": self.head,
             "hands": self.hands,
             "hands_digests": self.positions,
@@ -244,16 +259,29 @@ def order(hand_ids: Sequence[str], plan_ids: Sequence[str]) -> list[str]:
     return [h for h in plan_ids if h in stored] + sorted(stored - planned)
 
 
-def compute(store: ResultStore, plan_ids: Sequence[str], raw: RawScan | None = None) -> Chain:
-    """The chain of what the store holds now (``raw``: a scan already made)."""
+def compute(
+    store: ResultStore,
+    plan_ids: Sequence[str],
+    raw: RawScan | None = None,
+    algorithm: str = ALGORITHM,
+) -> Chain:
+    """The chain of what the store holds now (``raw``: a scan already made; ``algorithm``:
+    :data:`ALGORITHM`, or :data:`LEGACY` for an older run's results.json)."""
+    if algorithm not in (ALGORITHM, LEGACY):
+        raise ValueError(f"unknown chain algorithm {algorithm!r}")
     raw = raw if raw is not None else scan(store)
     digests = raw.digests
-    link = hashlib.sha256(ALGORITHM.encode()).digest()
+    link = hashlib.sha256(algorithm.encode()).digest()
     for hid in order(list(digests), plan_ids):
         link = hashlib.sha256(link + bytes.fromhex(digests[hid])).digest()
     inc = incidents_digest(store)
-    head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
     columns = {INCIDENTS: inc[:16]}
+    if algorithm == LEGACY:
+        head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
+    else:
+        cfg = config_digest(store)
+        head = hashlib.sha256(link + bytes.fromhex(inc) + bytes.fromhex(cfg)).hexdigest()
+        columns[CONFIG] = cfg[:16]
     positions = "".join(digests[h][:SHORT] if h in digests else ABSENT for h in plan_ids)
     per_hand = raw.column_digests
     names = sorted({c for hid in plan_ids for c in per_hand.get(hid, {})})
@@ -262,7 +290,9 @@ def compute(store: ResultStore, plan_ids: Sequence[str], raw: RawScan | None = N
         c: "".join(per_hand[h].get(c, none) if h in per_hand else none for h in plan_ids)
         for c in names
     }
-    return Chain(head, len(digests), digests, positions, columns, column_positions, per_hand)
+    return Chain(
+        head, len(digests), digests, positions, columns, column_positions, per_hand, algorithm
+    )
 
 
 def markdown_line(c: Chain) -> str:

@@ -275,18 +275,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     from . import report
     from .config import load_config
     from .replay import ensure_replays
+    from .verify_reports import planned_hands
 
     store, folder = _open_for_report(args)
     try:
         config = load_config(store, store.location)
         tid = str(store.meta()["tournament_id"])
-        planned = len(config.plan(tid))
-        if config.sequential:  # a run stopped by its decision planned the hands up to the stop
-            from .report_settled import load as load_decision
-
-            rec = load_decision(store.meta())
-            if rec is not None and rec.stop_hands is not None:
-                planned = rec.stop_hands
+        planned = planned_hands(store, config, tid)  # a sequential run's: up to its stop
         if args.store and not args.out:
             report.print_leaderboard(report.summarize(store, config, tid, planned), sys.stdout)
             print("(--out DIR writes the report files and the replays)")

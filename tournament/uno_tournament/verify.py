@@ -61,6 +61,9 @@ class VerifyReport:
     seconds: float = 0.0
     sequential: str = ""
     """A sequential run's stop as verify re-derived it ('' for a run of a fixed size)."""
+    legacy: bool = False
+    """The head compared was an older run's (:data:`chain.LEGACY`: its configuration is not
+    chained)."""
 
     @property
     def ok(self) -> bool:
@@ -222,6 +225,13 @@ def _verify(
     if problem:
         out.add(problem)
     elif ref is not None:
+        if ref.get("algorithm") == chain.LEGACY or (
+            "algorithm" not in ref and ref["head"] != now.head
+        ):  # an older run's chain (without its configuration), or a head published by one
+            legacy = chain.compute(store, plan_ids, raw, algorithm=chain.LEGACY)
+            if ref.get("algorithm") == chain.LEGACY or ref["head"] == legacy.head:
+                now = legacy
+                rep.head, rep.legacy = legacy.head, True
         _compare_chain(now, ref, plan_ids, tid, out, had_problems=bool(out.by_hand))
     if config.sequential:  # stopped by its decision: the prefix up to the stop is complete
         from .verify_settled import check_sequential
@@ -238,6 +248,13 @@ def _verify(
             _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
     else:
         _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
+    if folder is not None and ref is not None and not out.lines() and not rep.legacy:
+        # the hands, incidents and configuration are the chain's: the report files are what
+        # people read, written again from them and compared
+        from .verify_reports import check_reports
+
+        for line in check_reports(folder, store, config, tid):
+            out.add(line)
     if progress is not None:
         progress(rep.hands, rep.hands)
     rep.problems = out.lines()
@@ -339,7 +356,7 @@ def _compare_chain(
         return
     if ref["head"] == now.head:
         return
-    if ref.get("algorithm") not in (None, chain.ALGORITHM):
+    if ref.get("algorithm") not in (None, chain.ALGORITHM, chain.LEGACY):
         out.add(
             f"results.json's chain is {str(ref.get('algorithm'))[:40]!r}, this verify computes "
             f"{chain.ALGORITHM!r}: compare with --head from a report of this version"
@@ -373,6 +390,13 @@ def _compare_chain(
                         "report was written",
                     )
                 named = True
+    if columns.get(chain.CONFIG) not in (None, now.columns.get(chain.CONFIG)):
+        out.add(
+            "meta.config: the stored configuration differs from the one chained into "
+            "results.json (an edited forfeit policy, size or stopping rule changes the report "
+            "without touching a hand)"
+        )
+        named = True
     if columns.get(chain.INCIDENTS) not in (None, now.columns[chain.INCIDENTS]):
         out.add(
             "incidents: the crashes and given-up bots stored differ from those chained into "
@@ -452,6 +476,11 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
     todo = f"; {missing} planned hands not played yet" if missing > 0 and rep.ok else ""
     if rep.sequential and rep.ok:
         todo = f"; {rep.sequential}"
+    if rep.legacy and rep.ok:
+        todo += (
+            f"; an older run's chain ({chain.LEGACY}): its configuration is not chained, so "
+            "an edit of it would go unseen (`uno-arena tournament report` writes the new chain)"
+        )
     if rep.ok:
         print(
             f"{where}: verified {rep.checked} of {rep.hands} stored hands: every replay "

@@ -1,0 +1,155 @@
+"""The report files against the database they came from.
+
+The chain head guards the hands, the incidents and the configuration; the report files
+(``results.json``, ``leaderboard.csv``, ``leaderboard.md``, ``report.html``) are what people
+read and publish, and an examination edited a rating in ``results.json`` without verify
+noticing. The report is a pure function of the database (the fit sorts the hands first, so it is
+reproducible), so verify writes it again into a scratch folder and compares:
+
+* ``results.json`` and ``leaderboard.csv`` field by field, numbers within a relative 1e-6 (the
+  last digits of a fit may differ between machines' linear algebra);
+* ``leaderboard.md`` and ``report.html`` line by line.
+
+Each file that differs is one line naming the first place it differs. A file written by another
+version of uno-arena can differ too; the line says so, and ``uno-arena tournament report DIR``
+writes it again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .config import TournamentConfig
+from .store import ResultStore
+
+FILES = ("results.json", "leaderboard.csv", "leaderboard.md", "report.html")
+REL_TOL = 1e-6
+ABS_TOL = 1e-9
+WHY = (
+    "differs from the report the database gives (edited after it was written, or written by "
+    "another version of uno-arena; `uno-arena tournament report DIR` writes it from the database)"
+)
+
+
+def planned_hands(store: ResultStore, config: TournamentConfig, tid: str) -> int:
+    """The hands the report counts as planned: the schedule's, or a sequential run's up to its
+    stop."""
+    planned = len(config.plan(tid))
+    if config.sequential:
+        from .report_settled import load as load_decision
+
+        rec = load_decision(store.meta())
+        if rec is not None and rec.stop_hands is not None:
+            planned = rec.stop_hands
+    return planned
+
+
+def check_reports(
+    folder: Path, store: ResultStore, config: TournamentConfig, tid: str
+) -> list[str]:
+    """One line per report file in ``folder`` that differs from the report the store gives."""
+    from .report import write_all
+
+    present = [name for name in FILES if (folder / name).is_file()]
+    if not present:
+        return []
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="uno-arena-verify-") as tmp:
+        write_all(Path(tmp), store, config, tid, planned=planned_hands(store, config, tid))
+        for name in present:
+            try:
+                theirs = (folder / name).read_bytes()
+            except OSError as exc:
+                problems.append(f"{name}: unreadable ({type(exc).__name__})")
+                continue
+            ours = (Path(tmp) / name).read_bytes()
+            where = _difference(name, theirs, ours)
+            if where is not None:
+                problems.append(f"{name}: {where} {WHY}")
+    return problems
+
+
+def _difference(name: str, theirs: bytes, ours: bytes) -> str | None:
+    """Where ``theirs`` first differs from ``ours`` (None: they agree)."""
+    if theirs == ours:
+        return None
+    if name.endswith(".json"):
+        try:
+            a = json.loads(theirs)
+        except ValueError:
+            return "is not JSON, and"
+        return _json_difference(a, json.loads(ours), "")
+    text_a = theirs.decode("utf-8", errors="replace")
+    text_b = ours.decode("utf-8", errors="replace")
+    if name.endswith(".csv"):
+        rows_a = list(csv.reader(io.StringIO(text_a)))
+        rows_b = list(csv.reader(io.StringIO(text_b)))
+        if len(rows_a) != len(rows_b):
+            return f"has {len(rows_a)} rows, not {len(rows_b)}:"
+        for i, (ra, rb) in enumerate(zip(rows_a, rows_b, strict=True)):
+            if len(ra) != len(rb) or not all(map(_same_cell, ra, rb)):
+                return f"row {i + 1}"
+        return None
+    lines_a, lines_b = text_a.splitlines(), text_b.splitlines()
+    for i, (la, lb) in enumerate(zip(lines_a, lines_b, strict=False)):
+        if la != lb:
+            return f"line {i + 1}"
+    return f"has {len(lines_a)} lines, not {len(lines_b)}:"
+
+
+def _same_cell(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return _close(float(a), float(b))
+    except ValueError:
+        return False
+
+
+def _close(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
+
+def _json_difference(a: Any, b: Any, path: str) -> str | None:
+    """The first path at which ``a`` differs from ``b`` (numbers within the tolerance)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None if a is b else f"{path or 'the top'} is {_show(a)}, not {_show(b)}:"
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return None if _close(float(a), float(b)) else f"{path} is {_show(a)}, not {_show(b)}:"
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                return f"{_join(path, k)} is {'added' if k in a else 'missing'}:"
+            where = _json_difference(a[k], b[k], _join(path, k))
+            if where is not None:
+                return where
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} has {len(a)} entries, not {len(b)}:"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            key = f"{path}[{i}]"
+            if isinstance(y, dict) and "bot" in y:
+                key = f"{path}[{i}] ({str(y['bot'])[:40]})"
+            where = _json_difference(x, y, key)
+            if where is not None:
+                return where
+        return None
+    return None if a == b else f"{path or 'the top'} is {_show(a)}, not {_show(b)}:"
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{str(key)[:40]}" if path else str(key)[:40]
+
+
+def _show(v: Any) -> str:
+    text = json.dumps(v) if not isinstance(v, float) else f"{v:.6g}"
+    return text if len(text) <= 40 else text[:37] + "..."
