@@ -9,6 +9,7 @@ One real tournament (four bot processes, 24 hands) is played once; every test wo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -466,6 +467,27 @@ def test_report_files_written_again_verify(run: Path, capsys: pytest.CaptureFixt
     (run / "report.html").unlink()
     code, problems, _ = _verify([str(run)], capsys)
     assert code == 0 and not problems, problems
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_replay_that_is_a_device_or_a_pipe_is_named_not_read(
+    run: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A symlink to /dev/zero or a named pipe in replays/ used to hang verify (it read until
+    memory ran out, or waited for a writer forever)."""
+    victim = _files(run)[0]
+    victim.unlink()
+    if kind == "fifo":
+        os.mkfifo(victim)
+    else:
+        victim.symlink_to("/dev/zero")
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and "not a regular file" in problems[0], problems
+    results = run / "results.json"
+    results.unlink()
+    os.mkfifo(results)
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and any("results.json: unreadable" in p for p in problems), problems
 
 
 def test_a_replay_data_edit_in_the_database_fails(

@@ -32,6 +32,7 @@ from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
 
 from .eventjson import replay_json
+from .fileread import NotARegularFileError, read_regular
 from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
@@ -190,10 +191,20 @@ def validate(data: Any) -> dict[str, Any]:
     return data
 
 
+MAX_REPLAY_FILE = 64 << 20
+"""The largest replay file read (64 MiB; a hand of 60 moves writes about 32 KB). A larger one,
+or anything that is not a regular file (a device such as /dev/zero, a pipe), is refused rather
+than read: an examination's symlink to /dev/zero hung `tournament verify`."""
+
+
 def load(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
-        data = json.loads(p.read_bytes())
+        data = json.loads(read_regular(p, MAX_REPLAY_FILE))
+    except NotARegularFileError as exc:
+        raise ReplayError(
+            f"{exc}; a replay is a file of at most {MAX_REPLAY_FILE >> 20} MiB"
+        ) from exc
     except FileNotFoundError as exc:
         raise ReplayError(f"{p}: no such file") from exc
     except IsADirectoryError as exc:

@@ -36,11 +36,14 @@ from typing import Any, TextIO
 
 from . import chain
 from .config import load_config
+from .fileread import read_regular
 from .handcheck import ReplayMismatchError, compare, expected
 from .replay import ReplayError, check, load, replay_name, validate
 from .store import HandRecord, ResultStore, content_hash
 
 MAX_LINES = 20
+MAX_RESULTS_JSON = 1 << 30
+"""The largest results.json read (1 GiB: 100,000 hands write about 60 MB)."""
 MAX_LINE = 400
 HASH_DIFFERS = (
     "content hash differs from the one stored when the hand was played: the file was edited "
@@ -118,7 +121,7 @@ def _reference(folder: Path | None, head: str | None) -> tuple[dict[str, Any] | 
         )
     path = folder / "results.json"
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_regular(path, MAX_RESULTS_JSON))
     except FileNotFoundError:
         return (
             None,
@@ -437,7 +440,7 @@ def _reported_stop(folder: Path | None) -> dict[str, Any] | None:
     if folder is None:
         return None
     try:
-        data = json.loads((folder / "results.json").read_bytes())
+        data = json.loads(read_regular(folder / "results.json", MAX_RESULTS_JSON))
     except (OSError, ValueError):
         return None
     seq = data.get("sequential") if isinstance(data, dict) else None

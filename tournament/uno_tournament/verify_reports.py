@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import TournamentConfig
+from .fileread import read_regular
 from .store import ResultStore
 
 FILES = ("results.json", "leaderboard.csv", "leaderboard.md", "report.html")
+MAX_REPORT_FILE = 1 << 30
 REL_TOL = 1e-6
 ABS_TOL = 1e-9
 WHY = (
@@ -64,9 +66,9 @@ def check_reports(
         write_all(Path(tmp), store, config, tid, planned=planned_hands(store, config, tid))
         for name in present:
             try:
-                theirs = (folder / name).read_bytes()
-            except OSError as exc:
-                problems.append(f"{name}: unreadable ({type(exc).__name__})")
+                theirs = read_regular(folder / name, MAX_REPORT_FILE)
+            except (OSError, ValueError) as exc:
+                problems.append(f"{name}: unreadable ({exc})")
                 continue
             ours = (Path(tmp) / name).read_bytes()
             where = _difference(name, theirs, ours)

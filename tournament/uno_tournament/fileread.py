@@ -1,0 +1,35 @@
+"""Reading a file a stranger may have put in a run folder: a regular file of bounded size, or a
+clear error. ``Path.read_bytes`` waits forever on a pipe and reads /dev/zero until memory runs
+out; an examination's symlink from a replay to /dev/zero hung ``tournament verify``."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class NotARegularFileError(ValueError):
+    """The path is a device, pipe or socket, or larger than the limit."""
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes. Opened without
+    blocking, so a pipe or device is named, not waited on. Raises FileNotFoundError,
+    IsADirectoryError, other OSErrors, or :class:`NotARegularFileError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFileError(f"{path}: not a regular file (a device, pipe or socket)")
+        if st.st_size > limit:
+            raise NotARegularFileError(f"{path}: {st.st_size} bytes, more than {limit >> 20} MiB")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            raw = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > limit:
+        raise NotARegularFileError(f"{path}: more than {limit >> 20} MiB")
+    return raw
