@@ -505,6 +505,18 @@ def test_a_replay_data_edit_in_the_database_fails(
     assert ids[K] in problems[0] and "replays.data" in problems[0]
 
 
+def test_a_zlib_bomb_in_the_database_is_refused_not_inflated(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """200 KB that inflate to 200 MiB, stored as a hand's replay: refused at 64 MiB."""
+    ids = _hand_ids(run)
+    bomb = zlib.compress(b" " * (200 << 20), 9)
+    _sql(run, f"UPDATE replays SET data = ? WHERE hand_id = '{ids[K]}'", params=(bomb,))
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and ids[K] in problems[0], problems
+    assert "inflates beyond 64 MiB" in problems[0], problems
+
+
 # ------------------------------------------------------------------ deleted, duplicated, swapped
 
 

@@ -190,6 +190,24 @@ def canonical_json(replay: dict[str, Any]) -> bytes:
     return json.dumps(replay, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+MAX_REPLAY_JSON = 64 << 20
+"""The most a stored replay may inflate to (64 MiB; a hand of 60 moves is about 32 KB)."""
+
+
+def inflate(blob: bytes) -> bytes:
+    """A stored replay's JSON from its zlib blob, refusing one that inflates beyond
+    :data:`MAX_REPLAY_JSON` (an edited database's zlib bomb would otherwise fill the memory of
+    whoever verifies it) with ``zlib.error``, as a corrupt blob is."""
+    d = zlib.decompressobj()
+    out = d.decompress(blob, MAX_REPLAY_JSON + 1)
+    if len(out) > MAX_REPLAY_JSON or d.unconsumed_tail:
+        raise zlib.error(f"the replay inflates beyond {MAX_REPLAY_JSON >> 20} MiB")
+    out += d.flush()
+    if not d.eof:
+        raise zlib.error("incomplete or truncated stream")
+    return out
+
+
 def content_hash(replay: dict[str, Any]) -> str:
     """SHA-256 (hex) of the replay's canonical JSON: the same for a replay file and the store."""
     return hashlib.sha256(canonical_json(replay)).hexdigest()
@@ -438,7 +456,7 @@ class ResultStore:
             row = self._execute("SELECT data FROM replays WHERE hand_id = ?", (hand_id,)).fetchone()
         if row is None:
             return None
-        data: dict[str, Any] = json.loads(zlib.decompress(row[0]))
+        data: dict[str, Any] = json.loads(inflate(row[0]))
         return data
 
     def replay_bytes(self, hand_id: str) -> bytes | None:
@@ -446,7 +464,7 @@ class ResultStore:
         its SHA-256 is the content hash, without parsing it (``tournament verify``)."""
         with self.lock:
             row = self._execute("SELECT data FROM replays WHERE hand_id = ?", (hand_id,)).fetchone()
-        return None if row is None else zlib.decompress(row[0])
+        return None if row is None else inflate(row[0])
 
     def replays(self, hand_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(hand_id, replay)`` for the given hands that are stored."""

@@ -280,13 +280,18 @@ def _check_hand(
     spec = plan.get(hid)
     if spec is None:
         out.hand(hid, "hands.hand_id: not a hand of this tournament's schedule")
+    unreadable = ""
     try:
         stored = store.replay_bytes(hid)
-    except zlib.error:
-        stored = b"not zlib"
+    except zlib.error as exc:
+        stored, unreadable = b"", str(exc)[:120]
     data: dict[str, Any] | None = None
     db_ok = False
-    if stored is None:
+    if unreadable:
+        out.hand(
+            hid, f"replays.data: the database's copy of the replay is unreadable ({unreadable})"
+        )
+    elif stored is None:
         out.hand(hid, "replays.data: the database holds no replay of this hand")
     elif hashlib.sha256(stored).hexdigest() != h.content_hash:
         out.hand(
