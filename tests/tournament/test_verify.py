@@ -464,9 +464,33 @@ def test_report_files_written_again_verify(run: Path, capsys: pytest.CaptureFixt
     """The comparison is with what `report` writes: writing the report again changes nothing,
     and a folder without the optional files is not an error."""
     assert cli_main(["tournament", "report", str(run)]) == 0
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 0 and not problems and "not compared" not in summary, summary
     (run / "report.html").unlink()
-    code, problems, _ = _verify([str(run)], capsys)
+    (run / "leaderboard.md").unlink()
+    code, problems, summary = _verify([str(run)], capsys)
     assert code == 0 and not problems, problems
+    # a check of fewer files must not read as a check of all four
+    assert "not there, so not compared: leaderboard.md, report.html" in summary, summary
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dangling link"])
+def test_something_else_in_a_report_files_place_is_a_problem(
+    run: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A pipe, a folder or a dangling link where leaderboard.md was is not a missing file
+    (which verify only notes): it is named, and verify fails."""
+    victim = run / "leaderboard.md"
+    victim.unlink()
+    if kind == "fifo":
+        os.mkfifo(victim)
+    elif kind == "folder":
+        victim.mkdir()
+    else:
+        victim.symlink_to(run / "no-such-file.md")
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert problems[0].startswith("leaderboard.md: unreadable"), problems
 
 
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo"])

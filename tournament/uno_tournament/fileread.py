@@ -4,6 +4,7 @@ out; an examination's symlink from a replay to /dev/zero hung ``tournament verif
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -21,7 +22,7 @@ def read_regular(path: Path, limit: int) -> bytes:
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(str(path))
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
         if not stat.S_ISREG(st.st_mode):
             raise NotARegularFileError(f"{path}: not a regular file (a device, pipe or socket)")
         if st.st_size > limit:

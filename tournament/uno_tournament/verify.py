@@ -67,6 +67,8 @@ class VerifyReport:
     legacy: bool = False
     """The head compared was an older run's (:data:`chain.LEGACY`: its configuration is not
     chained)."""
+    reports_absent: list[str] = field(default_factory=list)
+    """Report files that were not in the folder, so not compared with the database."""
 
     @property
     def ok(self) -> bool:
@@ -256,8 +258,10 @@ def _verify(
         # people read, written again from them and compared
         from .verify_reports import check_reports
 
-        for line in check_reports(folder, store, config, tid):
+        checked = check_reports(folder, store, config, tid)
+        for line in checked.problems:
             out.add(line)
+        rep.reports_absent = checked.absent
     if progress is not None:
         progress(rep.hands, rep.hands)
     rep.problems = out.lines()
@@ -488,6 +492,11 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
         todo += (
             f"; an older run's chain ({chain.LEGACY}): its configuration is not chained, so "
             "an edit of it would go unseen (`uno-arena tournament report` writes the new chain)"
+        )
+    if rep.reports_absent and rep.ok:
+        todo += (
+            f"; not there, so not compared: {', '.join(rep.reports_absent)} "
+            "(`uno-arena tournament report DIR` writes them from the database)"
         )
     if rep.ok:
         print(

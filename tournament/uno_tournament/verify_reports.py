@@ -12,7 +12,9 @@ reproducible), so verify writes it again into a scratch folder and compares:
 
 Each file that differs is one line naming the first place it differs. A file written by another
 version of uno-arena can differ too; the line says so, and ``uno-arena tournament report DIR``
-writes it again.
+writes it again. A report file that is not there cannot be compared: verify names it on its last
+line, so a check of fewer files never reads as a check of all four. Something else in a report
+file's place (a named pipe, a device, a folder) is a problem line.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import csv
 import io
 import json
 import math
+import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,16 +56,31 @@ def planned_hands(store: ResultStore, config: TournamentConfig, tid: str) -> int
     return planned
 
 
+@dataclass
+class ReportCheck:
+    problems: list[str] = field(default_factory=list)
+    """One line per report file that differs, or cannot be read."""
+    compared: list[str] = field(default_factory=list)
+    """The report files that were there and were compared."""
+    absent: list[str] = field(default_factory=list)
+    """The report files that were not there (not compared)."""
+
+
 def check_reports(
     folder: Path, store: ResultStore, config: TournamentConfig, tid: str
-) -> list[str]:
-    """One line per report file in ``folder`` that differs from the report the store gives."""
+) -> ReportCheck:
+    """The report files in ``folder`` against the report the store gives: one problem line per
+    file that differs."""
     from .report import write_all
 
-    present = [name for name in FILES if (folder / name).is_file()]
+    out = ReportCheck()
+    # lexists: a dangling link, a pipe or a folder in a report file's place is not "absent":
+    # reading it fails below and says so
+    present = [name for name in FILES if os.path.lexists(folder / name)]
+    out.absent = [name for name in FILES if name not in present]
     if not present:
-        return []
-    problems: list[str] = []
+        return out
+    problems = out.problems
     with tempfile.TemporaryDirectory(prefix="uno-arena-verify-") as tmp:
         write_all(Path(tmp), store, config, tid, planned=planned_hands(store, config, tid))
         for name in present:
@@ -70,11 +89,12 @@ def check_reports(
             except (OSError, ValueError) as exc:
                 problems.append(f"{name}: unreadable ({exc})")
                 continue
+            out.compared.append(name)
             ours = (Path(tmp) / name).read_bytes()
             where = _difference(name, theirs, ours)
             if where is not None:
                 problems.append(f"{name}: {where} {WHY}")
-    return problems
+    return out
 
 
 def _difference(name: str, theirs: bytes, ours: bytes) -> str | None:
