@@ -218,3 +218,34 @@ def test_winners_explained_by_bot_and_seat_are_fitted_without_seat_terms() -> No
     assert not r.sides.any() and np.all(r.seat_elo == 0)
     assert r.converged and r.prior_sd_elo is None
     assert r.ci_low[0] <= true[0] <= r.ci_high[0]
+
+
+def test_a_strict_order_is_measured_from_a_reference_bot_not_a_zero_width_interval() -> None:
+    """A > B > C > D in every hand (found by probing degenerate inputs): no two bots beat each
+    other, so the frame is one bot and its interval had no width, printed "[+0, +0]" as if its
+    rating were known exactly. It reads "reference", and the note says why."""
+    names = NAMES[:4]
+    hands = []
+    for i in range(40):
+        seats = [(names[(i + s) % 4], s) for s in range(4)]  # the seats rotate
+        order = sorted(seats, key=lambda bs: names.index(bs[0]))
+        hands.append(HandResult.from_order(f"h{i:03d}", f"d{i // 4}", order))
+    o = Outcomes.from_results(hands, {b: i for i, b in enumerate(names)}, "deal")
+    r, note = fit_ratings(o, names)
+    assert r is not None and (r.sides == 0).sum() == 1
+    ref = int(np.nonzero(r.sides == 0)[0][0])
+    assert r.ci_low[ref] == r.ci_high[ref] == r.elo[ref] == 0.0
+    assert f"measured from {names[ref]}" in note and "reference" in note
+    assert "centred on the bots compared both ways" not in note
+    s = _summary_of(r, note)
+    data = json.loads(json.dumps(s.to_json(), allow_nan=False))
+    kinds = {b["bot"]: b["interval"] for b in data["leaderboard"]}
+    assert kinds[names[ref]] == "reference"
+    assert {k for b, k in kinds.items() if b != names[ref]} <= {
+        "upper limit only",
+        "lower limit only",
+    }
+    text = io.StringIO()
+    print_leaderboard(s, text)
+    assert "[+0, +0]" not in text.getvalue() and "reference" in text.getvalue()
+    assert _interval(0.0, 0.0) == "reference" and _interval(-3.0, 4.0) == "[-3, +4]"

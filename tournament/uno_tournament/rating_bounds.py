@@ -244,10 +244,19 @@ def describe(names: list[str] | tuple[str, ...], side: IntArray) -> str:
             f"{', '.join(down)} never went out first ahead of the others, so there is only "
             "an upper limit"
         )
+    frame = [names[i] for i in np.nonzero(side == 0)[0]]
+    if len(frame) == 1:
+        # no two bots beat each other: nobody is rated both ways, and the largest group of the
+        # going-out graph is one bot, which the limits are measured from
+        centred = (
+            f"No two bots were compared both ways, so the ratings are measured from "
+            f"{frame[0]} (0 by definition: its interval reads 'reference')"
+        )
+    else:
+        centred = "The other ratings are centred on the bots compared both ways"
     return (
         "The results bound some ratings on one side only: "
         + "; ".join(parts)
-        + " (one-sided 97.5%). The other ratings are centred on the bots compared both ways, "
-        "and a pair with a one-sided bot is called different only when the intervals do not "
-        "overlap."
+        + f" (one-sided 97.5%). {centred}, and a pair with a one-sided bot is called different "
+        "only when the intervals do not overlap."
     )

@@ -186,6 +186,9 @@ def _interval_kind(b: BotStats) -> str:
         return "lower limit only"
     if math.isinf(b.ci_low):
         return "upper limit only"
+    if b.ci_low == b.ci_high:
+        # a frame of one bot (no two bots compared both ways): the others are measured from it
+        return "reference"
     return "two-sided"
 
 
@@ -424,7 +427,11 @@ def comparison_groups(outcomes: Any, n_bots: int) -> list[list[int]]:
 
 
 def _interval(lo: float, hi: float) -> str:
-    """A 95% interval; an open end (a rating the results bound on one side only) as infinity."""
+    """A 95% interval; an open end (a rating the results bound on one side only) as infinity;
+    a bot whose interval has no width is the one the others are measured from (a frame of one
+    bot, :mod:`uno_tournament.rating_bounds`): "reference", not an interval of certainty."""
+    if lo == hi and math.isfinite(lo):
+        return "reference"
     left = "(-inf" if math.isinf(lo) else f"[{lo:+.0f}"
     right = "+inf)" if math.isinf(hi) else f"{hi:+.0f}]"
     return f"{left}, {right}"

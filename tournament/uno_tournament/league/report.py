@@ -117,6 +117,8 @@ def _interval(s: Standing) -> str:
     """The 95% interval; an open end (a one-sided rating) as infinity."""
     if math.isnan(s.low):
         return ""
+    if s.low == s.high and math.isfinite(s.low):
+        return "reference"  # a frame of one bot: the others are measured from it
     left = "(-inf" if math.isinf(s.low) else f"[{s.low:+.0f}"
     right = "+inf)" if math.isinf(s.high) else f"{s.high:+.0f}]"
     return f"{left}, {right}"
