@@ -108,18 +108,15 @@ set -u
 mnt="$1"; cfg="$2"; res="$3"; py="$4"
 mount -t tmpfs -o size=64m tmpfs "$mnt" || exit 97
 out="$mnt/out"
-# the disk fills while the run plays: a filler grows until 200 KiB are left
-( while sleep 0.2; do
-    if [ -s "$out/tournament.sqlite" ] && [ "$(ls "$out/replays" 2>/dev/null | wc -l)" -ge 5 ]; then
-      head -c $(( $(df -k --output=avail "$mnt" | tail -1) * 1024 - 200 * 1024 )) /dev/zero \
-        > "$mnt/filler" 2>/dev/null
-      break
-    fi
-  done ) &
+# The disk is nearly full before the run starts: 1 MiB is left, room for the run's start and
+# about 15 of its 120 hands (a hand is 20-30 KiB here: rows, replay file, logs). A filler
+# that waited for the run to store a few hands raced it, and a busy machine could let the run
+# finish first; this way the run must fill the disk, by causality, wherever it runs.
+avail_kib=$(df -k --output=avail "$mnt" | tail -1)
+head -c $(( (avail_kib - 1024) * 1024 )) /dev/zero > "$mnt/filler" 2>/dev/null
 "$py" -m uno_server.cli tournament run "$cfg" --out "$out" --quiet \
   > "$res/run.out" 2> "$res/run.err"
 echo $? > "$res/run.rc"
-wait
 "$py" -c "import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute('select count(*) from hands').fetchone()[0])" \
   "$out/tournament.sqlite" > "$res/stored_at_failure"
