@@ -145,6 +145,13 @@ class Runner(SequentialMixin, Player):
         self.replay_files = isinstance(store, Store) if replay_files is None else replay_files
         """Write a replay file per hand into ``out/replays`` (a local run; a shared store
         keeps the replays in the database)."""
+        self.inline_writes = isinstance(store, Store) and only is None
+        """Store each hand on the event loop itself, not on the writer thread: a local SQLite
+        file that this runner alone writes (0.4-0.6 CPU-ms a hand, no lock to wait for), where
+        handing the hand to a thread and waking the loop again cost about a third as much
+        as the write (docs/performance.md, ninth pass). A shared store (PostgreSQL, or
+        ``--shard I/N`` pods on one file) may make a write wait on the network or on another
+        writer, so it keeps the thread and the loop never waits."""
         self.elo = SequentialElo()
         self.standings = Standings(self.names, config.faults.forfeit)
         self.live: dict[str, float] = {}
@@ -179,9 +186,14 @@ class Runner(SequentialMixin, Player):
         return store_hand(self.store, rec, self.out / "replays" if self.replay_files else None)
 
     async def _record(self, rec: HandRecord) -> None:
-        loop = asyncio.get_running_loop()
         try:
-            if not await loop.run_in_executor(self._writer, self._write, rec):
+            if self.inline_writes:
+                stored = self._write(rec)
+            else:
+                stored = await asyncio.get_running_loop().run_in_executor(
+                    self._writer, self._write, rec
+                )
+            if not stored:
                 return
         except Exception as exc:  # a full disk, a lost database: stop, say what to do
             self._fail(self._store_failure(exc, rec.hand_id))
