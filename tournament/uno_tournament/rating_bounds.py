@@ -260,3 +260,35 @@ def describe(names: list[str] | tuple[str, ...], side: IntArray) -> str:
         + f" (one-sided 97.5%). {centred}, and a pair with a one-sided bot is called different "
         "only when the intervals do not overlap."
     )
+
+
+def tied_exactly(outcomes: Outcomes) -> bool:
+    """True if, in every deal (cluster), each bot took exactly the same places as every other
+    bot at that deal's tables, over the seats its rotations gave it: copies of one deterministic
+    program, dealt duplicate deals, play a deal alike from every seat. Then every rating is 0
+    and every clustered interval has no width, not because a rating is known but because these
+    hands contain nothing that tells the bots apart (the scores of each deal cancel), and more
+    of the same hands will not. Places are compared as ranks among the hand's rated seats; a
+    deal with one hand, or one bot, makes it False (the bots cannot have matched there)."""
+    bots, pl, cl = outcomes.bots, outcomes.places, outcomes.cluster
+    if bots.size == 0:
+        return False
+    real = bots >= 0
+    # each seat's rank: how many rated seats of its hand finished strictly ahead of it
+    ahead = real[:, None, :] & (pl[:, None, :] < pl[:, :, None])
+    rank = ahead.sum(axis=2)
+    width = bots.shape[1]
+    n_bots = int(bots.max()) + 1
+    g = np.broadcast_to(cl[:, None], bots.shape)[real].astype(np.int64)
+    b = bots[real].astype(np.int64)
+    r = rank[real].astype(np.int64)
+    pair, which = np.unique(g * n_bots + b, return_inverse=True)
+    counts = np.zeros((pair.size, width), dtype=np.int64)  # (deal, bot) -> its places
+    np.add.at(counts, (which.ravel(), r), 1)
+    deal = pair // n_bots
+    first = np.unique(deal, return_index=True)[1]
+    per_deal = np.bincount(deal)[deal]  # bots seen in the deal of each (deal, bot)
+    if bool((per_deal < 2).any()) or bool((counts.sum(axis=1) < 2).any()):
+        return False
+    lead = first[np.searchsorted(deal[first], deal)]  # each deal's first bot, for its rows
+    return bool(np.array_equal(counts, counts[lead]))

@@ -13,12 +13,13 @@ which floating-point sums are taken).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from .rating_bounds import bound_one_sided, describe, going_out_sides, one_sided
+from .rating_bounds import bound_one_sided, describe, going_out_sides, one_sided, tied_exactly
 from .ratings import Finish, HandResult, Outcomes, Ratings, apply_forfeits, fit_outcomes
 from .store import Columns, HandRecord, ResultStore
 
@@ -118,7 +119,23 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
     for j, i in enumerate(seen):
         remap[i] = j
     fit_out = Outcomes(remap[outcomes.bots], outcomes.places, outcomes.cluster, outcomes.n_clusters)
-    return fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
+    r, note = fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
+    if r is not None and tied_exactly(fit_out):
+        # exact by symmetry: what the fit leaves is rounding (1e-14 Elo, either sign), which
+        # ordered the leaderboard and printed "-0"
+        r = dataclasses.replace(r, elo=np.zeros_like(r.elo))
+        note = f"{note.rstrip(' .')}. {TIED_NOTE}" if note else TIED_NOTE
+    return r, note
+
+
+TIED_NOTE = (
+    "The bots are tied exactly: in every deal each bot took the same places as every other bot "
+    "there, over the seats its rotations gave it (copies of one deterministic program play a "
+    "deal alike from every seat). So every rating is 0 and no interval has any width: not a "
+    "rating known to the last Elo, but hands that cannot tell these bots apart, as more of the "
+    "same hands will not."
+)
+"""The note of a fit whose hands are :func:`~uno_tournament.rating_bounds.tied_exactly`."""
 
 
 class Standings:
