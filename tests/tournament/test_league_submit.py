@@ -56,6 +56,19 @@ GOOD = {"name": "good", "version": "1.0", "author": "alice", "run": RUN}
     [
         ({k: v for k, v in GOOD.items() if k != "run"}, "run: missing"),
         ({**GOOD, "name": "bad name"}, "name: 'bad name' must be 1-40 letters"),
+        # the rule the message gives is the whole rule: '.hidden' is letters and '.', yet refused
+        ({**GOOD, "name": ".hidden"}, "starting with a letter or a digit"),
+        ({**GOOD, "name": ".."}, "name: '..' must be 1-40 letters"),
+        (
+            {**GOOD, "version": "-1"},
+            "version: '-1' must be 1-32 letters, digits, '.', '_', '+' "
+            "or '-', starting with a letter or a digit",
+        ),
+        (
+            {**GOOD, "author": "_x"},
+            "author: '_x' must be 1-40 letters, digits, '.', '_', '@' or "
+            "'-', starting with a letter or a digit",
+        ),
         ({**GOOD, "version": ""}, "version: '' must be 1-32"),
         ({**GOOD, "author": 7}, "author: 7 must be 1-40"),
         ({**GOOD, "language": "cobol"}, "language: 'cobol' must be one of"),

@@ -9,8 +9,9 @@
     run = ["bin/bot", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
 
 ``run`` may name ``{addr}``, ``{token}``, ``{name}`` and ``{python}`` (the league's Python);
-``build`` only ``{name}`` and ``{python}``. The file is at most 64 KiB; an unknown key, a missing
-one or a bad value is refused with a message that names it.
+``build`` only ``{name}`` and ``{python}``. ``name``, ``version`` and ``author`` start with a
+letter or a digit. The file is at most 64 KiB; an unknown key, a missing one or a bad value is
+refused with a message that names it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ LANGUAGES = ("python", "go", "typescript", "rust", "java", "other")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,31}$")
 AUTHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,39}$")
+# the rules as the errors say them: the first character is a letter or a digit, so that a name
+# is never ".", ".." or a hidden file in the league's folders (".hidden" said only "must be
+# letters, digits, '.', ...", which it is)
+NAME_RULE = "1-40 letters, digits, '.', '_' or '-', starting with a letter or a digit"
+VERSION_RULE = "1-32 letters, digits, '.', '_', '+' or '-', starting with a letter or a digit"
+AUTHOR_RULE = "1-40 letters, digits, '.', '_', '@' or '-', starting with a letter or a digit"
 KEYS = ("name", "version", "author", "language", "build", "build_timeout_s", "run")
 
 
@@ -103,9 +110,9 @@ def read_manifest(folder: Path) -> Manifest:
             raise ManifestError(f"{where} {key}: missing")
     fields: dict[str, str] = {}
     for key, rx, rule in (
-        ("name", NAME_RE, "1-40 letters, digits, '.', '_' or '-'"),
-        ("version", VERSION_RE, "1-32 letters, digits, '.', '_', '+' or '-'"),
-        ("author", AUTHOR_RE, "1-40 letters, digits, '.', '_', '@' or '-'"),
+        ("name", NAME_RE, NAME_RULE),
+        ("version", VERSION_RE, VERSION_RULE),
+        ("author", AUTHOR_RE, AUTHOR_RULE),
     ):
         v = data[key]
         if not isinstance(v, str) or not rx.match(v):
