@@ -96,6 +96,49 @@ def test_a_folder_without_a_manifest_says_what_it_needs(tmp_path: Path) -> None:
         read_manifest(tmp_path)
 
 
+@pytest.mark.parametrize("target", ["outside.toml", "/dev/zero", "fifo"])
+def test_a_manifest_that_is_a_link_or_a_pipe_is_refused_unread(tmp_path: Path, target: str) -> None:
+    """A stranger's folder decides what ``bot.toml`` is. A link made the organiser's process read
+    any file of the machine (and echo its keys in "unknown key"); a link to /dev/zero filled its
+    memory; a named pipe hung the submission. Each is refused before anything is read."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    manifest = folder / "bot.toml"
+    if target == "fifo":
+        os.mkfifo(manifest)
+        expected = "not a regular file"
+    else:
+        if target == "outside.toml":
+            outside = tmp_path / "outside.toml"
+            outside.write_text('secret_key_of_the_organiser = "x"\n')
+            target = str(outside)
+        manifest.symlink_to(target)
+        expected = "a symbolic link; bot.toml must be a file in the folder"
+    with pytest.raises(ManifestError) as err:
+        read_manifest(folder)
+    assert expected in str(err.value)
+    assert "secret_key" not in str(err.value)
+
+
+def test_a_named_pipe_in_the_bot_folder_is_one_line_and_nothing_is_recorded(
+    tmp_path: Path,
+) -> None:
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    bot = _bot(tmp_path / "piped", **GOOD)
+    os.mkfifo(bot / "pipe")
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 2, res.stdout + res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert lines[0] == (
+        f"uno-arena: {bot / 'pipe'}: a named pipe; a bot folder holds only files, folders and "
+        "links: remove it and submit again"
+    )
+    assert not (league / "bots" / "good").exists()
+    assert _cli("status", str(league)).returncode == 0
+
+
 def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
     league = tmp_path / "league"
     res = _cli("init", str(league))

@@ -17,9 +17,12 @@ refused with a message that names it.
 from __future__ import annotations
 
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..fileread import NotARegularFileError, read_regular
 
 __all__ = ["MANIFEST", "Manifest", "ManifestError", "read_manifest"]
 
@@ -90,15 +93,24 @@ def read_manifest(folder: Path) -> Manifest:
     if not folder.is_dir():
         raise ManifestError(f"{folder}: not a folder (give the bot's folder, with its {MANIFEST})")
     try:
-        size = path.stat().st_size
+        st = path.lstat()
     except OSError:
         raise ManifestError(
             f"{path}: missing; a bot folder needs a {MANIFEST} with name, version, author and run"
         ) from None
-    if size > MAX_BYTES:
-        raise ManifestError(f"{path}: {size} bytes, at most {MAX_BYTES}")
+    # read as a regular file of the folder itself: a link could point the organiser's process
+    # at any file of the machine (and echo its keys), /dev/zero filled its memory and a named
+    # pipe hung the submission
+    if stat.S_ISLNK(st.st_mode):
+        raise ManifestError(f"{path}: a symbolic link; {MANIFEST} must be a file in the folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise ManifestError(f"{path}: not a regular file (a folder, pipe, socket or device)")
+    if st.st_size > MAX_BYTES:
+        raise ManifestError(f"{path}: {st.st_size} bytes, at most {MAX_BYTES}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, MAX_BYTES).decode("utf-8"))
+    except NotARegularFileError:
+        raise ManifestError(f"{path}: changed while read; at most {MAX_BYTES} bytes") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{path}: not valid TOML ({exc})") from None
     where = f"{path}:"

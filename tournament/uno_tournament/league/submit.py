@@ -21,6 +21,7 @@ import dataclasses
 import io
 import json
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,12 +64,29 @@ class Verdict:
 
 
 def _folder_size(folder: Path) -> int:
+    """The bytes of the folder's regular files (links are not followed: a link is copied as a
+    link and resolves inside the sandbox). A named pipe, socket or device in it is refused: the
+    copy would stop on it with a traceback (and a pipe, opened, waits for a writer)."""
     total = 0
     for p in folder.rglob("*"):
-        if p.is_file() and not p.is_symlink():
-            total += p.stat().st_size
-            if total > MAX_FOLDER_BYTES:
-                break
+        mode = p.lstat().st_mode
+        if stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
+            continue
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a named pipe"
+                if stat.S_ISFIFO(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "a device"
+            )
+            raise LeagueError(
+                f"{p}: {kind}; a bot folder holds only files, folders and links: remove it "
+                "and submit again"
+            )
+        total += p.lstat().st_size
+        if total > MAX_FOLDER_BYTES:
+            break
     return total
 
 
@@ -114,7 +132,13 @@ def submit(
         if dest.exists():  # a submission killed before its verdict: judged again from scratch
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(bot_folder, dest, symlinks=True)
+        try:
+            shutil.copytree(bot_folder, dest, symlinks=True)
+        except (shutil.Error, OSError) as exc:  # unreadable files, a folder that changed
+            shutil.rmtree(dest, ignore_errors=True)
+            first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
+            why = " ".join(str(first).split())[:300]
+            raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
         settings = store.settings()
         accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
         retired = store.record(
