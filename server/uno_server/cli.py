@@ -10,6 +10,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from . import __version__
 from .engine import BUILD, HeuristicBot, RandomBot, RuleSet
@@ -99,8 +100,19 @@ def version_line() -> str:
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A bad option is one plain line, as every other error of the command line is: argparse
+    printed its whole usage block above it (ten lines for ``league run``). The subcommands'
+    parsers are made by ``add_subparsers``, which takes this class for them too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"uno-arena: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="uno-arena", description="UNO Arena: UNO for bots.")
+    ap: argparse.ArgumentParser = OneLineParser(
+        prog="uno-arena", description="UNO Arena: UNO for bots."
+    )
     ap.add_argument("--version", action="version", version=version_line())
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sim = sub.add_parser(

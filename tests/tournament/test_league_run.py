@@ -302,6 +302,9 @@ def test_bad_run_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
             check=False,
         )
         assert res.returncode == 2 and message in res.stderr, res.stderr
+        # one plain line, as the league's other errors: argparse printed its usage block above
+        assert res.stderr.count("\n") == 1 and "usage:" not in res.stderr, res.stderr
+        assert "`uno-arena league run --help` lists the options" in res.stderr
     res = subprocess.run(
         [sys.executable, "-m", "uno_server.cli", "league", "run", str(tmp_path / "none")],
         capture_output=True,

@@ -139,6 +139,79 @@ def test_a_named_pipe_in_the_bot_folder_is_one_line_and_nothing_is_recorded(
     assert _cli("status", str(league)).returncode == 0
 
 
+@pytest.mark.parametrize("name", ["gate-random", "house-heuristic", "foo.12"])
+def test_a_reserved_name_is_refused_before_its_gate(tmp_path: Path, name: str) -> None:
+    """``gate-random`` was gated against the built-in bot of the same name (one log, one
+    session replacing the other) and refused for a crash that was the league's; ``house-...``
+    stood beside the league's house bots in its refits. The rule of ``token add`` holds here."""
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    bot = _bot(tmp_path / "b", **{**GOOD, "name": name})
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip() == (
+        f"uno-arena: {bot / 'bot.toml'}: name: {name!r} is reserved (a name ending in .DIGITS, "
+        "or starting with house- or gate-, is the league's own); choose another name"
+    )
+    assert not (league / "gates").exists() or not any((league / "gates").iterdir())
+    assert LeagueStore.open(league).versions(name) == []
+
+
+def test_two_authors_submitting_one_new_name_at_once_cannot_both_have_it(tmp_path: Path) -> None:
+    """Both submissions passed the owner check before either was recorded, so ann's version
+    retired bob's bot. Submissions to a league are now judged one at a time, and the record
+    checks again: the name is the first recorded author's, the other is refused in one line."""
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    env = {**os.environ, "GRPC_VERBOSITY": "ERROR"}
+    procs = {
+        author: subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uno_server.cli",
+                "league",
+                "submit",
+                str(league),
+                str(
+                    _bot(tmp_path / author, **{**GOOD, "version": f"{author}-1", "author": author})
+                ),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for author in ("ann", "bob")
+    }
+    outs = {a: p.communicate(timeout=600) for a, p in procs.items()}
+    codes = {a: p.returncode for a, p in procs.items()}
+    assert sorted(codes.values()) == [0, 2], (codes, outs)
+    winner = next(a for a, c in codes.items() if c == 0)
+    loser = next(a for a, c in codes.items() if c == 2)
+    assert outs[winner][0].startswith(f"good@{winner}-1: accepted"), outs
+    assert outs[loser][1].strip().splitlines()[-1] == (
+        f"uno-arena: good: the name belongs to another author ({winner}); choose another name"
+    ), outs
+    versions = LeagueStore.open(league).versions("good")
+    assert [(v.author, v.state) for v in versions] == [(winner, "active")]
+
+
+def test_a_bot_folder_that_holds_the_league_is_refused_without_debris(tmp_path: Path) -> None:
+    """The copy into ``LEAGUE/bots/NAME/VERSION`` copied itself: a RecursionError traceback of
+    thousands of lines and 500 nested folders left in the league."""
+    bot = _bot(tmp_path / "nest", **GOOD)
+    league = bot / "L"
+    assert _cli("init", str(league)).returncode == 0
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 2, res.stdout + res.stderr[-2000:]
+    assert res.stderr.strip() == (
+        f"uno-arena: {bot}: holds the league's own folder ({league}); submit a bot folder "
+        "outside the league"
+    )
+    assert not (league / "bots").exists()
+
+
 def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
     league = tmp_path / "league"
     res = _cli("init", str(league))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import secrets
 import sys
 import time
@@ -19,7 +18,7 @@ from typing import Any
 from ..config import ConfigError, parse
 from ..pgstore import redact
 from ..sharding import ShardError, ShardSpec
-from .manifest import AUTHOR_RE, AUTHOR_RULE, NAME_RE, NAME_RULE
+from .manifest import AUTHOR_RE, AUTHOR_RULE, NAME_RE, NAME_RULE, RESERVED_RULE, reserved
 from .records import create_league, open_league
 from .report import rows as report_rows
 from .report import summarize, write_report
@@ -92,11 +91,8 @@ def cmd_token_add(args: argparse.Namespace) -> int:
     """Issue a token for a remote bot NAME of AUTHOR (printed once; only its hash is kept)."""
     if not NAME_RE.match(args.name):
         raise LeagueError(f"NAME: {args.name[:40]!r} must be {NAME_RULE}")
-    if re.search(r"\.[0-9]+$", args.name) or args.name.startswith(("house-", "gate-")):
-        raise LeagueError(
-            f"NAME: {args.name[:40]!r} is reserved (a name ending in .DIGITS, or starting with "
-            "house- or gate-, is the league's own); choose another name"
-        )
+    if reserved(args.name):
+        raise LeagueError(f"NAME: {args.name[:40]!r} {RESERVED_RULE}")
     if not AUTHOR_RE.match(args.author):
         raise LeagueError(f"--author: {args.author[:40]!r} must be {AUTHOR_RULE}")
     store = open_league(Path(args.dir), args.store)

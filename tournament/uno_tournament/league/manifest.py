@@ -46,6 +46,18 @@ AUTHOR_RULE = "1-40 letters, digits, '.', '_', '@' or '-', starting with a lette
 KEYS = ("name", "version", "author", "language", "build", "build_timeout_s", "run")
 
 
+def reserved(name: str) -> bool:
+    """A name the league keeps for its own bots: its house bots (``house-``), the gate's
+    opponents (``gate-``) and versions' seat names (ending in ``.DIGITS``)."""
+    return bool(re.search(r"\.[0-9]+$", name)) or name.startswith(("house-", "gate-"))
+
+
+RESERVED_RULE = (
+    "is reserved (a name ending in .DIGITS, or starting with house- or gate-, is the league's "
+    "own); choose another name"
+)
+
+
 class ManifestError(ValueError):
     """A manifest that cannot be used; the message names the file and the field."""
 

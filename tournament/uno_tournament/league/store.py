@@ -271,6 +271,19 @@ class LeagueStore:
         now = time.time()
         retired: list[str] = []
         with self._tx():
+            # checked again inside the write lock: a submission judged at the same time on
+            # another machine may have taken the name or the version since submit() checked
+            first = self._x(
+                "SELECT author FROM versions WHERE name = ? ORDER BY id LIMIT 1", (name,)
+            ).fetchone()
+            if first is not None and str(first[0]) != author:
+                raise LeagueError(
+                    f"{name}: the name belongs to another author ({first[0]}); choose another name"
+                )
+            if self._x(
+                "SELECT 1 FROM versions WHERE name = ? AND version = ?", (name, version)
+            ).fetchone():
+                raise LeagueError(f"{name}@{version}: this version was submitted already")
             old: list[tuple[int, str]] = []
             if state == "active":
                 old = self._x(

@@ -17,12 +17,15 @@ gate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import fcntl
 import io
 import json
 import shutil
 import stat
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +36,7 @@ from ..replay import replay_name
 from ..runner import Runner
 from ..sharding import new_tournament_id
 from ..store import HandRecord, Store
-from .manifest import Manifest, ManifestError, read_manifest
+from .manifest import RESERVED_RULE, Manifest, ManifestError, read_manifest, reserved
 from .records import open_league
 from .store import LeagueError
 
@@ -106,12 +109,55 @@ def submit(
         raise LeagueError(
             f"--gate-hands: must be a multiple of 24 from 24 to {MAX_GATE_HANDS}, got {gate_hands}"
         )
+    try:
+        man = read_manifest(bot_folder)
+    except ManifestError as exc:
+        raise LeagueError(str(exc)) from None
+    if reserved(man.name):
+        raise LeagueError(f"{bot_folder / 'bot.toml'}: name: {man.name!r} {RESERVED_RULE}")
+    dest = (league_dir / "bots" / man.name / man.version).resolve()
+    if dest.is_relative_to(bot_folder.resolve()):  # the copy would copy itself, for ever
+        raise LeagueError(
+            f"{bot_folder}: holds the league's own folder ({league_dir}); submit a bot folder "
+            "outside the league"
+        )
+    with _submission_lock(league_dir):
+        return _submit(league_dir, bot_folder, man, gate_hands, store_url)
+
+
+@contextlib.contextmanager
+def _submission_lock(league_dir: Path) -> Iterator[None]:
+    """One submission to a league at a time, from its checks to its record: two at once both
+    passed the checks (a name's owner, a version's existence) before either was recorded, so
+    one author's version retired another's bot, and two of one name@version shared (and
+    removed) each other's build and gate folders. Waits, and says so, for the one in progress
+    (the lock is the folder's, so it holds for every process on this machine, and across
+    machines where the shared folder's file system honours it; the record's own transaction
+    checks again, see :meth:`LeagueStore.record`)."""
+    if not league_dir.is_dir():  # not a league: opening it says so, and makes no folder
+        yield
+        return
+    with open(league_dir / ".submit.lock", "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(
+                f"waiting: another submission to {league_dir} is being judged",
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _submit(
+    league_dir: Path, bot_folder: Path, man: Manifest, gate_hands: int, store_url: str | None
+) -> Verdict:
     store = open_league(league_dir, store_url)
     try:
-        try:
-            man = read_manifest(bot_folder)
-        except ManifestError as exc:
-            raise LeagueError(str(exc)) from None
         owner = store.owner(man.name)
         if owner is not None and owner != man.author:
             raise LeagueError(
