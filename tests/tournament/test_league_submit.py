@@ -212,6 +212,15 @@ def test_a_bot_folder_that_holds_the_league_is_refused_without_debris(tmp_path: 
     assert not (league / "bots").exists()
 
 
+def test_init_on_a_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    res = _cli("init", str(tmp_path / "f"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip() == (
+        f"uno-arena: {tmp_path / 'f'}: not a folder; give a new or an existing folder"
+    )
+
+
 def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
     league = tmp_path / "league"
     res = _cli("init", str(league))

@@ -68,7 +68,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     """Start a league in DIR, with the rules, time control, fault policy and sandbox of
     --config (a tournament-style file with only those sections), or the defaults."""
     settings = settings_from(Path(args.config) if args.config else None)
-    store = create_league(Path(args.dir), settings, args.store)
+    folder = Path(args.dir)
+    if folder.exists() and not folder.is_dir():  # mkdir said FileExistsError, as a traceback
+        raise LeagueError(f"{folder}: not a folder; give a new or an existing folder")
+    store = create_league(folder, settings, args.store)
     where = f"{redact(args.store)} (local files in {args.dir})" if args.store else args.dir
     store.close()
     more = " --store URL" if args.store else ""
