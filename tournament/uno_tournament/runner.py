@@ -147,7 +147,8 @@ class Runner(SequentialMixin, Player):
         keeps the replays in the database)."""
         self.inline_writes = isinstance(store, Store) and only is None
         """Store each hand on the event loop itself, not on the writer thread: a local SQLite
-        file that this runner alone writes (0.4-0.6 CPU-ms a hand, no lock to wait for), where
+        file that this runner alone writes (0.4-0.6 CPU-ms a hand; the only other user of its
+        lock is the heartbeat, a moment on the writer thread every HEARTBEAT_S), where
         handing the hand to a thread and waking the loop again cost about a third as much
         as the write (docs/performance.md, ninth pass). A shared store (PostgreSQL, or
         ``--shard I/N`` pods on one file) may make a write wait on the network or on another

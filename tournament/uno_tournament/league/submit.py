@@ -72,7 +72,8 @@ def _folder_size(folder: Path) -> int:
     copy would stop on it with a traceback (and a pipe, opened, waits for a writer)."""
     total = 0
     for p in folder.rglob("*"):
-        mode = p.lstat().st_mode
+        st = p.lstat()
+        mode = st.st_mode
         if stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
             continue
         if not stat.S_ISREG(mode):
@@ -87,7 +88,7 @@ def _folder_size(folder: Path) -> int:
                 f"{p}: {kind}; a bot folder holds only files, folders and links: remove it "
                 "and submit again"
             )
-        total += p.lstat().st_size
+        total += st.st_size
         if total > MAX_FOLDER_BYTES:
             break
     return total
