@@ -30,12 +30,12 @@ def test_graded_randomness_is_ranked_in_order(tmp_path: Path) -> None:
         # unbounded below, the fit falls back to a N(0, 1000 Elo) prior and its interval is the
         # prior's
         assert "prior" in results["model"]["note"]
-    # The intervals are relative to the mean of the four ratings, so a bot whose hands barely
-    # bound its rating (the random bot going out first in none of its 96 hands, while its places
-    # 2-4 still bound it; seen in CI: -1105 +- 782) widens every bot's interval through that mean;
-    # the two intervals may then overlap. What must hold in every run: each extreme's estimate
-    # lies outside the other's interval, and the gap between them is more likely positive than
-    # not, by odds above 5 to 1 (the covariance-aware comparison).
+    # A random bot that never goes out first but is ahead in places 2-4 has a finite rating only
+    # through the weight of places 2-4; when that weight is not told from 0 it is reported with
+    # an upper limit only (it once widened every interval to +-2,000 Elo through the mean; see
+    # test_one_sided). What must hold in every run: each extreme's estimate lies outside the
+    # other's interval, and the gap between them is more likely positive than not, by odds above
+    # 5 to 1 (the covariance-aware comparison).
     assert best["ci_low"] > worst["rating"] and worst["ci_high"] < best["rating"], board
     los = results["likelihood_of_superiority"]["p000"]["p100"]
     if worst["interval"] == "upper limit only":
