@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import random
 import re
@@ -15,6 +16,8 @@ import sys
 from pathlib import Path
 
 from uno_tournament.league.ratings import fit_league, record_refit, server_name
+from uno_tournament.league.report import Standing, rank_ranges
+from uno_tournament.league.store import Version
 from uno_tournament.store import Store
 
 from .test_league_ratings import _league, _play
@@ -125,3 +128,57 @@ def test_report_of_a_league_without_hands(tmp_path: Path) -> None:
         and res.stderr.startswith("uno-arena: ")
         and "no league here" in (res.stderr)
     )
+
+
+def _standing(name: str, rating: float, low: float, high: float) -> Standing:
+    v = Version(1, name, "1", "ann", "python", "", 0.0, "active", "", {})
+    return Standing(v, rating=rating, low=low, high=high, hands=96)
+
+
+def test_ranks_are_ranges_while_intervals_overlap() -> None:
+    # An examination found two copies of one bot ranked 1 and 2, the two swapping between
+    # refits with nothing to say the pair was open. A rank is now the range the intervals allow.
+    nan = math.nan
+    s = [
+        _standing("a", 150, 100, 200),
+        _standing("b", 140, 90, 190),  # overlaps a: 1-2 both
+        _standing("c", 0, -50, 50),  # apart from everyone
+        _standing("d", -80, -120, -40),  # overlaps c (-40 > -50)
+        _standing("e", -300, -math.inf, -130),  # one-sided, wholly below d
+        _standing("f", nan, nan, nan),  # not rated
+    ]
+    assert rank_ranges(s) == ["1-2", "1-2", "3-4", "3-4", "5", ""]
+    assert rank_ranges(s[2:3]) == ["1"]
+    # a frame of one bot (its interval 'reference', no width) is placed like any other
+    s = [_standing("r", 0, 0, 0), _standing("x", -500, -900, -100), _standing("y", 20, -10, 60)]
+    assert rank_ranges(s) == ["1-2", "3", "1-2"]
+
+
+def test_status_and_report_show_the_rank_ranges(tmp_path: Path) -> None:
+    league = _league(tmp_path)
+    store = Store.create(tmp_path / "league" / "play", {"tournament_id": "league"})
+    rng = random.Random(7)
+    try:
+        v = {x.name: x for x in league.versions()}
+        a, b, c, d = (server_name(v[n]) for n in "abcd")
+        # a and b equal, c and d far below and apart
+        elo = {a: 300.0, b: 300.0, c: 0.0, d: -400.0}
+        _play(store, rng, [a, b, c, d], elo, 192)
+        record_refit(league, fit_league(store, "last"))
+    finally:
+        store.close()
+        league.close()
+    folder = tmp_path / "league"
+    res = _cli("status", str(folder))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert sorted(ln.split()[:2][1] for ln in lines[1:3]) == ["a@1", "b@1"]
+    assert [ln.split()[0] for ln in lines[1:5]] == ["1-2", "1-2", "3", "4"], res.stdout
+    assert _cli("report", str(folder)).returncode == 0
+    out = folder / "report"
+    rows = list(csv.DictReader(io.StringIO((out / "league.csv").read_text())))
+    assert [r["ranks"] for r in rows] == ["1-2", "1-2", "3", "4"]
+    assert [r["rank"] for r in rows] == ["1", "2", "3", "4"]
+    data = json.loads((out / "league.json").read_text())
+    assert [s["ranks"] for s in data["standings"]] == ["1-2", "1-2", "3", "4"]
+    assert "| 1-2 |" in (out / "league.md").read_text()

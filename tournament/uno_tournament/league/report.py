@@ -113,6 +113,25 @@ def _num(v: float) -> str:
     return "" if math.isnan(v) else f"{v:+.0f}"
 
 
+def rank_ranges(standings: list[Standing]) -> list[str]:
+    """Each version's rank as the range the 95% intervals allow, strongest first: ``"1"`` when
+    its interval lies apart from every other's, ``"1-2"`` when it overlaps a neighbour's (the
+    hands have not ordered the two yet, and the order may swap at the next refit); ``""`` for a
+    version not rated. A version is placed below another only when its interval lies wholly
+    below the other's (an open end, a one-sided rating, reaches as far as it says)."""
+    rated = [s for s in standings if not (math.isnan(s.rating) or math.isnan(s.low))]
+    out = []
+    for st in standings:
+        if st not in rated:
+            out.append("")
+            continue
+        above = sum(1 for o in rated if o is not st and o.low > st.high)
+        below = sum(1 for o in rated if o is not st and o.high < st.low)
+        best, worst = 1 + above, len(rated) - below
+        out.append(str(best) if best == worst else f"{best}-{worst}")
+    return out
+
+
 def _interval(s: Standing) -> str:
     """The 95% interval; an open end (a one-sided rating) as infinity."""
     if math.isnan(s.low):
@@ -126,11 +145,11 @@ def _interval(s: Standing) -> str:
 
 def rows(s: LeagueSummary) -> list[list[str]]:
     out = []
-    for i, st in enumerate(s.standings, 1):
+    for rank, st in zip(rank_ranges(s.standings), s.standings, strict=True):
         v = st.version
         out.append(
             [
-                str(i) if not math.isnan(st.rating) else "",
+                rank,
                 v.key,
                 v.author,
                 v.state,
@@ -150,7 +169,9 @@ def _header(s: LeagueSummary) -> list[str]:
         f"{s.hands} hands, {len(s.refits)} refits (last: {when}); {active} active versions, "
         f"{len(s.standings) - active} retired, {len(s.refused)} refused.",
         "Ratings: Elo, one Plackett-Luce fit over every league hand with each version its own "
-        "player; 95% intervals from deal-clustered standard errors, centred at the mean.",
+        "player; 95% intervals from deal-clustered standard errors, centred at the mean. A rank "
+        "such as 2-3 is a range: that version's interval overlaps another's, so the hands have "
+        "not ordered them yet.",
     ]
 
 
@@ -177,8 +198,11 @@ def markdown(s: LeagueSummary) -> str:
 def csv_text(s: LeagueSummary) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["rank", "version", "author", "state", "hands", "rating", "low", "high", "note"])
-    for i, st in enumerate(s.standings, 1):
+    w.writerow(
+        ["rank", "version", "author", "state", "hands", "rating", "low", "high", "note", "ranks"]
+    )
+    ranges = rank_ranges(s.standings)
+    for i, (st, ranks) in enumerate(zip(s.standings, ranges, strict=True), 1):
         v = st.version
         w.writerow(
             [
@@ -191,6 +215,7 @@ def csv_text(s: LeagueSummary) -> str:
                 "" if math.isnan(st.low) else f"{st.low:.2f}",  # an open end: inf / -inf
                 "" if math.isnan(st.high) else f"{st.high:.2f}",
                 st.note,
+                ranks,
             ]
         )
     return buf.getvalue()
@@ -208,6 +233,7 @@ def json_data(s: LeagueSummary) -> dict[str, Any]:
         "refits": [{"refit": r, "at": at, "hands": n, "note": note} for r, at, n, note in s.refits],
         "standings": [
             {
+                "ranks": ranks,
                 "version": st.version.key,
                 "name": st.version.name,
                 "author": st.version.author,
@@ -223,7 +249,7 @@ def json_data(s: LeagueSummary) -> dict[str, Any]:
                     for r, n, x, lo, hi in st.history
                 ],
             }
-            for st in s.standings
+            for st, ranks in zip(s.standings, rank_ranges(s.standings), strict=True)
         ],
         "replacements": s.replacements,
         "refused": [{"version": v.key, "author": v.author, "reason": v.reason} for v in s.refused],

@@ -31,7 +31,7 @@ from uno_server.web import WebView
 
 from ..store import DB_NAME as HANDS_DB
 from .ratings import server_name
-from .report import summarize
+from .report import rank_ranges, summarize
 from .store import LeagueStore
 
 __all__ = ["RECENT", "LeagueWebView", "serve_view_factory", "standings_json"]
@@ -55,12 +55,14 @@ def standings_json(
     (``counts``, by server name) and its recent matches (``recent``, newest first)."""
     s = summarize(league, name)
     versions = []
-    for rank, st in enumerate(s.standings, 1):
+    ranges = rank_ranges(s.standings)
+    for rank, (st, ranks) in enumerate(zip(s.standings, ranges, strict=True), 1):
         v = st.version
         sname = server_name(v)
         versions.append(
             {
                 "rank": rank if not math.isnan(st.rating) else None,
+                "ranks": ranks,
                 "key": v.key,
                 "bot": v.name,
                 "version": v.version,
@@ -135,7 +137,7 @@ async function load() {
   const body = document.querySelector("#standings tbody");
   body.replaceChildren(...data.versions.map((v) => {
     const tr = el("tr", null, {"data-version": v.key, class: v.state});
-    tr.append(el("td", v.rank), el("td", v.key), el("td", v.author),
+    tr.append(el("td", v.ranks), el("td", v.key), el("td", v.author),
       el("td", v.state, {class: "state"}), el("td", v.hands, {class: "hands"}),
       el("td", signed(v.rating), {class: "rating"}),
       el("td", v.low === null ? "" : `[${signed(v.low)}, ${signed(v.high)}]`,
