@@ -356,3 +356,54 @@ def test_an_illegal_action_is_quoted_with_the_request_it_answered(tmp_path: Path
     sent = int(line.split(" with action id ")[1].split()[0].rstrip(")"))
     offered = line.split("(it offered action ids ")[1].split(")")[0].split(", ")
     assert offered and sent == max(int(a) for a in offered if a != "...") + 7, line
+
+
+FAILING = """
+import sys
+from uno_bot.examples.random_bot import RandomBot
+
+EVERY = int(sys.argv.pop(1))
+
+class Failing(RandomBot):
+    calls = 0
+
+    def decide(self, request, state):
+        Failing.calls += 1
+        if Failing.calls % EVERY == 0:
+            raise KeyError("weights")  # the bot's own logic fails; the SDK answers a fallback
+        return super().decide(request, state)
+
+raise SystemExit(Failing().main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("every", [1, 50])
+def test_a_bot_whose_decide_fails_is_told_and_refused_when_it_mostly_fails(
+    tmp_path: Path, every: int
+) -> None:
+    """An examination found the gate passing, with "0 illegal, 0 timeouts", a Python bot whose
+    own decide raised every time: its SDK answered a legal fallback each time, so the server saw
+    no fault. The gate now reads the bot's log: failing in half its decisions or more is a
+    refusal, fewer is a pass that says how many."""
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    folder = tmp_path / "failing"
+    folder.mkdir()
+    (folder / "bot.py").write_text(FAILING)
+    run = ["{python}", "bot.py", str(every), *RUN[3:]]
+    _bot(folder, name="failing", version="0.1", author="fay", run=run)
+    res = _cli("submit", str(league), str(folder))
+    line = res.stdout.strip()
+    if every == 1:
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert line.startswith("failing@0.1: refused: the bot's own decide failed "), line
+        n = line.split("decide failed ")[1].split(" time(s)")[0]
+        m = line.split("the server had ")[1].split(" decisions")[0]
+        assert int(n) >= int(m) > 0, line  # optional chances it declined count as failures too
+        assert "KeyError" in line and "weights" in line, line
+    else:
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "gate passed: 24 hands, 0 illegal" in line, line
+        n, m = line.split("decide failing ")[1].split(" decisions")[0].split(" time(s), against ")
+        assert 0 < int(n) < int(m), line
+        assert int(n) in range(int(m) // every - 1, int(m) // every + 2), line

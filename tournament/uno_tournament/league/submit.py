@@ -262,7 +262,15 @@ def _gate(
     incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == man.name]
     store.close()
     crashes = [d for _, k, d in incidents if k in ("crash", "given_up")]
-    return judge(rows, man.name, gate_hands, out, crashes, runner.log_dir / "server.log")
+    return judge(
+        rows,
+        man.name,
+        gate_hands,
+        out,
+        crashes,
+        runner.log_dir / "server.log",
+        bot_log=runner.log_dir / f"{man.name}.log",
+    )
 
 
 def judge(
@@ -272,6 +280,8 @@ def judge(
     out: Path,
     crashes: Sequence[str] = (),
     server_log: Path | None = None,
+    *,
+    bot_log: Path | None = None,
 ) -> tuple[bool, str, dict[str, Any]]:
     """The gate's verdict on bot ``name`` from its gate hands (a submission's, or a remote
     bot's on its first connection): it passes with every planned hand played, 0 illegal
@@ -279,7 +289,13 @@ def judge(
     with the replay to look at, and for an illegal action what the server said of the first
     one (read from ``server_log``, the game server's JSON log: the reason, the server's
     explanation, the request it answered and the action id it sent). ``out`` is the gate's
-    folder (its ``replays``)."""
+    folder (its ``replays``).
+
+    ``bot_log`` (the bot's own log) is read for the SDKs' "decide failed" lines: an SDK answers
+    a fallback move when the bot's ``decide`` raises, returns an id that is not legal or runs
+    out of its budget, so the server sees a legal move and no fault. A bot whose ``decide``
+    failed in half of its decisions or more is refused (its own logic is not what plays); fewer
+    failures pass, and the verdict says how many, with the first."""
     seats = [(h.hand_id, s) for h in rows for s in h.seats if s.bot == name]
     played = len(seats)
     illegal = sum(s.illegal for _, s in seats)
@@ -315,7 +331,52 @@ def judge(
         return False, f"the bot crashed during the gate: {crashes[0]}", gate
     if played < planned:
         return False, f"only {played} of {planned} gate hands were played", gate
-    return True, f"gate passed: {played} hands, 0 illegal, 0 timeouts, 0 crashes", gate
+    failed, first_failure = decide_failures(bot_log) if bot_log is not None else (0, "")
+    decisions = sum(s.decisions for _, s in seats)
+    gate["decide_failed"] = failed
+    if failed and failed * 2 >= decisions:
+        return (
+            False,
+            f"the bot's own decide failed {failed} time(s) in {played} gate hands, where the "
+            f"server had {decisions} decisions from it (its SDK answered a fallback each time, "
+            f"so the server saw no fault); the first: {first_failure} (the whole log: {bot_log})",
+            gate,
+        )
+    passed = f"gate passed: {played} hands, 0 illegal, 0 timeouts, 0 crashes"
+    if failed:
+        passed += (
+            f"; but its log reports decide failing {failed} time(s), against {decisions} "
+            f"decisions (the SDK answered a fallback): {first_failure}"
+        )
+    return True, passed, gate
+
+
+DECIDE_FAILED = b"decide failed"
+"""The words the Python, Go and TypeScript SDKs log when a bot's ``decide`` fails and they
+answer a fallback (TypeScript's "decide failed late", an answer after the fallback went, is
+not another failure)."""
+
+LOG_READ_LIMIT = 64 << 20
+"""How much of a bot's log the gate reads (a stranger's bot may write without end)."""
+
+
+def decide_failures(bot_log: Path) -> tuple[int, str]:
+    """How many "decide failed" lines the bot's log holds (in its first
+    :data:`LOG_READ_LIMIT` bytes), and the first, shortened; ``(0, "")`` if it cannot be read."""
+    count, first, read = 0, "", 0
+    try:
+        with bot_log.open("rb") as f:
+            for line in f:
+                read += len(line)
+                if DECIDE_FAILED in line and b"decide failed late" not in line:
+                    count += 1
+                    if not first:
+                        first = " ".join(line.decode("utf-8", "replace").split())[:300]
+                if read >= LOG_READ_LIMIT:
+                    break
+    except OSError:
+        return 0, ""
+    return count, first
 
 
 def first_rejection(server_log: Path, bot: str, match_ids: set[str]) -> str:
