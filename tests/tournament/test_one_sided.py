@@ -303,3 +303,26 @@ def test_graded_bots_are_ordered_and_separated_in_every_small_tournament() -> No
         assert r.ranking() == names, (seed, r.elo)
         assert r.significant()[0, 3], (seed, r.ci_low, r.ci_high)
         assert np.all(r.se[:3] < 300), (seed, r.se)
+
+
+@pytest.mark.parametrize("seed", [41, 42, 68])
+def test_a_prior_fit_that_does_not_converge_with_seat_terms_is_redone_without(seed: int) -> None:
+    # One heuristic bot among three random ones, 96 engine-played hands: it went out first in
+    # nearly every hand, one random bot a few times, two never. With seat terms the prior fit
+    # stopped unconverged (in 3 of 100 such tournaments), at ratings like +4218 and -2831 with
+    # standard errors of 8,316 Elo, and nothing said so. Without seat terms it converges to the
+    # gap the going-out counts give.
+    eps = [0.0, 1.0, 1.0, 1.0]
+    names = list(engine_bot_names(eps))
+    hands = sorted(play_engine_hands(eps, 96, seed), key=lambda h: h.hand_id)
+    out = Outcomes.from_results(hands, {b: i for i, b in enumerate(names)}, "deal")
+    r, note = fit_ratings(out, names)
+    assert r is not None and r.converged
+    assert "prior and without seat terms" in note and "Even that fit" not in note, note
+    two = r.sides == 0
+    assert two[0] and two.sum() >= 2, r.sides
+    assert np.all(r.se[two] < 200), r.se
+    assert r.ranking()[0] == names[0]
+    # the heuristic bot's gap to the random bots of the frame: the reference is about 730 Elo
+    gaps = r.elo[0] - r.elo[two][1:]
+    assert np.all((gaps > 300) & (gaps < 1300)), r.elo
