@@ -407,3 +407,35 @@ def test_a_bot_whose_decide_fails_is_told_and_refused_when_it_mostly_fails(
         n, m = line.split("decide failing ")[1].split(" decisions")[0].split(" time(s), against ")
         assert 0 < int(n) < int(m), line
         assert int(n) in range(int(m) // every - 1, int(m) // every + 2), line
+
+
+def test_a_folder_of_too_many_files_or_too_many_bytes_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Limits a stranger's folder meets before anything is copied: the bytes of its files
+    (sparse files count at their full size) and its number of entries (a million empty files
+    would copy for minutes and fill the league's disk with inodes)."""
+    from uno_tournament.league import submit as sub
+
+    bot = _bot(tmp_path / "many", **GOOD)
+    for i in range(30):
+        (bot / f"f{i}").write_bytes(b"")
+    monkeypatch.setattr(sub, "MAX_FOLDER_ENTRIES", 20)
+    with pytest.raises(sub.LeagueError, match="more than 20 files and folders; leave build"):
+        sub._folder_size(bot)
+    monkeypatch.setattr(sub, "MAX_FOLDER_ENTRIES", 100)
+    assert sub._folder_size(bot) == (bot / "bot.toml").stat().st_size
+
+    # a sparse file of 1 GiB takes no disk but counts at its size, and the CLI says so
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    big = _bot(tmp_path / "sparse", **GOOD)
+    with (big / "weights.bin").open("wb") as f:
+        f.truncate(1 << 30)
+    res = _cli("submit", str(league), str(big))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip() == (
+        f"uno-arena: {big}: more than 512 MiB; leave build output and dependencies out of the "
+        "submitted folder"
+    )
+    assert not (league / "bots" / "good").exists()

@@ -40,13 +40,24 @@ from .manifest import RESERVED_RULE, Manifest, ManifestError, read_manifest, res
 from .records import open_league
 from .store import LeagueError
 
-__all__ = ["GATE_HANDS", "MAX_FOLDER_BYTES", "MAX_GATE_HANDS", "Verdict", "judge", "submit"]
+__all__ = [
+    "GATE_HANDS",
+    "MAX_FOLDER_BYTES",
+    "MAX_FOLDER_ENTRIES",
+    "MAX_GATE_HANDS",
+    "Verdict",
+    "judge",
+    "submit",
+]
 
 GATE_HANDS = 24
 """Default hands of the gate (one block: 6 deals, each in 4 seat rotations)."""
 MAX_GATE_HANDS = 2400
 """Most hands a gate may play (``--gate-hands``)."""
 MAX_FOLDER_BYTES = 512 * 1024 * 1024
+MAX_FOLDER_ENTRIES = 100_000
+"""Files, folders and links a submitted folder may hold: a million empty files copy as slowly
+as a large folder and fill the league's disk with inodes, and no bot needs them."""
 """Largest bot folder a submission may copy in."""
 BUILT_IN = (
     ("gate-heuristic", ["-m", "uno_tournament.bots.engine_heuristic"]),
@@ -69,9 +80,15 @@ class Verdict:
 def _folder_size(folder: Path) -> int:
     """The bytes of the folder's regular files (links are not followed: a link is copied as a
     link and resolves inside the sandbox). A named pipe, socket or device in it is refused: the
-    copy would stop on it with a traceback (and a pipe, opened, waits for a writer)."""
+    copy would stop on it with a traceback (and a pipe, opened, waits for a writer), and so is a
+    folder of more than :data:`MAX_FOLDER_ENTRIES` entries."""
     total = 0
-    for p in folder.rglob("*"):
+    for n, p in enumerate(folder.rglob("*"), 1):
+        if n > MAX_FOLDER_ENTRIES:
+            raise LeagueError(
+                f"{folder}: more than {MAX_FOLDER_ENTRIES:,} files and folders; leave build "
+                "output and dependencies out of the submitted folder"
+            )
         st = p.lstat()
         mode = st.st_mode
         if stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
