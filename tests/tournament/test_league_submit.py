@@ -439,3 +439,47 @@ def test_a_folder_of_too_many_files_or_too_many_bytes_is_one_line(
         "submitted folder"
     )
     assert not (league / "bots" / "good").exists()
+
+
+def test_each_sdks_decide_failure_lines_are_counted(tmp_path: Path) -> None:
+    """The lines the five SDKs write when they answer a fallback for a failed decide (copied
+    from their sources), and lines that are not failures."""
+    from uno_tournament.league.submit import decide_failures
+
+    failures = [
+        # Python
+        "2026-12-04T06:47:12 WARNING decide failed; answering the fallback match_id=m1 seat=0",
+        # Go
+        'time=... level=ERROR msg="decide failed" err="boom"',
+        'level=ERROR msg="decide returned an id that is not legal" action=99',
+        'level=WARN msg="decide did not answer in time" prompt=PROMPT_TURN',
+        'level=WARN msg="decide skipped a required request"',
+        # TypeScript
+        "[bot] error decide failed on request o5: Error: boom",
+        "[bot] warn decide did not answer request o6 within its 80 ms budget: answering the "
+        "fallback 3",
+        "[bot] warn decide returned nothing for the required request o7: answering the fallback",
+        "[bot] error decide returned 99 for request o8, not a legal action id: answering the "
+        "fallback 1",
+        # Java
+        "WARNING: m1/seat 0/o5: decide threw; answering the fallback 3",
+        "WARNING: m1/seat 0/o6: decide returned 99, which is not a legal id; answering the "
+        "fallback 3",
+        "WARNING: m1/seat 0/o7: decide took more than its 80 ms budget; answering the fallback 3",
+        # Rust
+        "[WARN] m1/0: request o5: decide panicked (boom); answering the fallback 3",
+        "[ERROR] m1/0: request o6: the seat's thread is gone; answering the fallback 3",
+    ]
+    others = [
+        "[bot] info decide failed late on request o5: Error: boom",  # after the fallback
+        "[bot] warn decide took 90 ms, over its 80 ms budget (a synchronous decide cannot be "
+        "interrupted)",  # its own answer, sent late
+        'level=INFO msg="dropped the late result of decide" action=3',
+        "INFO match started match_id=m1 seat=0",
+    ]
+    log = tmp_path / "bot.log"
+    log.write_text("\n".join(others[:2] + failures + others[2:]) + "\n")
+    n, first = decide_failures(log)
+    assert n == len(failures)
+    assert first.startswith("2026-12-04T06:47:12 WARNING decide failed"), first
+    assert decide_failures(tmp_path / "missing.log") == (0, "")

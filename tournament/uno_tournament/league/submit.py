@@ -22,6 +22,7 @@ import dataclasses
 import fcntl
 import io
 import json
+import re
 import shutil
 import stat
 import sys
@@ -308,7 +309,8 @@ def judge(
     explanation, the request it answered and the action id it sent). ``out`` is the gate's
     folder (its ``replays``).
 
-    ``bot_log`` (the bot's own log) is read for the SDKs' "decide failed" lines: an SDK answers
+    ``bot_log`` (the bot's own log) is read for the SDKs' "decide failed" lines
+    (:data:`DECIDE_FAILED`): an SDK answers
     a fallback move when the bot's ``decide`` raises, returns an id that is not legal or runs
     out of its budget, so the server sees a legal move and no fault. A bot whose ``decide``
     failed in half of its decisions or more is refused (its own logic is not what plays); fewer
@@ -368,24 +370,31 @@ def judge(
     return True, passed, gate
 
 
-DECIDE_FAILED = b"decide failed"
-"""The words the Python, Go and TypeScript SDKs log when a bot's ``decide`` fails and they
-answer a fallback (TypeScript's "decide failed late", an answer after the fallback went, is
-not another failure)."""
+DECIDE_FAILED = re.compile(
+    rb"decide failed(?! late)"  # Python, Go, TypeScript (a "late" failure came after the fallback)
+    rb"|decide threw|decide panicked|decide took more than its"  # Java, Rust
+    rb"|not a legal id|not a legal action id|decide returned an id that is not legal"
+    rb"|decide did not answer|decide skipped a required request"  # Go, TypeScript
+    rb"|decide returned nothing for the required request|the seat's thread is gone"
+)
+"""What the five SDKs log when a bot's ``decide`` fails and they answer a fallback for it: it
+raised (or panicked), returned an id that is not legal, returned nothing for a required request,
+or ran out of its budget. (TypeScript's "decide took N ms, over its budget" is not here: the
+bot's own answer was sent, late.)"""
 
 LOG_READ_LIMIT = 64 << 20
 """How much of a bot's log the gate reads (a stranger's bot may write without end)."""
 
 
 def decide_failures(bot_log: Path) -> tuple[int, str]:
-    """How many "decide failed" lines the bot's log holds (in its first
+    """How many lines of the bot's log say its decide failed (:data:`DECIDE_FAILED`) (in its first
     :data:`LOG_READ_LIMIT` bytes), and the first, shortened; ``(0, "")`` if it cannot be read."""
     count, first, read = 0, "", 0
     try:
         with bot_log.open("rb") as f:
             for line in f:
                 read += len(line)
-                if DECIDE_FAILED in line and b"decide failed late" not in line:
+                if DECIDE_FAILED.search(line):
                     count += 1
                     if not first:
                         first = " ".join(line.decode("utf-8", "replace").split())[:300]
