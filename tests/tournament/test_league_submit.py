@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from uno_tournament.league.manifest import ManifestError, read_manifest
-from uno_tournament.league.store import LeagueStore
+from uno_tournament.league.store import LeagueError, LeagueStore
 
 RUN = [
     "{python}",
@@ -421,7 +421,7 @@ def test_a_folder_of_too_many_files_or_too_many_bytes_is_one_line(
     for i in range(30):
         (bot / f"f{i}").write_bytes(b"")
     monkeypatch.setattr(sub, "MAX_FOLDER_ENTRIES", 20)
-    with pytest.raises(sub.LeagueError, match="more than 20 files and folders; leave build"):
+    with pytest.raises(LeagueError, match="more than 20 files and folders; leave build"):
         sub._folder_size(bot)
     monkeypatch.setattr(sub, "MAX_FOLDER_ENTRIES", 100)
     assert sub._folder_size(bot) == (bot / "bot.toml").stat().st_size
