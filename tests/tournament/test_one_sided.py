@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -326,3 +327,27 @@ def test_a_prior_fit_that_does_not_converge_with_seat_terms_is_redone_without(se
     # the heuristic bot's gap to the random bots of the frame: the reference is about 730 Elo
     gaps = r.elo[0] - r.elo[two][1:]
     assert np.all((gaps > 300) & (gaps < 1300)), r.elo
+
+
+def test_a_prior_fit_that_never_converges_says_its_numbers_are_not_estimates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from uno_tournament import standings
+    from uno_tournament.ratings import fit_outcomes as real
+
+    def unconverged(*args: Any, **kw: Any) -> Ratings:
+        r = real(*args, **kw)
+        return dataclasses.replace(r, converged=False) if kw.get("prior_sd_elo") else r
+
+    monkeypatch.setattr(standings, "fit_outcomes", unconverged)
+    eps = [0.0, 1.0, 1.0, 1.0]
+    names = list(engine_bot_names(eps))
+    hands = sorted(play_engine_hands(eps, 96, 41), key=lambda h: h.hand_id)
+    out = Outcomes.from_results(hands, {b: i for i, b in enumerate(names)}, "deal")
+    _, note = fit_ratings(out, names)
+    assert note.endswith(
+        "overlap. Even that fit did not converge: these numbers are not estimates; play more "
+        "hands (or check the forfeits) before reading them."
+    ), note

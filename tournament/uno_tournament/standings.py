@@ -113,14 +113,15 @@ def fit_ratings(
         )
         note = f"{why}; fitted with {prior}. " + describe(list(names), side)
     if not _settled(r):
-        note += (
+        note = note.rstrip(" .") + (
             ". Even that fit did not converge: these numbers are not estimates; play more hands "
-            "(or check the forfeits) before reading them"
+            "(or check the forfeits) before reading them."
         )
     return r, note
 
 
 def _settled_finite(r: Ratings) -> bool:
+    """Finite ratings and errors (converged or not)."""
     return bool(np.all(np.isfinite(r.elo))) and bool(np.all(np.isfinite(r.se)))
 
 
