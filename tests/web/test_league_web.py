@@ -24,6 +24,7 @@ import pytest
 
 from tests.tournament.test_league_run import RANDOM, _enter, _new_league
 from uno_tournament.league.ratings import server_name
+from uno_tournament.league.report import Standing, rank_ranges
 from uno_tournament.league.store import LeagueStore
 
 from .cdp import WAIT_S, chromium, chromium_path
@@ -42,6 +43,7 @@ ROWS = """(() => {
     refits: Number(t.dataset.refits),
     rows: [...t.querySelectorAll("tbody tr")].map((tr) => ({
       key: tr.dataset.version,
+      rank: tr.querySelector(".rank").textContent,
       state: tr.querySelector(".state").textContent,
       hands: Number(tr.querySelector(".hands").textContent),
       rating: tr.querySelector(".rating").textContent,
@@ -92,6 +94,7 @@ async def test_standings_live_in_chromium_with_links_into_the_spectator_view(
     _enter(league, "a", "0", "ann")
     _enter(league, "a", "1", "ann")  # a@0 retired, replaced before it played
     _enter(league, "b", "1", "bob", RANDOM)
+    _enter(league, "c", "1", "cat", RANDOM)  # b's equal: their ranks stay a range (2-3)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -112,9 +115,9 @@ async def test_standings_live_in_chromium_with_links_into_the_spectator_view(
         async with chromium() as page:
             await page.goto(f"http://127.0.0.1:{port}/league")
             want = (
-                "(() => { const d = " + ROWS + "; return d && d.refits >= 2 && d.rows.length === 3 "
+                "(() => { const d = " + ROWS + "; return d && d.refits >= 2 && d.rows.length === 4 "
             )
-            want += "&& d.rows.filter((r) => r.links.length).length === 2 ? d : null; })()"
+            want += "&& d.rows.filter((r) => r.links.length).length === 3 ? d : null; })()"
             dom = await page.wait_for(want)
             now = _seats(league)
             store = LeagueStore.open(league)
@@ -124,7 +127,7 @@ async def test_standings_live_in_chromium_with_links_into_the_spectator_view(
             finally:
                 store.close()
             shown = {r["key"]: r for r in dom["rows"]}
-            assert set(shown) == {"a@0", "a@1", "b@1"}
+            assert set(shown) == {"a@0", "a@1", "b@1", "c@1"}
             for key, row in shown.items():
                 v = versions[key]
                 assert row["state"] == v.state, row
@@ -141,6 +144,14 @@ async def test_standings_live_in_chromium_with_links_into_the_spectator_view(
             rated = [r["key"] for r in dom["rows"] if r["rating"]]
             order = sorted(rated, key=lambda k: -hist[(dom["refits"], versions[k].id)][0])
             assert rated == order
+            # each rank the range the intervals allow (1-2 while two overlap), none if not rated
+            standing = [
+                Standing(versions[k], *hist[(dom["refits"], versions[k].id)][:3]) for k in rated
+            ]
+            ranks = {r["key"]: r["rank"] for r in dom["rows"]}
+            assert [ranks[k] for k in rated] == rank_ranges(standing), (ranks, standing)
+            assert all(ranks[k] == "" for k in shown if k not in rated), ranks
+            assert "-" in ranks["b@1"] and ranks["b@1"] == ranks["c@1"], ranks  # two equal bots
 
             # a link of a@1's recent matches opens the spectator view of a match a@1 played
             link = shown["a@1"]["links"][0]

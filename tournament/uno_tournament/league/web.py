@@ -137,7 +137,7 @@ async function load() {
   const body = document.querySelector("#standings tbody");
   body.replaceChildren(...data.versions.map((v) => {
     const tr = el("tr", null, {"data-version": v.key, class: v.state});
-    tr.append(el("td", v.ranks), el("td", v.key), el("td", v.author),
+    tr.append(el("td", v.ranks, {class: "rank"}), el("td", v.key), el("td", v.author),
       el("td", v.state, {class: "state"}), el("td", v.hands, {class: "hands"}),
       el("td", signed(v.rating), {class: "rating"}),
       el("td", v.low === null ? "" : `[${signed(v.low)}, ${signed(v.high)}]`,
