@@ -159,29 +159,31 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     keys = [st.version.key for st in summary.standings] + [v.key for v in summary.refused]
     width = max([len(k) for k in keys] + [7])
+    ranks = report_rows(summary)
+    rw = max([len(r[0]) for r in ranks] + [3])  # a range such as 10-12 is wider than a rank
 
     def cut(text: str) -> str:
         text = " ".join(text.split())
         return text if len(text) <= 100 else text[:97] + "..."
 
     print(
-        f"{'#':>3} {'version':<{width}}  {'state':<8} {'author':<16} {'language':<10} "
+        f"{'#':>{rw}} {'version':<{width}}  {'state':<8} {'author':<16} {'language':<10} "
         f"{'hands':>7} {'rating':>6} {'interval':<13} note"
     )
-    for rank, st in zip(report_rows(summary), summary.standings, strict=True):
+    for rank, st in zip(ranks, summary.standings, strict=True):
         v = st.version
         print(
-            f"{rank[0]:>3} {v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} "
+            f"{rank[0]:>{rw}} {v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} "
             f"{st.hands:>7} {rank[5]:>6} {rank[6]:<13} {cut(st.note)}"
         )
     for v in summary.refused:
         print(
-            f"{'':>3} {v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} "
+            f"{'':>{rw}} {v.key:<{width}}  {v.state:<8} {v.author:<16} {v.language:<10} "
             f"{'':>7} {'':>6} {'':<13} {cut(v.reason)}"
         )
     for name, author in tokens:
         print(
-            f"{'':>3} {name:<{width}}  {'remote':<8} {author:<16} {'':<10} {'':>7} {'':>6} "
+            f"{'':>{rw}} {name:<{width}}  {'remote':<8} {author:<16} {'':<10} {'':>7} {'':>6} "
             f"{'':<13} {cut(remote_note(remote.get(name, [])))}"
         )
     if summary.refits:
