@@ -483,3 +483,8 @@ def test_each_sdks_decide_failure_lines_are_counted(tmp_path: Path) -> None:
     assert n == len(failures)
     assert first.startswith("2026-12-04T06:47:12 WARNING decide failed"), first
     assert decide_failures(tmp_path / "missing.log") == (0, "")
+    # the part the sandbox's rotation moved aside is read first; an endless line is no problem
+    (tmp_path / "bot.log.1").write_bytes(b"x" * (3 << 20) + b" decide threw; answering\n")
+    n, first = decide_failures(log)
+    assert n == len(failures) + 1
+    assert first == "decide threw; answering", first  # the older part's, read in 1 MiB pieces

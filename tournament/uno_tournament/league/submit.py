@@ -387,21 +387,25 @@ LOG_READ_LIMIT = 64 << 20
 
 
 def decide_failures(bot_log: Path) -> tuple[int, str]:
-    """How many lines of the bot's log say its decide failed (:data:`DECIDE_FAILED`) (in its first
-    :data:`LOG_READ_LIMIT` bytes), and the first, shortened; ``(0, "")`` if it cannot be read."""
+    """How many lines of the bot's log say its decide failed (:data:`DECIDE_FAILED`), and the
+    first, shortened; ``(0, "")`` if it cannot be read. The part the sandbox's rotation moved to
+    ``NAME.log.1`` is read first; at most :data:`LOG_READ_LIMIT` bytes in all, a line at most
+    1 MiB at a time (a bot may write one endless line)."""
     count, first, read = 0, "", 0
-    try:
-        with bot_log.open("rb") as f:
-            for line in f:
-                read += len(line)
-                if DECIDE_FAILED.search(line):
-                    count += 1
-                    if not first:
-                        first = " ".join(line.decode("utf-8", "replace").split())[:300]
-                if read >= LOG_READ_LIMIT:
-                    break
-    except OSError:
-        return 0, ""
+    for path in (bot_log.with_name(bot_log.name + ".1"), bot_log):
+        try:
+            with path.open("rb") as f:
+                while read < LOG_READ_LIMIT:
+                    line = f.readline(1 << 20)
+                    if not line:
+                        break
+                    read += len(line)
+                    if DECIDE_FAILED.search(line):
+                        count += 1
+                        if not first:
+                            first = " ".join(line.decode("utf-8", "replace").split())[:300]
+        except OSError:
+            continue
     return count, first
 
 
