@@ -437,10 +437,38 @@ def _interval(lo: float, hi: float) -> str:
     return f"{left}, {right}"
 
 
-def _row(rank: int, b: BotStats) -> list[str]:
+def rank_ranges(s: Summary) -> list[str]:
+    """Each bot's rank, in the order of ``s.bots``, as the range the fit allows: a bot is placed
+    below another only when the pair is called different (the covariance-aware 95% comparison of
+    :meth:`~uno_tournament.ratings.Ratings.significant`; for a one-sided bot, intervals that do
+    not overlap). ``"1"`` for a bot apart from every other, ``"1-2"`` while it and a neighbour
+    are not told apart (two copies of one bot stay ``1-2``), ``"-"`` for a bot not rated."""
+    r = s.ratings
+    names = [b.bot for b in s.bots]
+    if r is None:
+        return [str(i) for i in range(1, len(names) + 1)]
+    idx = {b: i for i, b in enumerate(r.bots)}
+    sig = r.significant()
+    rated = [
+        b.bot for b in s.bots if b.bot in idx and not (math.isnan(b.rating) or math.isnan(b.ci_low))
+    ]
+    out = []
+    for b in names:
+        if b not in rated:
+            out.append("-")
+            continue
+        i = idx[b]
+        above = sum(1 for o in rated if o != b and sig[idx[o], i] and r.elo[idx[o]] > r.elo[i])
+        below = sum(1 for o in rated if o != b and sig[idx[o], i] and r.elo[idx[o]] < r.elo[i])
+        best, worst = 1 + above, len(rated) - below
+        out.append(str(best) if best == worst else f"{best}-{worst}")
+    return out
+
+
+def _row(rank: str, b: BotStats) -> list[str]:
     rated = not (math.isnan(b.rating) or math.isnan(b.ci_low) or math.isnan(b.ci_high))
     return [
-        str(rank),
+        rank,
         _name(b),
         f"{b.rating:+.1f}" if rated else "-",
         _interval(b.ci_low, b.ci_high) if rated else "not rated",
@@ -480,9 +508,11 @@ def _first_cell(s: Summary, a: str, b: str) -> str:
 
 
 COLUMNS_TEXT = (
-    "Columns: hands, win % and points count the hands a bot played itself (a seat a stand-in "
-    "played is a forfeit, not the bot's result); illegal: actions rejected as malformed or not "
-    "legal; late: answers that arrived after their chance had closed (a race, not a fault)."
+    "Columns: # is the rank, or the ranks the ratings allow (2-3: not told apart from a "
+    "neighbour at 95%); hands, win % and points count the hands a bot played itself (a seat a "
+    "stand-in played is a forfeit, not the bot's result); illegal: actions rejected as malformed "
+    "or not legal; late: answers that arrived after their chance had closed (a race, not a "
+    "fault)."
 )
 
 
@@ -507,8 +537,8 @@ def markdown(s: Summary) -> str:
     out.write("\n\n".join(_header_lines(s)) + "\n\n")
     out.write("| " + " | ".join(_COLS) + " |\n")
     out.write("|" + "|".join("---" for _ in _COLS) + "|\n")
-    for i, b in enumerate(s.bots, start=1):
-        out.write("| " + " | ".join(_row(i, b)) + " |\n")
+    for rank, b in zip(rank_ranges(s), s.bots, strict=True):
+        out.write("| " + " | ".join(_row(rank, b)) + " |\n")
     names = [b.bot for b in s.bots]
     out.write("\n## Going out first\n\n")
     out.write(
@@ -606,7 +636,7 @@ def html_report(s: Summary) -> str:
         )
         return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
-    board = table(_COLS, [_row(i, b) for i, b in enumerate(s.bots, 1)])
+    board = table(_COLS, [_row(r, b) for r, b in zip(rank_ranges(s), s.bots, strict=True)])
     first = table(
         ["", *names],
         [[a, *("" if a == b else _first_cell(s, a, b) for b in names)] for a in names],
@@ -661,7 +691,7 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
     from rich.table import Table
 
     t = Table(title=f"Tournament {s.tournament_id}: {s.hands} hands")
-    rows = [_row(i, b) for i, b in enumerate(s.bots, start=1)]
+    rows = [_row(r, b) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
     for k, c in enumerate(_COLS):
         # a bot's name and its interval are never cut or wrapped (they are what a reader looks
         # up); the counters' headers wrap instead when the table is wider than the console
