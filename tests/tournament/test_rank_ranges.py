@@ -51,6 +51,7 @@ def test_every_output_shows_the_range() -> None:
     )
     assert f"| 1-2 | {s.bots[0].bot} |" in md and f"| 3 | {s.bots[2].bot} |" in md
     assert "2-3: not told apart from a neighbour at 95%" in md
+    assert [b["ranks"] for b in s.to_json()["leaderboard"]] == ["1-2", "1-2", "3", "4"]
 
 
 def test_a_one_sided_bot_and_a_bot_not_rated() -> None:

@@ -159,7 +159,8 @@ class Summary:
             "given_up": self.given_up,
             # plain JSON: an open end or a missing number is null ("interval" says which)
             "leaderboard": [
-                {**_plain(asdict(b)), "interval": _interval_kind(b)} for b in self.bots
+                {**_plain(asdict(b)), "interval": _interval_kind(b), "ranks": rank}
+                for b, rank in zip(self.bots, rank_ranges(self), strict=True)
             ],
             "cross_table": {
                 a: {b: {"ahead": v[0], "behind": v[1], "tied": v[2]} for b, v in row.items()}
