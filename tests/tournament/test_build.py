@@ -220,3 +220,14 @@ def test_builds_run_before_the_first_hand_and_say_so(tmp_path: Path) -> None:
     for i in range(4):
         assert (tmp_path / f"stamp-{i}").read_text() == str(i)
         assert f"built b{i} in" in out
+
+
+def test_a_build_logs_escape_sequences_are_spelled_out(tmp_path: Path) -> None:
+    """A stranger's build writes the log whose last lines reach the organiser's terminal."""
+    from uno_tournament.build import _tail
+
+    log = tmp_path / "build.log"
+    log.write_bytes(b"compiling\n\x1b]0;pwned\x07error: no such crate\n")
+    assert _tail(log) == (
+        f"last lines: compiling | \\x1b]0;pwned\\x07error: no such crate (log: {log})"
+    )

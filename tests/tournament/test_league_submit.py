@@ -488,3 +488,20 @@ def test_each_sdks_decide_failure_lines_are_counted(tmp_path: Path) -> None:
     n, first = decide_failures(log)
     assert n == len(failures) + 1
     assert first == "decide threw; answering", first  # the older part's, read in 1 MiB pieces
+    # a stranger's text reaches the organiser's terminal: its escape sequences are spelled out
+    (tmp_path / "bot.log.1").unlink()
+    log.write_bytes(b"\x1b]0;owned\x07\x1b[2J decide failed; answering the fallback\n")
+    n, first = decide_failures(log)
+    assert n == 1 and first == "\\x1b]0;owned\\x07\\x1b[2J decide failed; answering the fallback"
+    assert "\x1b" not in first and "\x07" not in first
+
+
+def test_a_crashed_bots_log_tail_is_shown_without_its_escape_sequences(tmp_path: Path) -> None:
+    """The tail of a bot's log goes into refusals ("failed to start ...") and errors the
+    organiser reads in a terminal: a stranger's bot printing an escape sequence (retitling the
+    terminal, clearing the screen) has it spelled out instead of acted on."""
+    from uno_tournament.procs import tail
+
+    log = tmp_path / "bot.log"
+    log.write_bytes(b"loading\n\x1b[2J\x1b]0;pwned\x07cannot load model\r\n")
+    assert tail(log) == ["loading", "\\x1b[2J\\x1b]0;pwned\\x07cannot load model"]

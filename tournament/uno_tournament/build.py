@@ -31,7 +31,7 @@ from pathlib import Path
 
 from . import sandbox
 from .config import BotSpec, TournamentConfig
-from .procs import describe_exit, keeper_limits, stop_group
+from .procs import describe_exit, keeper_limits, printable, stop_group
 
 __all__ = ["BuildError", "build_bot", "build_bots"]
 
@@ -155,7 +155,8 @@ async def _kill(proc: asyncio.subprocess.Process, cgroup: sandbox.BotCgroup | No
 
 
 def _tail(log_path: Path) -> str:
-    """``last lines: a | b | c (log: PATH)`` from the build's log."""
+    """``last lines: a | b | c (log: PATH)`` from the build's log (made printable: a stranger's
+    build writes it)."""
     try:
         with log_path.open("rb") as f:
             f.seek(0, os.SEEK_END)
@@ -163,7 +164,7 @@ def _tail(log_path: Path) -> str:
             lines = f.read().decode(errors="replace").splitlines()
     except OSError:
         lines = []
-    lines = [ln.strip() for ln in lines if ln.strip() and not ln.startswith("--- ")]
+    lines = [printable(ln.strip()) for ln in lines if ln.strip() and not ln.startswith("--- ")]
     cut = [ln if len(ln) <= TAIL_CHARS else ln[: TAIL_CHARS - 3] + "..." for ln in lines]
     shown = " | ".join(cut[-TAIL_LINES:]) or "(no output)"
     return f"last lines: {shown} (log: {log_path})"

@@ -58,8 +58,15 @@ def launcher(cwd: str) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), cwd]
 
 
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on (an escape sequence, a bell, a
+    carriage return) spelled out as Python writes it (``\\x1b``): a bot's log is a stranger's
+    text, and its lines reach the organiser's terminal in verdicts and errors."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
-    """The last non-empty lines of a log file."""
+    """The last non-empty lines of a log file, made :func:`printable`."""
     try:
         with path.open("rb") as f:
             f.seek(0, os.SEEK_END)
@@ -68,7 +75,7 @@ def tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
             data = f.read().decode("utf-8", "replace")
     except OSError:
         return []
-    out = [ln.rstrip() for ln in data.splitlines() if ln.strip()]
+    out = [printable(ln.rstrip()) for ln in data.splitlines() if ln.strip()]
     return out[-lines:]
 
 

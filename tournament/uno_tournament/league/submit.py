@@ -33,6 +33,7 @@ from typing import Any
 
 from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
 from ..player import RunnerError
+from ..procs import printable
 from ..replay import replay_name
 from ..runner import Runner
 from ..sharding import new_tournament_id
@@ -56,10 +57,10 @@ GATE_HANDS = 24
 MAX_GATE_HANDS = 2400
 """Most hands a gate may play (``--gate-hands``)."""
 MAX_FOLDER_BYTES = 512 * 1024 * 1024
+"""Largest bot folder a submission may copy in."""
 MAX_FOLDER_ENTRIES = 100_000
 """Files, folders and links a submitted folder may hold: a million empty files copy as slowly
 as a large folder and fill the league's disk with inodes, and no bot needs them."""
-"""Largest bot folder a submission may copy in."""
 BUILT_IN = (
     ("gate-heuristic", ["-m", "uno_tournament.bots.engine_heuristic"]),
     ("gate-random", ["-m", "uno_bot.examples.random_bot"]),
@@ -403,7 +404,8 @@ def decide_failures(bot_log: Path) -> tuple[int, str]:
                     if DECIDE_FAILED.search(line):
                         count += 1
                         if not first:
-                            first = " ".join(line.decode("utf-8", "replace").split())[:300]
+                            text = " ".join(line.decode("utf-8", "replace").split())
+                            first = printable(text[:300])
         except OSError:
             continue
     return count, first
