@@ -182,3 +182,26 @@ def test_status_and_report_show_the_rank_ranges(tmp_path: Path) -> None:
     data = json.loads((out / "league.json").read_text())
     assert [s["ranks"] for s in data["standings"]] == ["1-2", "1-2", "3", "4"]
     assert "| 1-2 |" in (out / "league.md").read_text()
+
+
+def test_status_spells_out_a_recorded_reasons_escape_sequences(tmp_path: Path) -> None:
+    """A refusal recorded before reasons were made printable (or by another tool) still reaches
+    the terminal spelled out."""
+    league = _league(tmp_path)
+    try:
+        league.record(
+            name="esc",
+            version="1",
+            author="eve",
+            language="python",
+            folder="",
+            manifest={"run": ["x"]},
+            state="refused",
+            reason="bot 'esc' failed to start: \x1b]0;pwned\x07\x1b[2J",
+        )
+    finally:
+        league.close()
+    res = _cli("status", str(tmp_path / "league"))
+    assert res.returncode == 0, res.stderr
+    assert "\x1b" not in res.stdout and "\x07" not in res.stdout
+    assert "failed to start: \\x1b]0;pwned\\x07\\x1b[2J" in res.stdout

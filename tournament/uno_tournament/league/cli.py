@@ -17,6 +17,7 @@ from typing import Any
 
 from ..config import ConfigError, parse
 from ..pgstore import redact
+from ..procs import printable
 from ..sharding import ShardError, ShardSpec
 from .manifest import AUTHOR_RE, AUTHOR_RULE, NAME_RE, NAME_RULE, RESERVED_RULE, reserved
 from .records import create_league, open_league
@@ -86,7 +87,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     into the ladder if it passes."""
     t0 = time.monotonic()
     v = submit(Path(args.dir), Path(args.path), gate_hands=args.gate_hands, store_url=args.store)
-    print(f"{describe(v)} [{time.monotonic() - t0:.0f} s]")
+    print(f"{printable(describe(v))} [{time.monotonic() - t0:.0f} s]")
     return 0 if v.accepted else 1
 
 
@@ -163,7 +164,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     rw = max([len(r[0]) for r in ranks] + [3])  # a range such as 10-12 is wider than a rank
 
     def cut(text: str) -> str:
-        text = " ".join(text.split())
+        text = printable(" ".join(text.split()))  # a reason recorded before it was printable
         return text if len(text) <= 100 else text[:97] + "..."
 
     print(
