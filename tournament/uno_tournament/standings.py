@@ -94,13 +94,13 @@ def fit_ratings(
                 weak = True
     r = fit_outcomes(outcomes, names, prior_sd_elo=1000.0, seat_terms=SEATS_IN_PRIOR_FIT)
     prior = "a N(0, 1000 Elo) prior"
-    if SEATS_IN_PRIOR_FIT and not _settled(r):
+    if SEATS_IN_PRIOR_FIT and not _converged(r):
         # one strong bot among random ones (it went out first in 94 of 96 hands, one other bot
         # twice): with seat terms the prior fit stopped unconverged at +4342 and -1191 Elo for
         # the two, standard errors 8,000; without them it converged to a gap of 671 Elo, what
         # 94 against 2 says
         alt = fit_outcomes(outcomes, names, prior_sd_elo=1000.0, seat_terms=False)
-        if _settled(alt) or not _settled_finite(r):
+        if _converged(alt) or not _all_finite(r):
             r, prior = alt, "a N(0, 1000 Elo) prior and without seat terms"
     note = f"maximum likelihood did not converge; fitted with {prior}"
     if side.any() and (side == 0).any():
@@ -112,7 +112,7 @@ def fit_ratings(
             else "maximum likelihood has no finite solution"
         )
         note = f"{why}; fitted with {prior}. " + describe(list(names), side)
-    if not _settled(r):
+    if not _converged(r):
         note = note.rstrip(" .") + (
             ". Even that fit did not converge: these numbers are not estimates; play more hands "
             "(or check the forfeits) before reading them."
@@ -120,14 +120,14 @@ def fit_ratings(
     return r, note
 
 
-def _settled_finite(r: Ratings) -> bool:
+def _all_finite(r: Ratings) -> bool:
     """Finite ratings and errors (converged or not)."""
     return bool(np.all(np.isfinite(r.elo))) and bool(np.all(np.isfinite(r.se)))
 
 
-def _settled(r: Ratings) -> bool:
+def _converged(r: Ratings) -> bool:
     """A fit (with or without a prior) that converged to finite ratings and errors."""
-    return r.converged and _settled_finite(r)
+    return r.converged and _all_finite(r)
 
 
 def _places_bound(r: Ratings, side: IntArray) -> bool:
@@ -156,13 +156,9 @@ not use them either way."""
 
 
 def _finite(r: Ratings) -> bool:
-    """A maximum-likelihood fit that converged to finite ratings and errors."""
-    return (
-        r.converged
-        and bool(np.all(np.isfinite(r.elo)))
-        and bool(np.all(np.isfinite(r.se)))
-        and float(np.max(np.abs(r.elo))) < RUNAWAY_ELO
-    )
+    """A maximum-likelihood fit that converged to finite ratings and errors, none running away
+    (:data:`RUNAWAY_ELO`)."""
+    return _converged(r) and float(np.max(np.abs(r.elo))) < RUNAWAY_ELO
 
 
 def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:

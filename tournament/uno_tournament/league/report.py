@@ -120,9 +120,10 @@ def rank_ranges(standings: list[Standing]) -> list[str]:
     version not rated. A version is placed below another only when its interval lies wholly
     below the other's (an open end, a one-sided rating, reaches as far as it says)."""
     rated = [s for s in standings if not (math.isnan(s.rating) or math.isnan(s.low))]
+    ids = {id(s) for s in rated}
     out = []
     for st in standings:
-        if st not in rated:
+        if id(st) not in ids:
             out.append("")
             continue
         above = sum(1 for o in rated if o is not st and o.low > st.high)
