@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import io
 
+import numpy as np
+
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
 from uno_tournament.ratings import Outcomes
 from uno_tournament.report import Summary, markdown, print_leaderboard, rank_ranges
@@ -71,3 +73,21 @@ def test_a_one_sided_bot_and_a_bot_not_rated() -> None:
     assert rank_ranges(s2)[-1] == "-"
     # without a fit, the positions
     assert rank_ranges(dataclasses.replace(s, ratings=None)) == ["1", "2", "3", "4", "5"]
+
+
+def test_a_one_sided_bot_is_placed_by_its_limit_not_by_its_prior_estimate() -> None:
+    # the estimate of a bot rated on one side only is the prior's, not a rating: it may lie
+    # anywhere, and the pair's order comes from the intervals (which called it different)
+    o, _ = _strong_first(40, 1001)
+    r, note = fit_ratings(o, FIVE)
+    assert r is not None and r.sides[0] == 1
+    before = rank_ranges(_summary_of(r, note))
+    elo = r.elo.copy()
+    elo[0] = float(np.min(r.elo)) - 5000.0  # below every other bot's estimate
+    moved = dataclasses.replace(r, elo=elo)
+    assert np.array_equal(moved.significant(), r.significant())
+    s = _summary_of(moved, note)
+    # listed first again, as before (its limit places it): the ranks must not move
+    s = dataclasses.replace(s, bots=sorted(s.bots, key=lambda b: b.bot != FIVE[0]))
+    assert [b.bot for b in s.bots] == [b.bot for b in _summary_of(r, note).bots]
+    assert rank_ranges(s) == before

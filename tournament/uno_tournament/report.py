@@ -450,17 +450,30 @@ def rank_ranges(s: Summary) -> list[str]:
         return [str(i) for i in range(1, len(names) + 1)]
     idx = {b: i for i, b in enumerate(r.bots)}
     sig = r.significant()
-    rated = [
-        b.bot for b in s.bots if b.bot in idx and not (math.isnan(b.rating) or math.isnan(b.ci_low))
-    ]
+    lo, hi, side = r.ci_low, r.ci_high, r.sides
+
+    def ahead(o: int, i: int) -> bool:
+        """``o`` is called better than ``i``: by the estimates for two-sided bots; by the
+        intervals when either is one-sided (its estimate is the prior's, not a rating)."""
+        if not sig[o, i]:
+            return False
+        if side[o] or side[i]:
+            return bool(lo[o] > hi[i])
+        return bool(r.elo[o] > r.elo[i])
+
+    rated = {
+        idx[b.bot]
+        for b in s.bots
+        if b.bot in idx and not (math.isnan(b.rating) or math.isnan(b.ci_low))
+    }
     out = []
     for b in names:
-        if b not in rated:
+        i = idx.get(b, -1)
+        if i not in rated:
             out.append("-")
             continue
-        i = idx[b]
-        above = sum(1 for o in rated if o != b and sig[idx[o], i] and r.elo[idx[o]] > r.elo[i])
-        below = sum(1 for o in rated if o != b and sig[idx[o], i] and r.elo[idx[o]] < r.elo[i])
+        above = sum(1 for o in rated if o != i and ahead(o, i))
+        below = sum(1 for o in rated if o != i and ahead(i, o))
         best, worst = 1 + above, len(rated) - below
         out.append(str(best) if best == worst else f"{best}-{worst}")
     return out
