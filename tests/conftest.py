@@ -14,6 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# the game server's gRPC transport setting (uno_server._transport) is made when the package is
+# first imported, and gRPC reads it once: import it before any test module imports grpc, so
+# that the servers the tests start in process run as `uno-arena serve` does
+import uno_server  # noqa: F401
+
 CLIENT_BUILDS = "client-builds"
 """The unit of the files that build in ``clients/``."""
 SHARES_CLIENT_BUILDS = (

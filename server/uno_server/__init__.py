@@ -2,6 +2,11 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from . import _transport
+
+# before any module of the package imports grpc: gRPC reads this once (see _transport)
+_transport.apply()
+
 try:
     __version__ = version("uno-arena")
 except PackageNotFoundError:  # running from a source tree without installing
