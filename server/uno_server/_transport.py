@@ -1,21 +1,21 @@
 """How gRPC's C core runs this project's servers: one setting, chosen by measurement.
 
-gRPC Python (1.6x and later) serves each accepted connection through its "EventEngine" by
-default: a pool of C threads reads and writes the sockets and hands every completion to the
-Python poller thread, which wakes the asyncio loop. A message therefore crosses three threads,
-and on a 2-core machine the switches between them were about a quarter of the game server's
-CPU (``perf``, cpu-clock: the kernel's ``finish_task_switch`` 16%, futex waits 8%). With the experiment
-``event_engine_listener`` turned off, a server's connections go back to gRPC's older polling
-engine: the poller thread reads and writes the sockets itself, one hop fewer per message.
+gRPC Python (1.6x and later) serves each accepted connection through its "EventEngine" by default: a
+pool of C threads reads and writes the sockets and hands every completion to the Python poller
+thread, which wakes the asyncio loop. A message therefore crosses three threads, and on a 2-core
+machine the switches between them were about a quarter of the game server's CPU (``perf``,
+cpu-clock: the kernel's ``finish_task_switch`` 16%, futex waits 8%). With the experiment
+``event_engine_listener`` turned off, a server's connections go back to gRPC's older polling engine:
+the poller thread reads and writes the sockets itself, one hop fewer per message.
 
 Measured 2026-12-04 on the project's 2-core machine (gRPC 1.85.3, docs/performance.md, "Tenth
-pass"): the game server's CPU per tournament hand 12.9 -> 10.8 ms (6 + 6 alternated runs, lower
-in every pair), hands/s 47 -> 52; the bare gRPC floor's 97-108 -> 70-76 us a round trip. Messages, their order and every status are
-gRPC's either way; only the threads that carry them change.
+pass"): the game server's CPU per tournament hand 12.9 -> 10.8 ms (6 + 6 alternated runs, lower in
+every pair), hands/s 47 -> 52; the bare gRPC floor's 97-108 -> 70-76 us a round trip. Messages,
+their order and every status are gRPC's either way; only the threads that carry them change.
 
 gRPC reads ``GRPC_EXPERIMENTS`` once, when it is first imported, so this runs from
-``uno_server/__init__.py`` before any module of the package imports ``grpc``. A value the user
-has set (even an empty one) is kept, which is also how to go back to gRPC's default:
+``uno_server/__init__.py`` before any module of the package imports ``grpc``. A value the user has
+set (even an empty one) is kept, which is also how to go back to gRPC's default:
 ``GRPC_EXPERIMENTS= uno-arena serve``. It applies to the gRPC versions it was measured on; on
 others gRPC's own default stands. It has no effect in a process that imported ``grpc`` first.
 This module imports nothing of gRPC's."""
