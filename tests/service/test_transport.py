@@ -117,9 +117,12 @@ def test_the_server_reads_its_connections_without_the_event_engine_threads() -> 
     if not _transport.measured_on(grpc.__version__):
         pytest.skip("the setting applies to the gRPC versions it was measured on")
     # gRPC's default first, so that the test shows what it tells apart: there the EventEngine's
-    # threads read every request (about a tenth of the server's CPU for unary calls)
+    # threads read every request: about a sixth of the server's CPU for unary calls (41 of 241
+    # ticks here; 32 of 200 with three busy loops beside it), so more than a twelfth
     default_ee, default_all = _event_engine_share(_env(GRPC_EXPERIMENTS=""))
-    assert default_ee * 20 >= default_all > 0, (default_ee, default_all)
+    assert default_ee * 12 >= default_all > 0, (default_ee, default_all)
+    # with the setting they do no reading: 0 of 211 ticks (1 of 180 beside the busy loops),
+    # so at most a twentieth
     ours_ee, ours_all = _event_engine_share(_env())
     assert ours_all > 0
-    assert ours_ee * 50 <= ours_all, (ours_ee, ours_all)
+    assert ours_ee * 20 <= ours_all, (ours_ee, ours_all)
