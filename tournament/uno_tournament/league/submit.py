@@ -313,9 +313,9 @@ def judge(
     ``bot_log`` (the bot's own log) is read for the SDKs' "decide failed" lines
     (:data:`DECIDE_FAILED`): an SDK answers a fallback move when the bot's ``decide`` raises,
     returns an id that is not legal or runs out of its budget, so the server sees a legal move
-    and no fault. A bot whose ``decide``
-    failed in half of its decisions or more is refused (its own logic is not what plays); fewer
-    failures pass, and the verdict says how many, with the first."""
+    and no fault. A bot whose ``decide`` failed in half of its decisions or more is refused (its
+    own logic is not what plays); fewer failures pass, and the verdict says how many, with the
+    first."""
     seats = [(h.hand_id, s) for h in rows for s in h.seats if s.bot == name]
     played = len(seats)
     illegal = sum(s.illegal for _, s in seats)
