@@ -64,7 +64,9 @@ def test_importing_the_package_sets_it_before_grpc_is_imported() -> None:
         timeout=60,
         check=True,
     ).stdout.split()
-    assert out == ["-event_engine_listener", "False"]
+    # on a gRPC the setting was not measured on, nothing is set (the next test says so in CI)
+    expected = "-event_engine_listener" if _transport.measured_on(grpc.__version__) else "None"
+    assert out == [expected, "False"]
 
 
 def _thread_ticks(pid: int) -> dict[str, int]:
@@ -115,7 +117,14 @@ def _event_engine_share(env: dict[str, str]) -> tuple[int, int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_server_reads_its_connections_without_the_event_engine_threads() -> None:
     if not _transport.measured_on(grpc.__version__):
-        pytest.skip("the setting applies to the gRPC versions it was measured on")
+        # a gRPC the setting was not measured on keeps gRPC's default. In CI that must not pass
+        # quietly: the server would have lost the gain without a word
+        why = (
+            f"gRPC {grpc.__version__} is outside _transport.MEASURED {_transport.MEASURED}: "
+            "measure the setting on it (docs/performance.md, tenth pass) and widen MEASURED"
+        )
+        assert os.environ.get("CI", "").lower() not in ("1", "true", "yes"), why
+        pytest.skip(why)
     # gRPC's default first, so that the test shows what it tells apart: there the EventEngine's
     # threads read every request: about a sixth of the server's CPU for unary calls (41 of 241
     # ticks here; 32 of 200 with three busy loops beside it), so more than a twelfth
