@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from uno_server.benchmarks.breakdown import NATIVE, PARTS, attribute, part_of, table
+from uno_server.benchmarks.breakdown import NATIVE, PARTS, attribute, from_native, part_of, table
 
 LOOP = (
     "main (uno_server/benchmarks/server.py:250);run (asyncio/runners.py:190);"
@@ -103,6 +103,40 @@ def test_the_compiled_wire_encoder_is_told_apart_by_its_function_names() -> None
     assert part_of("CPyDef_hand___Hand___apply (__native__native.c:5)") == "engine"
 
 
+def test_the_compiled_service_modules_count_as_their_sources_do() -> None:
+    """With table, seat_log, request_desk, limits and convert compiled, their C functions fall
+    in the parts their Python frames fall in: a compiled build changes no row's meaning."""
+    pairs = [
+        ("CPyDef_table___Table___run (_native__mypyc.so)", "Table.run (service/table.py:182)"),
+        ("CPyDef_table____play_hand_Table_gen_____mypyc_generator_helper__ (x.so)",
+         "Table._play_hand (uno_server/service/table.py:224)"),
+        ("CPyDef_table___Table____finish (x.so)", "Table._finish (uno_server/service/table.py:1)"),
+        ("CPyDef_seat_log___SeatLog___flush (x.so)",
+         "SeatLog.flush (uno_server/service/seat_log.py:240)"),
+        ("CPyPy_request_desk___RequestDesk___open (x.so)",
+         "RequestDesk.open (uno_server/service/request_desk.py:80)"),
+        ("CPyDef_limits____Walker___fail (x.so)", "_Walker.fail (uno_server/service/limits.py:9)"),
+        ("CPyDef_convert___event_to_proto (x.so)",
+         "event_to_proto (uno_server/service/convert.py:50)"),
+        ("CPyDef_views___seat_view (x.so)", "seat_view (uno_server/engine/views.py:30)"),
+    ]  # fmt: skip
+    got = [(part_of(native), part_of(source)) for native, source in pairs]
+    assert got == [
+        ("bookkeeping", "bookkeeping"),
+        ("bookkeeping", "bookkeeping"),
+        ("matches", "matches"),
+        ("view", "view"),
+        ("bookkeeping", "bookkeeping"),
+        ("receive", "receive"),
+        ("view", "view"),
+        ("engine", "engine"),
+    ]
+    assert from_native("CPyDef_table___Table_____post_init__ (x.so)") == (
+        "Table.__post_init__ (uno_server/service/table.py)"
+    )
+    assert from_native("Table.run (uno_server/service/table.py:182)") is None
+
+
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout, check=False
@@ -147,7 +181,7 @@ def test_the_profile_breaks_the_cpu_per_move_down() -> None:
     assert sum(us.values()) == pytest.approx(float(m[1]), abs=len(us))  # rounded to whole µs
     for part in ("receive", "send", "bookkeeping"):
         assert us[part] > 0, (part, done.stdout)
-    # the compiled engine and wire encoder are seen too (py-spy --native), not lost to callers
+    # the compiled engine and service modules are seen too (py-spy --native), not lost to callers
     assert us["engine"] + us["view"] + us["serialise"] > 0, done.stdout
 
 

@@ -2,7 +2,7 @@
 
 It runs the service part of ``make bench-server`` (16 tables of four Python SDK random bots in a
 second process) under ``py-spy record --gil --native``, which samples the server's stacks, the
-compiled (mypyc) engine and wire encoder included, while a thread holds the GIL. Each sample of
+compiled (mypyc) engine and service modules included, while a thread holds the GIL. Each sample of
 the event loop's thread is given to one part of the per-move path, by the deepest frame on its
 stack that names one:
 
@@ -31,12 +31,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
+
+from uno_server.engine._build import COMPILED_MODULES as ENGINE_COMPILED
+from uno_server.service._build import COMPILED_MODULES as SERVICE_COMPILED
 
 PARTS = (
     "receive",
@@ -100,33 +104,47 @@ _MATCH_FUNCS = (
 )
 
 
-_ENGINE_NATIVE = tuple(
-    f"{kind}_{m}___"
-    for kind in ("CPyDef", "CPyPy")
-    for m in ("cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate")
-)
-"""mypyc's C function names for the compiled engine's modules (``CPyDef_hand___Hand___apply``)."""
+_ENGINE_MODULES = frozenset(ENGINE_COMPILED)
+_SERVICE_MODULES = frozenset(SERVICE_COMPILED)
 _WIRE_VIEW = frozenset({"seat_view", "_seat_state", "_play_order", "_card_message", "public_event"})
 """The compiled wire encoder's functions that build what a seat sees; its others serialise."""
+_GENERATOR = re.compile(r"(?P<fn>.+?)_gen(?:___\w*)?")
+_METHOD_OF = re.compile(r"(?P<method>.+)_(?P<cls>[A-Z]\w*)")
 
 
-def _native_name(frame: str) -> str | None:
-    """The Python name of a compiled (mypyc) function from its C frame, or None for any other
-    frame: ``CPyDef_wire___seat_view`` and ``CPyPy_seat_view`` (a module compiled alone keeps
-    no prefix) both give ``seat_view``."""
+def from_native(frame: str) -> str | None:
+    """The frame a compiled (mypyc) C function stands for, in py-spy's form for Python code
+    (``Table._play_hand (uno_server/service/table.py)``), or None for any other frame.
+
+    mypyc names a function ``CPyDef_<module>___<Class>___<method>`` (``CPyPy_`` for its Python
+    entry point), the body of a coroutine ``<method>_<Class>_gen___<helper>``, and a module
+    compiled alone without the module prefix (the wire encoder's first builds). Attributing the
+    compiled frames as their sources keeps the profile's parts the same in either build."""
     if not frame.startswith(("CPyDef_", "CPyPy_")):
         return None
     name = frame.split(" ", 1)[0].split("_", 1)[1]
-    return name[7:] if name.startswith("wire___") else name
+    module, sep, rest = name.partition("___")
+    if not sep or module not in _ENGINE_MODULES | _SERVICE_MODULES:
+        module, rest = "wire", name
+    generator = _GENERATOR.fullmatch(rest)
+    if generator is not None:
+        method = _METHOD_OF.fullmatch(generator["fn"])
+        rest = f"{method['cls']}.{method['method']}" if method else generator["fn"]
+    qualname = rest.replace("___", ".")
+    package = "engine" if module in _ENGINE_MODULES else "service"
+    return f"{qualname} (uno_server/{package}/{module}.py)"
 
 
 def part_of(frame: str) -> str | None:
     """The part one stack frame belongs to, or None if it names none (a helper, asyncio...)."""
-    if "uno_server/engine/" in frame or frame.startswith(_ENGINE_NATIVE):
+    native = from_native(frame)
+    if native is not None:
+        if "service/wire.py" in native:  # compiled, each of the encoder's functions is a part
+            name = native.split(" ", 1)[0]
+            return "view" if name in _WIRE_VIEW else "serialise"
+        frame = native
+    if "uno_server/engine/" in frame:
         return "engine"
-    native = _native_name(frame)
-    if native is not None:  # the wire encoder: the engine's compiled modules are matched above
-        return "view" if native in _WIRE_VIEW else "serialise"
     if frame.startswith(_VIEW_FUNCS):
         return "view"
     if frame.startswith(_SERIALISE_FUNCS) or "service/convert.py" in frame:
