@@ -43,9 +43,9 @@ venv: $(STAMP) engine-build
 # build is never loaded anyway: the pure sources run instead, see _build.py).
 engine-build: $(STAMP)
 	@if [ -n "$$($(BIN)/python -c 'from uno_server.engine._build import compiled_problem as p; from uno_server.service._build import compiled_problem as q; from uno_tournament._build import compiled_problem as r; print(p() or q() or r() or "")')" ]; then \
-	  echo "compiling the engine, the wire encoder and the wire reader with mypyc (UNO_ARENA_MYPYC=$${UNO_ARENA_MYPYC:-auto})"; \
+	  echo "compiling the engine, the service's per-move modules and the wire reader with mypyc (UNO_ARENA_MYPYC=$${UNO_ARENA_MYPYC:-auto})"; \
 	  $(BIN)/python setup.py --quiet build_ext --inplace >/dev/null; fi
-	@$(BIN)/python -c 'import uno_server.engine as e, uno_server.service as s, uno_tournament as t; print("engine:", e.BUILD); print("wire encoder:", s.BUILD); print("wire reader:", t.BUILD)'
+	@$(BIN)/python -c 'import uno_server.engine as e, uno_server.service as s, uno_tournament as t; print("engine:", e.BUILD); print("service:", s.BUILD); print("wire reader:", t.BUILD)'
 
 lint: venv
 	$(BIN)/ruff check .

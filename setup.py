@@ -1,12 +1,16 @@
-"""Build of UNO Arena: the rules engine, the service's wire encoder and the runner's wire reader
-compiled with mypyc wherever they can be, pure otherwise.
+"""Build of UNO Arena: the rules engine, the service's per-move modules and the runner's wire
+reader compiled with mypyc wherever they can be, pure otherwise.
 
 ``pip install .``, ``make venv`` (editable) and deploy/Dockerfile all compile the engine's hot
-modules and ``uno_server/service/wire.py`` with mypyc when a C compiler is there (mypyc comes
-from the build requirements in pyproject.toml). The engine plays about three times the hands per
-second, and the wire encoder costs about a third less per move; behaviour is identical:
+modules and the service modules every move runs through (the wire encoder ``wire.py``, the
+table, its seat log and request desk, the seats, the conversions, the bot session and the input
+limits) with mypyc when a C compiler is there (mypyc comes from the build requirements in
+pyproject.toml). The engine plays about three times the hands per second; the compiled wire
+encoder costs about a third less per move, and the other service modules about 7% less of the
+server's CPU a hand (docs/performance.md, eleventh and twelfth passes). Behaviour is identical:
 tests/engine/test_builds.py holds the two engine builds to the same transcripts,
-tests/service/test_wire_build.py the two wire builds to the protobuf runtime's bytes, and
+tests/service/test_wire_build.py runs the wire, limits, per-move and whole-match service tests
+under the other build, and
 tests/tournament/test_wirejson.py the two builds of ``uno_tournament/wirejson.py`` (the runner
 reads each hand's events from their encoding with it, about four times faster compiled) to the
 replay text of the decoded events.
@@ -39,13 +43,17 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 ENGINE = Path("server", "uno_server", "engine")
-COMPILED_MODULES = ("cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate")
+COMPILED_MODULES = (
+    "cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate", "views",
+)  # fmt: skip
 """Must match uno_server.engine._build.COMPILED_MODULES."""
 GROUP = "uno_server.engine._native"
 """mypyc's shared library, kept inside the package (not a top-level module)."""
 SERVICE = Path("server", "uno_server", "service")
-SERVICE_MODULES = ("wire",)
-"""Must match uno_server.service._build.COMPILED_MODULES: the per-move wire encoder."""
+SERVICE_MODULES = (
+    "wire", "table", "seat_log", "request_desk", "seats", "convert", "session", "limits",
+)  # fmt: skip
+"""Must match uno_server.service._build.COMPILED_MODULES: the modules every move runs through."""
 SERVICE_GROUP = "uno_server.service._native"
 TOURNAMENT = Path("tournament", "uno_tournament")
 TOURNAMENT_MODULES = ("wirejson",)

@@ -88,15 +88,15 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 
 
 def version_line() -> str:
-    """The version, and which builds of the rules engine, the wire encoder and the runner's
-    wire reader this installation runs."""
+    """The version, and which builds of the rules engine, the service's per-move modules and
+    the runner's wire reader this installation runs."""
     from uno_tournament import BUILD as READER_BUILD  # lazy, as the tournament commands are
 
     from .service import BUILD as WIRE_BUILD
 
     return (
         f"uno-arena {__version__}, python {sys.version.split()[0]}, engine {BUILD}, "
-        f"wire encoder {WIRE_BUILD}, wire reader {READER_BUILD}"
+        f"service {WIRE_BUILD}, wire reader {READER_BUILD}"
     )
 
 

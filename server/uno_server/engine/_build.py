@@ -7,7 +7,7 @@ compiled module never shadows a source edited after the build. Otherwise, or whe
 environment variable ``UNO_ARENA_ENGINE`` is ``pure``, a finder makes Python load the .py
 sources instead. ``UNO_ARENA_ENGINE=compiled`` turns a missing or stale build into an error.
 
-The same selection serves the service's compiled wire encoder (``uno_server.service._build``):
+The same selection serves the service's compiled per-move modules (``uno_server.service._build``):
 the functions take the package, its directory and its module list, the engine's by default.
 
 Never compiled itself (setup.py leaves it out), and pure: it reads files, no clock or random.
@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Final
 
 COMPILED_MODULES: Final = (
-    "cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate",
+    "cards", "actions", "events", "errors", "rules", "hand", "bots", "simulate", "views",
 )  # fmt: skip
 """The modules setup.py compiles (keep the two lists equal)."""
 SHARED_LIB: Final = "_native__mypyc"

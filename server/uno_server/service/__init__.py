@@ -1,6 +1,7 @@
 """The gRPC service: a thin grpc.aio adapter around the rules engine.
 
-``BUILD`` says whether the wire encoder runs compiled (mypyc) or from its source, and why
+``BUILD`` says whether the per-move modules (the wire encoder, the table and the rest listed in
+``_build.COMPILED_MODULES``) run compiled (mypyc) or from their sources, and why
 (see ``_build.py``).
 """
 

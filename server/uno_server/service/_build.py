@@ -1,11 +1,18 @@
-"""Which build of the wire encoder (``wire.py``) this process runs: mypyc-compiled or pure.
+"""Which build of the service's per-move modules this process runs: mypyc-compiled or pure.
 
-``wire.py`` encodes every DecisionRequest, seat view and common event straight to bytes: the
-service's hottest Python after the engine. setup.py compiles it with mypyc beside the engine,
-into its own shared library, and records the source's SHA-256 (``_native_build.json``). The
-selection is the engine's (``uno_server.engine._build``): the compiled module is loaded only when
-it was built from exactly the ``wire.py`` beside it, and ``UNO_ARENA_ENGINE`` (auto, pure,
-compiled) chooses for both. ``uno_server.service`` imports this module before anything else.
+Every move runs through these modules: ``wire.py`` encodes each DecisionRequest, seat view and
+common event straight to bytes; ``table.py``, ``seat_log.py`` and ``request_desk.py`` run the
+hand and its requests; ``seats.py``, ``convert.py``, ``session.py`` and ``limits.py`` hold the
+seats, convert events, carry the bot's stream and check its input. setup.py compiles them with
+mypyc beside the engine, into their own shared library, and records each source's SHA-256
+(``_native_build.json``). The selection is the engine's (``uno_server.engine._build``): the
+compiled modules are loaded only when all of them were built from exactly the sources beside
+them, and ``UNO_ARENA_ENGINE`` (auto, pure, compiled) chooses for both. ``uno_server.service``
+imports this module before anything else.
+
+Left pure: ``arena.py``, ``rejections.py`` and ``ratelog.py`` (their module globals are the
+knobs tests and operators turn), ``server.py`` (the gRPC servicers) and everything run once a
+match rather than once a move.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from typing import Final
 
 from uno_server.engine import _build
 
-COMPILED_MODULES: Final = ("wire",)
+COMPILED_MODULES: Final = (
+    "wire", "table", "seat_log", "request_desk", "seats", "convert", "session", "limits",
+)  # fmt: skip
 """The service modules setup.py compiles (keep setup.py's SERVICE_MODULES equal)."""
 SHARED_LIB: Final = "_native__mypyc"
 PACKAGE: Final = __name__.rpartition(".")[0]
@@ -23,7 +32,7 @@ HERE: Final = Path(__file__).resolve().parent
 
 
 def compiled_problem(here: Path = HERE) -> str | None:
-    """Why the compiled wire encoder in ``here`` cannot be used, or ``None`` if it can."""
+    """Why the compiled service modules in ``here`` cannot be used, or ``None`` if they can."""
     return _build.compiled_problem(here, COMPILED_MODULES, SHARED_LIB)
 
 
