@@ -83,7 +83,7 @@ bench-engine: $(BENCH_VENV)/.installed
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache build
-	rm -f $(ENGINE_DIR)/*.so $(ENGINE_DIR)/_native_build.json
+	rm -f $(foreach d,$(ENGINE_DIR) server/uno_server/service tournament/uno_tournament,$(d)/*.so $(d)/_native_build.json)
 
 .PHONY: bench-ratings bench-report
 JOBS ?= 1
