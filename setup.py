@@ -92,7 +92,17 @@ def _extensions() -> list[Any]:
         return []
     exts = []
     for where, modules, group in BUILDS:
-        exts += mypycify([str(where / f"{m}.py") for m in modules], opt_level="3", group_name=group)
+        paths = [str(where / f"{m}.py") for m in modules]
+        try:
+            exts += mypycify(paths, opt_level="3", group_name=group)
+        except SystemExit as exc:  # mypyc exits when its type check fails
+            if mode == "1":
+                raise
+            print(
+                f"uno-arena: mypyc could not compile {group.rpartition('.')[0]} ({exc}); "
+                "installing its pure-Python modules",
+                file=sys.stderr,
+            )
     for ext in exts:
         ext.optional = mode == "auto"  # a failed compile falls back to the pure sources
     return exts
