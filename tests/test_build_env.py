@@ -103,10 +103,12 @@ def _build_env() -> tuple[list[str], list[str]]:
     return provided, untyped
 
 
-def unavailable(external: dict[str, str], requires: str | None = None) -> list[str]:
+def unavailable(external: dict[str, str], without: str | None = None) -> list[str]:
+    """The modules of ``external`` the build environment lacks (``without``: as if the build
+    requirement providing that module were not listed)."""
     provided, untyped = _build_env()
-    if requires is not None:
-        provided = [p for p in provided if p != requires]
+    if without is not None:
+        provided = [p for p in provided if p != without]
 
     def ok(name: str) -> bool:
         if any(name == p or name.startswith(p + ".") for p in provided):
@@ -142,9 +144,9 @@ def test_every_package_the_compiled_modules_reach_is_in_the_build_environment() 
 def test_a_missing_build_requirement_is_found() -> None:
     """The check above fails when a requirement it relies on is taken away."""
     external = external_imports(_compiled())
-    assert any(m.startswith("structlog ") for m in unavailable(external, requires="structlog"))
-    gone = unavailable(external, requires="prometheus_client")
+    assert any(m.startswith("structlog ") for m in unavailable(external, without="structlog"))
+    gone = unavailable(external, without="prometheus_client")
     assert any(m.startswith("prometheus_client") for m in gone), gone
     assert any(
-        m.startswith("google.protobuf") for m in unavailable(external, requires="google.protobuf")
+        m.startswith("google.protobuf") for m in unavailable(external, without="google.protobuf")
     )

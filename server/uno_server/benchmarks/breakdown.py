@@ -106,6 +106,7 @@ _MATCH_FUNCS = (
 
 _ENGINE_MODULES = frozenset(ENGINE_COMPILED)
 _SERVICE_MODULES = frozenset(SERVICE_COMPILED)
+_NATIVE_MODULES = _ENGINE_MODULES | _SERVICE_MODULES
 _WIRE_VIEW = frozenset({"seat_view", "_seat_state", "_play_order", "_card_message", "public_event"})
 """The compiled wire encoder's functions that build what a seat sees; its others serialise."""
 _GENERATOR = re.compile(r"(?P<fn>.+?)_gen(?:___\w*)?")
@@ -124,7 +125,7 @@ def from_native(frame: str) -> str | None:
         return None
     name = frame.split(" ", 1)[0].split("_", 1)[1]
     module, sep, rest = name.partition("___")
-    if not sep or module not in _ENGINE_MODULES | _SERVICE_MODULES:
+    if not sep or module not in _NATIVE_MODULES:
         module, rest = "wire", name
     generator = _GENERATOR.fullmatch(rest)
     if generator is not None:
