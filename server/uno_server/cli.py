@@ -92,11 +92,11 @@ def version_line() -> str:
     the runner's wire reader this installation runs."""
     from uno_tournament import BUILD as READER_BUILD  # lazy, as the tournament commands are
 
-    from .service import BUILD as WIRE_BUILD
+    from .service import BUILD as SERVICE_BUILD
 
     return (
         f"uno-arena {__version__}, python {sys.version.split()[0]}, engine {BUILD}, "
-        f"service {WIRE_BUILD}, wire reader {READER_BUILD}"
+        f"service {SERVICE_BUILD}, wire reader {READER_BUILD}"
     )
 
 

@@ -10,9 +10,10 @@ compiled modules are loaded only when all of them were built from exactly the so
 them, and ``UNO_ARENA_ENGINE`` (auto, pure, compiled) chooses for both. ``uno_server.service``
 imports this module before anything else.
 
-Left pure: ``arena.py``, ``rejections.py`` and ``ratelog.py`` (their module globals are the
-knobs tests and operators turn), ``server.py`` (the gRPC servicers) and everything run once a
-match rather than once a move.
+Left pure: ``arena.py``, ``rejections.py`` and ``ratelog.py`` (tests replace their module
+globals, which a compiled module would not see), the gRPC servicers (``bot_stream.py``,
+``admin.py``), the server's start-up (``server.py``) and everything run once a match rather than
+once a move.
 """
 
 from __future__ import annotations
