@@ -49,6 +49,15 @@ class CdpError(RuntimeError):
     pass
 
 
+# What Chromium answers a Runtime.evaluate that meets a navigation: the target's document
+# went away (or had not yet got a context) while the call was in flight.
+NAVIGATING = (
+    "Inspected target navigated or closed",
+    "Execution context was destroyed",
+    "Cannot find context with specified id",
+)
+
+
 @dataclass
 class Traffic:
     """What the page received: response bodies by URL and every server-sent event."""
@@ -129,7 +138,15 @@ class Page:
     async def wait_for(self, expression: str, timeout: float = WAIT_S) -> Any:
         end = asyncio.get_running_loop().time() + timeout
         while True:
-            value = await self.evaluate(expression)
+            try:
+                value = await self.evaluate(expression)
+            except CdpError as e:
+                # A click or a script that navigates tears down the document the expression
+                # was sent to; Chromium answers that call with an error, not a value. The
+                # page is not wrong, it is between documents: ask the new one.
+                if not any(m in str(e) for m in NAVIGATING):
+                    raise
+                value = None
             if value:
                 return value
             if asyncio.get_running_loop().time() > end:
@@ -153,6 +170,7 @@ class Page:
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._reader
+        await self.ws.close()
 
 
 @contextlib.asynccontextmanager

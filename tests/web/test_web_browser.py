@@ -23,7 +23,7 @@ from uno_server.gen.uno.v1 import game_pb2
 from uno_server.play.cards import label
 from uno_server.web import WebView
 
-from .cdp import chromium, chromium_path
+from .cdp import NAVIGATING, CdpError, chromium, chromium_path
 from .sse import check_state
 
 pytestmark = pytest.mark.asyncio
@@ -158,3 +158,39 @@ async def test_the_dom_check_sees_a_planted_card() -> None:
             planted = await page.evaluate(DOM)
             with pytest.raises(AssertionError, match="hidden card"):
                 check_dom(planted, public_now(table, planted["seq"]))
+
+
+async def test_wait_for_asks_the_new_document_when_its_call_meets_a_navigation() -> None:
+    """The helper, not the product: an expression in flight when the page navigates (a click
+    on a link, as the league's standings test does) is answered with an error by Chromium; the
+    wait goes on in the new document. Here the first evaluation itself navigates (a reload) and
+    never resolves, so the error is certain, not a race."""
+    from aiohttp import web
+
+    async def index(_: web.Request) -> web.Response:
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", index)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        async with chromium() as page:
+            await page.goto(f"http://127.0.0.1:{port}/")
+            await page.wait_for("document.readyState === 'complete'")
+            reload_once = """(() => {
+              if (sessionStorage.getItem("reloaded")) return location.href;
+              sessionStorage.setItem("reloaded", "1");
+              location.reload();
+              return new Promise(() => {});
+            })()"""
+            assert await page.wait_for(reload_once) == f"http://127.0.0.1:{port}/"
+            # the same call outside wait_for is an error: the case the helper must survive
+            await page.evaluate("sessionStorage.clear()")
+            with pytest.raises(CdpError, match="|".join(NAVIGATING)):
+                await page.evaluate(reload_once)
+    finally:
+        await runner.cleanup()
