@@ -250,7 +250,8 @@ def test_a_strict_order_is_measured_from_a_reference_bot_not_a_zero_width_interv
     text = io.StringIO()
     print_leaderboard(s, text)
     assert "[+0, +0]" not in text.getvalue() and "reference" in text.getvalue()
-    assert _interval(0.0, 0.0) == "reference" and _interval(-3.0, 4.0) == "[-3, +4]"
+    assert _interval(0.0, 0.0, ref=True) == "reference" and _interval(-3.0, 4.0) == "[-3, +4]"
+    assert _interval(0.0, 0.0) == "[+0, +0]"  # no width, not the reference: a tie (tested apart)
 
 
 GRADED = [0.0, 0.25, 0.5, 1.0]

@@ -16,6 +16,7 @@ import numpy as np
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
 from uno_tournament.rating_bounds import tied_exactly
 from uno_tournament.ratings import Outcomes
+from uno_tournament.report import reference_of
 from uno_tournament.standings import TIED_NOTE, fit_played, fit_ratings
 
 
@@ -44,6 +45,8 @@ def test_copies_of_one_deterministic_bot_are_tied_exactly_and_the_report_says_so
     assert all(
         lo <= 0.0 <= hi and hi - lo < 1e-6 for lo, hi in zip(r.ci_low, r.ci_high, strict=True)
     )
+    # every interval has no width, so none of them is the one the others are measured from
+    assert reference_of(list(zip(r.bots, r.ci_low, r.ci_high, strict=True))) is None
 
 
 def test_bots_that_play_differently_are_not_called_tied() -> None:

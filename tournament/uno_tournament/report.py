@@ -20,6 +20,7 @@ import io
 import json
 import math
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -100,6 +101,14 @@ class Summary:
     """bot -> why the runner gave up on it."""
 
     @property
+    def reference(self) -> str | None:
+        """The bot the others are measured from, if the ratings have one: the only bot whose
+        interval has no width (a frame of one bot, :mod:`uno_tournament.rating_bounds`). Bots
+        tied exactly (:data:`~uno_tournament.standings.TIED_NOTE`) all have intervals of no
+        width, and none of them is a reference."""
+        return reference_of([(b.bot, b.ci_low, b.ci_high) for b in self.bots])
+
+    @property
     def policy_text(self) -> str:
         return (
             f"Forfeits: {self.forfeit_policy} ({FORFEIT_DESCRIPTIONS[self.forfeit_policy]}); "
@@ -134,6 +143,7 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         r = self.ratings
+        ref = self.reference
         return {
             "tournament_id": self.tournament_id,
             "hands": self.hands,
@@ -159,7 +169,7 @@ class Summary:
             "given_up": self.given_up,
             # plain JSON: an open end or a missing number is null ("interval" says which)
             "leaderboard": [
-                {**_plain(asdict(b)), "interval": _interval_kind(b), "ranks": rank}
+                {**_plain(asdict(b)), "interval": _interval_kind(b, ref), "ranks": rank}
                 for b, rank in zip(self.bots, rank_ranges(self), strict=True)
             ],
             "cross_table": {
@@ -179,15 +189,23 @@ def _plain(d: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in d.items()}
 
 
-def _interval_kind(b: BotStats) -> str:
-    """How the results bound a bot's rating: both ways, one way only, or not at all."""
+def reference_of(intervals: Sequence[tuple[str, float, float]]) -> str | None:
+    """Of ``(name, low, high)``, the name of the only finite interval of no width, if one is
+    alone in having none (see :attr:`Summary.reference`)."""
+    none = [name for name, lo, hi in intervals if lo == hi and math.isfinite(lo)]
+    return none[0] if len(none) == 1 else None
+
+
+def _interval_kind(b: BotStats, ref: str | None) -> str:
+    """How the results bound a bot's rating: both ways, one way only, or not at all; the
+    bot the others are measured from is the ``ref``."""
     if math.isnan(b.ci_low) or math.isnan(b.ci_high):
         return "not rated"
     if math.isinf(b.ci_high):
         return "lower limit only"
     if math.isinf(b.ci_low):
         return "upper limit only"
-    if b.ci_low == b.ci_high:
+    if b.bot == ref:
         # a frame of one bot (no two bots compared both ways): the others are measured from it
         return "reference"
     return "two-sided"
@@ -427,11 +445,11 @@ def comparison_groups(outcomes: Any, n_bots: int) -> list[list[int]]:
     return list(groups.values())
 
 
-def _interval(lo: float, hi: float) -> str:
+def _interval(lo: float, hi: float, ref: bool = False) -> str:
     """A 95% interval; an open end (a rating the results bound on one side only) as infinity;
-    a bot whose interval has no width is the one the others are measured from (a frame of one
-    bot, :mod:`uno_tournament.rating_bounds`): "reference", not an interval of certainty."""
-    if lo == hi and math.isfinite(lo):
+    the bot the others are measured from (``ref``, :attr:`Summary.reference`) as "reference",
+    not an interval of certainty."""
+    if ref:
         return "reference"
     left = "(-inf" if math.isinf(lo) else f"[{lo:+.0f}"
     right = "+inf)" if math.isinf(hi) else f"{hi:+.0f}]"
@@ -479,13 +497,13 @@ def rank_ranges(s: Summary) -> list[str]:
     return out
 
 
-def _row(rank: str, b: BotStats) -> list[str]:
+def _row(rank: str, b: BotStats, ref: str | None) -> list[str]:
     rated = not (math.isnan(b.rating) or math.isnan(b.ci_low) or math.isnan(b.ci_high))
     return [
         rank,
         _name(b),
         f"{b.rating:+.1f}" if rated else "-",
-        _interval(b.ci_low, b.ci_high) if rated else "not rated",
+        _interval(b.ci_low, b.ci_high, b.bot == ref) if rated else "not rated",
         str(b.hands),
         f"{100 * b.win_rate:.1f}",
         f"{b.mean_points_left:.1f}",
@@ -552,7 +570,7 @@ def markdown(s: Summary) -> str:
     out.write("| " + " | ".join(_COLS) + " |\n")
     out.write("|" + "|".join("---" for _ in _COLS) + "|\n")
     for rank, b in zip(rank_ranges(s), s.bots, strict=True):
-        out.write("| " + " | ".join(_row(rank, b)) + " |\n")
+        out.write("| " + " | ".join(_row(rank, b, s.reference)) + " |\n")
     names = [b.bot for b in s.bots]
     out.write("\n## Going out first\n\n")
     out.write(
@@ -621,7 +639,7 @@ def svg_chart(s: Summary) -> str:
             "stroke='#357'/>"
             f"<circle cx='{x(b.rating):.1f}' cy='{y}' r='4' fill='#c33'>"
             f"<title>{html.escape(b.bot)}: {b.rating:+.1f} "
-            f"{_interval(b.ci_low, b.ci_high)}</title></circle>"
+            f"{_interval(b.ci_low, b.ci_high, b.bot == s.reference)}</title></circle>"
         )
     axis_y = height - 30
     parts.append(
@@ -650,7 +668,9 @@ def html_report(s: Summary) -> str:
         )
         return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
-    board = table(_COLS, [_row(r, b) for r, b in zip(rank_ranges(s), s.bots, strict=True)])
+    board = table(
+        _COLS, [_row(r, b, s.reference) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
+    )
     first = table(
         ["", *names],
         [[a, *("" if a == b else _first_cell(s, a, b) for b in names)] for a in names],
@@ -705,7 +725,7 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
     from rich.table import Table
 
     t = Table(title=f"Tournament {s.tournament_id}: {s.hands} hands")
-    rows = [_row(r, b) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
+    rows = [_row(r, b, s.reference) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
     for k, c in enumerate(_COLS):
         # a bot's name and its interval are never cut or wrapped (they are what a reader looks
         # up); the counters' headers wrap instead when the table is wider than the console

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..axis import nice_step
+from ..report import reference_of
 from .store import LeagueStore, Version
 
 __all__ = ["LeagueSummary", "Standing", "summarize", "write_report"]
@@ -133,12 +134,14 @@ def rank_ranges(standings: list[Standing]) -> list[str]:
     return out
 
 
-def _interval(s: Standing) -> str:
-    """The 95% interval; an open end (a one-sided rating) as infinity."""
+def _interval(s: Standing, ref: str | None) -> str:
+    """The 95% interval; an open end (a one-sided rating) as infinity; the version the others
+    are measured from (``ref``: a frame of one bot, the only interval of no width) as
+    "reference"."""
     if math.isnan(s.low):
         return ""
-    if s.low == s.high and math.isfinite(s.low):
-        return "reference"  # a frame of one bot: the others are measured from it
+    if s.version.key == ref:
+        return "reference"
     left = "(-inf" if math.isinf(s.low) else f"[{s.low:+.0f}"
     right = "+inf)" if math.isinf(s.high) else f"{s.high:+.0f}]"
     return f"{left}, {right}"
@@ -146,6 +149,7 @@ def _interval(s: Standing) -> str:
 
 def rows(s: LeagueSummary) -> list[list[str]]:
     out = []
+    ref = reference_of([(st.version.key, st.low, st.high) for st in s.standings])
     for rank, st in zip(rank_ranges(s.standings), s.standings, strict=True):
         v = st.version
         out.append(
@@ -156,7 +160,7 @@ def rows(s: LeagueSummary) -> list[list[str]]:
                 v.state,
                 str(st.hands),
                 _num(st.rating),
-                _interval(st),
+                _interval(st, ref),
                 st.note,
             ]
         )
