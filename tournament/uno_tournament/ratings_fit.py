@@ -380,6 +380,41 @@ UNBOUNDED_CURVATURE = 1e-9
 """A converged fit whose information matrix has an eigenvalue below this share of its largest
 has a direction the hands do not bound (see :func:`_fit`); legitimate fits stay above 1e-5."""
 
+UNMEASURED = 0.01
+"""A direction of the parameters whose cluster-robust variance is below this share of the
+model-based (Fisher) one (a standard error under a tenth of it) is taken as one the clusters do
+not measure: see :func:`_floored`."""
+
+
+def _floored(bread: FloatArray, sandwich: FloatArray) -> FloatArray:
+    """The cluster-robust covariance, with the model-based one (``bread``) put back in each
+    direction the clusters do not measure.
+
+    The sandwich's middle is a sum over clusters of score sums that add up to (nearly) zero at
+    the maximum, so its rank is at most ``clusters - 1``. With fewer clusters than the fit has
+    parameters (a league's first refit: 2 deals, 4 bots and the seat terms) some combinations of
+    the ratings get a variance of exactly zero, and a bot an interval of no width; the same
+    happens to one bot whose few deals' scores cancel in each deal, and nearly happens with
+    barely more clusters than parameters. Nothing was measured there: it is not certainty. In
+    the whitened frame of ``bread`` (where it is the identity) the sandwich's eigenvalues say how
+    each direction's variance compares with the model's; a direction below :data:`UNMEASURED`
+    gets the model's variance instead (eigenvalue 1), and every other direction keeps the
+    sandwich's. With many clusters none is that low and the sandwich is returned unchanged.
+    (Copies of one deterministic bot, whose every deal's scores cancel, are a tie the callers
+    report as such: :data:`uno_tournament.standings.TIED_NOTE`.)"""
+    b, u = np.linalg.eigh(0.5 * (bread + bread.T))
+    if b.size == 0 or b[-1] <= 0.0:
+        return sandwich
+    use = b > 1e-14 * b[-1]
+    root = u[:, use] * np.sqrt(b[use])  # bread = root @ root.T
+    white = u[:, use] / np.sqrt(b[use])  # white.T @ bread @ white = identity
+    m = white.T @ sandwich @ white
+    lam, v = np.linalg.eigh(0.5 * (m + m.T))
+    if lam[0] >= UNMEASURED:
+        return sandwich
+    lifted = (v * np.where(lam < UNMEASURED, 1.0, lam)) @ v.T
+    return np.asarray(root @ lifted @ root.T)
+
 
 def _fit(
     ch: _Choices,
@@ -528,7 +563,7 @@ def _fit(
         sums = _cluster_sums(scores, ch)
         g = ch.n_clusters
         meat = sums.T @ sums * (g / (g - 1) if g > 1 else 1.0)
-        pcov = bread @ meat @ bread
+        pcov = _floored(bread, bread @ meat @ bread)
     pcov = 0.5 * (pcov + pcov.T)
 
     beta, gamma, delta, omega = lay.unpack(x)

@@ -173,8 +173,10 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
     r, note = fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
     if r is not None and tied_exactly(fit_out):
         # exact by symmetry: what the fit leaves is rounding (1e-14 Elo, either sign), which
-        # ordered the leaderboard and printed "-0"
-        r = dataclasses.replace(r, elo=np.zeros_like(r.elo))
+        # ordered the leaderboard and printed "-0"; the intervals have no width, as every
+        # deal's scores cancel (the fit's own covariance would put the model-based one there,
+        # as it does where the deals do not measure a direction: ratings_fit._floored)
+        r = dataclasses.replace(r, elo=np.zeros_like(r.elo), cov=np.zeros_like(r.cov))
         note = f"{note.rstrip(' .')}. {TIED_NOTE}" if note else TIED_NOTE
     return r, note
 
