@@ -163,3 +163,12 @@ def test_the_floor_is_at_least_the_sandwich_and_the_model_where_unmeasured() -> 
     full -= full.mean(axis=0)
     many = bread @ (full.T @ full) @ bread
     assert ratings_fit._floored(bread, many) is many
+
+
+def test_a_broken_down_fit_keeps_its_errors_as_they_are() -> None:
+    """Non-finite input (a fit that broke down) is passed through, never 'repaired' to look
+    finite: its NaN errors are what tell the callers to fall back."""
+    bread = np.eye(3)
+    bad = np.full((3, 3), np.nan)
+    assert ratings_fit._floored(bread, bad) is bad
+    assert ratings_fit._floored(bad, bread) is bread

@@ -402,6 +402,8 @@ def _floored(bread: FloatArray, sandwich: FloatArray) -> FloatArray:
     sandwich's. With many clusters none is that low and the sandwich is returned unchanged.
     (Copies of one deterministic bot, whose every deal's scores cancel, are a tie the callers
     report as such: :data:`uno_tournament.standings.TIED_NOTE`.)"""
+    if not (np.all(np.isfinite(bread)) and np.all(np.isfinite(sandwich))):
+        return sandwich  # a fit that broke down: its errors say so as they are
     b, u = np.linalg.eigh(0.5 * (bread + bread.T))
     if b.size == 0 or b[-1] <= 0.0:
         return sandwich
