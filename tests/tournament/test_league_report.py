@@ -205,3 +205,49 @@ def test_status_spells_out_a_recorded_reasons_escape_sequences(tmp_path: Path) -
     assert res.returncode == 0, res.stderr
     assert "\x1b" not in res.stdout and "\x07" not in res.stdout
     assert "failed to start: \\x1b]0;pwned\\x07\\x1b[2J" in res.stdout
+
+
+def test_open_ends_are_strict_json_with_the_interval_spelled_out(tmp_path: Path) -> None:
+    """A version rated on one side only has an infinite end: ``league.json`` and the page's
+    ``/api/league`` carry it as null (strict JSON: a browser refuses ``Infinity``) and say in
+    ``interval`` which end is open; a version not rated has no interval at all."""
+    from collections import deque
+
+    from uno_tournament.league.report import json_data, summarize
+    from uno_tournament.league.web import _strict, standings_json
+
+    league = _league(tmp_path)
+    try:
+        ids = {v.key: v.id for v in league.versions()}
+        league.add_refit(
+            96,
+            [
+                (ids["a@1"], 800.0, 785.2, math.inf, 48),
+                (ids["b@1"], 12.0, -40.0, 64.0, 48),
+                (ids["c@1"], -10.0, -70.0, 50.0, 48),
+                (ids["d@1"], -800.0, -math.inf, -310.4, 48),
+            ],
+        )
+        want = {"a@1": "[+785, +inf)", "b@1": "[-40, +64]", "c@1": "[-70, +50]"}
+        want["d@1"] = "(-inf, -310]"
+        report = json.loads(json.dumps(json_data(summarize(league, "L")), allow_nan=False))
+        page = json.loads(_strict(standings_json(league, "L", {}, {"x": deque()})))
+        for rows, key in ((report["standings"], "version"), (page["versions"], "key")):
+            got = {r[key]: r for r in rows}
+            assert {k: r["interval"] for k, r in got.items()} == want
+            assert got["a@1"]["low"] == 785.2 and got["a@1"]["high"] is None
+            assert got["d@1"]["low"] is None and got["d@1"]["high"] == -310.4
+        league.record(
+            name="e",
+            version="1",
+            author="eve",
+            language="python",
+            folder="",
+            manifest={"run": ["x"]},
+            state="active",
+        )
+        page = json.loads(_strict(standings_json(league, "L", {}, {})))
+        e = next(v for v in page["versions"] if v["key"] == "e@1")
+        assert e["interval"] == "" and e["low"] is None and e["rating"] is None
+    finally:
+        league.close()

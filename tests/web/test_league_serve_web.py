@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import signal
 import socket
@@ -131,7 +132,7 @@ async def test_serve_shows_the_league_standings_read_only_in_chromium(tmp_path: 
                 r, lo, hi = hist[(refits, v.id)]
                 assert row["state"] == v.state == "active"
                 assert row["rating"] == _signed(r), (row, r)
-                assert row["interval"] == f"[{_signed(lo)}, {_signed(hi)}]", (row, lo, hi)
+                assert row["interval"] == f"[{lo:+.0f}, {hi:+.0f}]", (row, lo, hi)
                 assert row["hands"] == now[server_name(v)] == 24, (row, now)
                 assert row["links"] == []  # the league's matches are on its own server
             assert _digest(league / "league.sqlite") == before  # serve wrote nothing
@@ -143,6 +144,31 @@ async def test_serve_shows_the_league_standings_read_only_in_chromium(tmp_path: 
                 + f"; return d && d.refits > {refits} ? d : null; }})()"
             )
             assert all(r["hands"] == 48 for r in dom["rows"]), dom["rows"]
+            # a refit whose ratings are bound on one side only (a version that always went out
+            # ahead of the other): open ends, which JSON cannot carry as numbers, show as
+            # infinity; the page once failed to parse the whole response ("unreachable")
+            store = LeagueStore.open(league)
+            try:
+                ids = {v.key: v.id for v in store.versions()}
+                store.add_refit(
+                    48,
+                    [
+                        (ids["a@1"], 790.0, 785.2, math.inf, 48),
+                        (ids["b@1"], -790.0, -math.inf, -310.4, 48),
+                    ],
+                    "one-sided (written by the test)",
+                )
+                refits = len(store.refits())
+            finally:
+                store.close()
+            dom = await page.wait_for(
+                "(() => { const d = "
+                + ROWS
+                + f"; return d && d.refits === {refits} ? d : null; }})()"
+            )
+            shown = {r["key"]: r for r in dom["rows"]}
+            assert shown["a@1"]["interval"] == "[+785, +inf)", shown
+            assert shown["b@1"]["interval"] == "(-inf, -310]", shown
             # and the matches page of this server is still there
             await page.goto(f"http://127.0.0.1:{port}/")
             await page.wait_for("document.readyState === 'complete' ? true : null")

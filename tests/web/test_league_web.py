@@ -24,8 +24,9 @@ import pytest
 
 from tests.tournament.test_league_run import RANDOM, _enter, _new_league
 from uno_tournament.league.ratings import server_name
-from uno_tournament.league.report import Standing, rank_ranges
+from uno_tournament.league.report import Standing, interval_text, rank_ranges
 from uno_tournament.league.store import LeagueStore
+from uno_tournament.report import reference_of
 
 from .cdp import WAIT_S, chromium, chromium_path
 
@@ -127,6 +128,11 @@ async def test_standings_live_in_chromium_with_links_into_the_spectator_view(
             finally:
                 store.close()
             shown = {r["key"]: r for r in dom["rows"]}
+            at_refit = [
+                (k, *hist[(dom["refits"], versions[k].id)][1:3])
+                for k in shown
+                if (dom["refits"], versions[k].id) in hist
+            ]
             assert set(shown) == {"a@0", "a@1", "b@1", "c@1"}
             for key, row in shown.items():
                 v = versions[key]
@@ -138,7 +144,8 @@ async def test_standings_live_in_chromium_with_links_into_the_spectator_view(
                     continue
                 r, lo, hi, n = at
                 assert row["rating"] == _signed(r), (row, r)
-                assert row["interval"] == f"[{_signed(lo)}, {_signed(hi)}]", (row, lo, hi)
+                text = interval_text(Standing(v, r, lo, hi), reference_of(at_refit))
+                assert row["interval"] == text and text.startswith("["), (row, lo, hi)
                 assert n <= row["hands"] <= now[server_name(v)], (row, n, now)
             # ranked strongest first, as the refit has them
             rated = [r["key"] for r in dom["rows"] if r["rating"]]

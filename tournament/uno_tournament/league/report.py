@@ -134,10 +134,15 @@ def rank_ranges(standings: list[Standing]) -> list[str]:
     return out
 
 
-def _interval(s: Standing, ref: str | None) -> str:
-    """The 95% interval; an open end (a one-sided rating) as infinity; the version the others
-    are measured from (``ref``: a frame of one bot, the only interval of no width) as
-    "reference"."""
+def reference(s: LeagueSummary) -> str | None:
+    """The key of the version the others are measured from, if the last refit has one."""
+    return reference_of([(st.version.key, st.low, st.high) for st in s.standings])
+
+
+def interval_text(s: Standing, ref: str | None) -> str:
+    """The 95% interval as the report, ``league.json`` and the page show it: an open end (a
+    one-sided rating) as infinity, the version the others are measured from (``ref``: a frame
+    of one bot, :func:`reference_of`) as "reference", "" for a version not rated."""
     if math.isnan(s.low):
         return ""
     if s.version.key == ref:
@@ -149,7 +154,7 @@ def _interval(s: Standing, ref: str | None) -> str:
 
 def rows(s: LeagueSummary) -> list[list[str]]:
     out = []
-    ref = reference_of([(st.version.key, st.low, st.high) for st in s.standings])
+    ref = reference(s)
     for rank, st in zip(rank_ranges(s.standings), s.standings, strict=True):
         v = st.version
         out.append(
@@ -160,7 +165,7 @@ def rows(s: LeagueSummary) -> list[list[str]]:
                 v.state,
                 str(st.hands),
                 _num(st.rating),
-                _interval(st, ref),
+                interval_text(st, ref),
                 st.note,
             ]
         )
@@ -232,6 +237,7 @@ def _f(v: float) -> float | None:
 
 
 def json_data(s: LeagueSummary) -> dict[str, Any]:
+    ref = reference(s)
     return {
         "league": s.folder,
         "hands": s.hands,
@@ -248,6 +254,7 @@ def json_data(s: LeagueSummary) -> dict[str, Any]:
                 "rating": _f(st.rating),
                 "low": _f(st.low),
                 "high": _f(st.high),
+                "interval": interval_text(st, ref),
                 "note": st.note,
                 "history": [
                     {"refit": r, "hands": n, "rating": _f(x), "low": _f(lo), "high": _f(hi)}

@@ -16,6 +16,7 @@ links of a version's matches lead into the spectator view of the same web view.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import sqlite3
 import threading
@@ -31,7 +32,7 @@ from uno_server.web import WebView
 
 from ..store import DB_NAME as HANDS_DB
 from .ratings import server_name
-from .report import rank_ranges, summarize
+from .report import interval_text, rank_ranges, reference, summarize
 from .store import LeagueStore
 
 __all__ = ["RECENT", "LeagueWebView", "serve_view_factory", "standings_json"]
@@ -41,8 +42,15 @@ RECENT = 5
 while, its summary longer)."""
 
 
+def _strict(data: Any) -> str:
+    """JSON a browser parses: a number JSON cannot carry is an error here, not in the page."""
+    return json.dumps(data, allow_nan=False)
+
+
 def _num(x: float) -> float | None:
-    return None if math.isnan(x) else x
+    """A number for strict JSON: NaN (not rated) and an open end (infinity, which JSON cannot
+    carry and the browser's parser refuses) are null; ``interval`` says which."""
+    return x if math.isfinite(x) else None
 
 
 def standings_json(
@@ -54,6 +62,7 @@ def standings_json(
     """The standings of the last refit, strongest first, with the hands stored per version
     (``counts``, by server name) and its recent matches (``recent``, newest first)."""
     s = summarize(league, name)
+    ref = reference(s)
     versions = []
     ranges = rank_ranges(s.standings)
     for rank, (st, ranks) in enumerate(zip(s.standings, ranges, strict=True), 1):
@@ -72,6 +81,7 @@ def standings_json(
                 "rating": _num(st.rating),
                 "low": _num(st.low),
                 "high": _num(st.high),
+                "interval": interval_text(st, ref),
                 "hands": counts.get(sname, 0),
                 "note": st.note[:300],
                 "matches": list(recent.get(sname, ())),
@@ -140,8 +150,7 @@ async function load() {
     tr.append(el("td", v.ranks, {class: "rank"}), el("td", v.key), el("td", v.author),
       el("td", v.state, {class: "state"}), el("td", v.hands, {class: "hands"}),
       el("td", signed(v.rating), {class: "rating"}),
-      el("td", v.low === null ? "" : `[${signed(v.low)}, ${signed(v.high)}]`,
-        {class: "interval"}),
+      el("td", v.interval, {class: "interval"}),
       el("td", v.note));
     const links = el("td", null, {class: "recent"});
     for (const m of v.matches) {
@@ -204,8 +213,8 @@ class LeagueWebView(WebView):
 
     async def league_api(self, request: web.Request) -> web.Response:
         if self.blocking:
-            return web.json_response(await asyncio.to_thread(self._standings))
-        return web.json_response(self._standings())
+            return web.json_response(await asyncio.to_thread(self._standings), dumps=_strict)
+        return web.json_response(self._standings(), dumps=_strict)
 
     def _standings(self) -> dict[str, Any]:
         counts, recent = self.state()
