@@ -39,7 +39,7 @@ LEAGUE_BOTS = ["a.1", "b.2", "c.3", "d.4"]
 @pytest.fixture
 def sandwich_alone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The fit as it was: the sandwich, whatever its rank."""
-    monkeypatch.setattr(ratings_fit, "_floored", lambda bread, sandwich: sandwich)
+    monkeypatch.setattr(ratings_fit, "_floored", lambda bread, sandwich: (sandwich, 0))
     yield
 
 
@@ -68,6 +68,7 @@ def test_a_leagues_first_refit_gives_every_version_an_interval_with_width() -> N
     r, _ = fit_ratings(_league(), LEAGUE_BOTS)
     assert r is not None
     _widths_are_real(r)
+    assert r.unmeasured >= 1  # what the report's note says (test_report_says_so)
     assert (
         reference_of([(b, lo, hi) for b, lo, hi in zip(r.bots, r.ci_low, r.ci_high, strict=True)])
         is None
@@ -128,8 +129,8 @@ def test_many_deals_keep_the_sandwich_exactly(monkeypatch: pytest.MonkeyPatch) -
     """With 80 deals of 4 bots no direction is unmeasured: the covariance is the sandwich's."""
     o, names = _engine([0.0, 0.2, 0.5, 1.0], 320, 1)
     r, _ = fit_ratings(o, names)
-    assert r is not None and r.n_clusters == 80
-    monkeypatch.setattr(ratings_fit, "_floored", lambda bread, sandwich: sandwich)
+    assert r is not None and r.n_clusters == 80 and r.unmeasured == 0
+    monkeypatch.setattr(ratings_fit, "_floored", lambda bread, sandwich: (sandwich, 0))
     raw, _ = fit_ratings(o, names)
     assert raw is not None
     assert np.array_equal(r.cov, raw.cov) and np.array_equal(r.elo, raw.elo)
@@ -144,7 +145,8 @@ def test_the_floor_is_at_least_the_sandwich_and_the_model_where_unmeasured() -> 
     sums = rng.normal(size=(2, 5))
     sums -= sums.mean(axis=0)  # two clusters' score sums, adding up to zero: rank 1
     sandwich = bread @ (sums.T @ sums * 2.0) @ bread
-    out = ratings_fit._floored(bread, sandwich)
+    out, lifted = ratings_fit._floored(bread, sandwich)
+    assert lifted == 4  # five directions, one measured
     assert np.min(np.linalg.eigvalsh(out - sandwich)) > -1e-9
     # the bread's frame (bread^-1/2, its symmetric root): the directions c = W v for v the
     # eigenvectors of W sandwich W, one of them measured, four not
@@ -162,7 +164,8 @@ def test_the_floor_is_at_least_the_sandwich_and_the_model_where_unmeasured() -> 
     full = rng.normal(size=(40, 5))
     full -= full.mean(axis=0)
     many = bread @ (full.T @ full) @ bread
-    assert ratings_fit._floored(bread, many) is many
+    kept, none = ratings_fit._floored(bread, many)
+    assert kept is many and none == 0
 
 
 def test_a_broken_down_fit_keeps_its_errors_as_they_are() -> None:
@@ -170,5 +173,24 @@ def test_a_broken_down_fit_keeps_its_errors_as_they_are() -> None:
     finite: its NaN errors are what tell the callers to fall back."""
     bread = np.eye(3)
     bad = np.full((3, 3), np.nan)
-    assert ratings_fit._floored(bread, bad) is bad
-    assert ratings_fit._floored(bad, bread) is bread
+    assert ratings_fit._floored(bread, bad)[0] is bad
+    assert ratings_fit._floored(bad, bread)[0] is bread
+
+
+def test_the_report_says_where_few_deals_left_the_model_to_measure() -> None:
+    """The note under the leaderboard (and results.json) says when the floor applied, and is
+    silent with many deals."""
+    from tests.tournament.test_one_sided import _summary_of
+
+    r, note = fit_ratings(_league(), LEAGUE_BOTS)
+    assert r is not None and r.unmeasured >= 1
+    s = _summary_of(r, note)
+    assert f"2 deals are too few to measure every direction of the fit: in {r.unmeasured}" in (
+        s.model_text
+    )
+    assert s.to_json()["model"]["unmeasured_directions"] == r.unmeasured
+    o, names = _engine([0.0, 0.2, 0.5, 1.0], 320, 1)
+    many, note = fit_ratings(o, names)
+    assert many is not None
+    s = _summary_of(many, note)
+    assert "too few" not in s.model_text and s.to_json()["model"]["unmeasured_directions"] == 0

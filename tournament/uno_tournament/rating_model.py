@@ -317,6 +317,10 @@ class Ratings:
     places: str
     cluster: str | None
     anchor: str | None = None
+    unmeasured: int = 0
+    """Directions of the parameters the clusters did not measure (fewer deals than the fit
+    has parameters), where the model-based variance stands in for the clustered one
+    (:func:`uno_tournament.ratings_fit._floored`); 0 with many deals."""
     param_cov: FloatArray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     """Covariance of the internal parameter vector (theta units), for diagnostics."""
     params: FloatArray = field(repr=False, default_factory=lambda: np.zeros(0))

@@ -386,9 +386,9 @@ model-based (Fisher) one (a standard error under a tenth of it) is taken as one 
 not measure: see :func:`_floored`."""
 
 
-def _floored(bread: FloatArray, sandwich: FloatArray) -> FloatArray:
+def _floored(bread: FloatArray, sandwich: FloatArray) -> tuple[FloatArray, int]:
     """The cluster-robust covariance, with the model-based one (``bread``) put back in each
-    direction the clusters do not measure.
+    direction the clusters do not measure; and how many directions that was.
 
     The sandwich's middle is a sum over clusters of score sums that add up to (nearly) zero at
     the maximum, so its rank is at most ``clusters - 1``. With fewer clusters than the fit has
@@ -403,19 +403,20 @@ def _floored(bread: FloatArray, sandwich: FloatArray) -> FloatArray:
     (Copies of one deterministic bot, whose every deal's scores cancel, are a tie the callers
     report as such: :data:`uno_tournament.standings.TIED_NOTE`.)"""
     if not (np.all(np.isfinite(bread)) and np.all(np.isfinite(sandwich))):
-        return sandwich  # a fit that broke down: its errors say so as they are
+        return sandwich, 0  # a fit that broke down: its errors say so as they are
     b, u = np.linalg.eigh(0.5 * (bread + bread.T))
     if b.size == 0 or b[-1] <= 0.0:
-        return sandwich
+        return sandwich, 0
     use = b > 1e-14 * b[-1]
     root = u[:, use] * np.sqrt(b[use])  # bread = root @ root.T
     white = u[:, use] / np.sqrt(b[use])  # white.T @ bread @ white = identity
     m = white.T @ sandwich @ white
     lam, v = np.linalg.eigh(0.5 * (m + m.T))
     if lam[0] >= UNMEASURED:
-        return sandwich
-    lifted = (v * np.where(lam < UNMEASURED, 1.0, lam)) @ v.T
-    return np.asarray(root @ lifted @ root.T)
+        return sandwich, 0
+    low = lam < UNMEASURED
+    lifted = (v * np.where(low, 1.0, lam)) @ v.T
+    return np.asarray(root @ lifted @ root.T), int(low.sum())
 
 
 def _fit(
@@ -559,13 +560,14 @@ def _fit(
             converged = False
     bread = np.zeros((lay.size, lay.size))
     bread[np.ix_(keep, keep)] = np.linalg.pinv(info, hermitian=True)
+    unmeasured = 0
     if cluster is None:
         pcov = bread
     else:
         sums = _cluster_sums(scores, ch)
         g = ch.n_clusters
         meat = sums.T @ sums * (g / (g - 1) if g > 1 else 1.0)
-        pcov = _floored(bread, bread @ meat @ bread)
+        pcov, unmeasured = _floored(bread, bread @ meat @ bread)
     pcov = 0.5 * (pcov + pcov.T)
 
     beta, gamma, delta, omega = lay.unpack(x)
@@ -599,6 +601,7 @@ def _fit(
         converged=converged,
         n_hands=ch.n_hands,
         n_clusters=ch.n_clusters,
+        unmeasured=unmeasured,
         places=places,
         cluster=cluster,
         anchor=anchor,

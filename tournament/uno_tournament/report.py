@@ -125,11 +125,18 @@ class Summary:
                 "going out (fitted with the ratings; its uncertainty is in every interval)."
                 + (" A weak prior keeps it finite." if r.loser_weight_prior else "")
             )
+        few = ""
+        if r is not None and r.unmeasured:
+            few = (
+                f" {r.n_clusters} deals are too few to measure every direction of the fit: "
+                f"in {r.unmeasured} of them the clustered error is (nearly) 0, and the "
+                "model-based one stands in."
+            )
         return (
             "Ratings: Plackett-Luce over each hand's finishing order (first out, then by points "
             "left) with seat terms, on the Elo scale of going out; 95% CIs with standard errors "
             "clustered by deal (Student's t over the deals a bot played: wider when they are "
-            f"few).{lam}"
+            f"few).{lam}{few}"
         )
 
     def given_up_note(self) -> str:
@@ -155,6 +162,7 @@ class Summary:
                 "loser_weight_se": r.loser_weight_se if r else None,
                 "cluster": r.cluster if r else None,
                 "clusters": r.n_clusters if r else 0,
+                "unmeasured_directions": r.unmeasured if r else 0,
                 "converged": r.converged if r else False,
                 "seat_elo": [float(x) for x in r.seat_elo] if r else [],
                 "later_seat_elo": [float(x) for x in r.later_seat_elo] if r else [],
