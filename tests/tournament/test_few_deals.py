@@ -12,6 +12,7 @@ direction the fit now puts the model-based (Fisher) variance back
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -194,3 +195,31 @@ def test_the_report_says_where_few_deals_left_the_model_to_measure() -> None:
     assert many is not None
     s = _summary_of(many, note)
     assert "too few" not in s.model_text and s.to_json()["model"]["unmeasured_directions"] == 0
+
+
+def test_a_league_refit_over_few_deals_says_so_in_its_note(tmp_path: Path) -> None:
+    """The league keeps each refit's note (league.json): the first refits, over a handful of
+    deals, say where the model-based error stood in; later ones, over many, do not."""
+    import random
+
+    from tests.tournament.test_league_ratings import _league, _play
+    from uno_tournament.league.ratings import fit_league, server_name
+    from uno_tournament.store import Store
+
+    league = _league(tmp_path)
+    store = Store.create(tmp_path / "league" / "play", {"tournament_id": "league"})
+    try:
+        names = [server_name(v) for v in league.versions()]
+        elo = dict(zip(names, (-60.0, 0.0, 40.0, 90.0), strict=True))
+        rng = random.Random(3)
+        _play(store, rng, names, elo, 8)
+        first = fit_league(store, "last")
+        assert first.ratings is not None and first.ratings.unmeasured >= 1
+        assert "2 deals are too few to measure every direction" in first.note
+        _play(store, rng, names, elo, 312)
+        later = fit_league(store, "last")
+        assert later.ratings is not None and later.ratings.unmeasured == 0
+        assert "too few" not in later.note
+    finally:
+        store.close()
+        league.close()

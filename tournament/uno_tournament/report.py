@@ -125,13 +125,7 @@ class Summary:
                 "going out (fitted with the ratings; its uncertainty is in every interval)."
                 + (" A weak prior keeps it finite." if r.loser_weight_prior else "")
             )
-        few = ""
-        if r is not None and r.unmeasured:
-            few = (
-                f" {r.n_clusters} deals are too few to measure every direction of the fit: "
-                f"in {r.unmeasured} of them the clustered error is (nearly) 0, and the "
-                "model-based one stands in."
-            )
+        few = f" {few_deals_note(r)}" if r is not None and r.unmeasured else ""
         return (
             "Ratings: Plackett-Luce over each hand's finishing order (first out, then by points "
             "left) with seat terms, on the Elo scale of going out; 95% CIs with standard errors "
@@ -195,6 +189,15 @@ class Summary:
 def _plain(d: dict[str, Any]) -> dict[str, Any]:
     """``d`` with every float that is not finite (NaN, +-inf) as None: standard JSON."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in d.items()}
+
+
+def few_deals_note(r: Ratings) -> str:
+    """What the fit did where its deals measured nothing (:attr:`Ratings.unmeasured`)."""
+    return (
+        f"{r.n_clusters} deals are too few to measure every direction of the fit: in "
+        f"{r.unmeasured} of them the clustered error is (nearly) 0, and the model-based one "
+        "stands in."
+    )
 
 
 def reference_of(intervals: Sequence[tuple[str, float, float]]) -> str | None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..newversion import NewVersionState
 from ..rating_model import Ratings
+from ..report import few_deals_note
 from ..standings import fit_played, rated_outcomes
 from ..store import ResultStore
 from .store import LeagueStore, Version
@@ -62,6 +63,8 @@ def fit_league(store: ResultStore, policy: str) -> LeagueFit:
         cols.hand_ids, cols.deal_ids, cols.bots, cols.places, cols.taken_over, policy
     )
     ratings, note = fit_played(cols, outcomes)
+    if ratings is not None and ratings.unmeasured:  # the refit's note in league.json says so
+        note = " ".join(x for x in (note.strip(), few_deals_note(ratings)) if x)
     return LeagueFit(ratings, note, cols.n_hands, per_bot)
 
 
