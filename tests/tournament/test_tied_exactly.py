@@ -47,6 +47,7 @@ def test_copies_of_one_deterministic_bot_are_tied_exactly_and_the_report_says_so
     )
     # every interval has no width, so none of them is the one the others are measured from
     assert reference_of(list(zip(r.bots, r.ci_low, r.ci_high, strict=True))) is None
+    assert plain.unmeasured > 0 and r.unmeasured == 0  # the tie's note, not the few-deals one
 
 
 def test_bots_that_play_differently_are_not_called_tied() -> None:

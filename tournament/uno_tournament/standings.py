@@ -176,7 +176,8 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
         # ordered the leaderboard and printed "-0"; the intervals have no width, as every
         # deal's scores cancel (the fit's own covariance would put the model-based one there,
         # as it does where the deals do not measure a direction: ratings_fit._floored)
-        r = dataclasses.replace(r, elo=np.zeros_like(r.elo), cov=np.zeros_like(r.cov))
+        # (and no direction is "unmeasured for want of deals": more of them will not help)
+        r = dataclasses.replace(r, elo=np.zeros_like(r.elo), cov=np.zeros_like(r.cov), unmeasured=0)
         note = f"{note.rstrip(' .')}. {TIED_NOTE}" if note else TIED_NOTE
     return r, note
 
