@@ -580,8 +580,9 @@ def markdown(s: Summary) -> str:
     out.write("\n\n".join(_header_lines(s)) + "\n\n")
     out.write("| " + " | ".join(_COLS) + " |\n")
     out.write("|" + "|".join("---" for _ in _COLS) + "|\n")
+    ref = s.reference
     for rank, b in zip(rank_ranges(s), s.bots, strict=True):
-        out.write("| " + " | ".join(_row(rank, b, s.reference)) + " |\n")
+        out.write("| " + " | ".join(_row(rank, b, ref)) + " |\n")
     names = [b.bot for b in s.bots]
     out.write("\n## Going out first\n\n")
     out.write(
@@ -619,6 +620,7 @@ def csv_text(s: Summary) -> str:
 def svg_chart(s: Summary) -> str:
     """Ratings with 95% error bars, one row per bot, strongest first."""
     bots = [b for b in s.bots if not math.isnan(b.rating)]
+    ref = s.reference
     if not bots:
         return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
     ends = [v for b in bots for v in (b.rating, b.ci_low, b.ci_high) if math.isfinite(v)]
@@ -650,7 +652,7 @@ def svg_chart(s: Summary) -> str:
             "stroke='#357'/>"
             f"<circle cx='{x(b.rating):.1f}' cy='{y}' r='4' fill='#c33'>"
             f"<title>{html.escape(b.bot)}: {b.rating:+.1f} "
-            f"{_interval(b.ci_low, b.ci_high, b.bot == s.reference)}</title></circle>"
+            f"{_interval(b.ci_low, b.ci_high, b.bot == ref)}</title></circle>"
         )
     axis_y = height - 30
     parts.append(
@@ -679,9 +681,8 @@ def html_report(s: Summary) -> str:
         )
         return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
-    board = table(
-        _COLS, [_row(r, b, s.reference) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
-    )
+    ref = s.reference
+    board = table(_COLS, [_row(r, b, ref) for r, b in zip(rank_ranges(s), s.bots, strict=True)])
     first = table(
         ["", *names],
         [[a, *("" if a == b else _first_cell(s, a, b) for b in names)] for a in names],
@@ -736,7 +737,8 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
     from rich.table import Table
 
     t = Table(title=f"Tournament {s.tournament_id}: {s.hands} hands")
-    rows = [_row(r, b, s.reference) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
+    ref = s.reference
+    rows = [_row(r, b, ref) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
     for k, c in enumerate(_COLS):
         # a bot's name and its interval are never cut or wrapped (they are what a reader looks
         # up); the counters' headers wrap instead when the table is wider than the console

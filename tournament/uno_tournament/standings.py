@@ -173,10 +173,10 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
     r, note = fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
     if r is not None and tied_exactly(fit_out):
         # exact by symmetry: what the fit leaves is rounding (1e-14 Elo, either sign), which
-        # ordered the leaderboard and printed "-0"; the intervals have no width, as every
-        # deal's scores cancel (the fit's own covariance would put the model-based one there,
-        # as it does where the deals do not measure a direction: ratings_fit._floored)
-        # (and no direction is "unmeasured for want of deals": more of them will not help)
+        # ordered the leaderboard and printed "-0". The intervals have no width, as every
+        # deal's scores cancel: the fit's own covariance puts the model-based one there (as
+        # where deals do not measure a direction, ratings_fit._floored), and counts those
+        # directions as unmeasured for want of deals, which more deals would not change.
         r = dataclasses.replace(r, elo=np.zeros_like(r.elo), cov=np.zeros_like(r.cov), unmeasured=0)
         note = f"{note.rstrip(' .')}. {TIED_NOTE}" if note else TIED_NOTE
     return r, note
