@@ -20,8 +20,8 @@ import pytest
 
 from uno_tournament import ratings_fit
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
+from uno_tournament.rating_bounds import reference_of
 from uno_tournament.ratings import HandResult, Outcomes, PlacesModel, Ratings, fit_outcomes
-from uno_tournament.report import reference_of
 from uno_tournament.standings import fit_ratings
 
 # The league's first refit, as it stored the hands: (hand, seats in finishing order).

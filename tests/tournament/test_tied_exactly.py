@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
-from uno_tournament.rating_bounds import tied_exactly
+from uno_tournament.rating_bounds import reference_of, tied_exactly
 from uno_tournament.ratings import Outcomes
-from uno_tournament.report import reference_of
 from uno_tournament.standings import TIED_NOTE, fit_played, fit_ratings
 
 

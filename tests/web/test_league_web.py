@@ -26,7 +26,7 @@ from tests.tournament.test_league_run import RANDOM, _enter, _new_league
 from uno_tournament.league.ratings import server_name
 from uno_tournament.league.report import Standing, interval_text, rank_ranges
 from uno_tournament.league.store import LeagueStore
-from uno_tournament.report import reference_of
+from uno_tournament.rating_bounds import reference_of
 
 from .cdp import WAIT_S, chromium, chromium_path
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -292,3 +293,12 @@ def tied_exactly(outcomes: Outcomes) -> bool:
         return False
     lead = first[np.searchsorted(deal[first], deal)]  # each deal's first bot, for its rows
     return bool(np.array_equal(counts, counts[lead]))
+
+
+def reference_of(intervals: Sequence[tuple[str, float, float]]) -> str | None:
+    """Of ``(name, low, high)``, the name of the only finite interval of no width, if one is
+    alone in having none: the bot of a frame of one bot, the others measured from it. Bots tied
+    exactly (:data:`~uno_tournament.standings.TIED_NOTE`) all have intervals of no width, and
+    none of them is a reference (see :attr:`uno_tournament.report.Summary.reference`)."""
+    none = [name for name, lo, hi in intervals if lo == hi and math.isfinite(lo)]
+    return none[0] if len(none) == 1 else None

@@ -20,7 +20,6 @@ import io
 import json
 import math
 import shutil
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,6 +28,7 @@ import numpy as np
 
 from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
+from .rating_bounds import reference_of
 from .ratings import Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_played, rated_outcomes
 from .store import ResultStore
@@ -198,13 +198,6 @@ def few_deals_note(r: Ratings) -> str:
         f"{r.unmeasured} of them the clustered error is (nearly) 0, and the model-based one "
         "stands in."
     )
-
-
-def reference_of(intervals: Sequence[tuple[str, float, float]]) -> str | None:
-    """Of ``(name, low, high)``, the name of the only finite interval of no width, if one is
-    alone in having none (see :attr:`Summary.reference`)."""
-    none = [name for name, lo, hi in intervals if lo == hi and math.isfinite(lo)]
-    return none[0] if len(none) == 1 else None
 
 
 def _interval_kind(b: BotStats, ref: str | None) -> str:

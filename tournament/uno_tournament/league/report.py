@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..axis import nice_step
-from ..report import reference_of
+from ..rating_bounds import reference_of
 from .store import LeagueStore, Version
 
 __all__ = ["LeagueSummary", "Standing", "summarize", "write_report"]
