@@ -987,3 +987,117 @@ def test_a_schema_1_file_is_upgraded_when_opened(tmp_path: Path) -> None:
     assert Store.open(tmp_path).conn.execute("SELECT version FROM schema_version").fetchone() == (
         2,
     )
+
+
+# --------------------------------------------- examination of 2026-12-04: what verify let pass
+
+
+def test_a_results_json_claiming_the_older_chain_still_gets_its_reports_compared(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An examiner rewrote results.json's chain in the older format (its head computed with
+    public code), raised a rating in every report file, and verify passed: the older chain had
+    turned the report comparison off. It stays on; only the chain itself is left out of it."""
+    hands = [h.hand_id for h in load_config_of(run).plan(_tid(run))]
+    store = Store.open(run)
+    try:
+        legacy = chain.compute(store, hands, algorithm=chain.LEGACY)
+    finally:
+        store.close()
+
+    def downgrade_and_raise(data: dict[str, Any]) -> None:
+        data["chain"] = {**legacy.to_json()}
+        data["leaderboard"][1]["rating"] += 100.0
+
+    _edit(run / "results.json", downgrade_and_raise)
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1, summary
+    assert len(problems) == 1 and problems[0].startswith("results.json: leaderboard[1]"), problems
+
+
+def test_a_key_written_twice_is_refused_in_results_json_and_in_a_replay(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON readers differ on which of two values of one key counts (Python's the last, others
+    the first): a forged rating placed before the real one passed verify, and a replay with two
+    winners passed `uno-arena replay`."""
+    path = run / "results.json"
+    text = path.read_text()
+    assert text.count('"rating": ') >= 4
+    path.write_text(text.replace('"rating": ', '"rating": 999.0, "rating": ', 1))
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and any("twice in one object" in p for p in problems), problems
+    path.write_text(text)
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 0, problems
+    replay = _files(run)[0]
+    raw = replay.read_text()
+    assert raw.startswith("{")
+    forged = json.loads(raw)["bots"][::-1]  # a reader that keeps the first value sees these
+    replay.write_text('{"bots": ' + json.dumps(forged) + ", " + raw[1:])
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1 and "twice in one object" in problems[0], problems
+    rc, out = _replay(replay)
+    assert rc != 0 and "twice in one object" in out and "Traceback" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("statement", "seen"),
+    [
+        ("UPDATE seats SET late = '' WHERE seat = 1", "ValueError"),
+        ("UPDATE hands SET match_seed = 'x'", "TypeError"),
+        ("UPDATE seats SET response_ms = '[1,2' WHERE seat = 2", "JSONDecodeError"),
+        ("UPDATE replays SET data = 'abc'", "TypeError"),
+    ],
+)
+def test_a_value_of_a_type_no_run_writes_is_one_problem_line_not_a_traceback(
+    run: Path, capsys: pytest.CaptureFixture[str], statement: str, seen: str
+) -> None:
+    _sql(run, statement)
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1 and "Traceback" not in summary, summary
+    assert len(problems) == 1 and problems[0].startswith("verify stopped: "), problems
+    assert seen in problems[0] and "edited by hand" in problems[0], problems
+
+
+def test_numbers_no_report_writes_are_problems_not_tracebacks(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = run / "results.json"
+    data = json.loads(path.read_text())
+    path.write_text(path.read_text().replace(f'"hands": {data["hands"]}', '"hands": 1' + "0" * 400))
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1 and problems and "Traceback" not in summary, summary
+    assert problems[0].startswith("results.json: ") and "hands is 1000" in problems[0], problems
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 1 and "Traceback" not in summary, summary
+    assert any("results.json: unreadable (RecursionError)" in p for p in problems), problems
+
+
+def test_verify_leaves_the_database_as_it_found_it(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify opened the database read-write and put back a column an edit had dropped; what
+    it checks is read, never changed."""
+    _sql(run, "ALTER TABLE seats DROP COLUMN late")
+    before = (run / DB_NAME).read_bytes()
+    _verify([str(run)], capsys)
+    conn = sqlite3.connect(run / DB_NAME)
+    try:
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(seats)")]
+    finally:
+        conn.close()
+    assert "late" not in columns
+    assert (run / DB_NAME).read_bytes() == before
+
+
+def test_a_report_file_with_other_line_endings_says_so(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A leaderboard.md converted to CRLF read "has 53 lines, not 53"."""
+    path = run / "leaderboard.md"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    code, problems, _ = _verify([str(run)], capsys)
+    assert code == 1 and len(problems) == 1, problems
+    assert "other line endings" in problems[0] and "lines, not" not in problems[0], problems

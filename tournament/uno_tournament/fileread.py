@@ -34,3 +34,19 @@ def read_regular(path: Path, limit: int) -> bytes:
     if len(raw) > limit:
         raise NotARegularFileError(f"{path}: more than {limit >> 20} MiB")
     return raw
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names a key twice: readers disagree on which value counts (Python's keeps
+    the last, others the first), so a file that does is not one uno-arena wrote."""
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``json.loads``'s ``object_pairs_hook`` for files a run wrote: an object whose key comes
+    twice raises :class:`DuplicateKeyError` instead of keeping one of the values silently."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"the key {key[:40]!r} twice in one object")
+        out[key] = value
+    return out

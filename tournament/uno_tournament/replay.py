@@ -32,7 +32,7 @@ from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
 
 from .eventjson import replay_json
-from .fileread import NotARegularFileError, read_regular
+from .fileread import DuplicateKeyError, NotARegularFileError, read_regular, unique_keys
 from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
@@ -198,9 +198,12 @@ than read: an examination's symlink to /dev/zero hung `tournament verify`."""
 
 
 def load(path: str | Path) -> dict[str, Any]:
+    """The replay in ``path``, validated. An object naming a key twice is not a replay: readers
+    differ on which value counts (Python's the last, others the first), so such a file could
+    show one reader a forged value while the content hash, taken of the parsed record, matched."""
     p = Path(path)
     try:
-        data = json.loads(read_regular(p, MAX_REPLAY_FILE))
+        data = json.loads(read_regular(p, MAX_REPLAY_FILE), object_pairs_hook=unique_keys)
     except NotARegularFileError as exc:
         raise ReplayError(
             f"{exc}; a replay is a file of at most {MAX_REPLAY_FILE >> 20} MiB"
@@ -209,7 +212,13 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ReplayError(f"{p}: no such file") from exc
     except IsADirectoryError as exc:
         raise ReplayError(f"{p}: a folder, not a replay file") from exc
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (
+        OSError,
+        json.JSONDecodeError,
+        DuplicateKeyError,
+        UnicodeDecodeError,
+        RecursionError,
+    ) as exc:
         raise ReplayError(f"{p}: not a replay file ({type(exc).__name__}: {exc})") from exc
     try:
         return validate(data)
@@ -395,7 +404,7 @@ def verify_file(path: Path, tournament: Path | None = None) -> Verdict:
             verdict.message + " (no tournament database beside it: checked the "
             "engine and the schedule only)",
         )
-    store = Store.open(folder)
+    store = Store.open(folder, readonly=True)
     try:
         problem = check_against_store(data, store)
     finally:

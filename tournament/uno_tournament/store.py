@@ -760,6 +760,12 @@ class Store(ResultStore):
             except sqlite3.DatabaseError as exc:
                 conn.close()
                 raise StoreError(f"{path}: cannot upgrade it from schema 1 ({exc})") from exc
+        elif version == 1:  # read-only: an older run's database is not upgraded here
+            conn.close()
+            raise StoreError(
+                f"{path}: an older run's database (schema 1); `uno-arena tournament report "
+                f"{folder}` upgrades it to schema {SCHEMA_VERSION}, then try again"
+            )
         elif version != SCHEMA_VERSION:
             conn.close()
             raise StoreError(

@@ -36,12 +36,15 @@ from typing import Any, TextIO
 
 from . import chain
 from .config import load_config
-from .fileread import read_regular
+from .fileread import DuplicateKeyError, read_regular, unique_keys
 from .handcheck import ReplayMismatchError, compare, expected
 from .replay import ReplayError, check, load, replay_name, validate
 from .store import HandRecord, ResultStore, content_hash
 
 MAX_LINES = 20
+UNWRITTEN = (ValueError, TypeError, OverflowError, RecursionError, LookupError)
+"""What reading a value no run writes raises (the database's or a report file's): verify turns
+it into one problem line (:func:`unwritten`)."""
 MAX_RESULTS_JSON = 1 << 30
 """The largest results.json read (1 GiB: 100,000 hands write about 60 MB)."""
 MAX_LINE = 400
@@ -93,14 +96,31 @@ def verify(
             raise ValueError("verify needs a folder or a store")
         from .store import Store
 
-        store = Store.open(folder)
+        store = Store.open(folder, readonly=True)  # verify reads; it never changes the run
     try:
-        rep = _verify(folder, store, head, progress)
+        try:
+            rep = _verify(folder, store, head, progress)
+        except UNWRITTEN as exc:
+            # a value of a type or size no run writes (an empty string in an integer column,
+            # text where a blob belongs, a number of 400 digits): one problem line, not a
+            # traceback; nothing after it was checked
+            rep = VerifyReport()
+            rep.problems = [_short(f"verify stopped: {unwritten(exc)}")]
     finally:
         if own:
             store.close()
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def unwritten(exc: BaseException) -> str:
+    """The problem line's text for a value no run writes (:data:`UNWRITTEN`)."""
+    what = str(exc).splitlines()[0][:160] if str(exc) else ""
+    return (
+        f"the database or a report file holds a value no run writes ({type(exc).__name__}"
+        f"{': ' + what if what else ''}): it was edited by hand, so the run cannot be trusted; "
+        "nothing after it was checked"
+    )
 
 
 def _short(text: str) -> str:
@@ -123,7 +143,7 @@ def _reference(folder: Path | None, head: str | None) -> tuple[dict[str, Any] | 
         )
     path = folder / "results.json"
     try:
-        data = json.loads(read_regular(path, MAX_RESULTS_JSON))
+        data = json.loads(read_regular(path, MAX_RESULTS_JSON), object_pairs_hook=unique_keys)
     except FileNotFoundError:
         return (
             None,
@@ -133,7 +153,9 @@ def _reference(folder: Path | None, head: str | None) -> tuple[dict[str, Any] | 
             "with the results (an interrupted run has none yet: `uno-arena tournament report "
             f"{folder}` writes one from the database as it is now)",
         )
-    except (OSError, ValueError) as exc:
+    except DuplicateKeyError as exc:
+        return None, "", f"{path}: has {exc}, which uno-arena never writes: it was edited"
+    except (OSError, ValueError, RecursionError) as exc:
         return None, "", f"{path}: unreadable ({type(exc).__name__}); give --head HEX"
     ref = data.get("chain") if isinstance(data, dict) else None
     if not isinstance(ref, dict) or not isinstance(ref.get("head"), str):
@@ -253,12 +275,14 @@ def _verify(
             _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
     else:
         _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
-    if folder is not None and ref is not None and not out.lines() and not rep.legacy:
+    if folder is not None and ref is not None and not out.lines():
         # the hands, incidents and configuration are the chain's: the report files are what
-        # people read, written again from them and compared
+        # people read, written again from them and compared. An older run's chain as well
+        # (results.json's chain is then the older kind, and only it may differ): a results.json
+        # that merely claims the older chain must not turn the comparison off
         from .verify_reports import check_reports
 
-        checked = check_reports(folder, store, config, tid)
+        checked = check_reports(folder, store, config, tid, older_chain=rep.legacy)
         for line in checked.problems:
             out.add(line)
         rep.reports_absent = checked.absent
