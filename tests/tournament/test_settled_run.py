@@ -367,6 +367,26 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     conn.commit()
     assert _verify(out).returncode == 0
 
+    # the test's final state, which the report's "Why the run stopped" table prints: an
+    # examiner made a pair "better" there, wrote the report again, and verify passed
+    edited = json.loads(json.dumps(rec))
+    forged = edited["state"]["pairs"][0]
+    forged.update(status="better", low=20.0, high=260.0, claimed_at=hands // 2)
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+    conn.commit()
+    v = _verify(out)
+    assert v.returncode == 1 and f"pair {forged['a']}~{forged['b']}" in v.stdout, v.stdout
+    # the mixture's rho chosen after the hands were seen (every interval and claim moves)
+    edited = json.loads(json.dumps(rec))
+    edited["state"]["rho"] *= 3.0
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+    conn.commit()
+    v = _verify(out)
+    assert v.returncode == 1 and "the record's rho is" in v.stdout, v.stdout
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
+    conn.commit()
+    assert _verify(out).returncode == 0
+
     # a hand deleted from the middle of the played prefix
     victim = conn.execute(
         "SELECT hand_id FROM hands WHERE block = 0 AND deal = 1 AND rotation = 2 LIMIT 1"

@@ -442,8 +442,9 @@ def _compare_chain(
     if not named and not had_problems:
         out.add(
             f"chain head {now.head[:16]}... differs from {ref['head'][:16]}... in "
-            f"{'--head' if 'hands_digests' not in ref else 'results.json'}: a hand was edited, "
-            "deleted, added or reordered since the head was published"
+            f"{'--head' if 'hands_digests' not in ref else 'results.json'}: since the head was "
+            "published a hand was edited, deleted, added or reordered, or the stored "
+            "configuration or incidents were edited (a head alone cannot say which)"
         )
 
 

@@ -122,6 +122,63 @@ def _block_problem(recorded: SequentialRecord, fresh: SequentialRecord) -> str:
     return ""
 
 
+def _state_problem(
+    recorded: SequentialRecord,
+    fresh: SequentialRecord,
+    config: Any,
+    plan: Sequence[HandSpec],
+    plan_ids: Sequence[str],
+    stored: dict[str, HandResult | None],
+    names: Sequence[str],
+) -> str:
+    """How the record's test state (every pair's status, interval and claim, or the
+    new-version test's LLR: what the report's tables print) differs from the one the stored
+    hands give after the same looks ('' if it does not). A record that trails the hands (a run
+    killed between a hand and its look) is compared with the hands it covers."""
+    if len(fresh.looks) != len(recorded.looks):
+        if len(fresh.looks) < len(recorded.looks):
+            return ""  # the missing looks are named already
+        covered = set(plan_ids[: recorded.through])
+        again = SequentialRecord.new(config, plan)
+        if again.state is not None and recorded.state is not None:
+            again.state.rho = recorded.state.rho
+        fresh = catch_up(again, plan_ids, {h: r for h, r in stored.items() if h in covered}, names)
+        if len(fresh.looks) != len(recorded.looks):
+            return ""
+    if recorded.state is not None and fresh.state is not None:
+        mine, theirs = recorded.state.to_dict(), fresh.state.to_dict()
+        for key in sorted(set(mine) | set(theirs)):
+            if key == "pairs":
+                continue
+            if not _same(mine.get(key), theirs.get(key)):
+                return (
+                    f"the record's test state has {key} {mine.get(key)!r}, the stored hands give "
+                    f"{theirs.get(key)!r}: the record was edited"
+                )
+        a = {(p.get("a"), p.get("b")): p for p in mine.get("pairs") or []}
+        b = {(p.get("a"), p.get("b")): p for p in theirs.get("pairs") or []}
+        if a.keys() != b.keys():
+            return "the record's test state names other pairs than the bots give: edited"
+        for key, p in a.items():
+            q = b[key]
+            for col in sorted(set(p) | set(q)):
+                if not _same(p.get(col), q.get(col)):
+                    return (
+                        f"the record's pair {key[0]}~{key[1]} has {col} {p.get(col)!r}, the "
+                        f"stored hands give {q.get(col)!r} (what the report prints as the "
+                        "pair's status): the record was edited"
+                    )
+    if recorded.newversion is not None and fresh.newversion is not None:
+        mine, theirs = recorded.newversion.to_dict(), fresh.newversion.to_dict()
+        for key in sorted(set(mine) | set(theirs)):
+            if not _same(mine.get(key), theirs.get(key)):
+                return (
+                    f"the record's new-version test has {key} {mine.get(key)!r}, the stored "
+                    f"hands give {theirs.get(key)!r}: the record was edited"
+                )
+    return ""
+
+
 def check_sequential(
     store: ResultStore,
     config: Any,
@@ -160,10 +217,15 @@ def check_sequential(
                     f"configuration's {getattr(start.state, key)!r}"
                 )
                 return out
-        if not (recorded.state.rho > 0.0 and math.isfinite(recorded.state.rho)):
-            out.other.append(f"{where}: the record's rho is not a positive number")
+        if not _same(recorded.state.rho, start.state.rho):
+            # rho is fixed by the settings before the run (settled.tune_rho); one chosen after
+            # the hands were seen would move every interval and claim, so it is not taken
+            out.other.append(
+                f"{where}: the record's rho is {recorded.state.rho!r}, the settings give "
+                f"{start.state.rho!r} (the mixture is tuned before the run, from alpha and "
+                "indifference_elo: the record was edited, or written by another version)"[:400]
+            )
             return out
-        start.state.rho = recorded.state.rho
     fresh = catch_up(start, plan_ids, stored, names)
     if recorded is None:
         if finished or fresh.looks:
@@ -223,6 +285,9 @@ def check_sequential(
             f"{where}: the run's reports say it ended, but the record has no stop (the hands "
             f"give {_describe(fresh)})"
         )
+    state_problem = _state_problem(recorded, fresh, config, plan, plan_ids, stored, names)
+    if state_problem and bad_look is None:
+        out.other.append(f"{where}: {state_problem}"[:400])
     if reported is not None and recorded.stop is not None and not _same(reported, recorded.stop):
         out.other.append(
             f"{where}: results.json reports {reported.get('reason')} after "
