@@ -159,12 +159,12 @@ def _state_problem(
         b = {(p.get("a"), p.get("b")): p for p in theirs.get("pairs") or []}
         if a.keys() != b.keys():
             return "the record's test state names other pairs than the bots give: edited"
-        for key, p in a.items():
-            q = b[key]
+        for ab, p in a.items():
+            q = b[ab]
             for col in sorted(set(p) | set(q)):
                 if not _same(p.get(col), q.get(col)):
                     return (
-                        f"the record's pair {key[0]}~{key[1]} has {col} {p.get(col)!r}, the "
+                        f"the record's pair {ab[0]}~{ab[1]} has {col} {p.get(col)!r}, the "
                         f"stored hands give {q.get(col)!r} (what the report prints as the "
                         "pair's status): the record was edited"
                     )
