@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     tournament_cli.add_tournament_parser(sub)
     tournament_cli.add_replay_parser(sub)
-    from uno_tournament import sandbox as sandbox_cli
+    from uno_tournament import sandbox_cli
 
     sandbox_cli.add_parser(sub)
     from uno_tournament.league import cli as league_cli

@@ -162,6 +162,37 @@ def test_a_build_that_hangs_is_killed_at_its_time_limit_with_all_it_started(
     assert _processes_with(tag) == []
 
 
+def test_a_build_that_fills_the_disk_through_its_folder_is_stopped(tmp_path: Path) -> None:
+    """The one folder a build may write is on the organiser's disk: an examination's build
+    wrote 600 MiB there in 7 s, file by file under the file size limit, and was accepted. Past
+    ``sandbox.build_disk_mb`` it is stopped, named, and the writing ends there."""
+    _need_sandbox()
+    code = (
+        "import time\n"
+        "for i in range(400):\n"
+        "    with open(f'out{i}', 'wb') as f: f.write(b'x' * (1 << 20))\n"
+        "    time.sleep(0.01)\n"
+        "time.sleep(600)\n"
+    )
+    spec = _spec(tmp_path, _py(code), sandbox={"build_disk_mb": 20}, build_timeout_s=300)
+    with pytest.raises(BuildError) as err:
+        asyncio.run(build_bot(spec, tmp_path / "logs"))
+    assert "its build wrote more than 20 MiB into the bot's folder" in str(err.value)
+    assert "sandbox.build_disk_mb" in str(err.value)
+    written = len(list(tmp_path.glob("out*")))
+    assert 20 < written < 400, written  # stopped after the limit, long before the build's end
+    time.sleep(1.0)
+    assert len(list(tmp_path.glob("out*"))) == written  # and nothing of it writes on
+
+
+def test_a_build_within_its_disk_limit_is_not_stopped(tmp_path: Path) -> None:
+    _need_sandbox()
+    code = "open('out', 'wb').write(b'x' * (8 << 20))"
+    spec = _spec(tmp_path, _py(code), sandbox={"build_disk_mb": 20})
+    asyncio.run(build_bot(spec, tmp_path / "logs"))
+    assert (tmp_path / "out").stat().st_size == 8 << 20
+
+
 def _run_with_builds(
     tmp_path: Path, builds: list[list[str]], commands: list[list[str]] | None = None
 ) -> subprocess.CompletedProcess[str]:

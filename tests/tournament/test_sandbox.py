@@ -793,3 +793,51 @@ def test_cgroup_v2_groups_get_the_limits_and_the_run_group_the_sum(
     (d / "cpu.max").unlink()
     a.remove()
     assert (run / "cpu.weight").read_text() == "50"
+
+
+def test_paths_a_command_names_are_shown_only_when_harmless(tmp_path: Path) -> None:
+    """An examination named /proc (every process's command line, with the other bots' tokens),
+    a host service's Unix socket, /etc/shadow's neighbours and a file in the organiser's HOME
+    in a bot's command, and the sandbox bound each of them for the bot to read. A named path
+    is shown only when it is the bot's own, or an ordinary file or folder outside the machine's
+    pseudo file systems and outside everything hidden."""
+    from uno_tournament.config import BotSpec
+
+    own = tmp_path / "bot"
+    own.mkdir()
+    (own / "bot.py").write_text("pass\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.txt").write_text("x")
+    elsewhere = tmp_path / "runtime"
+    elsewhere.mkdir()
+    (elsewhere / "lib.jar").write_text("x")
+    sock_path = tmp_path / "service.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    try:
+        command = [
+            sys.executable,
+            str(own / "bot.py"),
+            "/proc",
+            "/proc/1/cmdline",
+            "/sys/fs/cgroup",
+            "/run",
+            str(sock_path),
+            str(home / "secret.txt"),
+            str(elsewhere / "lib.jar"),
+        ]
+        spec = BotSpec(name="x", command=tuple(command), cwd=str(own))
+        argv = sandbox.bwrap_argv(
+            "/usr/bin/bwrap", spec, command, port=5, socket_dir=str(tmp_path), hide=[str(home)]
+        )
+    finally:
+        server.close()
+    bound = {argv[i + 1] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind")}
+    for hidden in ("/proc", "/proc/1/cmdline", "/sys/fs/cgroup", "/run", str(sock_path)):
+        assert hidden not in bound, hidden
+    assert str(home / "secret.txt") not in bound and str(home) not in bound
+    assert str(elsewhere / "lib.jar") in bound  # the organiser's named runtime file
+    assert any(str(own).startswith(b) for b in bound)  # the bot's own folder
+    # the sandbox's own /proc (of its pid namespace) is still there
+    assert argv[argv.index("--proc") + 1] == "/proc"

@@ -10,6 +10,8 @@ one after the other, in the bot's own folder:
   is the safer way);
 - within ``build_timeout_s`` seconds, after which the build and everything it started are
   killed;
+- adding at most ``sandbox.build_disk_mb`` MiB to the bot's folder (measured every
+  :data:`DISK_POLL_S` s; past it the build is killed as at its time limit);
 - with its output in ``logs/<bot>.build.log`` (rotated at the sandbox's ``log_mb``, as the
   bot's own log).
 
@@ -95,6 +97,7 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
         keeper.update(keeper_limits(sb, cgroup))
         if prot.bwrap:
             keeper["argv"] = sandbox.build_argv(prot.bwrap, spec, args, hide=hidden)
+    start_bytes = await asyncio.to_thread(folder_bytes, Path(spec.cwd), None) if sb.enabled else 0
     t0 = time.monotonic()
     try:
         with log_path.open("ab") as log:
@@ -119,17 +122,33 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
                 raise BuildError(
                     f"bot {spec.name!r}: cannot start its build: {exc.strerror or exc}"
                 ) from exc
+            # only a confined build is held to the sandbox's disk limit
+            disk_limit = sb.build_disk_mb * sandbox.MiB if sb.enabled else None
+            waiting = asyncio.ensure_future(proc.wait())
+            watching = asyncio.ensure_future(_watch_disk(Path(spec.cwd), start_bytes, disk_limit))
             try:
-                code = await asyncio.wait_for(proc.wait(), spec.build_timeout_s)
-            except TimeoutError:
-                await _kill(proc, cgroup)
-                raise BuildError(
-                    f"bot {spec.name!r}: its build did not finish within "
-                    f"{spec.build_timeout_s:g} s (bots[].build_timeout_s); " + _tail(log_path)
-                ) from None
+                done, _ = await asyncio.wait(
+                    {waiting, watching},
+                    timeout=spec.build_timeout_s,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
             except BaseException:
                 await _kill(proc, cgroup)
                 raise
+            finally:
+                watching.cancel()
+            if waiting not in done:
+                waiting.cancel()
+                await _kill(proc, cgroup)
+                why = (
+                    f"wrote more than {sb.build_disk_mb} MiB into the bot's folder "
+                    "(sandbox.build_disk_mb), and was stopped"
+                    if watching in done
+                    else f"did not finish within {spec.build_timeout_s:g} s "
+                    "(bots[].build_timeout_s)"
+                )
+                raise BuildError(f"bot {spec.name!r}: its build {why}; " + _tail(log_path))
+            code = waiting.result()
     finally:
         if cgroup is not None:
             cgroup.remove()
@@ -144,6 +163,46 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
     with contextlib.suppress(OSError):
         status_path.unlink()
     return took
+
+
+DISK_POLL_S = 0.2
+"""How often a build's folder is measured against ``sandbox.build_disk_mb``."""
+
+
+def folder_bytes(folder: Path, stop_at: int | None) -> int:
+    """Disk space the files under ``folder`` take (allocated blocks, so a sparse file counts
+    what it holds; links are not followed), counting stopped once past ``stop_at``."""
+    total = 0
+    stack = [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for e in entries:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(Path(e.path))
+        except OSError:
+            continue
+        if stop_at is not None and total > stop_at:
+            break
+    return total
+
+
+async def _watch_disk(folder: Path, start: int, limit: int | None) -> None:
+    """Return once the files under ``folder`` take more than ``start + limit`` bytes (a build
+    filling the organiser's disk through the one folder it may write); never without a
+    limit."""
+    if limit is None:
+        await asyncio.Event().wait()
+    assert limit is not None
+    while True:
+        await asyncio.sleep(DISK_POLL_S)
+        if await asyncio.to_thread(folder_bytes, folder, start + limit) > start + limit:
+            return
 
 
 async def _kill(proc: asyncio.subprocess.Process, cgroup: sandbox.BotCgroup | None) -> None:

@@ -129,6 +129,9 @@ class SandboxSpec:
     """Largest file the bot may write (RLIMIT_FSIZE)."""
     scratch_mb: int = 256
     """Size of the bot's private writable /tmp (its HOME too)."""
+    build_disk_mb: int = 1024
+    """Most a bot's build may add to the bot's folder, in MiB (its one writable place on the
+    machine's disk); a build that writes more is stopped."""
     log_mb: int = 10
     """Size at which the bot's log is rotated (the previous part is kept as ``<bot>.log.1``)."""
     paths: tuple[str, ...] = ()
@@ -142,6 +145,7 @@ SANDBOX_LIMITS: dict[str, tuple[float, float]] = {
     "pids": (8, 65_536),
     "file_size_mb": (1, 1_048_576),
     "scratch_mb": (1, 1_048_576),
+    "build_disk_mb": (1, 1_048_576),
     "log_mb": (1, 100_000),
 }
 """Allowed range of every numeric ``[sandbox]`` key."""

@@ -26,7 +26,6 @@ check`` prints both.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import atexit
 import contextlib
@@ -37,6 +36,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -621,6 +621,34 @@ def python_paths() -> list[str]:
     return paths
 
 
+NEVER_NAMED = ("/proc", "/sys", "/dev", "/run", "/var/run")
+"""Where a path the command names is never shown from: the machine's processes (their command
+lines carry other bots' tokens), its kernel and devices, and its services' sockets. The sandbox
+has its own /proc and /dev."""
+
+
+def _mountable(path: str, cwd: str, hide: Sequence[str]) -> bool:
+    """Whether a path a bot's command names may be shown to it read-only: anything in its own
+    folder ``cwd``; elsewhere an existing regular file or folder (not a socket, pipe or device:
+    a socket stays connectable on a read-only mount), outside :data:`NEVER_NAMED` and outside
+    everything ``hide`` hides (the organiser's HOME, the run folder, other bots' folders; a
+    runtime kept there is named in ``sandbox.paths``). Anything else is left out, and the bot
+    finds nothing there. (A league's manifests may not name such paths at all:
+    :mod:`uno_tournament.league.manifest`.)"""
+    real = os.path.realpath(path)
+    if _inside(real, cwd):
+        return True
+    try:
+        st = os.stat(real)
+    except OSError:
+        return False
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return False
+    if any(_inside(real, os.path.realpath(p)) for p in NEVER_NAMED):
+        return False
+    return not any(_inside(real, h) for h in map(os.path.realpath, hide) if not _inside(cwd, h))
+
+
 def _inside(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
@@ -715,7 +743,7 @@ def _confined(
     command = [
         os.path.normpath(a) if a.startswith("/") and os.path.exists(a) else a for a in command
     ]
-    named = [a for a in command if a.startswith("/") and os.path.exists(a)]
+    named = [a for a in command if a.startswith("/") and _mountable(a, cwd, hide)]
     ro = _dedup(
         [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, *named, cwd]
     )
@@ -747,54 +775,3 @@ def limit_names(spec: SandboxSpec, *, watchdog: bool) -> dict[str, str]:
         "pids": f"pids limit {spec.pids}",
         "fsize": f"file size limit {spec.file_size_mb} MiB",
     }
-
-
-# ------------------------------------------------------------------------- uno-arena sandbox
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    """``uno-arena sandbox check [--config FILE]``: the protections a launched bot gets on this
-    machine (one line), then one line per missing protection with what to install or enable.
-    Exit status 0 when every protection is there, 1 when one is missing, 2 for a bad config."""
-    from .config import ConfigError, load
-
-    specs: list[tuple[str, SandboxSpec]] = [("defaults", SandboxSpec())]
-    if args.config:
-        try:
-            cfg = load(args.config)
-        except ConfigError as exc:
-            print(f"uno-arena: {exc}", file=sys.stderr)
-            return 2
-        specs = [("[sandbox]", cfg.sandbox)]
-        specs += [(f"bot {b.name}", b.sandbox) for b in cfg.bots if not b.external]
-    shown: set[str] = set()
-    for who, spec in specs:
-        line = summary(spec)
-        if line not in shown:
-            shown.add(line)
-            print(line if who in ("defaults", "[sandbox]") else f"{who}: {line}")
-    try:
-        missing = check(s for _, s in specs)
-    except SandboxError as exc:  # sandbox.required and a protection is missing
-        print(f"uno-arena: {exc}", file=sys.stderr)
-        return 1
-    for line in missing:
-        print(f"missing: {line}")
-    if not missing:
-        print("every protection is active")
-    return 1 if missing else 0
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sb = sub.add_parser(
-        "sandbox",
-        help="the sandbox around launched bots: which protections this machine gives",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    sbsub = sb.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
-    chk = sbsub.add_parser(
-        "check", help="print the active protections", description=cmd_check.__doc__
-    )
-    chk.add_argument("--config", help="a tournament config: its [sandbox] and each bot's")
-    chk.set_defaults(func=cmd_check)
