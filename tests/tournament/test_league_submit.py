@@ -78,6 +78,12 @@ GOOD = {"name": "good", "version": "1.0", "author": "alice", "run": RUN}
         ({**GOOD, "build": ["make"], "build_timeout_s": 0}, "build_timeout_s: must be a number"),
         ({**GOOD, "build_timeout_s": 60}, "build_timeout_s: only with a build"),
         ({**GOOD, "colour": "red"}, "unknown key 'colour'"),
+        # an absolute path outside the system folders would be shown to the bot by the sandbox
+        # (an examination named /proc, read the other bots' tokens and played in their seats)
+        ({**GOOD, "run": [*RUN, "/proc"]}, "run: '/proc' is a path outside the bot's folder"),
+        ({**GOOD, "run": ["/etc/shadow"]}, "run: '/etc/shadow' is a path outside"),
+        ({**GOOD, "build": ["cat", "/root/.ssh/id_rsa"]}, "build: '/root/.ssh/id_rsa' is a path"),
+        ({**GOOD, "run": [*RUN, "/usr/../proc/1"]}, "'/usr/../proc/1' is a path outside"),
     ],
 )
 def test_a_bad_manifest_names_its_field(
@@ -505,3 +511,41 @@ def test_a_crashed_bots_log_tail_is_shown_without_its_escape_sequences(tmp_path:
     log = tmp_path / "bot.log"
     log.write_bytes(b"loading\n\x1b[2J\x1b]0;pwned\x07cannot load model\r\n")
     assert tail(log) == ["loading", "\\x1b[2J\\x1b]0;pwned\\x07cannot load model"]
+
+
+def test_a_manifest_may_name_programs_under_the_system_folders(tmp_path: Path) -> None:
+    man = read_manifest(_bot(tmp_path / "b", **{**GOOD, "run": ["/usr/bin/java", "-jar", "b.jar"]}))
+    assert man.run[0] == "/usr/bin/java"
+
+
+def test_a_machine_that_cannot_confine_refuses_strangers_and_records_nothing(
+    tmp_path: Path,
+) -> None:
+    """Without bubblewrap a league's submissions ran unconfined, as root, and `league submit`
+    said nothing. A league requires the sandbox unless its settings say `required = false`;
+    the refusal is the organiser's to fix, so the author's version is not recorded."""
+    league = tmp_path / "lg"
+    assert _cli("init", str(league)).returncode == 0
+    bot = _bot(tmp_path / "b", **GOOD)
+    code = (
+        "import sys; from uno_tournament import sandbox; "
+        "sandbox.Protections.missing = lambda self, spec: ['namespaces (bwrap not found)']; "
+        "from uno_server.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, "league", "submit", str(league), str(bot)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    err = res.stderr.strip().splitlines()
+    assert len(err) == 1 and "cannot confine a submitted bot" in err[0], res.stderr
+    assert "required = false" in err[0] and "Nothing was recorded" in err[0]
+    store = LeagueStore.open(league)
+    try:
+        assert store.versions("good") == []
+    finally:
+        store.close()
+    assert not (league / "bots" / "good").exists()

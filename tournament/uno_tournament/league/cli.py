@@ -62,7 +62,13 @@ def settings_from(path: Path | None) -> dict[str, Any]:
     except ConfigError as exc:
         raise LeagueError(f"{path}: {exc}") from None
     d = cfg.to_dict()
-    return {k: d[k] for k in SECTIONS}
+    out = {k: d[k] for k in SECTIONS}
+    # strangers' bots: a protection this machine cannot give refuses them, unless the file says
+    # `required = false` (a tournament's bots are the organiser's, and only warn)
+    given = data.get("sandbox")
+    if not (isinstance(given, dict) and "required" in given):
+        out["sandbox"] = {**out["sandbox"], "required": True}
+    return out
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ refused with a message that names it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import stat
 import tomllib
@@ -96,7 +97,25 @@ def _words(where: str, v: object, *, allowed: tuple[str, ...]) -> tuple[str, ...
                 raise ManifestError(
                     f"{where}: {_shown(placeholder)} is not known here (only {', '.join(allowed)})"
                 )
+        if x.startswith("/") and not any(_inside(x, d) for d in SHOWN):
+            raise ManifestError(
+                f"{where}: {_shown(x)} is a path outside the bot's folder; name the bot's own "
+                f"files relative to its folder, and programs only under {', '.join(SHOWN)} "
+                "(or as {python})"
+            )
     return tuple(v)
+
+
+SHOWN = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib64")
+"""Where an absolute path in ``run`` or ``build`` may point: the system folders every confined
+bot sees anyway. Any other absolute path is refused, since the sandbox would otherwise show the
+file named to the bot (an examination named ``/proc``, read every process's command line with
+the other bots' tokens, and played in another bot's seats)."""
+
+
+def _inside(path: str, parent: str) -> bool:
+    norm = posixpath.normpath(path)
+    return norm == parent or norm.startswith(parent + "/")
 
 
 def read_manifest(folder: Path) -> Manifest:

@@ -36,6 +36,8 @@ from ..player import RunnerError
 from ..procs import printable
 from ..replay import replay_name
 from ..runner import Runner
+from ..sandbox import SandboxError
+from ..sandbox import check as check_sandbox
 from ..sharding import new_tournament_id
 from ..store import HandRecord, Store
 from .manifest import RESERVED_RULE, Manifest, ManifestError, read_manifest, reserved
@@ -188,6 +190,8 @@ def _submit(
                 f"{man.key}: this version was submitted already; raise the version in "
                 f"{bot_folder / 'bot.toml'}"
             )
+        settings = store.settings()
+        _confinable(settings)
         size = _folder_size(bot_folder)
         if size > MAX_FOLDER_BYTES:
             raise LeagueError(
@@ -205,7 +209,6 @@ def _submit(
             first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
             why = " ".join(str(first).split())[:300]
             raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
-        settings = store.settings()
         accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
         retired = store.record(
             name=man.name,
@@ -221,6 +224,26 @@ def _submit(
         return Verdict(man.key, accepted, reason, tuple(retired), gate)
     finally:
         store.close()
+
+
+def _confinable(settings: dict[str, Any]) -> None:
+    """Before a stranger's bot is built or run: can this machine confine it? With the league's
+    ``[sandbox] required`` (the default of ``league init``) a missing protection refuses the
+    submission, which is the organiser's to fix, so nothing is recorded against the author's
+    version; without it each missing protection is one warning line on stderr."""
+    spec = _sandbox_from_dict(settings.get("sandbox"))
+    if not spec.enabled:
+        return
+    try:
+        missing = check_sandbox([spec])
+    except SandboxError as exc:
+        raise LeagueError(
+            f"this machine cannot confine a submitted bot ({exc}); install what `uno-arena "
+            "sandbox check` names, or start the league with [sandbox] required = false to run "
+            "strangers' bots without it. Nothing was recorded: submit again once it is fixed"
+        ) from None
+    for line in missing:
+        print(f"sandbox: missing {line} (the bot runs less confined)", file=sys.stderr)
 
 
 def gate_config(
