@@ -298,7 +298,8 @@ class Ratings:
 
     bots: tuple[str, ...]
     elo: FloatArray
-    """Ratings, centred at mean 0 (or 0 for the ``anchor`` bot)."""
+    """Ratings, centred at mean 0 over the bots rated (:attr:`rated`; or 0 for the ``anchor``
+    bot): a bot the hands cannot rate does not move the others (``standings.fit_ratings``)."""
     cov: FloatArray
     """Covariance of ``elo`` (Elo^2), cluster-robust if ``cluster`` is set."""
     seat_elo: FloatArray

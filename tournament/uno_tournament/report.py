@@ -195,8 +195,8 @@ def few_deals_note(r: Ratings) -> str:
     """What the fit did where its deals measured nothing (:attr:`Ratings.unmeasured`)."""
     return (
         f"{r.n_clusters} deals are too few to measure every direction of the fit: in "
-        f"{r.unmeasured} of them the clustered error is (nearly) 0, and the model-based one "
-        "stands in."
+        f"{r.unmeasured} of its directions the clustered error is (nearly) 0, and the "
+        "model-based one stands in."
     )
 
 

@@ -64,7 +64,10 @@ def fit_league(store: ResultStore, policy: str) -> LeagueFit:
     )
     ratings, note = fit_played(cols, outcomes)
     if ratings is not None and ratings.unmeasured:  # the refit's note in league.json says so
-        note = " ".join(x for x in (note.strip(), few_deals_note(ratings)) if x)
+        first = note.strip()
+        if first and not first.endswith("."):
+            first += "."  # one sentence ends before the next begins
+        note = " ".join(x for x in (first, few_deals_note(ratings)) if x)
     return LeagueFit(ratings, note, cols.n_hands, per_bot)
 
 
