@@ -14,6 +14,7 @@ fit without the bot that cannot be rated.
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 
@@ -96,3 +97,29 @@ def test_a_bot_rated_on_one_deal_is_not_in_the_centring() -> None:
         width_alone, width = ta[b][2] - ta[b][1], tb[b][2] - tb[b][1]
         # one more deal's hands can tell the others a little more or less; not twice as wide
         assert width < 1.3 * width_alone, (b, width_alone, width)
+
+
+def test_one_bot_going_out_first_in_every_hand_gets_one_table_whatever_the_order() -> None:
+    """No two bots were compared both ways (A went out first in all 24 hands): the frame is
+    chosen from the results, so A is the reference and the others lie below it in any listing
+    (listed after B, A had been "lower limit only" and unranked, B, C, D "two-sided")."""
+    rnd = random.Random(1)
+    rows = []
+    for _ in range(6):
+        for r in range(4):
+            rest = ["B", "C", "D"]
+            rnd.shuffle(rest)
+            order = ["A", *rest]
+            rows.append([(b, order.index(b) + 1) for b in (BOTS[(s + r) % 4] for s in range(4))])
+    tables = []
+    for names in (BOTS, ["B", "A", "C", "D"], ["D", "C", "B", "A"]):
+        r, note = _fit(rows, names, set())
+        t = _table(r)
+        tables.append((t, note))
+        assert t["A"][1] == t["A"][2] == 0.0  # the frame: A
+        for b in "BCD":
+            assert t[b][1] == -np.inf and t[b][2] < 0.0, (names, b, t[b])
+    for t, note in tables[1:]:  # the note names the bots in the listing's order
+        assert sorted(re.findall(r"\w+", note)) == sorted(re.findall(r"\w+", tables[0][1]))
+        for b in BOTS:
+            assert np.allclose(t[b], tables[0][0][b], rtol=1e-6, atol=1e-6), b

@@ -104,12 +104,19 @@ def _reach(edge: BoolArray) -> BoolArray:
         r = nxt
 
 
-def going_out_sides(outcomes: Outcomes, n_bots: int) -> IntArray:
+def going_out_sides(
+    outcomes: Outcomes, n_bots: int, names: Sequence[str] | None = None
+) -> IntArray:
     """Per bot, which way the going-out results bound its rating (0, +1, -1; see the module
     docstring). The frame is the largest strongly connected group of the going-out graph (the
     bots that beat each other, directly or through others); a group that reaches it but is not
     reached from it is above it (+1), one it reaches is below (-1). Only bots linked by rated
-    hands into one field are placed; with several fields (bots that never met) every bot is 0."""
+    hands into one field are placed; with several fields (bots that never met) every bot is 0.
+
+    Groups of one size tie: the frame is then the one that places the most bots (above or
+    below it), then the first by name, never by where the bots are listed (an examination:
+    one bot going out first in every hand was "reference", with the others bounded below it,
+    or the others "two-sided" and it unranked, as the config listed them)."""
     beat = going_out_graph(outcomes, n_bots)
     played = np.zeros(n_bots, dtype=np.bool_)
     played[outcomes.bots[outcomes.bots >= 0]] = True
@@ -123,7 +130,14 @@ def going_out_sides(outcomes: Outcomes, n_bots: int) -> IntArray:
     r = _reach(beat)
     same = r & r.T
     sizes = same[np.ix_(idx, idx)].sum(axis=1)
-    frame = idx[int(np.argmax(sizes))]
+    sub = r[np.ix_(idx, idx)]
+    placed = (sub ^ sub.T).sum(axis=1)  # bots above or below each candidate, not beside it
+    label = list(names) if names is not None else [f"{k:09d}" for k in range(n_bots)]
+    best = min(
+        range(len(idx)),
+        key=lambda j: (-int(sizes[j]), -int(placed[j]), label[int(idx[j])], int(idx[j])),
+    )
+    frame = idx[best]
     for k in idx:
         if same[k, frame]:
             continue

@@ -159,7 +159,7 @@ def _fit_ratings(
     that cannot succeed."""
     if outcomes.n_hands == 0 or len(names) < 2:
         return None, "no hands"
-    side = going_out_sides(outcomes, len(names))
+    side = going_out_sides(outcomes, len(names), names)
     weak = False  # a finite fit whose one-sided bots rest on places 2-4 alone (_places_bound)
     if not one_sided(outcomes, len(names), "discounted").any():
         r = fit_outcomes(outcomes, names, start=start)
