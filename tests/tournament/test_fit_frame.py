@@ -106,11 +106,11 @@ def test_one_bot_going_out_first_in_every_hand_gets_one_table_whatever_the_order
     rnd = random.Random(1)
     rows = []
     for _ in range(6):
-        for r in range(4):
+        for rot in range(4):
             rest = ["B", "C", "D"]
             rnd.shuffle(rest)
             order = ["A", *rest]
-            rows.append([(b, order.index(b) + 1) for b in (BOTS[(s + r) % 4] for s in range(4))])
+            rows.append([(b, order.index(b) + 1) for b in (BOTS[(s + rot) % 4] for s in range(4))])
     tables = []
     for names in (BOTS, ["B", "A", "C", "D"], ["D", "C", "B", "A"]):
         r, note = _fit(rows, names, set())
