@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from uno_tournament.bench_report import bench_config
+from uno_tournament.rating_bounds import comparison_groups
 from uno_tournament.ratings import (
     HandResult,
     Outcomes,
@@ -28,7 +29,7 @@ from uno_tournament.ratings import (
     student_t_cdf,
     student_t_quantile,
 )
-from uno_tournament.report import comparison_groups, summarize
+from uno_tournament.report import summarize
 from uno_tournament.standings import fit_ratings
 from uno_tournament.store import Store
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands

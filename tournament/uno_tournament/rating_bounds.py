@@ -316,3 +316,29 @@ def reference_of(intervals: Sequence[tuple[str, float, float]]) -> str | None:
     none of them is a reference (see :attr:`uno_tournament.report.Summary.reference`)."""
     none = [name for name, lo, hi in intervals if lo == hi and math.isfinite(lo)]
     return none[0] if len(none) == 1 else None
+
+
+def comparison_groups(outcomes: Outcomes, n_bots: int) -> list[list[int]]:
+    """The bots (indices) that are linked by rated hands, directly or through other bots: the
+    connected groups of the graph whose edges are two bots rated in one hand. A bot without a
+    rated hand is in no group."""
+    parent = list(range(n_bots))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    seen: set[int] = set()
+    for row in np.asarray(outcomes.bots):
+        seated = [int(b) for b in row if b >= 0]
+        seen.update(seated)
+        for b in seated[1:]:
+            ra, rb = root(seated[0]), root(b)
+            if ra != rb:
+                parent[rb] = ra
+    groups: dict[int, list[int]] = {}
+    for i in sorted(seen):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())

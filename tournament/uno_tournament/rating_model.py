@@ -345,6 +345,10 @@ class Ratings:
     bound: FloatArray | None = None
     """The one-sided 97.5% limit (Elo) of each bot with a non-zero :attr:`side`, NaN elsewhere:
     its interval is ``[bound, +inf)`` or ``(-inf, bound]``."""
+    group: IntArray | None = None
+    """Per bot, its group of bots linked by rated hands (``-1``: none), when there are several
+    (``None``: one). Each group is centred among itself, and a pair across groups has no
+    difference to measure: :meth:`diff` gives it an infinite error, so it is never significant."""
 
     @property
     def se(self) -> FloatArray:
@@ -419,7 +423,11 @@ class Ratings:
         d = self.elo[:, None] - self.elo[None, :]
         v = np.diag(self.cov)
         var = v[:, None] + v[None, :] - 2.0 * self.cov
-        return d, np.sqrt(np.clip(var, 0.0, None))
+        se = np.sqrt(np.clip(var, 0.0, None))
+        if self.group is not None:  # groups that never met: no difference to measure
+            g = np.asarray(self.group)
+            se = np.where(g[:, None] == g[None, :], se, math.inf)
+        return d, se
 
     def diff_ci(self, a: str, b: str, z: float | None = None) -> tuple[float, float, float]:
         """``(estimate, low, high)`` for ``elo[a] - elo[b]``; ``z`` overrides the pair's 95%

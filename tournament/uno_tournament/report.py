@@ -28,7 +28,7 @@ import numpy as np
 
 from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
-from .rating_bounds import reference_of
+from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_played, rated_outcomes
 from .store import ResultStore
@@ -421,32 +421,6 @@ def _join(note: str, more: str) -> str:
     if not note:
         return more
     return f"{note.rstrip()}{'' if note.rstrip().endswith(('.', '!', '?')) else '.'} {more}"
-
-
-def comparison_groups(outcomes: Any, n_bots: int) -> list[list[int]]:
-    """The bots (indices) that are linked by rated hands, directly or through other bots: the
-    connected groups of the graph whose edges are two bots rated in one hand. A bot without a
-    rated hand is in no group."""
-    parent = list(range(n_bots))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    seen: set[int] = set()
-    for row in np.asarray(outcomes.bots):
-        seated = [int(b) for b in row if b >= 0]
-        seen.update(seated)
-        for b in seated[1:]:
-            ra, rb = root(seated[0]), root(b)
-            if ra != rb:
-                parent[rb] = ra
-    groups: dict[int, list[int]] = {}
-    for i in sorted(seen):
-        groups.setdefault(root(i), []).append(i)
-    return list(groups.values())
 
 
 def _interval(lo: float, hi: float, ref: bool = False) -> str:

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .rating_bounds import bound_one_sided, describe, going_out_sides, one_sided, tied_exactly
+from .rating_bounds import (
+    bound_one_sided,
+    comparison_groups,
+    describe,
+    going_out_sides,
+    one_sided,
+    tied_exactly,
+)
 from .rating_model import Z95
 from .ratings import Finish, HandResult, Outcomes, Ratings, apply_forfeits, fit_outcomes
 from .store import Columns, HandRecord, ResultStore
@@ -75,7 +82,11 @@ def fit_ratings(
     present[outcomes.bots[outcomes.bots >= 0]] = True
     if present.all() or present.sum() < 2:
         r, note = _fit_ratings(outcomes, names, start=start)
-        return (_centred_on_rated(r) if r is not None else None), note
+        if r is None:
+            return None, note
+        return _centred_on_rated(r, comparison_groups(outcomes, len(names))), _groups_note(
+            note, outcomes, len(names)
+        )
     keep = np.flatnonzero(present)
     new_index = np.full(len(names), -1, dtype=np.int64)
     new_index[keep] = np.arange(len(keep))
@@ -88,26 +99,61 @@ def fit_ratings(
     r, note = _fit_ratings(sub, [names[int(i)] for i in keep])
     if r is None:
         return None, note
-    return _widened(_centred_on_rated(r), names, keep), note
+    groups = comparison_groups(sub, len(keep))
+    return _widened(_centred_on_rated(r, groups), names, keep), _groups_note(note, sub, len(keep))
 
 
-def _centred_on_rated(r: Ratings) -> Ratings:
-    """``r`` centred at mean 0 over the bots it rates (an exact linear change of frame: the
-    ratings are defined up to a common shift); unchanged with an anchor, or when every bot, or
-    fewer than two, is rated."""
-    rated = r.rated
-    if r.anchor is not None or rated.all() or rated.sum() < 2:
+def _centred_on_rated(r: Ratings, groups: Sequence[Sequence[int]]) -> Ratings:
+    """``r`` with each group of bots that met (``groups``, :func:`comparison_groups`) centred at
+    mean 0 over its bots that ``r`` rates both ways (unchanged if a group has none). An exact
+    linear change of frame within a group, whose ratings are defined up to a common shift;
+    between groups that never met there is no rating to keep, and their offset, which only a
+    prior fixed, is taken out of every interval (an examination: 8 bots at two tables that
+    never shared a bot read +-910 Elo each, +-200 within their table). Unchanged with an
+    anchor."""
+    if r.anchor is not None:
         return r
     n = len(r.bots)
-    w = rated.astype(np.float64) / float(rated.sum())
-    frame = np.eye(n) - np.outer(np.ones(n), w)
-    shift = float(w @ r.elo)
+    # the frame: the rated bots bounded both ways (a one-sided bot's rating is a limit, not a
+    # point to centre on; the one-sided fit already measures the rest from them)
+    both = r.rated & (r.sides == 0)
+    mean = np.zeros((n, n))
+    for members in groups:
+        g = np.asarray(members, dtype=np.int64)
+        if not both[g].any():
+            return r  # no frame to centre on: the fit's own stands
+        base = g[both[g]]
+        mean[np.ix_(g, base)] = 1.0 / len(base)
+    frame = np.eye(n) - mean
+    shift = mean @ r.elo
+    group = None
+    if len(groups) > 1:
+        group = np.full(n, -1, dtype=np.int64)
+        for k, members in enumerate(groups):
+            group[np.asarray(members, dtype=np.int64)] = k
+    elif np.allclose(frame @ r.elo, r.elo, rtol=0.0, atol=1e-12):
+        return r  # centred so already (one group, every bot rated)
     return dataclasses.replace(
         r,
         elo=r.elo - shift,
         cov=frame @ r.cov @ frame.T,
         bound=None if r.bound is None else r.bound - shift,
+        group=group,
     )
+
+
+def _groups_note(note: str, outcomes: Outcomes, n_bots: int) -> str:
+    """The fit's note, saying why it needed a prior when the bots form groups that never met
+    (maximum likelihood cannot place such groups against each other; it did converge within
+    them)."""
+    k = len(comparison_groups(outcomes, n_bots))
+    failed = "maximum likelihood did not converge"
+    if k > 1 and note.startswith(failed):
+        note = (
+            f"maximum likelihood cannot place {k} groups of bots that never met against each "
+            "other" + note[len(failed) :] + "; each group is centred at mean 0 among itself"
+        )
+    return note
 
 
 def _widened(r: Ratings, names: Sequence[str], keep: IntArray) -> Ratings:
@@ -130,6 +176,10 @@ def _widened(r: Ratings, names: Sequence[str], keep: IntArray) -> Ratings:
     if r.bound is not None:
         bound = np.full(n, np.nan)
         bound[keep] = r.bound
+    group = None
+    if r.group is not None:
+        group = np.full(n, -1, dtype=np.int64)
+        group[keep] = r.group
     return dataclasses.replace(
         r,
         bots=tuple(names),
@@ -138,6 +188,7 @@ def _widened(r: Ratings, names: Sequence[str], keep: IntArray) -> Ratings:
         units=units,
         side=side,
         bound=bound,
+        group=group,
         params=np.zeros(0),
     )
 
