@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from uno_tournament import schedule
 from uno_tournament.schedule import (
     HANDS_PER_BLOCK,
     balanced_tables,
@@ -135,3 +136,17 @@ def test_without_a_size_the_default_design_is_unchanged() -> None:
     bots = [f"b{i:02d}" for i in range(13)]
     assert design(bots).tables == tables_for(bots, seed=1)
     assert len(plan("x", bots[:12], blocks=1, seed=1)) == 495 * HANDS_PER_BLOCK
+
+
+def test_a_budget_that_splits_the_bots_into_groups_is_named_before_the_run() -> None:
+    """48 hands of 8 bots are two tables of four that never share a bot: the ratings can
+    compare bots within a table only, and the run's first line promised a precision for every
+    gap (an examination). The plan now says so, with the budget that links them all."""
+    names = [f"a{i}" for i in range(1, 9)]
+    split = schedule.design(names, hands=48, seed=7).tables
+    lines = schedule.split_warning(split)
+    assert len(lines) == 1 and "split the 8 bots into 2 groups that never meet" in lines[0]
+    assert "plan at least 72 hands" in lines[0]
+    linked = schedule.design(names, hands=72, seed=7).tables
+    assert schedule.split_warning(linked) == []
+    assert schedule.split_warning(schedule.design(names, blocks=1).tables) == []

@@ -462,6 +462,8 @@ class Runner(SequentialMixin, Player):
             out=str(self.out),
             shards=self.n_shards,
         )
+        for line in schedule.split_warning([h.bots for h in full_plan if h.bots]):
+            self.say(line)
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
             f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "

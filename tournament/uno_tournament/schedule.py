@@ -128,6 +128,37 @@ def design(
     return Design(balanced_tables(bots, count=units, seed=seed), 1, why)
 
 
+def split_warning(tables: Sequence[Sequence[str]]) -> list[str]:
+    """A warning line when the planned tables split the bots into groups that never share a
+    table, directly or through other bots: the ratings can then compare bots within a group
+    only (an examination's 48 hands of 8 bots were two tables of four, and the start line
+    promised a precision no cross-table pair could have). Empty when the tables link them."""
+    parent: dict[str, str] = {}
+
+    def root(b: str) -> str:
+        while parent.setdefault(b, b) != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        return b
+
+    for tb in tables:
+        for b in tb[1:]:
+            parent[root(b)] = root(tb[0])
+    groups: dict[str, list[str]] = {}
+    for b in parent:
+        groups.setdefault(root(b), []).append(b)
+    if len(groups) < 2:
+        return []
+    n = len(parent)
+    need = HANDS_PER_BLOCK * math.ceil((n - 1) / 3)
+    shown = "; ".join(", ".join(g[:6]) + (", ..." if len(g) > 6 else "") for g in groups.values())
+    return [
+        f"warning: these tables split the {n} bots into {len(groups)} groups that never meet "
+        f"({shown}), so the ratings will compare bots within a group only; plan at least "
+        f"{need} hands (hands = {need}, or more blocks) to link them all"
+    ]
+
+
 def tables_for(
     bots: Sequence[str], *, pair_meetings: int = 1, seed: int = 1
 ) -> list[tuple[str, ...]]:
