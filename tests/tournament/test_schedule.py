@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +153,20 @@ def test_a_budget_that_splits_the_bots_into_groups_is_named_before_the_run() -> 
     linked = schedule.design(names, hands=72, seed=7).tables
     assert schedule.split_warning(linked) == []
     assert schedule.split_warning(schedule.design(names, blocks=1).tables) == []
+
+
+def test_the_run_says_a_split_plan_before_its_first_hand(tmp_path: Path) -> None:
+    """The warning and the qualified precision come out of a real run's first lines."""
+    from uno_server.cli import main as cli_main
+
+    from .helpers import bot_entry, write_config
+
+    cfg = write_config(tmp_path, [bot_entry(f"b{i}") for i in range(8)], name="split")
+    cfg.write_text(cfg.read_text().replace("blocks = 1\n", "hands = 48\n"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        assert cli_main(["tournament", "run", str(cfg)]) == 0
+    text = out.getvalue()
+    assert "split the 8 bots into 2 groups that never meet" in text, text[-2000:]
+    assert "95% CI of a gap within a group about" in text
+    assert text.index("never meet") < text.index("finished")

@@ -462,11 +462,13 @@ class Runner(SequentialMixin, Player):
             out=str(self.out),
             shards=self.n_shards,
         )
-        for line in schedule.split_warning([h.bots for h in full_plan if h.bots]):
+        split = schedule.split_warning([h.bots for h in full_plan if h.bots])
+        for line in split:
             self.say(line)
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
             f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "
+            f"{'within a group ' if split else ''}"
             f"about +-{schedule.expected_precision(len(full_plan), len(self.config.bots)):.0f} "
             f"Elo), {'store ' + self.store.location if self.only else 'output ' + str(self.out)}"
         )
