@@ -841,3 +841,22 @@ def test_paths_a_command_names_are_shown_only_when_harmless(tmp_path: Path) -> N
     assert any(str(own).startswith(b) for b in bound)  # the bot's own folder
     # the sandbox's own /proc (of its pid namespace) is still there
     assert argv[argv.index("--proc") + 1] == "/proc"
+
+
+def test_the_machines_private_keys_are_not_in_the_sandbox(tmp_path: Path) -> None:
+    """/etc/ssl was shown whole, and its private/ (root's keys) was readable there: the bot's
+    user is the organiser's outside the user namespace. Only the certificates and openssl.cnf
+    are shown; a bot still finds the CA bundle it needs for TLS."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+
+    spec = BotSpec(name="x", command=("sh",), cwd=str(tmp_path))
+    probe = (
+        "ls /etc/ssl/private 2>/dev/null && echo PRIVATE-SEEN; "
+        "test -r /etc/ssl/certs/ca-certificates.crt && echo CA-OK"
+    )
+    argv = sandbox.build_argv(sandbox.probe().bwrap, spec, ["sh", "-c", probe])
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert "PRIVATE-SEEN" not in res.stdout, res.stdout
+    if Path("/etc/ssl/certs/ca-certificates.crt").exists():
+        assert "CA-OK" in res.stdout, res.stdout + res.stderr

@@ -61,7 +61,8 @@ ETC_FILES = (
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
     "/etc/alternatives",
-    "/etc/ssl",
+    "/etc/ssl/certs",  # not /etc/ssl: its private/ holds the machine's keys, readable there
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
     "/etc/java-17-openjdk",
     "/etc/java-21-openjdk",
