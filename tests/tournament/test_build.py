@@ -23,7 +23,7 @@ from uno_tournament.build import BuildError, build_bot
 from uno_tournament.config import BotSpec, ConfigError, parse
 
 GOOD = ["{python}", "-m", "uno_bot.examples.heuristic_bot", "--log-level", "warning"]
-SDK = ["--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+SDK = ["--addr", "{addr}", "--name", "{name}"]
 
 
 def _spec(folder: Path, build: list[str], **extra: object) -> BotSpec:

@@ -25,7 +25,7 @@ from tests.clients.langs import ready
 from uno_tournament.league.ratings import server_name
 from uno_tournament.league.store import LeagueStore
 
-SDK = ["--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+SDK = ["--addr", "{addr}", "--name", "{name}"]
 PY = ["{python}", "-m", "uno_bot.examples.heuristic_bot", "--log-level", "warning", *SDK]
 RANDOM = ["{python}", "-m", "uno_bot.examples.random_bot", "--log-level", "warning", *SDK]
 ENV = {**os.environ, "GRPC_VERBOSITY": "ERROR"}

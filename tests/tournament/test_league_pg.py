@@ -25,7 +25,7 @@ from uno_tournament.league.store import LeagueStore
 
 from .pg import TempPostgres
 
-SDK = ["--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+SDK = ["--addr", "{addr}", "--name", "{name}"]
 RUN = ["{python}", "-m", "uno_bot.examples.heuristic_bot", "--log-level", "warning", *SDK]
 RANDOM = ["{python}", "-m", "uno_bot.examples.random_bot", "--log-level", "warning", *SDK]
 ENV = {**os.environ, "GRPC_VERBOSITY": "ERROR"}

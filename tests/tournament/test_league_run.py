@@ -27,8 +27,6 @@ RUN = [
     "warning",
     "--addr",
     "{addr}",
-    "--token",
-    "{token}",
     "--name",
     "{name}",
 ]
@@ -225,7 +223,7 @@ def test_sigterm_finishes_the_hands_in_play(tmp_path: Path) -> None:
     league = _new_league(tmp_path)
     for name, author in (("a", "ann"), ("b", "bob"), ("c", "cat")):
         _enter(league, name, "1", author)
-    slow = ["{python}", "slow.py", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+    slow = ["{python}", "slow.py", "--addr", "{addr}", "--name", "{name}"]
     _enter(league, "slow", "1", "sam", slow)
     (league / "bots" / "slow" / "1" / "slow.py").write_text(SLOW_BOT)
     proc = _start(league, "--concurrency", "4")

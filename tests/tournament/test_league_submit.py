@@ -23,8 +23,6 @@ RUN = [
     "warning",
     "--addr",
     "{addr}",
-    "--token",
-    "{token}",
     "--name",
     "{name}",
 ]
@@ -75,6 +73,10 @@ GOOD = {"name": "good", "version": "1.0", "author": "alice", "run": RUN}
         ({**GOOD, "run": "python bot.py"}, "run: must be a non-empty list of strings"),
         ({**GOOD, "run": ["x", "{secret}"]}, "run: '{secret}' is not known here"),
         ({**GOOD, "build": ["make", "{token}"]}, "build: '{token}' is not known here"),
+        (
+            {**GOOD, "run": ["bin/bot", "--token", "{token}"]},
+            "run: names {token}, which would show the bot's token to every user",
+        ),
         ({**GOOD, "build": ["make"], "build_timeout_s": 0}, "build_timeout_s: must be a number"),
         ({**GOOD, "build_timeout_s": 60}, "build_timeout_s: only with a build"),
         ({**GOOD, "colour": "red"}, "unknown key 'colour'"),

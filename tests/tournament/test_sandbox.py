@@ -101,7 +101,7 @@ def _bot(name: str, command: list[str], cwd: Path, tag: str, **sandbox_over: obj
 
 
 GOOD = ["{python}", "-m", "uno_bot.examples.heuristic_bot", "--log-level", "warning"]
-SDK = ["--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+SDK = ["--addr", "{addr}", "--name", "{name}"]
 
 
 def _hostile(attack: str, target: dict[str, object]) -> list[str]:

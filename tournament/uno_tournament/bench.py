@@ -79,8 +79,6 @@ def bench_config(concurrency: int, blocks: int, *, sandboxed: bool = True) -> To
                     "warning",
                     "--addr",
                     "{addr}",
-                    "--token",
-                    "{token}",
                     "--name",
                     "{name}",
                 ),
@@ -130,7 +128,7 @@ def compiled_config(concurrency: int, blocks: int) -> TournamentConfig:
             done = subprocess.run(build, cwd=folder, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 raise RuntimeError(f"{' '.join(build)} in {folder}: {done.stderr[-300:]}")
-        cmd = (str(exe), "--addr", addr, "--token", "{token}", "--name", "{name}")
+        cmd = (str(exe), "--addr", addr, "--name", "{name}")
         bots.append(
             BotSpec(name=f"{lang}-heuristic-{i}", command=cmd, cwd=str(folder), sandbox=box)
         )

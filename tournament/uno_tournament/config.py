@@ -37,7 +37,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     [[bots]]
     name = "alice"
     command = ["{python}", "-m", "uno_bot.examples.heuristic_bot",
-               "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+               "--addr", "{addr}", "--name", "{name}"]
     cwd = "."               # relative to the config file
     env = { LOG = "1" }
     optional = false        # true: skip with a warning when the program is missing
@@ -50,7 +50,9 @@ Every error names the offending field (``bots[2].command: must be a list of stri
 In a bot's command, ``cwd`` and ``env`` values, ``{python}`` is the runner's Python, ``{addr}``
 the server's host:port, ``{token}`` and ``{name}`` the bot's token and name, ``{config_dir}``
 the folder of the config file. The bot also gets ``UNO_ARENA_ADDR``, ``UNO_ARENA_TOKEN`` and
-``UNO_ARENA_BOT_NAME`` in its environment.
+``UNO_ARENA_BOT_NAME`` in its environment, which every SDK reads: name ``{token}`` only for a bot
+that cannot read it there, since a command line is readable by every user of the machine (the
+run warns).
 """
 
 from __future__ import annotations

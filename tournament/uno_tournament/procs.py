@@ -29,6 +29,24 @@ from .config import BotSpec, SandboxSpec
 LOG_TAIL_LINES = 5
 
 
+def token_on_command_line(bots: Sequence[BotSpec]) -> str:
+    """A warning naming the launched bots whose command carries ``{token}``, or ``""``.
+
+    A process's command line is readable by every user of the machine (``ps aux``,
+    ``/proc/PID/cmdline``), while its environment is readable only by its own user and root; with
+    another bot's token anyone can take that bot's seats and see its hands. Every SDK reads
+    ``UNO_ARENA_TOKEN``, which the harness always sets, so the command need not name it."""
+    named = [b.name for b in bots if b.command and any("{token}" in a for a in b.command)]
+    if not named:
+        return ""
+    shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    return (
+        f"warning: {shown}: the command names {{token}}, so every user of this machine can read "
+        'the token in its process list; drop "--token", "{token}" (the bot gets '
+        "UNO_ARENA_TOKEN in its environment, which every SDK reads)"
+    )
+
+
 # Runs in the child before exec: own session, SIGTERM when the runner dies (Linux), the bot's
 # working directory. Launching through it lets Python use posix_spawn (no fork() in the runner,
 # whose gRPC threads dislike forks). The death signal covers only a runner that dies after it is

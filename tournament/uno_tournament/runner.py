@@ -64,7 +64,7 @@ from .build import BuildError, build_bots
 from .config import ConfigError, TournamentConfig, load_config
 from .metrics import Registries
 from .player import Player, RunnerError
-from .procs import announce_sandbox
+from .procs import announce_sandbox, token_on_command_line
 from .progress import Progress
 from .ratings import SequentialElo
 from .replay import ensure_replays, store_hand
@@ -465,6 +465,9 @@ class Runner(SequentialMixin, Player):
         split = schedule.split_warning([h.bots for h in full_plan if h.bots])
         for line in split:
             self.say(line)
+        shown = token_on_command_line(self.config.bots)
+        if shown:
+            self.say(shown)
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
             f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "

@@ -30,7 +30,7 @@ from pathlib import Path
 from .cli import settings_from
 from .store import LeagueStore
 
-SDK = ["--log-level", "warning", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+SDK = ["--log-level", "warning", "--addr", "{addr}", "--name", "{name}"]
 
 
 def _command(i: int) -> list[str]:
@@ -83,7 +83,7 @@ def bench(versions: int, seconds: float, tables: int, folder: Path) -> str:
     (newbot / "bot.toml").write_text(
         'name = "newcomer"\nversion = "1"\nauthor = "late-author"\nrun = ["{python}", "-m", '
         '"uno_bot.examples.heuristic_bot", "--log-level", "warning", "--addr", "{addr}", '
-        '"--token", "{token}", "--name", "{name}"]\n'
+        '"--name", "{name}"]\n'
     )
     env = {**os.environ, "GRPC_VERBOSITY": "ERROR"}
     cli = [sys.executable, "-m", "uno_server.cli", "league"]

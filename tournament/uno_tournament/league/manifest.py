@@ -6,12 +6,13 @@
     language = "go"                 # optional: python, go, typescript, rust, java or other
     build = ["go", "build", "-o", "bin/bot", "./cmd/bot"]   # optional, run confined, once
     build_timeout_s = 600           # optional, 1-7200 s (default 600)
-    run = ["bin/bot", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+    run = ["bin/bot", "--addr", "{addr}", "--name", "{name}"]
 
-``run`` may name ``{addr}``, ``{token}``, ``{name}`` and ``{python}`` (the league's Python);
-``build`` only ``{name}`` and ``{python}``. ``name``, ``version`` and ``author`` start with a
-letter or a digit. The file is at most 64 KiB; an unknown key, a missing one or a bad value is
-refused with a message that names it.
+``run`` may name ``{addr}``, ``{name}`` and ``{python}`` (the league's Python); ``build`` only
+``{name}`` and ``{python}``. The bot's token is in its environment, ``UNO_ARENA_TOKEN``: a
+``{token}`` on its command line would show it to every user of the machine, so it is refused.
+``name``, ``version`` and ``author`` start with a letter or a digit. The file is at most 64 KiB;
+an unknown key, a missing one or a bad value is refused with a message that names it.
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ def _words(where: str, v: object, *, allowed: tuple[str, ...]) -> tuple[str, ...
         if len(x) > MAX_ARG_CHARS:
             raise ManifestError(f"{where}: a word is longer than {MAX_ARG_CHARS} characters")
         for placeholder in re.findall(r"\{[^{}]*\}", x):
+            if placeholder == "{token}" and where.endswith(" run"):
+                raise ManifestError(
+                    f"{where}: names {{token}}, which would show the bot's token to every user "
+                    'of the league\'s machine (ps); drop "--token", "{token}": the bot gets '
+                    "it in UNO_ARENA_TOKEN, which every SDK reads"
+                )
             if placeholder not in allowed:
                 raise ManifestError(
                     f"{where}: {_shown(placeholder)} is not known here (only {', '.join(allowed)})"
@@ -166,7 +173,7 @@ def read_manifest(folder: Path) -> Manifest:
         raise ManifestError(
             f"{where} language: {_shown(language)} must be one of {', '.join(LANGUAGES)}"
         )
-    run = _words(f"{where} run", data["run"], allowed=("{addr}", "{token}", "{name}", "{python}"))
+    run = _words(f"{where} run", data["run"], allowed=("{addr}", "{name}", "{python}"))
     build: tuple[str, ...] = ()
     if "build" in data:
         build = _words(f"{where} build", data["build"], allowed=("{name}", "{python}"))

@@ -69,7 +69,7 @@ BUILT_IN = (
     ("gate-blunders", ["-m", "uno_tournament.bots.graded", "--randomness", "0.5"]),
 )
 """The gate's opponents: the example tournament's built-in bots."""
-SDK_ARGS = ["--log-level", "warning", "--addr", "{addr}", "--token", "{token}", "--name", "{name}"]
+SDK_ARGS = ["--log-level", "warning", "--addr", "{addr}", "--name", "{name}"]
 
 
 @dataclass(frozen=True)
