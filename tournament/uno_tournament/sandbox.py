@@ -756,7 +756,7 @@ def _confined(
     # anything secret that a read-only folder above would show is covered with an empty one
     own = [h for h in hide if not _inside(cwd, os.path.realpath(h))]  # never the bot's own
     for h in _dedup(own):
-        if any(_inside(h, p) for p in ro):
+        if os.path.lexists(h) and any(_inside(h, p) for p in ro):
             if os.path.isdir(h):
                 args += ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
             else:

@@ -47,6 +47,7 @@ import secrets
 import signal
 import time
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
@@ -86,6 +87,16 @@ HOUSE_LAST = 10**12
 POLL_S = 0.5
 """How often a league waiting for versions looks again."""
 MAX_TABLES = 64
+
+
+def hidden_from_bot(league_dir: Path, other_folders: Sequence[str | Path]) -> list[str | Path]:
+    """What a stranger's bot must not see, should a folder it may read hold it: the league's own
+    files beside ``bots`` (its records with their ``-wal`` and ``-shm``, the gates, the hands,
+    the logs) and every other bot's folder."""
+    return [
+        *(p for p in league_dir.iterdir() if p.name != "bots"),
+        *(f for f in other_folders if Path(f).exists()),
+    ]
 
 
 class LeagueRunner(RemoteBots):
@@ -481,11 +492,7 @@ class LeagueRunner(RemoteBots):
                 f"{v.key}: the server refused to register it: {err.code().name} "
                 f"{error_reason(err)}: {err.details()}"
             ) from err
-        hide: list[str | Path] = [
-            self.league_dir / "league.sqlite",
-            self.league_dir / "gates",
-            *[o.folder for o in others if o.folder and Path(o.folder).exists()],
-        ]
+        hide = hidden_from_bot(self.league_dir, [o.folder for o in others if o.folder])
         proc = BotProcess(
             spec,
             token,

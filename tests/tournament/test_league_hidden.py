@@ -1,0 +1,72 @@
+"""What a stranger's bot in a league cannot see, even where a folder it may read holds it.
+
+A league's folder holds its records (``league.sqlite`` with its ``-wal`` and ``-shm``, where the
+newest rows are until a checkpoint), the gates, the hands and the logs, beside the bots' folders.
+The sandbox shows a bot its own folder and the system's; an organiser's ``sandbox.paths`` or a
+Python import path can still hold the league. Only ``league.sqlite`` and ``gates`` were covered:
+the ``-wal`` file, the hands and the logs were readable there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from uno_tournament import sandbox
+from uno_tournament.config import BotSpec, SandboxSpec
+from uno_tournament.league.run import hidden_from_bot
+
+CI = os.environ.get("CI") == "true"
+
+
+def _league(root: Path) -> Path:
+    league = root / "league"
+    for rel in (
+        "league.sqlite",
+        "league.sqlite-wal",
+        "league.sqlite-shm",
+        "gates/b@1/tournament.sqlite",
+        "play/tournament.sqlite-wal",
+        "play/logs/other.log",
+        "bots/other/1/secret.py",
+        "bots/mine/1/bot.py",
+    ):
+        (league / rel).parent.mkdir(parents=True, exist_ok=True)
+        (league / rel).write_text(f"SECRET {rel}\n" if "mine" not in rel else "mine\n")
+    return league
+
+
+def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
+    tmp_path: Path,
+) -> None:
+    prot = sandbox.probe()
+    missing = prot.missing(SandboxSpec())
+    if missing:
+        if CI:
+            pytest.fail(f"sandbox protections missing under CI=true: {missing}")
+        pytest.skip(f"sandbox protections missing on this machine: {missing[0]}")
+    league = _league(tmp_path)
+    own = league / "bots" / "mine" / "1"
+    hide = hidden_from_bot(league, [league / "bots" / "other" / "1", tmp_path / "gone"])
+    assert str(tmp_path / "gone") not in map(str, hide)  # a folder no longer there is skipped
+    # the organiser shows the whole league folder (as a runtime path would): the worst case
+    box = dataclasses.replace(SandboxSpec(), paths=(str(league),))
+    spec = BotSpec(name="mine", command=("sh",), cwd=str(own), sandbox=box)
+    probe = f"cat {own}/bot.py; find {league} -type f -exec cat {{}} + 2>/dev/null; true"
+    sock = tmp_path / "sock"
+    sock.mkdir()
+    argv = sandbox.bwrap_argv(
+        prot.bwrap,
+        spec,
+        ["sh", "-c", probe],
+        port=5,
+        socket_dir=str(sock),
+        hide=[str(h) for h in hide],
+    )
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert "mine" in res.stdout, res.stdout + res.stderr  # its own folder is there
+    assert "SECRET" not in res.stdout, res.stdout
