@@ -3,8 +3,9 @@
 A league's folder holds its records (``league.sqlite`` with its ``-wal`` and ``-shm``, where the
 newest rows are until a checkpoint), the gates, the hands and the logs, beside the bots' folders.
 The sandbox shows a bot its own folder and the system's; an organiser's ``sandbox.paths`` or a
-Python import path can still hold the league. Only ``league.sqlite`` and ``gates`` were covered:
-the ``-wal`` file, the hands and the logs were readable there.
+Python import path can still hold the league. Only ``league.sqlite``, ``gates`` and the running
+bots' folders were covered: the ``-wal`` file, the hands, the logs and retired versions were
+readable there.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def _league(root: Path) -> Path:
         "play/tournament.sqlite-wal",
         "play/logs/other.log",
         "bots/other/1/secret.py",
+        "bots/retired/1/secret.py",
+        "bots/mine/0.9/secret.py",
         "bots/mine/1/bot.py",
     ):
         (league / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -51,8 +54,11 @@ def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
         pytest.skip(f"sandbox protections missing on this machine: {missing[0]}")
     league = _league(tmp_path)
     own = league / "bots" / "mine" / "1"
-    hide = hidden_from_bot(league, [league / "bots" / "other" / "1", tmp_path / "gone"])
+    (tmp_path / "elsewhere").mkdir()  # another bot's folder outside the league (shared path)
+    hide = hidden_from_bot(league, own, [tmp_path / "elsewhere", tmp_path / "gone"])
     assert str(tmp_path / "gone") not in map(str, hide)  # a folder no longer there is skipped
+    assert str(tmp_path / "elsewhere") in map(str, hide)
+    assert not any(own.is_relative_to(h) for h in hide)  # never the bot's own folder
     # the organiser shows the whole league folder (as a runtime path would): the worst case
     box = dataclasses.replace(SandboxSpec(), paths=(str(league),))
     spec = BotSpec(name="mine", command=("sh",), cwd=str(own), sandbox=box)

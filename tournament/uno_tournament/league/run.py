@@ -89,14 +89,22 @@ POLL_S = 0.5
 MAX_TABLES = 64
 
 
-def hidden_from_bot(league_dir: Path, other_folders: Sequence[str | Path]) -> list[str | Path]:
-    """What a stranger's bot must not see, should a folder it may read hold it: the league's own
-    files beside ``bots`` (its records with their ``-wal`` and ``-shm``, the gates, the hands,
-    the logs) and every other bot's folder."""
-    return [
-        *(p for p in league_dir.iterdir() if p.name != "bots"),
-        *(f for f in other_folders if Path(f).exists()),
-    ]
+def hidden_from_bot(
+    league_dir: Path, own: Path, other_folders: Sequence[str | Path]
+) -> list[str | Path]:
+    """What a stranger's bot (its folder ``own``) must not see, should a folder it may read hold
+    it: every part of the league folder off the way to its own (the records with their ``-wal``
+    and ``-shm``, the gates, the hands, the logs, every other bot and version), and the other
+    bots' folders wherever they are."""
+    hide: list[str | Path] = []
+    here, own = league_dir.resolve(), own.resolve()
+    while here != own and own.is_relative_to(here):
+        step = own.relative_to(here).parts[0]
+        hide += [p for p in here.iterdir() if p.name != step]
+        here = here / step
+    if not own.is_relative_to(league_dir.resolve()):  # elsewhere: the whole league folder
+        hide.append(league_dir)
+    return [*hide, *(f for f in other_folders if Path(f).exists())]
 
 
 class LeagueRunner(RemoteBots):
@@ -492,7 +500,9 @@ class LeagueRunner(RemoteBots):
                 f"{v.key}: the server refused to register it: {err.code().name} "
                 f"{error_reason(err)}: {err.details()}"
             ) from err
-        hide = hidden_from_bot(self.league_dir, [o.folder for o in others if o.folder])
+        hide = hidden_from_bot(
+            self.league_dir, Path(spec.cwd), [o.folder for o in others if o.folder]
+        )
         proc = BotProcess(
             spec,
             token,
