@@ -192,7 +192,10 @@ class RequestDesk:
                 )
         else:
             st = self.first_seat(sender)
-        if st is not None and st.taken_over and st.ai is not None:
+        # a request the seat was sent and that closed (timed out, answered, superseded) is
+        # answered late, as RequestClosed says, even after the takeover its timeout caused:
+        # only an answer naming no remembered request of the seat is for a seat taken over
+        if seat < 0 and st is not None and st.taken_over and st.ai is not None:
             return self.reject(
                 res,
                 st,

@@ -97,7 +97,8 @@ type MatchSeat struct {
 	Strikes int32 `protobuf:"varint,5,opt,name=strikes,proto3" json:"strikes,omitempty"`
 	// Faults: actions of the seat's bot rejected for any reason but lateness (malformed, a field
 	// missing or over its limit, an action not legal now, another seat's request, a request id
-	// this match never issued, a seat already taken over; ActionResult code 3, 5 or 9). Counted
+	// this match never issued, a seat already taken over, for a request the seat was never sent;
+	// ActionResult code 3, 5 or 9). Counted
 	// here: answers to this seat's requests, and actions that named no request of the bot's own
 	// when this is the bot's first seat in the match. Late answers are not faults: they count in
 	// stale_actions only. >= 0; never a strike.
