@@ -21,9 +21,9 @@ import pytest
 
 from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
-from uno_tournament import cli
+from uno_tournament import chain, cli
 from uno_tournament.adaptive import block_hands
-from uno_tournament.config import BotSpec, ConfigError, TournamentConfig, parse
+from uno_tournament.config import BotSpec, ConfigError, TournamentConfig, load_config, parse
 from uno_tournament.ratings import HandResult
 from uno_tournament.schedule import plan as schedule_plan
 from uno_tournament.settled import SettledState, advance
@@ -36,6 +36,8 @@ from uno_tournament.settled_run import (
     resolve,
     settled_plan,
 )
+from uno_tournament.standings import rated_result
+from uno_tournament.store import Store
 
 from .helpers import graded, write_config
 from .pg import TempPostgres
@@ -301,9 +303,59 @@ def _count(out: Path) -> int:
         conn.close()
 
 
-def _verify(out: Path) -> subprocess.CompletedProcess[str]:
+def _rolled_back(out: Path, looks: int) -> dict[str, object]:
+    """The run's sequential record as it stood after its first ``looks`` looks: re-derived from
+    the hands of those looks only (what an edit rolling the record back would write)."""
+    store = Store.open(out, readonly=True)
+    try:
+        config = load_config(store, out)
+        tid = str(store.meta()["tournament_id"])
+        plan = config.plan(tid, store)
+        every = int(str(_record(out)["look_every"]))
+        first = {h.hand_id for h in plan[: looks * every]}
+        stored = {
+            h.hand_id: rated_result(h, config.faults.forfeit)
+            for h in store.hand_rows()
+            if h.hand_id in first
+        }
+        start = SequentialRecord.new(config, plan)
+        rec = catch_up(start, [h.hand_id for h in plan], stored, [b.name for b in config.bots])
+        out_rec = rec.to_dict()
+        # an adaptive run's block tables kept as they were (the hands played at them are
+        # stored): only the looks, the state and the stop are rolled back
+        out_rec["blocks"] = _record(out).get("blocks")
+        return out_rec
+    finally:
+        store.close()
+
+
+def _older_chain(out: Path) -> dict[str, object]:
+    """The run's chain as the version before the decision was chained wrote it."""
+    store = Store.open(out, readonly=True)
+    try:
+        config = load_config(store, out)
+        plan = config.plan(str(store.meta()["tournament_id"]), store)
+        return chain.compute(
+            store, [h.hand_id for h in plan], algorithm=chain.NO_DECISION
+        ).to_json()
+    finally:
+        store.close()
+
+
+def _report(out: Path) -> None:
+    r = subprocess.run(
+        _cli("tournament", "report", str(out)),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _verify(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        _cli("tournament", "verify", str(out)),
+        _cli("tournament", "verify", str(out), *extra),
         check=False,
         capture_output=True,
         text=True,
@@ -386,6 +438,37 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
     conn.commit()
     assert _verify(out).returncode == 0
+
+    # the record rolled back to its first look, its stop gone: a consistent record that trails
+    # the hands (as a run killed between a hand and its look leaves one), so re-deriving the
+    # decision accepts it, and the reports written again from it say "undecided". Only the
+    # chain, which holds the decision, sees it: the head published with the results differs
+    rolled = _rolled_back(out, looks=1)
+    assert rolled["stop"] is None and len(rolled["looks"]) == 1  # type: ignore[arg-type]
+    published = results["chain"]["head"]
+    kept = (out / "results.json").read_bytes()
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rolled), META_KEY))
+    conn.commit()
+    _report(out)
+    assert json.loads((out / "results.json").read_text())["sequential"]["stop"] is None
+    v = _verify(out, "--head", published)
+    assert v.returncode == 1 and "chain head" in v.stdout, v.stdout
+    (out / "results.json").write_bytes(kept)  # the published results.json names what changed
+    v = _verify(out)
+    assert v.returncode == 1 and "meta.sequential" in v.stdout, v.stdout
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
+    conn.commit()
+    _report(out)
+    assert _verify(out, "--head", published).returncode == 0
+    # a results.json of the version before (uno-arena-chain/2) still verifies, and says the
+    # decision is not covered by it
+    older = _older_chain(out)
+    data = json.loads(kept)
+    data["chain"] = older
+    (out / "results.json").write_text(json.dumps(data))
+    v = _verify(out)
+    assert v.returncode == 0 and "sequential decision is not chained" in v.stdout, v.stdout
+    (out / "results.json").write_bytes(kept)
 
     # a hand deleted from the middle of the played prefix
     victim = conn.execute(

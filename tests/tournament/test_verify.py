@@ -396,7 +396,8 @@ def test_an_edited_configuration_fails_also_against_a_published_head(
 def test_an_older_runs_chain_still_verifies_and_says_what_it_leaves_out(
     run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A results.json written before the configuration was chained (uno-arena-chain/1)."""
+    """A results.json written before the configuration was chained (uno-arena-chain/1), or
+    before the sequential decision was (uno-arena-chain/2)."""
     hands = [h.hand_id for h in load_config_of(run).plan(_tid(run))]
     store = Store.open(run)
     try:
@@ -407,6 +408,21 @@ def test_an_older_runs_chain_still_verifies_and_says_what_it_leaves_out(
     def to_legacy(data: dict[str, Any]) -> None:
         data["chain"] = {**legacy.to_json()}
 
+    store = Store.open(run)
+    try:
+        before = chain.compute(store, hands, algorithm=chain.NO_DECISION)
+    finally:
+        store.close()
+    kept = (run / "results.json").read_text()
+
+    def to_before(data: dict[str, Any]) -> None:
+        data["chain"] = {**before.to_json()}
+
+    # uno-arena-chain/2 leaves out only a sequential decision, which a fixed-size run has not
+    _edit(run / "results.json", to_before)
+    code, problems, summary = _verify([str(run)], capsys)
+    assert code == 0 and not problems and "not chained" not in summary, summary
+    (run / "results.json").write_text(kept)
     _edit(run / "results.json", to_legacy)
     code, problems, summary = _verify([str(run)], capsys)
     assert code == 0 and not problems and "configuration is not chained" in summary, summary

@@ -8,14 +8,21 @@ follow, by hand id). With ``d_i = SHA-256(encoding of hand i)``::
 
     link_0 = SHA-256("uno-arena-chain/2")
     link_i = SHA-256(link_{i-1} || d_i)
-    head   = SHA-256(link_n || SHA-256(incidents) || SHA-256(configuration))
+    head   = SHA-256(link_n || SHA-256(incidents) || SHA-256(configuration)
+                    || SHA-256(sequential decision))
 
 where the incidents (crashes, bots given up on: the report's crash counts and † marks) are
 encoded in the order stored, and the configuration is the one the store keeps (``meta.config``,
 canonical JSON): the report reads its forfeit policy, its size and its stopping rule, so an
 edit there changes the report without touching a hand (an examination changed ``forfeit`` from
-"last" to "count" and verify passed). ``uno-arena-chain/1`` (without the configuration, and
-its own ``link_0``) is still computed for the results.json of older runs.
+"last" to "count" and verify passed). The sequential decision (``meta.sequential``, canonical
+JSON, ``null`` for a run without one) is chained for the same reason: ``verify`` re-derives it
+from the hands, but a record may trail the hands (a run killed between a hand and its look), so
+a record rolled back to its first looks, its stop removed, was accepted as a trailing one and
+the report written from it said "undecided" (an examination, with ``verify --head``).
+``uno-arena-chain/2`` (without the decision) and ``uno-arena-chain/1`` (without the
+configuration either, and its own ``link_0``) are still computed for the results.json of older
+runs.
 
 The head is written into ``results.json`` (``chain``) and the reports; ``uno-arena tournament
 verify`` recomputes it. ``results.json`` also keeps, to name what changed, a short digest of
@@ -34,10 +41,15 @@ from typing import Any
 
 from .store import ResultStore
 
-ALGORITHM = "uno-arena-chain/2"
+ALGORITHM = "uno-arena-chain/3"
 LEGACY = "uno-arena-chain/1"
 """The chain of runs reported before the configuration was chained."""
+NO_DECISION = "uno-arena-chain/2"
+"""The chain of runs reported before the sequential decision was chained."""
+OLDER = (NO_DECISION, LEGACY)
+"""The older chains verify still computes, newest first."""
 CONFIG = "config"
+DECISION = "sequential"
 SHORT = 12
 """Hex digits kept of each hand's digest in results.json."""
 ABSENT = "." * SHORT
@@ -215,6 +227,12 @@ def config_digest(store: ResultStore) -> str:
     return hashlib.sha256(_encode(store.meta().get("config"))).hexdigest()
 
 
+def decision_digest(store: ResultStore) -> str:
+    """SHA-256 of the stored sequential decision (``meta.sequential``; ``null`` if none),
+    canonically encoded."""
+    return hashlib.sha256(_encode(store.meta().get(DECISION))).hexdigest()
+
+
 def incidents_digest(store: ResultStore) -> str:
     h = hashlib.sha256()
     for row in _rows(store, "SELECT * FROM incidents ORDER BY id"):
@@ -266,8 +284,8 @@ def compute(
     algorithm: str = ALGORITHM,
 ) -> Chain:
     """The chain of what the store holds now (``raw``: a scan already made; ``algorithm``:
-    :data:`ALGORITHM`, or :data:`LEGACY` for an older run's results.json)."""
-    if algorithm not in (ALGORITHM, LEGACY):
+    :data:`ALGORITHM`, or one of :data:`OLDER` for an older run's results.json)."""
+    if algorithm not in (ALGORITHM, *OLDER):
         raise ValueError(f"unknown chain algorithm {algorithm!r}")
     raw = raw if raw is not None else scan(store)
     digests = raw.digests
@@ -280,8 +298,13 @@ def compute(
         head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
     else:
         cfg = config_digest(store)
-        head = hashlib.sha256(link + bytes.fromhex(inc) + bytes.fromhex(cfg)).hexdigest()
+        parts = link + bytes.fromhex(inc) + bytes.fromhex(cfg)
         columns[CONFIG] = cfg[:16]
+        if algorithm == ALGORITHM:
+            dec = decision_digest(store)
+            parts += bytes.fromhex(dec)
+            columns[DECISION] = dec[:16]
+        head = hashlib.sha256(parts).hexdigest()
     positions = "".join(digests[h][:SHORT] if h in digests else ABSENT for h in plan_ids)
     per_hand = raw.column_digests
     names = sorted({c for hid in plan_ids for c in per_hand.get(hid, {})})
@@ -297,13 +320,13 @@ def compute(
 
 def markdown_line(c: Chain) -> str:
     return (
-        f"\nChain head: `{c.head}` over {c.hands} hands ({ALGORITHM}; "
+        f"\nChain head: `{c.head}` over {c.hands} hands ({c.algorithm}; "
         "`uno-arena tournament verify` recomputes it from the database).\n"
     )
 
 
 def html_line(c: Chain) -> str:
     return (
-        f"<p>Chain head: <code>{c.head}</code> over {c.hands} hands ({ALGORITHM}; "
+        f"<p>Chain head: <code>{c.head}</code> over {c.hands} hands ({c.algorithm}; "
         "<code>uno-arena tournament verify</code> recomputes it from the database).</p>\n"
     )

@@ -67,9 +67,10 @@ class VerifyReport:
     seconds: float = 0.0
     sequential: str = ""
     """A sequential run's stop as verify re-derived it ('' for a run of a fixed size)."""
-    legacy: bool = False
-    """The head compared was an older run's (:data:`chain.LEGACY`: its configuration is not
-    chained)."""
+    legacy: str = ""
+    """The chain of the head compared, if an older run's (one of :data:`chain.OLDER`), else ''."""
+    unchained: str = ""
+    """What that older chain leaves out that this run has ('' if nothing)."""
     reports_absent: list[str] = field(default_factory=list)
     """Report files that were not in the folder, so not compared with the database."""
 
@@ -252,13 +253,18 @@ def _verify(
     if problem:
         out.add(problem)
     elif ref is not None:
-        if ref.get("algorithm") == chain.LEGACY or (
+        if ref.get("algorithm") in chain.OLDER or (
             "algorithm" not in ref and ref["head"] != now.head
-        ):  # an older run's chain (without its configuration), or a head published by one
-            legacy = chain.compute(store, plan_ids, raw, algorithm=chain.LEGACY)
-            if ref.get("algorithm") == chain.LEGACY or ref["head"] == legacy.head:
-                now = legacy
-                rep.head, rep.legacy = legacy.head, True
+        ):  # an older run's chain (without its decision or configuration), or a head one published
+            for alg in chain.OLDER:
+                if ref.get("algorithm") not in (None, alg):
+                    continue
+                older = chain.compute(store, plan_ids, raw, algorithm=alg)
+                if ref.get("algorithm") == alg or ref["head"] == older.head:
+                    now = older
+                    rep.head, rep.legacy = older.head, alg
+                    rep.unchained = _unchained(alg, config.sequential)
+                    break
         _compare_chain(now, ref, plan_ids, tid, out, had_problems=bool(out.by_hand))
     if config.sequential:  # stopped by its decision: the prefix up to the stop is complete
         from .verify_settled import check_sequential
@@ -282,7 +288,7 @@ def _verify(
         # that merely claims the older chain must not turn the comparison off
         from .verify_reports import check_reports
 
-        checked = check_reports(folder, store, config, tid, older_chain=rep.legacy)
+        checked = check_reports(folder, store, config, tid, older_chain=bool(rep.legacy))
         for line in checked.problems:
             out.add(line)
         rep.reports_absent = checked.absent
@@ -392,7 +398,7 @@ def _compare_chain(
         return
     if ref["head"] == now.head:
         return
-    if ref.get("algorithm") not in (None, chain.ALGORITHM, chain.LEGACY):
+    if ref.get("algorithm") not in (None, chain.ALGORITHM, *chain.OLDER):
         out.add(
             f"results.json's chain is {str(ref.get('algorithm'))[:40]!r}, this verify computes "
             f"{chain.ALGORITHM!r}: compare with --head from a report of this version"
@@ -433,6 +439,13 @@ def _compare_chain(
             "without touching a hand)"
         )
         named = True
+    if columns.get(chain.DECISION) not in (None, now.columns.get(chain.DECISION)):
+        out.add(
+            "meta.sequential: the stored sequential decision differs from the one chained into "
+            "results.json (a look, a pair's status or the stop was edited, or the record was "
+            "rolled back: the report written from it would say another thing)"
+        )
+        named = True
     if columns.get(chain.INCIDENTS) not in (None, now.columns[chain.INCIDENTS]):
         out.add(
             "incidents: the crashes and given-up bots stored differ from those chained into "
@@ -444,7 +457,8 @@ def _compare_chain(
             f"chain head {now.head[:16]}... differs from {ref['head'][:16]}... in "
             f"{'--head' if 'hands_digests' not in ref else 'results.json'}: since the head was "
             "published a hand was edited, deleted, added or reordered, or the stored "
-            "configuration or incidents were edited (a head alone cannot say which)"
+            "configuration, incidents or sequential decision were edited (a head alone cannot "
+            "say which)"
         )
 
 
@@ -467,6 +481,14 @@ def _changed_columns(now: chain.Chain, ref: dict[str, Any], k: int, hid: str) ->
         if diff:
             return ", ".join(diff)
     return "its rows"
+
+
+def _unchained(algorithm: str, sequential: bool) -> str:
+    """What an older chain leaves out of a run like this one ('' if nothing it has)."""
+    what = ["its configuration"] if algorithm == chain.LEGACY else []
+    if sequential:
+        what.append("its sequential decision")
+    return " and ".join(what) + (" are" if len(what) > 1 else " is") if what else ""
 
 
 def _reported_stop(folder: Path | None) -> dict[str, Any] | None:
@@ -513,10 +535,10 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
     todo = f"; {missing} planned hands not played yet" if missing > 0 and rep.ok else ""
     if rep.sequential and rep.ok:
         todo = f"; {rep.sequential}"
-    if rep.legacy and rep.ok:
+    if rep.unchained and rep.ok:
         todo += (
-            f"; an older run's chain ({chain.LEGACY}): its configuration is not chained, so "
-            "an edit of it would go unseen (`uno-arena tournament report` writes the new chain)"
+            f"; an older run's chain ({rep.legacy}): {rep.unchained} not chained, so an edit "
+            "would go unseen (`uno-arena tournament report` writes the new chain)"
         )
     if rep.reports_absent and rep.ok:
         todo += (
