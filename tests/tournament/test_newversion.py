@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from uno_tournament.newversion import NewVersionState, fixed_information, newversion_tables
-from uno_tournament.rating_model import Ratings
+from uno_tournament.rating_model import Finish, HandResult, Ratings
+from uno_tournament.settled import fit_hands
 
 NAMES = ("new", "old", "f0", "f1")
 
@@ -159,3 +160,64 @@ def test_engine_played_new_version_test() -> None:
     run = bs.play_newversion("delta1", 3, delta1=46.1, alpha=0.05, beta=0.05, max_hands=2400)
     assert run.verdict == "H1" and run.hands < 2400
     assert 1e-6 < run.info_per_hand < 1e-4
+
+
+def _always_last(hands: int, seed: int = 5) -> list[HandResult]:
+    """Hands in which "new" finishes last every time (a candidate whose every seat went to a
+    stand-in, under the "last" forfeit policy); the others in a random order. Four rotations
+    of each deal, as the plan deals them."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for h in range(hands):
+        others = list(rng.permutation(["old", "f0", "f1"]))
+        seats = [*others, "new"]
+        k = h % 4
+        seats = seats[k:] + seats[:k]
+        out.append(
+            HandResult(
+                f"h{h:05d}",
+                f"d{h // 4}",
+                tuple(
+                    Finish(b, s, 4 if b == "new" else others.index(b) + 1)
+                    for s, b in enumerate(seats)
+                ),
+            )
+        )
+    return out
+
+
+def test_a_candidate_never_ahead_is_rejected_by_its_limit_not_left_undecided() -> None:
+    """An examination's candidate crashed on every decision; under "last" it was last in all
+    480 hands, and the test ended "budget, undecided (LLR -0.39)": the prior that keeps the fit
+    finite gave the gap the prior's error. The one-sided limit of the gap decides instead."""
+    results = _always_last(96)
+    prior_only = fit_hands(results, NAMES)
+    assert prior_only is not None and not prior_only.sides.any()  # the fit of before
+    before = NewVersionState("new", "old", min_hands=96, max_hands=96)
+    d = before.look(prior_only)
+    assert d.verdict == "budget" and abs(d.llr) < 2.0  # undecided: the defect
+    fitted = fit_hands(results, NAMES, bounds=True)
+    assert fitted is not None and int(fitted.sides[NAMES.index("new")]) == -1
+    st = NewVersionState("new", "old", min_hands=96, max_hands=480)
+    d = st.look(fitted)
+    assert d.verdict == "H0" and d.looked and st.decided_at == 96
+    assert st.high < 0.0 and st.low == -math.inf
+    line = st.progress_line()
+    assert "new never went out ahead of the others" in line and "at most" in line, line
+    again = NewVersionState.from_dict(json.loads(json.dumps(st.to_dict())))
+    assert again.to_dict() == st.to_dict() and again.high == st.high
+    # a limit is a 5% decision: a test asking beta = 1% plays on, to its budget
+    strict = NewVersionState("new", "old", beta=0.01, min_hands=96, max_hands=96)
+    d = strict.look(fitted)
+    assert d.verdict == "budget" and strict.bounded and strict.high < 0.0
+    # the mirror: a candidate ahead of every other bot in every hand is accepted (H1)
+    mirror = [
+        HandResult(
+            r.hand_id, r.deal_id, tuple(Finish(f.bot, f.seat, 5 - f.place) for f in r.finishes)
+        )
+        for r in results
+    ]
+    up = fit_hands(mirror, NAMES, bounds=True)
+    assert up is not None and up.sides.any()  # the frame is "new"; the others below it
+    st = NewVersionState("new", "old", delta1=10.0, min_hands=96)
+    assert st.look(up).verdict == "H1" and st.low >= 10.0

@@ -733,6 +733,44 @@ def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
     assert _verify(out).returncode == 0
 
 
+CRASHY = Path(__file__).with_name("crashy_bot.py")
+
+
+def test_a_candidate_crashing_on_every_decision_is_rejected(tmp_path: Path) -> None:
+    """An examination's candidate crashed on every decision: it was given up on and a stand-in
+    played every seat, each a forfeit ("last"), yet the run ended "budget, undecided (LLR
+    -0.39)" after 480 hands. It never went out first, so the fit has no gap for the LLR; the
+    gap's one-sided limit rejects it at the first look, and verify re-derives that."""
+    cfg = _settled_config(
+        tmp_path,
+        'until = "settled"\nalpha = 0.05\nindifference_elo = 50\nmax_hands = 480\n',
+        {"old": 0.5, "f1": 0.3, "f2": 0.6},
+    )
+    crashy = (
+        '[[bots]]\nname = "new"\n'
+        f'command = ["{{python}}", "{CRASHY}", "--crash-after", "1", "--log-level", "warning"]\n'
+    )
+    text = cfg.read_text().replace("[faults]\n", "[faults]\nmax_restarts = 1\n")
+    cfg.write_text(text + "\n" + crashy)
+    out = tmp_path / "out"
+    r = subprocess.run(
+        _cli("tournament", "run", str(cfg), "--candidate", "new", "--baseline", "old", "--quiet"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("stopped: H0 accepted, new is not better than old"), last
+    assert "new never went out ahead of the others: the gap is at most" in last, last
+    rec = _record(out)
+    assert int(rec["stop"]["hands"]) < 480  # type: ignore[index]
+    assert "never went out ahead" in (out / "leaderboard.md").read_text()
+    v = _verify(out)
+    assert v.returncode == 0 and "H0 accepted" in v.stdout, v.stdout
+
+
 # ------------------------------------------------------------------------------ pods
 
 

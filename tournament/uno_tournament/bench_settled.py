@@ -298,7 +298,7 @@ def _refit(played: Sequence[HandResult], names: Sequence[str], start: Any) -> Ra
             r = None
         if r is not None and r.converged and bool(np.all(np.isfinite(r.elo))):
             return r
-    return fit_hands(played, names)
+    return fit_hands(played, names, bounds=True)
 
 
 def play_until_settled(

@@ -51,6 +51,21 @@ data (:mod:`uno_tournament.settled` found the share of false claims rising sever
 adaptive tables, and had to combine per-block fits). So the plan stays fixed, and
 ``--candidate/--baseline`` needs no recorded block tables (its sequential record has none).
 
+When the results bound a rating on one side only
+------------------------------------------------
+A candidate that crashes on every decision under the "last" forfeit policy never goes out first:
+maximum likelihood puts it at minus infinity, and the prior that keeps the fit finite gives a gap
+whose standard error is the prior's, so the LLR stayed near 0 and an examination's crashing
+candidate ended "budget, undecided (LLR -0.39)" after 480 forfeited hands. There is no gap for
+the LLR to use then, but there are limits: the one-sided 97.5% bound of the one-sided bot
+(:mod:`uno_tournament.rating_bounds`) and the 95% interval's end of the other, whose difference
+bounds the gap on one side with at most 5% error (:meth:`Ratings.diff_ci`). The test accepts H0
+when that upper limit of the gap is at most ``delta0``, H1 when the lower limit is at least
+``delta1``, and otherwise plays on; only if the error asked of that decision (beta for H0, alpha
+for H1) is at least :data:`BOUND_ERROR`. The bound falls as one-sided hands accumulate, and the
+bot leaves the one-sided state for good the first time it goes out ahead, so the looks add
+little to that error. The stop line says the decision came from the bound, not the LLR.
+
 ``make bench-settled`` checks the operating characteristic on engine-played hands: the share of
 tests that accept H1 when the true gap is ``delta0`` (at most alpha), the share that accept H0 when
 it is ``delta1`` (at most beta), and the mean hands against a fixed-size run of the same power
@@ -77,6 +92,9 @@ __all__ = [
 ]
 
 Verdict = Literal["H0", "H1", "continue", "budget"]
+BOUND_ERROR = 0.05
+"""The error of a decision taken from one-sided limits (two 2.5% ends): taken only when the error
+asked of it (beta for H0, alpha for H1) is at least this."""
 STATE_VERSION = 1
 SEATS = 4
 
@@ -135,6 +153,13 @@ class NewVersionState:
     looks: int = 0
     verdict: Verdict = "continue"
     decided_at: int | None = None
+    bounded: str = ""
+    """At the last look, why the results bound the gap on one side only ('' if they did not:
+    the LLR was taken)."""
+    low: float = math.nan
+    """At the last look, if :attr:`bounded`: the gap's lower limit (Elo; -inf if none)."""
+    high: float = math.nan
+    """At the last look, if :attr:`bounded`: the gap's upper limit (Elo; +inf if none)."""
 
     def __post_init__(self) -> None:
         if not self.candidate or not self.baseline or self.candidate == self.baseline:
@@ -175,17 +200,17 @@ class NewVersionState:
             raise ValueError("the fit does not rate both the candidate and the baseline") from exc
         gap = float(ratings.elo[i] - ratings.elo[j])
         var = float(ratings.cov[i, i] + ratings.cov[j, j] - 2.0 * ratings.cov[i, j])
-        # a rating the results bound on one side only has no estimate for the LLR to use: play on
-        one_sided = bool(ratings.sides[i] or ratings.sides[j])
-        if (
-            hands < self.min_hands
-            or one_sided
-            or not (math.isfinite(gap) and var > 0 and math.isfinite(var))
-        ):
+        # a rating the results bound on one side only has no estimate for the LLR to use: its
+        # limits decide, or the test plays on (see the module docstring)
+        sides = ratings.sides
+        if hands >= self.min_hands and (sides[i] or sides[j]):
+            return self._look_bounded(ratings, hands, int(sides[i]), int(sides[j]))
+        if hands < self.min_hands or not (math.isfinite(gap) and var > 0 and math.isfinite(var)):
             self.hands = hands
             if self.max_hands and hands >= self.max_hands:
                 self.verdict, self.decided_at = "budget", hands
             return self._decision(False)
+        self.bounded, self.low, self.high = "", math.nan, math.nan
         self.gap, self.se, self.hands = gap, math.sqrt(var), hands
         self.llr = self.llr_of(gap, self.se)
         self.looks += 1
@@ -197,6 +222,45 @@ class NewVersionState:
             self.verdict, self.decided_at = "budget", hands
         return self._decision(True)
 
+    def _look_bounded(
+        self, ratings: Ratings, hands: int, side_new: int, side_old: int
+    ) -> NewVersionDecision:
+        """A look at a fit in which the candidate's or the baseline's rating is bounded on one
+        side only: the gap's limits decide (H0 if the upper is at most ``delta0``, H1 if the
+        lower is at least ``delta1``), or the test plays on."""
+        _, low, high = ratings.diff_ci(self.candidate, self.baseline)
+        why = []
+        for name, side in ((self.candidate, side_new), (self.baseline, side_old)):
+            if side < 0:
+                why.append(f"{name} never went out ahead of the others")
+            elif side > 0:
+                why.append(f"{name} went out ahead of the others whenever they met")
+        self.hands, self.gap, self.se = hands, math.nan, math.nan
+        self.bounded = "; ".join(why)
+        self.low = low if not math.isnan(low) else -math.inf
+        self.high = high if not math.isnan(high) else math.inf
+        self.looks += 1
+        if self.high <= self.delta0 and self.beta >= BOUND_ERROR:
+            self.verdict, self.decided_at = "H0", hands
+        elif self.low >= self.delta1 and self.alpha >= BOUND_ERROR:
+            self.verdict, self.decided_at = "H1", hands
+        elif self.max_hands and hands >= self.max_hands:
+            self.verdict, self.decided_at = "budget", hands
+        return self._decision(True)
+
+    def limits_text(self) -> str:
+        """The one-sided look's words: ``new never went out ahead of the others: the gap is at
+        most -85.2 Elo``."""
+        if self.high < math.inf and self.low > -math.inf:
+            span = f"within [{self.low:+.1f}, {self.high:+.1f}] Elo"
+        elif self.high < math.inf:
+            span = f"at most {self.high:+.1f} Elo"
+        elif self.low > -math.inf:
+            span = f"at least {self.low:+.1f} Elo"
+        else:
+            span = "not bounded either way"
+        return f"{self.bounded}: the gap is {span}, one-sided limits at 95%, no LLR"
+
     def _decision(self, looked: bool) -> NewVersionDecision:
         return NewVersionDecision(self.verdict, self.llr, self.hands, self.gap, self.se, looked)
 
@@ -206,7 +270,9 @@ class NewVersionState:
             f"LLR: {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) "
             f"[{self.delta0:.2f}, {self.delta1:.2f}]"
         )
-        if math.isfinite(self.gap):
+        if self.bounded:
+            line = f"{self.candidate} - {self.baseline}: {self.limits_text()}"
+        elif math.isfinite(self.gap):
             line += f", {self.candidate} - {self.baseline}: {self.gap:+.1f} +- {self.se:.1f} Elo"
         line += f", {self.hands} hands"
         if self.verdict == "H1":
@@ -236,6 +302,9 @@ class NewVersionState:
             "looks": self.looks,
             "verdict": self.verdict,
             "decided_at": self.decided_at,
+            "bounded": self.bounded,
+            "low": _finite_or_text(self.low),
+            "high": _finite_or_text(self.high),
         }
 
     @classmethod
@@ -260,7 +329,25 @@ class NewVersionState:
             looks=int(data["looks"]),
             verdict=data["verdict"],
             decided_at=None if data["decided_at"] is None else int(data["decided_at"]),
+            bounded=str(data.get("bounded") or ""),
+            low=_float_of(data.get("low")),
+            high=_float_of(data.get("high")),
         )
+
+
+def _finite_or_text(x: float) -> float | str | None:
+    """A limit for JSON: the number, "inf"/"-inf", or None for NaN (no limit taken)."""
+    if math.isnan(x):
+        return None
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+def _float_of(v: Any) -> float:
+    if v is None:
+        return math.nan
+    if v in ("inf", "-inf"):
+        return math.inf if v == "inf" else -math.inf
+    return float(v)
 
 
 def newversion_tables(

@@ -111,7 +111,10 @@ def markdown(rec: SequentialRecord) -> str:
             gap = look.get("gap")
             se = look.get("se")
             g = f"{gap:+.1f} +- {se:.1f}" if gap is not None and se is not None else "-"
-            out.append(f"| {look['through']} | {look['llr']:.2f} | {g} | {look['verdict']} |")
+            llr = f"{look['llr']:.2f}"
+            if look.get("bounded"):  # a one-sided fit: its limits were read, not an LLR
+                g, llr = str(look["bounded"]).replace("|", "/"), "-"
+            out.append(f"| {look['through']} | {llr} | {g} | {look['verdict']} |")
     return "\n".join(out) + "\n"
 
 
@@ -212,7 +215,11 @@ def svg_llr(rec: SequentialRecord) -> str:
     """The new-version test's LLR at each look, with Wald's bounds."""
     assert rec.newversion is not None
     nv = rec.newversion
-    pts = [(int(lk["through"]), float(lk["llr"])) for lk in rec.looks if lk.get("looked")]
+    pts = [
+        (int(lk["through"]), float(lk["llr"]))
+        for lk in rec.looks
+        if lk.get("looked") and not lk.get("bounded")  # a one-sided look has no LLR
+    ]
     if not pts:
         return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
     end = max(h for h, _ in pts)

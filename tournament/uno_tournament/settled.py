@@ -520,9 +520,13 @@ def fit_hands(
     names: Sequence[str],
     *,
     known_loser_weight: float | None = None,
+    bounds: bool = False,
 ) -> Ratings | None:
     """A cold-started fit (bit-reproducible from the hands alone), with the final table's
-    fallback (a N(0, 1000 Elo) prior) when a bot has no finite rating."""
+    fallback (a N(0, 1000 Elo) prior) when a bot has no finite rating. ``bounds``: a fit that
+    needed the prior also gets the final table's one-sided bounds (:attr:`Ratings.side` and
+    :attr:`Ratings.bound`, :mod:`uno_tournament.rating_bounds`), so that a reader of the gap
+    knows the prior's estimate is an artefact (the new-version test)."""
     for prior in (None, 1000.0):
         try:
             r = fit_plackett_luce(
@@ -531,8 +535,23 @@ def fit_hands(
         except (ValueError, np.linalg.LinAlgError, FloatingPointError):
             continue
         if r.converged and np.all(np.isfinite(r.elo)):
-            return r
+            return with_bounds(r, results) if bounds and prior is not None else r
     return None
+
+
+def with_bounds(r: Ratings, results: Sequence[HandResult]) -> Ratings:
+    """``r`` (a fit of ``results``) with the one-sided bounds of the bots the going-out results
+    bound on one side only, centred on the others (unchanged if there are none)."""
+    from .rating_bounds import bound_one_sided, going_out_sides
+    from .rating_model import Outcomes
+
+    index = {b: i for i, b in enumerate(r.bots)}
+    ordered = sorted(results, key=lambda h: h.hand_id)
+    outcomes = Outcomes.from_results(ordered, index, "deal")
+    side = going_out_sides(outcomes, len(r.bots), r.bots)
+    if side.any() and (side == 0).any():
+        return bound_one_sided(r, outcomes, side)
+    return r
 
 
 @dataclass(frozen=True)

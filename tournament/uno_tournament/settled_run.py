@@ -633,22 +633,23 @@ def catch_up(
             break
         results = [r for h in prefix if (r := stored[h]) is not None]
         record.through = upto
-        fitted = fit_hands(results, tuple(names)) if results else None
+        fitted = fit_hands(results, tuple(names), bounds=True) if results else None
         if fitted is None:
             record.looks.append({"through": upto, "hands": len(results), "looked": False})
             continue
         d = nv.look(fitted)
-        record.looks.append(
-            {
-                "through": upto,
-                "hands": d.hands,
-                "looked": d.looked,
-                "llr": d.llr,
-                "gap": d.gap if math.isfinite(d.gap) else None,
-                "se": d.se if math.isfinite(d.se) else None,
-                "verdict": d.verdict,
-            }
-        )
+        look: dict[str, Any] = {
+            "through": upto,
+            "hands": d.hands,
+            "looked": d.looked,
+            "llr": d.llr,
+            "gap": d.gap if math.isfinite(d.gap) else None,
+            "se": d.se if math.isfinite(d.se) else None,
+            "verdict": d.verdict,
+        }
+        if d.looked and nv.bounded:  # the gap's one-sided limits, not an LLR, were read
+            look["bounded"] = nv.limits_text()
+        record.looks.append(look)
         if nv.verdict in ("H0", "H1"):
             record.stop = {"reason": nv.verdict, "hands": upto, "line": _nv_line(nv, upto)}
             return record
@@ -660,6 +661,16 @@ def catch_up(
 
 
 def _nv_line(nv: NewVersionState, at: int | None) -> str:
+    if nv.bounded:  # the last look's fit bounded the gap on one side only: its limits spoke
+        if nv.verdict == "H1":
+            head = f"H1 accepted, {nv.candidate} is better than {nv.baseline} by {nv.delta1:g} Elo"
+        elif nv.verdict == "H0":
+            head = (
+                f"H0 accepted, {nv.candidate} is not better than {nv.baseline} by {nv.delta0:g} Elo"
+            )
+        else:
+            head, at = "budget, undecided", nv.hands
+        return f"stopped: {head} ({nv.limits_text()}) after {at} hands"
     if nv.verdict == "H1":
         return (
             f"stopped: H1 accepted, {nv.candidate} is better than {nv.baseline} by "
