@@ -99,6 +99,23 @@ def test_a_bot_given_up_on_is_rated_last_in_every_hand_a_stand_in_played(
     assert board["crashy"]["hands"] == int(mine.sum())
     stand_in_wins = int((taken & (cols.places == 1)).sum())
     assert stand_in_wins > 0  # the stand-in did win some of its seats, and they are not counted
+    # nor in the cross-table (an examination found the stand-in's results credited there):
+    # under "last" crashy is behind every bot in a hand a stand-in played its seat
+    cross = results["cross_table"]
+    for other in ("h0", "h1", "h2"):
+        k = ["h0", "h1", "h2", "crashy"].index(other)
+        shared = (cols.bots == crashy).any(axis=1) & (cols.bots == k).any(axis=1)
+        mine_place = np.where(cols.bots == crashy, cols.places, 0).sum(axis=1)
+        their_place = np.where(cols.bots == k, cols.places, 0).sum(axis=1)
+        played = (mine & (cols.bots == crashy)).any(axis=1)
+        ahead = int((shared & played & (mine_place < their_place)).sum())
+        behind = int(
+            (shared & ~played).sum() + (shared & played & (mine_place > their_place)).sum()
+        )
+        row = cross["crashy"][other]
+        assert (row["ahead"], row["behind"]) == (ahead, behind), (other, row)
+        col = cross[other]["crashy"]
+        assert (col["ahead"], col["behind"]) == (behind, ahead), (other, col)
     assert runner.standings.policy == "last"
 
 

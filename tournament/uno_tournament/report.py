@@ -36,6 +36,10 @@ from .store import ResultStore
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
 GAP_EXAMPLES = (50, 100, 200, 400)
 GIVEN_UP_MARK = "†"
+CROSS_LEGEND = (
+    "Row bot finished ahead-behind(-tied) of the column bot, in the hands as the ratings count "
+    "them: a seat a stand-in played is a forfeit under the policy (Forfeits above)."
+)
 
 
 def gap_meaning(gaps: tuple[int, ...] = GAP_EXAMPLES) -> str:
@@ -278,8 +282,6 @@ def summarize(
     ahead = np.zeros((nb, nb), dtype=np.int64)
     tied = np.zeros((nb, nb), dtype=np.int64)
     first = np.zeros((nb, nb), dtype=np.int64)
-    raw_order = np.argsort(np.asarray(cols.hand_ids, dtype=object), kind="stable")
-    raw_b, raw_p = cols.bots[raw_order], cols.places[raw_order]
     width = cols.bots.shape[1]
     if n_hands:
         best = np.where(rated_b >= 0, rated_p, np.iinfo(np.int64).max).min(axis=1)
@@ -287,11 +289,13 @@ def summarize(
             for sb in range(width):
                 if sa == sb:
                     continue
-                both = (raw_b[:, sa] >= 0) & (raw_b[:, sb] >= 0)
-                ia, ib = raw_b[both, sa], raw_b[both, sb]
-                np.add.at(ahead, (ia, ib), raw_p[both, sa] < raw_p[both, sb])
-                np.add.at(tied, (ia, ib), raw_p[both, sa] == raw_p[both, sb])
+                # the cross-table counts the hands as the ratings do: a seat a stand-in played
+                # is the forfeit the policy makes it (the raw places credited a given-up bot
+                # with its stand-in's wins over the others)
                 rb = (rated_b[:, sa] >= 0) & (rated_b[:, sb] >= 0)
+                ia, ib = rated_b[rb, sa], rated_b[rb, sb]
+                np.add.at(ahead, (ia, ib), rated_p[rb, sa] < rated_p[rb, sb])
+                np.add.at(tied, (ia, ib), rated_p[rb, sa] == rated_p[rb, sb])
                 went_out = rb & (rated_p[:, sa] == best)
                 np.add.at(first, (rated_b[went_out, sa], rated_b[went_out, sb]), 1)
     cross: dict[str, dict[str, tuple[int, int, int]]] = {}
@@ -560,7 +564,7 @@ def markdown(s: Summary) -> str:
     for a in names:
         cells = ["" if a == b else _first_cell(s, a, b) for b in names]
         out.write(f"| {a} | " + " | ".join(cells) + " |\n")
-    out.write("\n## Cross-table\n\nRow bot finished ahead-behind(-tied) of the column bot.\n\n")
+    out.write(f"\n## Cross-table\n\n{CROSS_LEGEND}\n\n")
     out.write("| | " + " | ".join(names) + " |\n|" + "---|" * (len(names) + 1) + "\n")
     for a in names:
         cells = ["" if a == b else _cell(s.cross[a][b]) for b in names]
@@ -689,7 +693,7 @@ th{{background:#f2f2f2}}
 first - column first (the row's share vs the share the ratings predict).</p>
 {first}
 <h2>Cross-table</h2>
-<p>Row bot finished ahead-behind(-tied) of the column bot.</p>
+<p>{html.escape(CROSS_LEGEND)}</p>
 {cross}
 <h2>Likelihood of superiority</h2>
 <p>P(row bot stronger than column bot).</p>
