@@ -1044,6 +1044,46 @@ async def test_contract_late_answers_are_counted_apart_from_faults(live: Live) -
     await bot.stop()
 
 
+async def test_contract_a_late_answer_after_the_event_log_is_freed_is_still_late() -> None:
+    """An examination ran the server with --log-linger-matches 0: an answer that crossed
+    MatchEnded got REQUEST_NOT_FOUND, a fault, where the same answer a moment earlier (the log
+    still kept) was late. While the match's summary is kept it is late; a bot that was not in
+    the match still gets REQUEST_NOT_FOUND."""
+    async with serving(log_linger_matches=0) as live:
+        bot = await connected(live, "b0", policy=None)
+        other = await connected(live, "b1", policy=None)
+        info = await live.create(
+            ["b0", HEUR, HEUR, HEUR], rules=SINGLE, tc=game_pb2.TimeControl(decision_ms=60_000)
+        )
+        first = await _required(bot)
+        await live.admin.CancelMatch(
+            admin_pb2.CancelMatchRequest(match_id=info.match_id), metadata=live.md
+        )
+        await ended(bot)
+        f = live.server.arena.finished[info.match_id]
+        assert f.table is None  # the event log is freed at once; the summary is kept
+        bot.answer(first.request_id, first.legal_actions[0].id)
+        other.answer(first.request_id, first.legal_actions[0].id)
+        (mine,) = await _results(bot, 1)
+        (theirs,) = await _results(other, 1)
+        assert (mine.code, mine.reason) == (10, E.ERROR_REASON_STALE_REQUEST), mine
+        assert mine.match_id == info.match_id and "has ended" in mine.message
+        assert (theirs.code, theirs.reason) == (5, E.ERROR_REASON_REQUEST_NOT_FOUND), theirs
+        reg = live.server.arena.metrics.registry
+
+        def sample(name: str, bot_name: str, reason: str) -> float:
+            return reg.get_sample_value(name, {"bot": bot_name, "reason": reason}) or 0
+
+        assert sample("uno_late_actions_total", "b0", "stale_request") == 1
+        assert sample("uno_illegal_actions_total", "b0", "request_not_found") == 0
+        assert sample("uno_illegal_actions_total", "b1", "request_not_found") == 1
+        listed = await live.admin.ListBots(admin_pb2.ListBotsRequest(), metadata=live.md)
+        b0 = next(b for b in listed.bots if b.bot_name == "b0")
+        assert (b0.rejected_actions, b0.stale_actions) == (0, 1)
+        await bot.stop()
+        await other.stop()
+
+
 async def test_contract_an_answer_to_an_expired_chance_is_late_not_a_fault(live: Live) -> None:
     """The race no bot can avoid (issue 20 section 3): an optional chance (catch or UNO call)
     closes on the UNO window's timer (RequestClosed EXPIRED) while the bot's answer is on its

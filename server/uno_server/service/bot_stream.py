@@ -26,7 +26,7 @@ from uno_server import __version__
 from uno_server.gen.uno.v1 import bot_pb2, errors_pb2
 
 from . import limits, ratelog, rejections, wire
-from .arena import WELCOME_SEATS, Arena
+from .arena import WELCOME_SEATS, Arena, Finished
 from .auth import bearer
 from .rejections import abort, status_error
 from .request_desk import ABORTED
@@ -474,7 +474,9 @@ class BotServicer:
         arena = self.arena
         res: bot_pb2.ActionResult | None
         table: Table | None = None
+        f: Finished | None = None
         number = -1
+        mid = ""
         if bad is None or bad.field == "action.action_id":
             # a missing action_id alone: the request's table, if there is one, reports the
             # missing field first, naming the request's seat
@@ -502,6 +504,20 @@ class BotServicer:
             arena.metrics.illegal.labels(
                 session.bot_name, errors_pb2.ErrorReason.Name(bad.reason)[13:].lower()
             ).inc()
+        elif f is not None and session.bot_name in f.bots:
+            # its match ended and the full record was let go (--log-linger-*), the summary
+            # kept: every request of it is closed, so this is a late answer (a second answer,
+            # or one that crossed MatchEnded), as it was while the record lingered, not a fault
+            res = bot_pb2.ActionResult(
+                request_id=act.request_id,
+                match_id=mid,
+                code=ABORTED,
+                reason=errors_pb2.ERROR_REASON_STALE_REQUEST,
+                message=f"match {mid} has ended: its requests are closed (a late answer)",
+            )
+            if act.HasField("action_id"):
+                res.action_id = act.action_id
+            arena.metrics.late.labels(session.bot_name, "stale_request").inc()
         else:
             res = bot_pb2.ActionResult(
                 request_id=act.request_id,

@@ -122,7 +122,9 @@ const (
 	// the reconnect grace ran out); the bot no longer plays it in this match.
 	ErrorReason_ERROR_REASON_SEAT_TAKEN_OVER ErrorReason = 34
 	// ABORTED: the decision request is closed: the turn moved on, the UNO window closed, the hand
-	// or match ended, or a newer request for the same seat superseded it. Not a strike.
+	// or match ended, or a newer request for the same seat superseded it. Not a strike. After a
+	// match ends, an answer from one of its bots gets this for as long as the server keeps the
+	// match's summary (GetMatch), also once its event log is freed.
 	ErrorReason_ERROR_REASON_STALE_REQUEST ErrorReason = 40
 	// ABORTED: the answer arrived after the request's deadline; the server already played the
 	// default action (see RequestClosed). The timeout counted as a strike.
@@ -143,8 +145,8 @@ const (
 	ErrorReason_ERROR_REASON_BOT_NAME_MISMATCH ErrorReason = 61
 	// NOT_FOUND: no match has this id.
 	ErrorReason_ERROR_REASON_MATCH_NOT_FOUND ErrorReason = 70
-	// NOT_FOUND: the server never issued a decision request with this id (or its match is no
-	// longer kept).
+	// NOT_FOUND: the server never issued a decision request with this id, or its match is no
+	// longer kept at all (not even its summary), or the sender is not one of the match's bots.
 	ErrorReason_ERROR_REASON_REQUEST_NOT_FOUND ErrorReason = 71
 	// NOT_FOUND: WatchMatch on a finished match whose event log the server has already freed
 	// (GetMatch still has its summary).

@@ -89,7 +89,9 @@ export enum ErrorReason {
   SEAT_TAKEN_OVER = 34,
   /**
    * STALE_REQUEST - ABORTED: the decision request is closed: the turn moved on, the UNO window closed, the hand
-   * or match ended, or a newer request for the same seat superseded it. Not a strike.
+   * or match ended, or a newer request for the same seat superseded it. Not a strike. After a
+   * match ends, an answer from one of its bots gets this for as long as the server keeps the
+   * match's summary (GetMatch), also once its event log is freed.
    */
   STALE_REQUEST = 40,
   /**
@@ -118,8 +120,8 @@ export enum ErrorReason {
   /** MATCH_NOT_FOUND - NOT_FOUND: no match has this id. */
   MATCH_NOT_FOUND = 70,
   /**
-   * REQUEST_NOT_FOUND - NOT_FOUND: the server never issued a decision request with this id (or its match is no
-   * longer kept).
+   * REQUEST_NOT_FOUND - NOT_FOUND: the server never issued a decision request with this id, or its match is no
+   * longer kept at all (not even its summary), or the sender is not one of the match's bots.
    */
   REQUEST_NOT_FOUND = 71,
   /**
