@@ -1117,3 +1117,19 @@ def test_a_report_file_with_other_line_endings_says_so(
     code, problems, _ = _verify([str(run)], capsys)
     assert code == 1 and len(problems) == 1, problems
     assert "other line endings" in problems[0] and "lines, not" not in problems[0], problems
+
+
+def test_report_counts_are_compared_exactly_and_ratings_within_the_float_tolerance() -> None:
+    """An examination raised a count of 1,000,000 by one in a report file and verify passed:
+    the relative tolerance meant for floats from another machine covered integers too."""
+    from uno_tournament.verify_reports import _json_difference, _same_cell
+
+    assert not _same_cell("1000001", "1000000")
+    assert not _same_cell("1000000.0000001", "1000000")
+    assert _same_cell("12.30000000001", "12.3")
+    assert (
+        _json_difference({"hands": 1000001}, {"hands": 1000000}, "")
+        == "hands is 1000001, not 1000000:"
+    )
+    assert _json_difference({"hands": 1000000.0000001}, {"hands": 1000000}, "") is not None
+    assert _json_difference({"elo": 12.30000000001}, {"elo": 12.3}, "") is None
