@@ -1067,7 +1067,8 @@ async def test_contract_a_late_answer_after_the_event_log_is_freed_is_still_late
         (mine,) = await _results(bot, 1)
         (theirs,) = await _results(other, 1)
         assert (mine.code, mine.reason) == (10, E.ERROR_REASON_STALE_REQUEST), mine
-        assert mine.match_id == info.match_id and "has ended" in mine.message
+        assert mine.result is not None and mine.result.match_id == info.match_id
+        assert "has ended" in mine.result.message, mine
         assert (theirs.code, theirs.reason) == (5, E.ERROR_REASON_REQUEST_NOT_FOUND), theirs
         reg = live.server.arena.metrics.registry
 
