@@ -80,7 +80,9 @@ def test_the_sandwich_alone_gave_that_refit_intervals_of_no_width(sandwich_alone
     """The defect, kept visible: without the floor two versions' errors are 0 (to rounding)."""
     r, _ = fit_ratings(_league(), LEAGUE_BOTS)
     assert r is not None
-    assert int(np.sum(r.se < 1e-6)) == 2
+    # "0 to rounding": 1e-6 Elo held with one numpy; numpy 2.4.6 leaves 1.1e-6 in one of
+    # them. Either is nothing beside the 174 Elo of the others, and far under _widths_are_real's 1
+    assert int(np.sum(r.se < 1e-3)) == 2, r.se
     with pytest.raises(AssertionError):
         _widths_are_real(r)
 

@@ -63,14 +63,17 @@ def one_sided(outcomes: Outcomes, n_bots: int, places: str) -> IntArray:
     worst = np.where(real, pl, -big).max(axis=1)
     ahead = np.zeros(n_bots, dtype=np.bool_)  # once ahead of another rated seat
     behind = np.zeros(n_bots, dtype=np.bool_)
-    first = np.zeros(n_bots, dtype=np.bool_)  # once in the first place group
+    first = np.zeros(n_bots, dtype=np.bool_)  # once in the first place group, and out first
+    went_out = outcomes.went_out  # the hand's first-out seat is rated (Outcomes.out_first)
+    if places == "winner":  # a hand whose winner is not rated tells the winner model nothing
+        usable = usable & went_out
     for s in range(bots.shape[1]):
         rows = usable & real[:, s]
         who = bots[rows, s]
         mine = pl[rows, s]
         ahead[who[mine < worst[rows]]] = True
         behind[who[mine > best[rows]]] = True
-        first[who[mine == best[rows]]] = True
+        first[who[(mine == best[rows]) & went_out[rows]]] = True
     side = np.zeros(n_bots, dtype=np.int64)
     side[ahead & ~behind] = 1
     never_up = ~first if places == "winner" else ~ahead
@@ -84,7 +87,8 @@ def going_out_graph(outcomes: Outcomes, n_bots: int) -> BoolArray:
     real = bots >= 0
     usable = real.sum(axis=1) >= 2
     best = np.where(real, pl, np.iinfo(np.int64).max).min(axis=1)
-    top = real & (pl == best[:, None]) & usable[:, None]
+    # a hand whose first-out seat is not rated (Outcomes.out_first) has no going-out edge
+    top = real & (pl == best[:, None]) & (usable & outcomes.went_out)[:, None]
     beat = np.zeros((n_bots, n_bots), dtype=np.bool_)
     for a in range(bots.shape[1]):
         for b in range(bots.shape[1]):
@@ -169,7 +173,10 @@ def _chances(
     g = real & (side_of == side[k])
     f = real & (side_of == 0)
     x = real & ~g & ~f
-    rows = np.nonzero(g.any(axis=1) & f.any(axis=1) & (real.sum(axis=1) >= 2))[0]
+    # only hands whose first-out seat is rated: the chances below are of going out first
+    rows = np.nonzero(g.any(axis=1) & f.any(axis=1) & (real.sum(axis=1) >= 2) & outcomes.went_out)[
+        0
+    ]
     theta = np.asarray(elo, dtype=np.float64) / ELO_PER_NAT
     t = np.where(real[rows], theta[np.maximum(bots[rows], 0)], 0.0)
     g, f, x = g[rows], f[rows], x[rows]

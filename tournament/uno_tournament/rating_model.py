@@ -166,6 +166,10 @@ class HandResult:
     hand_id: str
     deal_id: str
     finishes: tuple[Finish, ...]
+    out_first: bool = True
+    """The seat that went out first is among ``finishes``. False when it was left out (under the
+    "exclude" forfeit policy, a stand-in that went out first): the best of the seats given
+    did not go out, and their order is by points only (places 2..)."""
 
     def __post_init__(self) -> None:
         if len(self.finishes) < 2:
@@ -235,12 +239,27 @@ class Outcomes:
     places: IntArray
     cluster: IntArray
     n_clusters: int
+    out_first: BoolArray | None = None
+    """Per hand, whether the seat that went out first is rated (``None``: in every hand). Under
+    the "exclude" forfeit policy a stand-in that went out first is left out, and the best of
+    the rated seats did not go out: their order is by points only, which the fit reads as
+    places 2.. (weight ``lam``), not as going out (an examination: the runner-up of such a
+    hand was counted as going out first)."""
 
     def __post_init__(self) -> None:
         if self.bots.shape != self.places.shape or self.bots.ndim != 2:
             raise ValueError("bots and places must be (hands, seats) arrays of one shape")
         if self.cluster.shape != (self.bots.shape[0],):
             raise ValueError("cluster must have one entry per hand")
+        if self.out_first is not None and self.out_first.shape != (self.bots.shape[0],):
+            raise ValueError("out_first must have one entry per hand")
+
+    @property
+    def went_out(self) -> BoolArray:
+        """:attr:`out_first`, all True where it is not set."""
+        if self.out_first is None:
+            return np.ones(self.bots.shape[0], dtype=np.bool_)
+        return np.asarray(self.out_first, dtype=np.bool_)
 
     @property
     def n_hands(self) -> int:
@@ -256,13 +275,21 @@ class Outcomes:
         bots = np.full((h, width), -1, dtype=np.int64)
         places = np.zeros((h, width), dtype=np.int64)
         keys: list[str] = []
+        out_first = np.ones(h, dtype=np.bool_)
         for i, r in enumerate(results):
             for f in r.finishes:
                 bots[i, f.seat] = index[f.bot]
                 places[i, f.seat] = f.place
             keys.append(r.deal_id if cluster == "deal" else r.hand_id)
+            out_first[i] = r.out_first
         ids = {k: n for n, k in enumerate(sorted(set(keys)))}
-        return cls(bots, places, np.array([ids[k] for k in keys], dtype=np.int64), len(ids))
+        return cls(
+            bots,
+            places,
+            np.array([ids[k] for k in keys], dtype=np.int64),
+            len(ids),
+            None if out_first.all() else out_first,
+        )
 
 
 FORFEIT_POLICIES = ("last", "count", "exclude")
@@ -290,6 +317,24 @@ def apply_forfeits(
         return np.where(hit, -1, bots), places
     last = np.where(bots >= 0, places, 0).max(axis=1, keepdims=True) + 1
     return bots, np.where(hit, last, places)
+
+
+def first_rated(
+    bots: IntArray, places: IntArray, forfeit: BoolArray, policy: str
+) -> BoolArray | None:
+    """Per hand, whether the seat that went out first is still rated after
+    :func:`apply_forfeits` (:attr:`Outcomes.out_first`; ``None``: in every hand). Only
+    ``"exclude"`` leaves a seat out; under ``"last"`` the forfeiting seat is placed last by the
+    policy's own definition, and the best of the others counts as first."""
+    if policy != "exclude":
+        return None
+    real = bots >= 0
+    hit = forfeit & real
+    if not hit.any():
+        return None
+    best = np.where(real, places, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
+    out = ~(hit & (places == best)).any(axis=1)
+    return None if out.all() else np.asarray(out, dtype=np.bool_)
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ from .rating_model import (
     Ratings,
     apply_forfeits,
     first_out_probability,
+    first_rated,
     gap_for_probability,
     likelihood_of_superiority,
     normal_cdf,
@@ -113,6 +114,7 @@ __all__ = [
     "SequentialElo",
     "apply_forfeits",
     "first_out_probability",
+    "first_rated",
     "fit_outcomes",
     "fit_pairwise_naive",
     "fit_plackett_luce",
@@ -157,6 +159,7 @@ def fit_outcomes(
             outcomes.places,
             np.arange(outcomes.n_hands, dtype=np.int64),
             outcomes.n_hands,
+            outcomes.out_first,
         )
     _check_options(
         places, cluster, prior_sd_elo, known_loser_weight, loser_weight_prior, max_iter, tol

@@ -96,20 +96,22 @@ def _aggregate(
 
 def _pl_choices(o: Outcomes, places: PlacesModel) -> _Choices:
     """Plackett-Luce choices: each seat not in the trailing group is chosen from the seats placed
-    at or after it (Breslow ties); ``"winner"`` keeps the first group only."""
+    at or after it (Breslow ties); ``"winner"`` keeps the first group only. In a hand whose
+    first-out seat is not rated (:attr:`Outcomes.out_first`) every choice is a later place's."""
     real = o.bots >= 0
     big = np.iinfo(np.int64).max
     pl = np.where(real, o.places, big)
     last = np.where(real, o.places, np.iinfo(np.int64).min).max(axis=1)
     first = pl.min(axis=1)
+    went_out = o.went_out  # False: the seat that went out is not rated (Outcomes.out_first)
     valid = real & (pl < last[:, None]) & (real.sum(axis=1) >= 2)[:, None]
     if places == "winner":
-        valid &= pl == first[:, None]
+        valid &= (pl == first[:, None]) & went_out[:, None]
     h_idx, s_idx = np.nonzero(valid)  # row-major: hand order, then seat
     mine = pl[h_idx, s_idx]
     alt = real[h_idx] & (pl[h_idx] >= mine[:, None])
     bot = np.where(alt, o.bots[h_idx], -1)
-    later = mine > first[h_idx]
+    later = (mine > first[h_idx]) | ~went_out[h_idx]
     return _aggregate(bot, s_idx.astype(np.int64), later, o.cluster[h_idx], o)
 
 

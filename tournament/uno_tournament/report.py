@@ -296,7 +296,7 @@ def summarize(
                 ia, ib = rated_b[rb, sa], rated_b[rb, sb]
                 np.add.at(ahead, (ia, ib), rated_p[rb, sa] < rated_p[rb, sb])
                 np.add.at(tied, (ia, ib), rated_p[rb, sa] == rated_p[rb, sb])
-                went_out = rb & (rated_p[:, sa] == best)
+                went_out = rb & (rated_p[:, sa] == best) & outcomes.went_out
                 np.add.at(first, (rated_b[went_out, sa], rated_b[went_out, sb]), 1)
     cross: dict[str, dict[str, tuple[int, int, int]]] = {}
     first_out: dict[str, dict[str, tuple[int, int]]] = {}

@@ -28,7 +28,15 @@ from .rating_bounds import (
     tied_exactly,
 )
 from .rating_model import Z95
-from .ratings import Finish, HandResult, Outcomes, Ratings, apply_forfeits, fit_outcomes
+from .ratings import (
+    Finish,
+    HandResult,
+    Outcomes,
+    Ratings,
+    apply_forfeits,
+    first_rated,
+    fit_outcomes,
+)
 from .store import Columns, HandRecord, ResultStore
 
 IntArray = npt.NDArray[np.int64]
@@ -53,8 +61,9 @@ def rated_outcomes(
         cluster_of[d] = len(cluster_of)
     cluster = np.array([cluster_of[deal_ids[i]] for i in order], dtype=np.int64)
     idx = np.array(order, dtype=np.int64)
+    first = first_rated(bots[idx], places[idx], forfeit[idx], policy)
     b, p = apply_forfeits(bots[idx], places[idx], forfeit[idx], policy)
-    return Outcomes(b, p, cluster, len(cluster_of))
+    return Outcomes(b, p, cluster, len(cluster_of), first)
 
 
 RUNAWAY_ELO = 4000.0
@@ -95,6 +104,7 @@ def fit_ratings(
         outcomes.places,
         outcomes.cluster,
         outcomes.n_clusters,
+        outcomes.out_first,
     )
     r, note = _fit_ratings(sub, [names[int(i)] for i in keep])
     if r is None:
@@ -307,7 +317,13 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
     remap = np.full(len(cols.bot_names) + 1, -1, dtype=np.int64)
     for j, i in enumerate(seen):
         remap[i] = j
-    fit_out = Outcomes(remap[outcomes.bots], outcomes.places, outcomes.cluster, outcomes.n_clusters)
+    fit_out = Outcomes(
+        remap[outcomes.bots],
+        outcomes.places,
+        outcomes.cluster,
+        outcomes.n_clusters,
+        outcomes.out_first,
+    )
     r, note = fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
     if r is not None and tied_exactly(fit_out):
         # exact by symmetry: what the fit leaves is rounding (1e-14 Elo, either sign), which
@@ -397,11 +413,15 @@ class Standings:
     def outcomes(self) -> Outcomes:
         """A snapshot of the rated outcomes (copies; safe to fit in another thread)."""
         n = self.n
-        b, p = apply_forfeits(
-            self._bots[:n].copy(), self._places[:n].copy(), self._forfeit[:n].copy(), self.policy
+        bots, places, forfeit = (
+            self._bots[:n].copy(),
+            self._places[:n].copy(),
+            self._forfeit[:n].copy(),
         )
+        first = first_rated(bots, places, forfeit, self.policy)
+        b, p = apply_forfeits(bots, places, forfeit, self.policy)
         cluster = self._cluster[:n].copy()
-        return Outcomes(b, p, cluster, int(cluster.max()) + 1 if n else 0)
+        return Outcomes(b, p, cluster, int(cluster.max()) + 1 if n else 0, first)
 
     def snapshot(self) -> tuple[Outcomes, list[str], FloatArray | None]:
         """What a refit needs, as plain arrays (to send to a worker process)."""
@@ -468,4 +488,9 @@ def rated_result(h: HandRecord, policy: str) -> HandResult | None:
         for s in h.seats
         if not (policy == "exclude" and s.taken_over)
     )
-    return HandResult(h.hand_id, h.deal_id, finishes) if len(finishes) >= 2 else None
+    # "exclude" leaving out the seat that went out first: the others' order is by points only
+    best = min(s.place for s in h.seats)
+    out_first = not (policy == "exclude" and any(s.taken_over and s.place == best for s in h.seats))
+    if len(finishes) < 2:
+        return None
+    return HandResult(h.hand_id, h.deal_id, finishes, out_first)
