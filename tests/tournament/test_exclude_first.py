@@ -31,7 +31,8 @@ def test_a_left_out_seat_that_went_out_first_leaves_the_others_unobserved_going_
     forfeit = np.zeros_like(bots, dtype=np.bool_)
     forfeit[0, 0] = True  # the stand-in in seat 0 went out first
     forfeit[1, 0] = True  # the stand-in in seat 0 came second
-    assert first_rated(bots, places, forfeit, "exclude").tolist() == [False, True, True]
+    first = first_rated(bots, places, forfeit, "exclude")
+    assert first is not None and first.tolist() == [False, True, True]
     assert first_rated(bots, places, forfeit, "last") is None  # "last" re-ranks by definition
     assert first_rated(bots, places, forfeit, "count") is None
     # the HandResult path (the sequential tests' looks) says the same
