@@ -237,6 +237,11 @@ def test_open_ends_are_strict_json_with_the_interval_spelled_out(tmp_path: Path)
             assert {k: r["interval"] for k, r in got.items()} == want
             assert got["a@1"]["low"] == 785.2 and got["a@1"]["high"] is None
             assert got["d@1"]["low"] is None and got["d@1"]["high"] == -310.4
+        # the tables' rating column gives the limit, not the prior's -800 or +800
+        from uno_tournament.league.report import rows
+
+        shown = {r[1]: r[5] for r in rows(summarize(league, "L"))}
+        assert shown == {"a@1": "≥ +785", "b@1": "+12", "c@1": "-10", "d@1": "≤ -310"}, shown
         league.record(
             name="e",
             version="1",

@@ -205,6 +205,9 @@ def test_every_output_shows_an_open_end_and_the_json_stays_plain() -> None:
     text = io.StringIO()
     print_leaderboard(s, text)
     assert f"[{r.ci_low[0]:+.0f}, +inf)" in text.getvalue()
+    # the rating column gives the limit, not the prior's estimate (an artefact)
+    assert f"≥ {r.ci_low[0]:+.0f}" in text.getvalue()
+    assert f"{r.elo[0]:+.1f}" not in text.getvalue()
     svg = svg_chart(s)
     assert "inf" not in svg.replace("+inf)", "") and "nan" not in svg.lower()
     assert f"[{r.ci_low[0]:+.0f}, +inf)" in svg

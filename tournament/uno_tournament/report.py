@@ -479,12 +479,23 @@ def rank_ranges(s: Summary) -> list[str]:
     return out
 
 
+def _estimate(b: BotStats) -> str:
+    """The rating column: the estimate, or for a rating the results bound on one side only its
+    limit (the fit's number there is the prior's, an artefact: an examination's always-last
+    bot read -1933.9)."""
+    if math.isinf(b.ci_low) and not math.isinf(b.ci_high):
+        return f"≤ {b.ci_high:+.0f}"
+    if math.isinf(b.ci_high) and not math.isinf(b.ci_low):
+        return f"≥ {b.ci_low:+.0f}"
+    return f"{b.rating:+.1f}"
+
+
 def _row(rank: str, b: BotStats, ref: str | None) -> list[str]:
     rated = not (math.isnan(b.rating) or math.isnan(b.ci_low) or math.isnan(b.ci_high))
     return [
         rank,
         _name(b),
-        f"{b.rating:+.1f}" if rated else "-",
+        _estimate(b) if rated else "-",
         _interval(b.ci_low, b.ci_high, b.bot == ref) if rated else "not rated",
         str(b.hands),
         f"{100 * b.win_rate:.1f}",

@@ -114,6 +114,16 @@ def _num(v: float) -> str:
     return "" if math.isnan(v) else f"{v:+.0f}"
 
 
+def _rating_text(st: Standing) -> str:
+    """The rating column: the estimate, or a one-sided rating's limit (the fit's number there is
+    its prior's, an artefact)."""
+    if math.isinf(st.low) and not math.isinf(st.high) and not math.isnan(st.high):
+        return f"≤ {st.high:+.0f}"
+    if math.isinf(st.high) and not math.isinf(st.low) and not math.isnan(st.low):
+        return f"≥ {st.low:+.0f}"
+    return _num(st.rating)
+
+
 def rank_ranges(standings: list[Standing]) -> list[str]:
     """Each version's rank as the range the 95% intervals allow, strongest first: ``"1"`` when
     its interval lies apart from every other's, ``"1-2"`` when it overlaps a neighbour's (the
@@ -164,7 +174,7 @@ def rows(s: LeagueSummary) -> list[list[str]]:
                 v.author,
                 v.state,
                 str(st.hands),
-                _num(st.rating),
+                _rating_text(st),
                 interval_text(st, ref),
                 st.note,
             ]
