@@ -705,6 +705,19 @@ def test_candidate_baseline_arguments_are_checked(
     assert len(err) == 1 and needle in err[0] and len(err[0]) < 500, err
 
 
+def _new_version_run(cfg: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``tournament run CFG --candidate new --baseline old``, which must exit 0."""
+    r = subprocess.run(
+        _cli("tournament", "run", str(cfg), "--candidate", "new", "--baseline", "old", *extra),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
 def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
     """A candidate far better than its baseline is accepted before the budget. The bots' random
     choices differ from run to run (they are seeded by the match id), so the budget is set
@@ -717,14 +730,7 @@ def test_candidate_better_than_baseline_stops_at_h1(tmp_path: Path) -> None:
         {"new": 0.0, "old": 1.0, "f1": 0.3, "f2": 0.5},
     )
     out = tmp_path / "out"
-    r = subprocess.run(
-        _cli("tournament", "run", str(cfg), "--candidate", "new", "--baseline", "old"),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = _new_version_run(cfg)
     last = r.stdout.strip().splitlines()[-1]
     assert last.startswith("stopped: H1 accepted, new is better than old"), last
     rec = _record(out)
@@ -753,14 +759,7 @@ def test_a_candidate_crashing_on_every_decision_is_rejected(tmp_path: Path) -> N
     text = cfg.read_text().replace("[faults]\n", "[faults]\nmax_restarts = 1\n")
     cfg.write_text(text + "\n" + crashy)
     out = tmp_path / "out"
-    r = subprocess.run(
-        _cli("tournament", "run", str(cfg), "--candidate", "new", "--baseline", "old", "--quiet"),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = _new_version_run(cfg, "--quiet")
     last = r.stdout.strip().splitlines()[-1]
     assert last.startswith("stopped: H0 accepted, new is not better than old"), last
     assert "new never went out ahead of the others: the gap is at most" in last, last

@@ -432,26 +432,10 @@ def _compare_chain(
                         "report was written",
                     )
                 named = True
-    if columns.get(chain.CONFIG) not in (None, now.columns.get(chain.CONFIG)):
-        out.add(
-            "meta.config: the stored configuration differs from the one chained into "
-            "results.json (an edited forfeit policy, size or stopping rule changes the report "
-            "without touching a hand)"
-        )
-        named = True
-    if columns.get(chain.DECISION) not in (None, now.columns.get(chain.DECISION)):
-        out.add(
-            "meta.sequential: the stored sequential decision differs from the one chained into "
-            "results.json (a look, a pair's status or the stop was edited, or the record was "
-            "rolled back: the report written from it would say another thing)"
-        )
-        named = True
-    if columns.get(chain.INCIDENTS) not in (None, now.columns[chain.INCIDENTS]):
-        out.add(
-            "incidents: the crashes and given-up bots stored differ from those chained into "
-            "results.json (an incident was edited, added or deleted)"
-        )
-        named = True
+    for key, what in _CHAINED_PARTS:
+        if columns.get(key) not in (None, now.columns.get(key)):
+            out.add(what)
+            named = True
     if not named and not had_problems:
         out.add(
             f"chain head {now.head[:16]}... differs from {ref['head'][:16]}... in "
@@ -460,6 +444,28 @@ def _compare_chain(
             "configuration, incidents or sequential decision were edited (a head alone cannot "
             "say which)"
         )
+
+
+_CHAINED_PARTS = (
+    (
+        chain.CONFIG,
+        "meta.config: the stored configuration differs from the one chained into results.json "
+        "(an edited forfeit policy, size or stopping rule changes the report without touching "
+        "a hand)",
+    ),
+    (
+        chain.DECISION,
+        "meta.sequential: the stored sequential decision differs from the one chained into "
+        "results.json (a look, a pair's status or the stop was edited, or the record was "
+        "rolled back: the report written from it would say another thing)",
+    ),
+    (
+        chain.INCIDENTS,
+        "incidents: the crashes and given-up bots stored differ from those chained into "
+        "results.json (an incident was edited, added or deleted)",
+    ),
+)
+"""What results.json's chain holds beside the hands (``columns``), and the line for each."""
 
 
 def _changed_columns(now: chain.Chain, ref: dict[str, Any], k: int, hid: str) -> str:
