@@ -860,3 +860,109 @@ def test_the_machines_private_keys_are_not_in_the_sandbox(tmp_path: Path) -> Non
     assert "PRIVATE-SEEN" not in res.stdout, res.stdout
     if Path("/etc/ssl/certs/ca-certificates.crt").exists():
         assert "CA-OK" in res.stdout, res.stdout + res.stderr
+
+
+KEYRING_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(nr, *args):
+    r = libc.syscall(nr, *args)
+    return r if r >= 0 else -ctypes.get_errno()
+# keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0): the organiser's user keyring
+print("keyctl", call(250, ctypes.c_long(0), ctypes.c_long(-4), ctypes.c_long(0)))
+# add_key("user", "uno-probe", "hand", 4, KEY_SPEC_USER_KEYRING)
+print("add_key", call(248, b"user", b"uno-probe", b"hand", ctypes.c_size_t(4), ctypes.c_long(-4)))
+"""
+
+
+def _keeper_run(tmp_path: Path, argv: list[str], **extra: object) -> str:
+    """``argv`` started by the keeper as a run starts a bot; returns its log."""
+    log = tmp_path / f"k{uuid.uuid4().hex[:6]}.log"
+    cfg = {
+        "ppid": os.getpid(),
+        "cwd": str(tmp_path),
+        "argv": argv,
+        "log": str(log),
+        "log_max": 1_000_000,
+        "status": str(tmp_path / "k.status"),
+        **extra,
+    }
+    subprocess.run(
+        [sys.executable, "-I", "-S", sandbox.KEEPER, json.dumps(cfg)], check=False, timeout=120
+    )
+    return log.read_text()
+
+
+def test_a_bot_cannot_reach_the_kernel_keyrings(tmp_path: Path) -> None:
+    """An examination: a bot added a key to the organiser's user keyring, and a bot in another
+    sandbox linked that keyring and read it (a channel between tables, and the organiser's
+    secrets). The seccomp filter the keeper hands bwrap refuses the keyring calls."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+    from uno_tournament.seccomp import program
+
+    assert program("x86_64") and program("riscv64") == b""
+    spec = BotSpec(name="x", command=("python3",), cwd=str(tmp_path))
+    argv = sandbox.build_argv(
+        sandbox.probe().bwrap, spec, [sys.executable, "-I", "-S", "-c", KEYRING_PROBE]
+    )
+    try:
+        shut = _keeper_run(tmp_path, argv, seccomp=sandbox.seccomp_hex())
+        assert "keyctl -1\n" in shut and "add_key -1\n" in shut, shut  # -EPERM
+        # the same probe without the filter reaches a keyring (what the test would miss)
+        opened = _keeper_run(tmp_path, argv)
+        assert "keyctl -1\n" not in opened, opened
+    finally:  # the probe's key, if it got one in, leaves with the test
+        _drop_probe_key()
+
+
+def _drop_probe_key() -> None:
+    """Invalidate the key "uno-probe" in this user's keyring, if there is one."""
+    code = (
+        "import ctypes; l = ctypes.CDLL(None); l.syscall.restype = ctypes.c_long\n"
+        "while True:\n"
+        "    k = l.syscall(250, ctypes.c_long(10), ctypes.c_long(-4), b'user', b'uno-probe', 0)\n"
+        "    if k <= 0 or l.syscall(250, ctypes.c_long(21), ctypes.c_long(k)) != 0: break\n"
+    )  # KEYCTL_SEARCH, then KEYCTL_INVALIDATE
+    subprocess.run([sys.executable, "-c", code], check=False, timeout=30)
+
+
+def test_dev_shm_is_as_small_as_tmp(tmp_path: Path) -> None:
+    """/dev is bwrap's tmpfs without a size: a bot wrote 160 MiB to /dev/shm with
+    scratch_mb = 16. Its shm/ is now a tmpfs of scratch_mb, as /tmp is."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+
+    spec = BotSpec(name="x", command=("sh",), cwd=str(tmp_path), sandbox=SandboxSpec(scratch_mb=4))
+    probe = "head -c 8388608 /dev/zero > /dev/shm/fill 2>/dev/null; wc -c < /dev/shm/fill"
+    argv = sandbox.build_argv(sandbox.probe().bwrap, spec, ["sh", "-c", probe])
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert int(res.stdout.strip()) <= 4 * 2**20, res.stdout + res.stderr
+
+
+def test_a_named_link_under_the_system_folders_shows_nothing_else(tmp_path: Path) -> None:
+    """A league manifest named /usr/lib/ssl/private (a link to /etc/ssl/private): the sandbox
+    bound its real path and the bot read the machine's TLS key. A path under the folders every
+    bot sees is left as it is, so the link leads nowhere inside."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+
+    link = tmp_path / "usr-like"
+    target = tmp_path / "secret-dir"
+    target.mkdir()
+    (target / "key.pem").write_text("PRIVATE\n")
+    link.symlink_to(target)
+    spec = BotSpec(name="x", command=("sh",), cwd=str(tmp_path / "bot"))
+    (tmp_path / "bot").mkdir()
+    names = ["/usr/lib/ssl/private"] if os.path.islink("/usr/lib/ssl/private") else []
+    for name in names:
+        probe = f"cat {name}/* 2>/dev/null | head -c 30; ls {name}/ 2>/dev/null && echo SEEN"
+        argv = sandbox.build_argv(sandbox.probe().bwrap, spec, ["sh", "-c", probe, name])
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        assert "SEEN" not in res.stdout and "PRIVATE" not in res.stdout, res.stdout
+    # the rule itself, on any machine: what a path names under /usr is never bound elsewhere
+    assert sandbox._already_shown("/usr/lib/ssl/private")
+    assert sandbox._already_shown("/lib/../usr/lib/x")
+    assert not sandbox._already_shown("/etc/ssl/private")
+    assert not sandbox._already_shown(str(link))

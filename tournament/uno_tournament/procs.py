@@ -216,6 +216,7 @@ class BotProcess:
                 keeper["argv"] = sandbox.bwrap_argv(
                     prot.bwrap, spec, args, port=port, socket_dir=self._relay.dir, hide=self.hide
                 )
+                keeper["seccomp"] = sandbox.seccomp_hex()
         with self.log_path.open("ab") as log:
             log.write(
                 f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: "

@@ -33,6 +33,7 @@ import functools
 import importlib.util
 import json
 import os
+import platform
 import secrets
 import shutil
 import signal
@@ -121,8 +122,10 @@ class Protections:
             return ["none (sandbox disabled)"]
         if self.bwrap:
             out.append(f"namespaces (bubblewrap {self.bwrap_version}: user, pid, net, ipc, uts)")
-            out.append("files (own folder read-only, private /tmp)")
+            out.append("files (own folder read-only, private /tmp and /dev/shm)")
             out.append("network (game server only)")
+            if seccomp_hex():
+                out.append("seccomp (no keyrings, perf events, bpf or userfaultfd)")
         cg = self.cgroups
         ctl = []
         if cg.has("cpu"):
@@ -152,6 +155,11 @@ class Protections:
                 "namespaces, file and network confinement: " + self.bwrap_why + " (install "
                 "bubblewrap: apt-get install bubblewrap; it needs unprivileged user namespaces: "
                 "sysctl kernel.unprivileged_userns_clone=1)"
+            )
+        elif not seccomp_hex():
+            out.append(
+                f"seccomp filter: none for this machine's architecture ({platform.machine()}), "
+                "so bots share the kernel keyrings (run leagues on x86-64)"
             )
         cg = self.cgroups
         for ctl in ("cpu", "memory", "pids"):
@@ -654,6 +662,13 @@ def _inside(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
+def _already_shown(path: str) -> bool:
+    """A path, as named, under the system folders every confined bot sees (:data:`SYSTEM_DIRS`,
+    :data:`TOP_LINKS`)."""
+    norm = os.path.normpath(path)
+    return any(_inside(norm, d) for d in (*SYSTEM_DIRS, *TOP_LINKS))
+
+
 def _dedup(paths: Iterable[str]) -> list[str]:
     """Real, existing paths, without ones inside another."""
     real = sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
@@ -738,13 +753,23 @@ def _confined(
         args += ["--ro-bind-try", f, f]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/tmp"]
+    # /dev is bwrap's own tmpfs, of no size limit: its shm/ gets scratch_mb as /tmp does (an
+    # examination wrote 160 MiB there with scratch_mb = 16)
+    args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/dev/shm"]
     # files the command names by absolute path (a script, a jar, the program) are the bot's too;
     # a path through ``..`` is named without it, since the folder it climbs out of may not be
     # shown in the sandbox (links are kept: a venv's python must stay the venv's)
     command = [
         os.path.normpath(a) if a.startswith("/") and os.path.exists(a) else a for a in command
     ]
-    named = [a for a in command if a.startswith("/") and _mountable(a, cwd, hide)]
+    # a path under the system folders every bot sees is shown as it is (a link there resolves
+    # inside, where /etc holds only ETC_FILES): bound by its real path, /usr/lib/ssl/private
+    # showed the machine's keys in /etc/ssl/private (an examination, through a league manifest)
+    named = [
+        a
+        for a in command
+        if a.startswith("/") and not _already_shown(a) and _mountable(a, cwd, hide)
+    ]
     ro = _dedup(
         [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, *named, cwd]
     )
@@ -762,6 +787,14 @@ def _confined(
             else:
                 args += ["--ro-bind", "/dev/null", h]
     return args, command
+
+
+def seccomp_hex() -> str:
+    """The seccomp filter for the keeper to hand bwrap (hex; '' where this machine has none:
+    :mod:`uno_tournament.seccomp`)."""
+    from .seccomp import program
+
+    return program().hex()
 
 
 def sandbox_env(base: dict[str, str]) -> dict[str, str]:

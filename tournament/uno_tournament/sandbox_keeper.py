@@ -8,7 +8,8 @@ must not import the project). It
 - becomes a child subreaper, so that every process the bot starts, ``setsid`` children included,
   stays its descendant and is killed when the bot ends;
 - starts the bot's command (normally ``bwrap ...``: see :mod:`uno_tournament.sandbox`) after
-  moving it into the bot's cgroups and setting its rlimits;
+  moving it into the bot's cgroups and setting its rlimits, giving bwrap the seccomp filter
+  (``seccomp``: :mod:`uno_tournament.seccomp`) on a file descriptor;
 - copies the bot's stdout and stderr to its log, rotating the log at ``log_max`` bytes (the
   previous part is kept as ``<log>.1``, older output is dropped, and the cut is noted);
 - ends the bot when it hits a limit: the memory cgroup's OOM kill, the pids cgroup's limit, or
@@ -134,6 +135,16 @@ class Log:
         )
 
 
+def _filter_fd(program: bytes) -> int:
+    """A pipe's read end holding ``program`` (the seccomp filter, a few hundred bytes: within a
+    pipe's buffer), inherited by the command."""
+    r, w = os.pipe()
+    os.write(w, program)
+    os.close(w)
+    os.set_inheritable(r, True)
+    return r
+
+
 def _start(cfg: dict[str, Any], w: int) -> int:
     pid = os.fork()
     if pid:
@@ -155,6 +166,8 @@ def _start(cfg: dict[str, Any], w: int) -> int:
         os.dup2(w, 2)
         os.chdir(cfg["cwd"])
         argv = cfg["argv"]
+        if cfg.get("seccomp"):  # bwrap reads the filter from a file descriptor it inherits
+            argv = [argv[0], "--seccomp", str(_filter_fd(bytes.fromhex(cfg["seccomp"]))), *argv[1:]]
         os.execvp(argv[0], argv)
     except BaseException as exc:
         with contextlib.suppress(Exception):

@@ -1,0 +1,123 @@
+"""The seccomp filter a confined bot runs under (``bwrap --seccomp FD``).
+
+Namespaces do not cover everything the kernel shares. An examination found the one that
+matters here: **kernel keyrings**. A bot's user is the organiser's outside its user namespace,
+so a bot could find the organiser's user keyring (``_uid.0`` in ``/proc/keys``), add a key to
+it, and a bot at another table (in another sandbox) could link that keyring and read the key:
+a channel between bots (one bot passed its hand to another), a store that outlives the run, and
+a way to read, change or delete any secret the organiser keeps there. Docker's default profile
+refuses these calls for the same reason.
+
+So the filter answers ``EPERM`` to:
+
+* ``add_key``, ``request_key``, ``keyctl``: the keyrings;
+* ``perf_event_open``: performance counters, a timing channel onto other processes' work;
+* ``bpf``: loading kernel programs (refused to unprivileged users on most machines already);
+* ``userfaultfd``: a tool of kernel exploits, used by no bot runtime.
+
+Every other call is allowed: the sandbox's namespaces, read-only file system, cgroups and
+rlimits confine the rest, and a filter that refused what a language runtime needs would break
+bots in ways a bot author cannot see.
+
+The program is classic BPF (``struct sock_filter``), built here without libseccomp: it reads
+the calling convention's architecture and the call number from ``struct seccomp_data`` and
+compares. On an x86-64 machine it covers the 64-bit calls, the x32 ones (the same numbers with
+bit 30 set) and the 32-bit compatibility ones (``int 0x80``, other numbers), since a bot may
+make either. On other machines :func:`program` is empty and the sandbox runs without a filter
+(``uno-arena sandbox check`` says so).
+"""
+
+from __future__ import annotations
+
+import errno
+import platform
+import struct
+from dataclasses import dataclass
+
+# classic BPF opcodes (linux/filter.h, linux/bpf_common.h)
+_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
+_RET_K = 0x06  # BPF_RET | BPF_K
+
+_RET_ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
+_RET_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
+_NR = 0  # struct seccomp_data: int nr
+_ARCH = 4  # struct seccomp_data: __u32 arch
+_X32_BIT = 0x40000000  # __X32_SYSCALL_BIT
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+AUDIT_ARCH_I386 = 0x40000003
+
+REFUSED = ("add_key", "request_key", "keyctl", "perf_event_open", "bpf", "userfaultfd")
+"""The calls the filter refuses, by name (see the module docstring)."""
+
+_NUMBERS: dict[int, dict[str, int]] = {
+    # asm/unistd_64.h (x32 uses the same numbers with _X32_BIT set)
+    AUDIT_ARCH_X86_64: {
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+        "perf_event_open": 298,
+        "bpf": 321,
+        "userfaultfd": 323,
+    },
+    # asm/unistd_32.h
+    AUDIT_ARCH_I386: {
+        "add_key": 286,
+        "request_key": 287,
+        "keyctl": 288,
+        "perf_event_open": 336,
+        "bpf": 357,
+        "userfaultfd": 374,
+    },
+}
+_MACHINES = {
+    "x86_64": (AUDIT_ARCH_X86_64, AUDIT_ARCH_I386),
+    "amd64": (AUDIT_ARCH_X86_64, AUDIT_ARCH_I386),
+}
+
+
+@dataclass(frozen=True)
+class _Insn:
+    code: int
+    k: int
+    jt: str | int = 0
+    """A label, or 0 (the next instruction)."""
+    jf: str | int = 0
+
+
+def _assemble(insns: list[tuple[str | None, _Insn]]) -> bytes:
+    """``(label, instruction)`` pairs to ``struct sock_filter`` bytes, jumps resolved."""
+    where = {label: i for i, (label, _) in enumerate(insns) if label is not None}
+    out = bytearray()
+    for i, (_, ins) in enumerate(insns):
+        jumps = []
+        for j in (ins.jt, ins.jf):
+            off = where[j] - i - 1 if isinstance(j, str) else j
+            if not 0 <= off <= 255:
+                raise ValueError(f"jump {j!r} out of range at {i}")
+            jumps.append(off)
+        out += struct.pack("=HBBI", ins.code, jumps[0], jumps[1], ins.k)
+    return bytes(out)
+
+
+def program(machine: str | None = None) -> bytes:
+    """The filter for this machine (``platform.machine()``), or b"" where it has none."""
+    arches = _MACHINES.get((machine or platform.machine()).lower())
+    if arches is None:
+        return b""
+    insns: list[tuple[str | None, _Insn]] = []
+    for n, arch in enumerate(arches):
+        nxt = f"arch{n + 1}" if n + 1 < len(arches) else "allow"
+        insns.append((f"arch{n}", _Insn(_LD_W_ABS, _ARCH)))
+        insns.append((None, _Insn(_JEQ_K, arch, 0, nxt)))
+        insns.append((None, _Insn(_LD_W_ABS, _NR)))
+        if arch == AUDIT_ARCH_X86_64:  # an x32 call: the same number with bit 30 set
+            insns.append((None, _Insn(_AND_K, 0xFFFFFFFF ^ _X32_BIT)))
+        for name in REFUSED:
+            insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "deny", 0)))
+        insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
+    insns.append(("allow", _Insn(_RET_K, _RET_ALLOW)))  # another calling convention
+    insns.append(("deny", _Insn(_RET_K, _RET_ERRNO | errno.EPERM)))
+    return _assemble(insns)
