@@ -193,6 +193,78 @@ def test_a_build_within_its_disk_limit_is_not_stopped(tmp_path: Path) -> None:
     assert (tmp_path / "out").stat().st_size == 8 << 20
 
 
+DEEP = (
+    "import os\n"
+    "for i in range(20):\n"
+    "    os.mkdir('d' * 250)\n"
+    "    os.chdir('d' * 250)\n"  # a path of 5,000 characters: past PATH_MAX by name
+    "for i in range(6):\n"
+    "    with open(f'out{i}', 'wb') as f: f.write(b'x' * (8 << 20))\n"
+)
+
+
+def test_a_build_writing_where_no_path_reaches_is_measured(tmp_path: Path) -> None:
+    """An examination wrote 6 x 40 MiB at the bottom of 20 nested 250-character folders: the
+    measure scanned by path, failed there (ENAMETOOLONG), skipped it, and the build passed a
+    16 MiB limit with 241 MiB. Here 48 MiB below a 20 MiB limit: the build is refused, by the
+    watch or by the measure at its end (it writes faster than one look)."""
+    _need_sandbox()
+    spec = _spec(tmp_path, _py(DEEP), sandbox={"build_disk_mb": 20}, build_timeout_s=300)
+    with pytest.raises(BuildError) as err:
+        asyncio.run(build_bot(spec, tmp_path / "logs"))
+    assert "its build wrote more than 20 MiB into the bot's folder" in str(err.value), err.value
+
+
+def test_a_build_that_writes_between_two_looks_is_measured_at_its_end(tmp_path: Path) -> None:
+    """A build that writes past the limit and ends before the watch looks again (it looks every
+    0.2 s) passed: the folder is measured once more when the build ends."""
+    _need_sandbox()
+    from uno_tournament import build as build_mod
+
+    code = "open('out', 'wb').write(b'x' * (40 << 20))"
+    spec = _spec(tmp_path, _py(code), sandbox={"build_disk_mb": 20})
+    old = build_mod.DISK_POLL_S
+    build_mod.DISK_POLL_S = 3600.0  # the watch never looks: only the end's measure can
+    try:
+        with pytest.raises(BuildError) as err:
+            asyncio.run(build_bot(spec, tmp_path / "logs"))
+    finally:
+        build_mod.DISK_POLL_S = old
+    assert "wrote more than 20 MiB" in str(err.value), err.value
+
+
+def test_a_folder_that_cannot_be_read_stops_the_measure(tmp_path: Path) -> None:
+    """A folder the walk cannot open is not skipped (the measure would pass what it holds)."""
+    from uno_tournament.build import UnmeasuredError, folder_bytes
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f").write_bytes(b"x" * 100_000)
+    assert folder_bytes(tmp_path, None) >= 100_000
+    deep = tmp_path / "deep"
+    os.makedirs(deep)
+    fd = os.open(deep, os.O_RDONLY)
+    try:  # build the long path relative to descriptors, as the build above does
+        for _ in range(20):
+            os.mkdir("d" * 250, dir_fd=fd)
+            nfd = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        wfd = os.open("big", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(wfd, b"y" * (1 << 20))
+        os.close(wfd)
+    finally:
+        os.close(fd)
+    assert folder_bytes(tmp_path, None) >= (1 << 20) + 100_000  # found at 5,000 characters
+    if os.geteuid() != 0:  # root reads any folder: the refusal needs another user
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o000)
+        try:
+            with pytest.raises(UnmeasuredError):
+                folder_bytes(tmp_path, None)
+        finally:
+            locked.chmod(0o755)
+
+
 def _run_with_builds(
     tmp_path: Path, builds: list[list[str]], commands: list[list[str]] | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -97,7 +97,16 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
         keeper.update(keeper_limits(sb, cgroup))
         if prot.bwrap:
             keeper["argv"] = sandbox.build_argv(prot.bwrap, spec, args, hide=hidden)
-    start_bytes = await asyncio.to_thread(folder_bytes, Path(spec.cwd), None) if sb.enabled else 0
+            keeper["seccomp"] = sandbox.seccomp_hex()
+    try:
+        start_bytes = (
+            await asyncio.to_thread(folder_bytes, Path(spec.cwd), None) if sb.enabled else 0
+        )
+    except UnmeasuredError as exc:
+        raise BuildError(
+            f"bot {spec.name!r}: its folder holds something the disk limit cannot measure "
+            f"({exc}); remove it before building"
+        ) from exc
     t0 = time.monotonic()
     try:
         with log_path.open("ab") as log:
@@ -125,7 +134,9 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
             # only a confined build is held to the sandbox's disk limit
             disk_limit = sb.build_disk_mb * sandbox.MiB if sb.enabled else None
             waiting = asyncio.ensure_future(proc.wait())
-            watching = asyncio.ensure_future(_watch_disk(Path(spec.cwd), start_bytes, disk_limit))
+            watching = asyncio.ensure_future(
+                _watch_disk(Path(spec.cwd), start_bytes, disk_limit, sb.build_disk_mb)
+            )
             try:
                 done, _ = await asyncio.wait(
                     {waiting, watching},
@@ -141,14 +152,19 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
                 waiting.cancel()
                 await _kill(proc, cgroup)
                 why = (
-                    f"wrote more than {sb.build_disk_mb} MiB into the bot's folder "
-                    "(sandbox.build_disk_mb), and was stopped"
+                    watching.result()
                     if watching in done
                     else f"did not finish within {spec.build_timeout_s:g} s "
                     "(bots[].build_timeout_s)"
                 )
                 raise BuildError(f"bot {spec.name!r}: its build {why}; " + _tail(log_path))
             code = waiting.result()
+            if disk_limit is not None:  # written between two looks, just before it ended
+                why = await asyncio.to_thread(
+                    _over, Path(spec.cwd), start_bytes, disk_limit, sb.build_disk_mb
+                )
+                if why:
+                    raise BuildError(f"bot {spec.name!r}: its build {why}; " + _tail(log_path))
     finally:
         if cgroup is not None:
             cgroup.remove()
@@ -169,40 +185,67 @@ DISK_POLL_S = 0.2
 """How often a build's folder is measured against ``sandbox.build_disk_mb``."""
 
 
+class UnmeasuredError(Exception):
+    """A build's folder holds something the disk limit cannot measure."""
+
+
 def folder_bytes(folder: Path, stop_at: int | None) -> int:
     """Disk space the files under ``folder`` take (allocated blocks, so a sparse file counts
-    what it holds; links are not followed), counting stopped once past ``stop_at``."""
+    what it holds; links are not followed), counting stopped once past ``stop_at``.
+
+    The walk opens each folder relative to its parent's descriptor (``os.fwalk``), so a path
+    of any length is measured: by path, 20 nested folders of 250 characters failed with
+    ENAMETOOLONG and were skipped, and an examination's build wrote 241 MiB past a 16 MiB
+    limit there. A folder that cannot be read raises :class:`UnmeasuredError`: a build that
+    makes one is stopped, not waved through."""
     total = 0
-    stack = [folder]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for e in entries:
-                    try:
-                        st = e.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += st.st_blocks * 512
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(Path(e.path))
-        except OSError:
-            continue
+    problems: list[OSError] = []
+    for _, dirs, files, dfd in os.fwalk(folder, follow_symlinks=False, onerror=problems.append):
+        for name in (*dirs, *files):
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # removed while the walk went by
+            except OSError as exc:
+                raise UnmeasuredError(f"{name[:60]}: {exc.strerror or exc}") from exc
+            total += st.st_blocks * 512
         if stop_at is not None and total > stop_at:
-            break
+            return total
+    lost = [e for e in problems if not isinstance(e, FileNotFoundError)]
+    if lost:
+        raise UnmeasuredError(f"{str(lost[0].filename)[-60:]}: {lost[0].strerror or lost[0]}")
     return total
 
 
-async def _watch_disk(folder: Path, start: int, limit: int | None) -> None:
-    """Return once the files under ``folder`` take more than ``start + limit`` bytes (a build
-    filling the organiser's disk through the one folder it may write); never without a
-    limit."""
+DISK_POLL_S = 0.2
+"""How often a build's folder is measured against ``sandbox.build_disk_mb``."""
+
+
+def _over(folder: Path, start: int, limit: int, build_disk_mb: int) -> str:
+    """Why the build's folder breaks the limit ('' if it does not)."""
+    try:
+        if folder_bytes(folder, start + limit) > start + limit:
+            return (
+                f"wrote more than {build_disk_mb} MiB into the bot's folder "
+                "(sandbox.build_disk_mb), and was stopped"
+            )
+    except UnmeasuredError as exc:
+        return f"made a folder the disk limit cannot measure ({exc}), and was stopped"
+    return ""
+
+
+async def _watch_disk(folder: Path, start: int, limit: int | None, build_disk_mb: int) -> str:
+    """Return why, once the files under ``folder`` take more than ``start + limit`` bytes (a
+    build filling the organiser's disk through the one folder it may write) or cannot be
+    measured; never without a limit."""
     if limit is None:
         await asyncio.Event().wait()
     assert limit is not None
     while True:
         await asyncio.sleep(DISK_POLL_S)
-        if await asyncio.to_thread(folder_bytes, folder, start + limit) > start + limit:
-            return
+        why = await asyncio.to_thread(_over, folder, start, limit, build_disk_mb)
+        if why:
+            return why
 
 
 async def _kill(proc: asyncio.subprocess.Process, cgroup: sandbox.BotCgroup | None) -> None:
