@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, seccomp
 from .config import BotSpec, TournamentConfig
 from .procs import describe_exit, keeper_limits, printable, stop_group
 
@@ -97,7 +97,7 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
         keeper.update(keeper_limits(sb, cgroup))
         if prot.bwrap:
             keeper["argv"] = sandbox.build_argv(prot.bwrap, spec, args, hide=hidden)
-            keeper["seccomp"] = sandbox.seccomp_hex()
+            keeper["seccomp"] = seccomp.program().hex()
     try:
         start_bytes = (
             await asyncio.to_thread(folder_bytes, Path(spec.cwd), None) if sb.enabled else 0

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, seccomp
 from .config import BotSpec, SandboxSpec
 
 LOG_TAIL_LINES = 5
@@ -216,7 +216,7 @@ class BotProcess:
                 keeper["argv"] = sandbox.bwrap_argv(
                     prot.bwrap, spec, args, port=port, socket_dir=self._relay.dir, hide=self.hide
                 )
-                keeper["seccomp"] = sandbox.seccomp_hex()
+                keeper["seccomp"] = seccomp.program().hex()
         with self.log_path.open("ab") as log:
             log.write(
                 f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: "

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from . import seccomp
 from .config import BotSpec, SandboxSpec
 
 KEEPER = str(Path(__file__).with_name("sandbox_keeper.py"))
@@ -124,7 +125,7 @@ class Protections:
             out.append(f"namespaces (bubblewrap {self.bwrap_version}: user, pid, net, ipc, uts)")
             out.append("files (own folder read-only, private /tmp and /dev/shm)")
             out.append("network (game server only)")
-            if seccomp_hex():
+            if seccomp.program():
                 out.append("seccomp (no keyrings, perf events, bpf or userfaultfd)")
         cg = self.cgroups
         ctl = []
@@ -156,7 +157,7 @@ class Protections:
                 "bubblewrap: apt-get install bubblewrap; it needs unprivileged user namespaces: "
                 "sysctl kernel.unprivileged_userns_clone=1)"
             )
-        elif not seccomp_hex():
+        elif not seccomp.program():
             out.append(
                 f"seccomp filter: none for this machine's architecture ({platform.machine()}), "
                 "so bots share the kernel keyrings (run leagues on x86-64)"
@@ -637,13 +638,16 @@ has its own /proc and /dev."""
 
 
 def _mountable(path: str, cwd: str, hide: Sequence[str]) -> bool:
-    """Whether a path a bot's command names may be shown to it read-only: anything in its own
+    """Whether a path a bot's command names may be shown to it read-only (by its real path):
+    never one under the system folders every bot sees (as named); anything in its own
     folder ``cwd``; elsewhere an existing regular file or folder (not a socket, pipe or device:
     a socket stays connectable on a read-only mount), outside :data:`NEVER_NAMED` and outside
     everything ``hide`` hides (the organiser's HOME, the run folder, other bots' folders; a
     runtime kept there is named in ``sandbox.paths``). Anything else is left out, and the bot
     finds nothing there. (A league's manifests may not name such paths at all:
     :mod:`uno_tournament.league.manifest`.)"""
+    if any(_inside(os.path.normpath(path), d) for d in (*SYSTEM_DIRS, *TOP_LINKS)):
+        return False  # every bot sees it already; a link there resolves inside
     real = os.path.realpath(path)
     if _inside(real, cwd):
         return True
@@ -660,13 +664,6 @@ def _mountable(path: str, cwd: str, hide: Sequence[str]) -> bool:
 
 def _inside(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def _already_shown(path: str) -> bool:
-    """A path, as named, under the system folders every confined bot sees (:data:`SYSTEM_DIRS`,
-    :data:`TOP_LINKS`)."""
-    norm = os.path.normpath(path)
-    return any(_inside(norm, d) for d in (*SYSTEM_DIRS, *TOP_LINKS))
 
 
 def _dedup(paths: Iterable[str]) -> list[str]:
@@ -753,23 +750,16 @@ def _confined(
         args += ["--ro-bind-try", f, f]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/tmp"]
-    # /dev is bwrap's own tmpfs, of no size limit: its shm/ gets scratch_mb as /tmp does (an
-    # examination wrote 160 MiB there with scratch_mb = 16)
-    args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/dev/shm"]
+    args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/dev/shm"]  # bwrap's has no size
     # files the command names by absolute path (a script, a jar, the program) are the bot's too;
     # a path through ``..`` is named without it, since the folder it climbs out of may not be
     # shown in the sandbox (links are kept: a venv's python must stay the venv's)
     command = [
         os.path.normpath(a) if a.startswith("/") and os.path.exists(a) else a for a in command
     ]
-    # a path under the system folders every bot sees is shown as it is (a link there resolves
-    # inside, where /etc holds only ETC_FILES): bound by its real path, /usr/lib/ssl/private
-    # showed the machine's keys in /etc/ssl/private (an examination, through a league manifest)
-    named = [
-        a
-        for a in command
-        if a.startswith("/") and not _already_shown(a) and _mountable(a, cwd, hide)
-    ]
+    # one under the system folders is shown as it is: by its real path, /usr/lib/ssl/private
+    # bound /etc/ssl/private and showed the machine's keys (an examination's league manifest)
+    named = [a for a in command if a.startswith("/") and _mountable(a, cwd, hide)]
     ro = _dedup(
         [*(d for d in SYSTEM_DIRS[1:] if os.path.isdir(d)), *python_paths(), *sb.paths, *named, cwd]
     )
@@ -787,14 +777,6 @@ def _confined(
             else:
                 args += ["--ro-bind", "/dev/null", h]
     return args, command
-
-
-def seccomp_hex() -> str:
-    """The seccomp filter for the keeper to hand bwrap (hex; '' where this machine has none:
-    :mod:`uno_tournament.seccomp`)."""
-    from .seccomp import program
-
-    return program().hex()
 
 
 def sandbox_env(base: dict[str, str]) -> dict[str, str]:
