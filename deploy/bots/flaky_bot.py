@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from uno_bot import ClientConfig, DecisionRequest, configure_logging, parse_args
 from uno_bot.examples.heuristic_bot import HeuristicBot
+from uno_bot.proto import bot_pb2
 from uno_bot.sdk import BotClient
 
 ILLEGAL_ID = 1_000_000
@@ -46,6 +47,8 @@ class FlakyClient(BotClient):
         self.slow = slow
         self.illegal = illegal
         self.chaos = random.Random(seed)
+        self._closing: dict[str, asyncio.Event] = {}
+        """Slow answers waiting for the server to close their request (its timeout)."""
 
     def budget(self, req: DecisionRequest) -> float | None:
         return None  # no client-side cut-off: a late answer reaches the server late
@@ -58,8 +61,23 @@ class FlakyClient(BotClient):
                 self._answer(req, ILLEGAL_ID, retried=False)
                 return
             if r < self.illegal + self.slow:
-                await asyncio.sleep(max(req.time_left_ms, 0) / 1000 + 0.05)
+                # answer only once the server has said the request timed out: late by cause,
+                # not by a margin. Sleeping 50 ms past the deadline, the answer was cancelled
+                # by the SDK when the timeout's RequestClosed came first, or taken in time when
+                # a busy server's timer fired late: CI once saw no late answer at all
+                closed = self._closing.setdefault(req.request_id, asyncio.Event())
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(closed.wait(), max(req.time_left_ms, 0) / 1000 + 30)
+                self._closing.pop(req.request_id, None)
         await super()._handle_decision(req)
+
+    def _on_request_closed(self, msg: bot_pb2.RequestClosed) -> None:
+        waiting = self._closing.get(msg.request_id)
+        if waiting is not None:
+            # the SDK cancels a closed request's decision; this one is meant to answer late
+            self._tasks.pop(msg.request_id, None)
+            waiting.set()
+        super()._on_request_closed(msg)
 
     def reconnect(self) -> None:
         """Drop the current stream; :meth:`run` reconnects (and resumes) after its backoff."""
