@@ -138,13 +138,15 @@ def welcome(session_id: str = "sess-1", *seats: tuple[str, int]) -> bot_pb2.Play
     )
 
 
-def rejection(request_id: str, action_id: int, *, request_open: bool) -> bot_pb2.PlayResponse:
+def rejection(
+    request_id: str, action_id: int, *, request_open: bool, code: int = 9
+) -> bot_pb2.PlayResponse:
     return bot_pb2.PlayResponse(
         action_result=bot_pb2.ActionResult(
             request_id=request_id,
             match_id="m1",
             action_id=action_id,
-            code=9,
+            code=code,
             message="no",
             request_open=request_open,
         )
@@ -763,6 +765,41 @@ def test_rejection_is_retried_exactly_once_with_the_fallback() -> None:
 
     run_async(play_against(script, stubborn))
     assert got == [("r1", 1070), ("r1", 0)]
+
+
+def test_a_late_answer_is_logged_as_information_and_a_fault_as_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An examination: a correct bot's late answers (ABORTED: the request closed while the
+    answer was on its way) were logged as WARNING "action rejected", which reads as a bug in
+    the bot. They are INFO now; a fault stays a WARNING."""
+
+    @bot(name="plain")
+    async def plain(request: DecisionRequest, state: MatchState) -> int:
+        return 0
+
+    async def script(stream: FakeStream, index: int) -> bool:
+        await stream.handshake()
+        await stream.send(simple_request("r1", legal=(0, 1070), default=0))
+        first = await stream.recv_action()
+        await stream.send(rejection("r1", first.action_id, request_open=False, code=10))
+        await stream.send(simple_request("r2", legal=(0, 1070), default=0))
+        second = await stream.recv_action()
+        await stream.send(rejection("r2", second.action_id, request_open=False, code=9))
+        await stream.expect_silence(0.3)
+        return True
+
+    with caplog.at_level(logging.INFO, logger="uno_bot"):
+        run_async(play_against(script, plain))
+    seen = [
+        (r.levelno, r.getMessage())
+        for r in caplog.records
+        if "late" in r.getMessage() or "rejected" in r.getMessage()
+    ]
+    late = [lv for lv, m in seen if "answer arrived late" in m and "r1" in m]
+    fault = [lv for lv, m in seen if "action rejected" in m and "r2" in m]
+    assert late == [logging.INFO] and fault == [logging.WARNING], seen
+    assert not any("action rejected" in m and "r1" in m for _, m in seen), seen
 
 
 def test_accepted_actions_need_no_action_result() -> None:

@@ -3,6 +3,7 @@ package unobot
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -147,5 +148,31 @@ func TestHelloBotVersionNamesTheSDKAndTheProtocol(t *testing.T) {
 	}
 	if got := b.hello().GetBotVersion(); got != "7.1 "+SDKTag {
 		t.Errorf("Hello.bot_version %q", got)
+	}
+}
+
+// A late answer (ABORTED: its request closed first) is logged at INFO; a fault at WARN. An
+// examination found every late answer of a correct bot logged as a warning "action rejected".
+func TestALateAnswerIsInformationAndAFaultAWarning(t *testing.T) {
+	var out strings.Builder
+	b := &bot{
+		log:     slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		pending: map[string]*pending{},
+	}
+	b.onActionResult(nil, &unov1.ActionResult{RequestId: "m1-3", MatchId: "m1", Code: 10,
+		Reason: unov1.ErrorReason_ERROR_REASON_DEADLINE_PASSED})
+	b.onActionResult(nil, &unov1.ActionResult{RequestId: "m1-4", MatchId: "m1", Code: 9,
+		Reason: unov1.ErrorReason_ERROR_REASON_ILLEGAL_ACTION})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 log lines, got %q", out.String())
+	}
+	if !strings.Contains(lines[0], "level=INFO") || !strings.Contains(lines[0], "answer arrived late") ||
+		!strings.Contains(lines[0], "request=m1-3") {
+		t.Errorf("late answer logged as %q", lines[0])
+	}
+	if !strings.Contains(lines[1], "level=WARN") || !strings.Contains(lines[1], "action rejected") ||
+		!strings.Contains(lines[1], "request=m1-4") {
+		t.Errorf("fault logged as %q", lines[1])
 	}
 }

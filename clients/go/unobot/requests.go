@@ -214,8 +214,15 @@ func describeAction(req *unov1.DecisionRequest, id int32) string {
 // only.
 func (b *bot) onActionResult(c *conn, r *unov1.ActionResult) {
 	log := b.log.With("match", r.GetMatchId(), "seat", r.GetSeat(), "request", r.GetRequestId())
-	log.Warn("action rejected", "action", r.GetActionId(), "code", codeName(codes.Code(r.GetCode())),
-		"reason", r.GetReason().String(), "message", r.GetMessage(), "request_open", r.GetRequestOpen())
+	args := []any{"action", r.GetActionId(), "code", codeName(codes.Code(r.GetCode())),
+		"reason", r.GetReason().String(), "message", r.GetMessage(), "request_open", r.GetRequestOpen()}
+	if codes.Code(r.GetCode()) == codes.Aborted {
+		// late: the request closed while the answer was on its way, a race a correct bot
+		// meets, not a fault (a WARNING read as a bug in the bot)
+		log.Info("answer arrived late (request already closed)", args...)
+	} else {
+		log.Warn("action rejected", args...)
+	}
 
 	b.mu.Lock()
 	p := b.pending[r.GetRequestId()]

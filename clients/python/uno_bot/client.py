@@ -595,9 +595,10 @@ class BotClient(Deciding):
             "request_id": msg.request_id,
             "action_id": msg.action_id,
         }
+        late = msg.code == LATE_CODE  # the request closed first: a race, not the bot's fault
         log(
-            logging.WARNING,
-            "action rejected",
+            logging.INFO if late else logging.WARNING,
+            "answer arrived late (request already closed)" if late else "action rejected",
             **fields,
             reason=_reason_name(msg.reason),
             message=msg.message,
@@ -622,6 +623,11 @@ class BotClient(Deciding):
         actions.append(bot_pb2.Action(request_id=req.request_id, action_id=action_id))
         if len(actions) == 1:  # the writer sends every answer waiting when it gets to this
             outbox.put_nowait(_FLUSH)
+
+
+LATE_CODE = 10
+"""ActionResult.code of a late answer (ABORTED: STALE_REQUEST, ALREADY_ANSWERED,
+DEADLINE_PASSED): a correct bot gets some, so it is logged at INFO, a fault at WARNING."""
 
 
 def _reason_name(reason: int) -> str:

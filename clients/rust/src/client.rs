@@ -565,14 +565,26 @@ impl<B: Bot> Session<B> {
                     Some(p) => p.key.clone(),
                     None => SeatKey::new(r.match_id.clone(), r.seat),
                 };
-                warn!(
-                    "{key}: action {:?} of request {} rejected: {} ({}){}",
-                    r.action_id,
-                    r.request_id,
-                    r.reason().as_str_name(),
-                    r.message,
-                    if r.request_open { "; the request is still open" } else { "" }
-                );
+                let open = if r.request_open { "; the request is still open" } else { "" };
+                if r.code == 10 {
+                    // ABORTED, late: the request closed while the answer was on its way, a race
+                    // a correct bot meets, not a fault (a warning read as a bug in the bot)
+                    info!(
+                        "{key}: action {:?} of request {} arrived late (request already closed): {} ({})",
+                        r.action_id,
+                        r.request_id,
+                        r.reason().as_str_name(),
+                        r.message,
+                    );
+                } else {
+                    warn!(
+                        "{key}: action {:?} of request {} rejected: {} ({}){open}",
+                        r.action_id,
+                        r.request_id,
+                        r.reason().as_str_name(),
+                        r.message,
+                    );
+                }
                 let Some(p) = pending.get_mut(&r.request_id) else { return };
                 match p.fallback {
                     Some(fb) if r.request_open && !p.retried => {

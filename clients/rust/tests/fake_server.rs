@@ -541,6 +541,36 @@ async fn a_rejected_answer_is_retried_exactly_once_with_the_fallback() {
     expect_silence(&mut c, Duration::from_millis(300)).await;
 }
 
+/// A late answer (ABORTED: its request closed first) is not a warning; a fault is. An
+/// examination found every late answer of a correct bot logged as a warning "rejected".
+#[tokio::test]
+async fn a_late_answer_is_no_warning_and_a_fault_is() {
+    captured(""); // install the capture before the bot logs anything
+    let (addr, mut conns) = start_server().await;
+    let (_stop, _bot) = spawn_bot(config(&addr, TOKEN), uno_arena_bot::from_fn(|_| Some(1070)));
+    let mut c = welcomed(&mut conns).await;
+    c.send(Kind::DecisionRequest(request("late-mark-r1", "m1", 0, 1))).await;
+    let a = c.action().await;
+    let mut late = rejected("late-mark-r1", a.action_id);
+    if let Kind::ActionResult(r) = &mut late {
+        (r.code, r.reason, r.request_open) = (10, pb::ErrorReason::DeadlinePassed as i32, false);
+    }
+    c.send(late).await;
+    c.send(Kind::DecisionRequest(request("fault-mark-r2", "m1", 0, 2))).await;
+    let a = c.action().await;
+    let mut fault = rejected("fault-mark-r2", a.action_id);
+    if let Kind::ActionResult(r) = &mut fault {
+        r.request_open = false;
+    }
+    c.send(fault).await;
+    // one more request answered: both results above were read (the stream is handled in order)
+    c.send(Kind::DecisionRequest(request("after-marks", "m1", 0, 3))).await;
+    c.action().await;
+    assert!(captured("late-mark-r1").is_empty(), "{:?}", captured("late-mark-r1"));
+    let warned = captured("fault-mark-r2");
+    assert!(warned.len() == 1 && warned[0].contains("rejected"), "{warned:?}");
+}
+
 #[tokio::test]
 async fn a_bad_token_is_fatal() {
     let (addr, _conns) = start_server().await;

@@ -665,11 +665,15 @@ export class UnoBot<S = Record<string, unknown>> {
   private onActionResult(r: ActionResult): void {
     const entry = this.open.get(r.requestId);
     const log = entry?.log ?? this.seatLog(r.matchId, r.seat);
-    log.warn(
-      `action ${r.actionId ?? "(none)"} on ${r.requestId} rejected: ${grpc.status[r.code] ?? r.code} / ` +
-        `${errorReasonToJSON(r.reason)}: ${r.message}` +
-        (r.requestOpen ? " (request still open)" : ""),
-    );
+    const what =
+      `${grpc.status[r.code] ?? r.code} / ${errorReasonToJSON(r.reason)}: ${r.message}` +
+      (r.requestOpen ? " (request still open)" : "");
+    if (r.code === grpc.status.ABORTED) {
+      // late: the request closed while the answer was on its way, a race a correct bot meets
+      log.info(`answer ${r.actionId ?? "(none)"} on ${r.requestId} arrived late (request already closed): ${what}`);
+    } else {
+      log.warn(`action ${r.actionId ?? "(none)"} on ${r.requestId} rejected: ${what}`);
+    }
     if (!entry) return;
     if (!r.requestOpen || !entry.request.required || entry.retried) {
       if (entry.retried && r.requestOpen) log.error(`not answering ${r.requestId} a third time (one retry per request)`);

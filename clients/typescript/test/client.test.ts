@@ -88,9 +88,10 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = PATIENCE_M
 const red7 = card(Color.RED, Rank.SEVEN);
 const blue3 = card(Color.BLUE, Rank.THREE);
 
-function rejected(requestId: string, actionId: number, requestOpen: boolean) {
+function rejected(requestId: string, actionId: number, requestOpen: boolean, code = 9) {
+  const reason = code === 10 ? ErrorReason.DEADLINE_PASSED : ErrorReason.ILLEGAL_ACTION;
   return {
-    actionResult: { requestId, matchId: "m1", actionId, code: 9, reason: ErrorReason.ILLEGAL_ACTION, message: "no", requestOpen },
+    actionResult: { requestId, matchId: "m1", actionId, code, reason, message: "no", requestOpen },
   };
 }
 
@@ -471,6 +472,24 @@ describe("UnoBot against a fake BotService", () => {
     s.send(rejected("o1", 11, true));
     assert.equal(await s.maybeNext(300), undefined);
     assert.ok(logs.has("ILLEGAL_ACTION: no"), "the reason and message are logged");
+  });
+
+  test("a late answer is logged as information, a fault as a warning", async () => {
+    // An examination: a correct bot's late answers (ABORTED) were logged as warnings
+    // "rejected", which read as a bug in the bot.
+    const { logs } = startBot(lastLegal);
+    const s = await handshake();
+    s.send({ decisionRequest: request({ requestId: "l1", legal: [draw(), play(red7)] }) });
+    await s.next();
+    s.send(rejected("l1", 1070, false, 10));
+    s.send({ decisionRequest: request({ requestId: "l2", legal: [draw(), play(red7)] }) });
+    await s.next();
+    s.send(rejected("l2", 1070, false, 9));
+    await waitFor("both results to be logged", () => logs.has("on l1") && logs.has("on l2"));
+    const l1 = logs.lines.filter((l) => l.includes("on l1"));
+    const l2 = logs.lines.filter((l) => l.includes("on l2"));
+    assert.ok(l1.length === 1 && l1[0].startsWith("INFO") && l1[0].includes("arrived late"), l1.join("\n"));
+    assert.ok(l2.length === 1 && l2[0].startsWith("WARN") && l2[0].includes("rejected"), l2.join("\n"));
   });
 
   test("needs no ActionResult for an accepted answer to make progress", async () => {

@@ -503,10 +503,18 @@ public final class UnoBotClient implements AutoCloseable {
     Pending p = pending.get(ar.getRequestId());
     // an ActionResult for an unknown or closed request may carry no seat: name ours if we know it
     String pre = p != null ? prefix(p.key.matchId(), p.key.seat()) : prefix(ar.getMatchId(), ar.getSeat());
-    LOG.warning(
-        pre + "action " + ar.getActionId() + " of request " + ar.getRequestId() + " rejected: "
-            + ar.getReason() + (ar.getMessage().isEmpty() ? "" : " (" + ar.getMessage() + ")")
-            + (ar.getRequestOpen() ? "; the request is still open" : ""));
+    String why = ar.getReason() + (ar.getMessage().isEmpty() ? "" : " (" + ar.getMessage() + ")");
+    if (ar.getCode() == 10) {
+      // ABORTED, late: the request closed while the answer was on its way, a race a correct bot
+      // meets, not a fault (a warning read as a bug in the bot)
+      LOG.info(
+          pre + "action " + ar.getActionId() + " of request " + ar.getRequestId()
+              + " arrived late (request already closed): " + why);
+    } else {
+      LOG.warning(
+          pre + "action " + ar.getActionId() + " of request " + ar.getRequestId() + " rejected: "
+              + why + (ar.getRequestOpen() ? "; the request is still open" : ""));
+    }
     if (ar.getRequestOpen() && p != null && p.decision.required() && p.retried.compareAndSet(false, true)) {
       int fallback = p.decision.fallbackActionId();
       LOG.info(pre + "answering request " + ar.getRequestId() + " once more, with the fallback " + fallback);

@@ -509,6 +509,69 @@ class UnoBotClientTest {
   }
 
   /**
+   * A late answer (ABORTED: its request closed first) is logged at INFO, a fault at WARNING. An
+   * examination found every late answer of a correct bot logged as a warning "rejected".
+   */
+  @Test
+  void aLateAnswerIsInformationAndAFaultAWarning() throws Exception {
+    java.util.logging.Logger sdkLog = java.util.logging.Logger.getLogger(UnoBotClient.class.getName());
+    List<java.util.logging.LogRecord> said = new CopyOnWriteArrayList<>();
+    java.util.logging.Handler capture =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord r) {
+            if (r.getMessage() != null && r.getMessage().contains("-mark-")) {
+              said.add(r);
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    sdkLog.addHandler(capture);
+    try {
+      start(d -> 1070);
+      FakeStream s = arena.nextStream();
+      s.next();
+      s.send(welcome("s-1", false));
+      s.send(FakeArena.wrap(FakeArena.turn("late-mark-1", "m1", 0, 2000)));
+      s.nextAction();
+      s.send(
+          PlayResponse.newBuilder()
+              .setActionResult(
+                  ActionResult.newBuilder()
+                      .setRequestId("late-mark-1")
+                      .setMatchId("m1")
+                      .setActionId(1070)
+                      .setCode(10)
+                      .setReason(ErrorReason.ERROR_REASON_DEADLINE_PASSED))
+              .build());
+      s.send(FakeArena.wrap(FakeArena.turn("fault-mark-2", "m1", 0, 2000)));
+      s.nextAction();
+      s.send(rejected("fault-mark-2", 1070, false));
+      // one more answered request: both results above were read (the stream is handled in order)
+      s.send(FakeArena.wrap(FakeArena.turn("after", "m1", 0, 2000)));
+      s.nextAction();
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (said.size() < 2 && System.nanoTime() < end) {
+        Thread.sleep(5);
+      }
+      assertEquals(2, said.size(), said.toString());
+      java.util.logging.LogRecord late = said.get(0);
+      java.util.logging.LogRecord fault = said.get(1);
+      assertTrue(late.getMessage().contains("late-mark-1") && late.getMessage().contains("arrived late"));
+      assertEquals(java.util.logging.Level.INFO, late.getLevel(), late.getMessage());
+      assertTrue(fault.getMessage().contains("fault-mark-2") && fault.getMessage().contains("rejected"));
+      assertEquals(java.util.logging.Level.WARNING, fault.getLevel(), fault.getMessage());
+    } finally {
+      sdkLog.removeHandler(capture);
+    }
+  }
+
+  /**
    * The backoff starts over after a Welcome, and every attempt has a new channel. What the SDK
    * waits is read from its "reconnecting in N ms" warnings, in order, and every real gap is at
    * least the delay logged before it (causality): no bound here depends on how busy the machine
