@@ -508,6 +508,25 @@ class UnoBotClientTest {
     assertNull(s.poll(300), "no retry for a closed request");
   }
 
+  /** A log handler that passes on the SDK's records whose message contains {@code marker}. */
+  private static java.util.logging.Handler recordsContaining(
+      String marker, java.util.function.Consumer<java.util.logging.LogRecord> into) {
+    return new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord r) {
+        if (r.getMessage() != null && r.getMessage().contains(marker)) {
+          into.accept(r);
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+  }
+
   /**
    * A late answer (ABORTED: its request closed first) is logged at INFO, a fault at WARNING. An
    * examination found every late answer of a correct bot logged as a warning "rejected".
@@ -516,21 +535,7 @@ class UnoBotClientTest {
   void aLateAnswerIsInformationAndAFaultAWarning() throws Exception {
     java.util.logging.Logger sdkLog = java.util.logging.Logger.getLogger(UnoBotClient.class.getName());
     List<java.util.logging.LogRecord> said = new CopyOnWriteArrayList<>();
-    java.util.logging.Handler capture =
-        new java.util.logging.Handler() {
-          @Override
-          public void publish(java.util.logging.LogRecord r) {
-            if (r.getMessage() != null && r.getMessage().contains("-mark-")) {
-              said.add(r);
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
+    java.util.logging.Handler capture = recordsContaining("-mark-", said::add);
     sdkLog.addHandler(capture);
     try {
       start(d -> 1070);
@@ -581,21 +586,7 @@ class UnoBotClientTest {
   void backoffStartsAgainAfterAWelcomeAndEveryAttemptHasANewChannel() throws Exception {
     java.util.logging.Logger sdkLog = java.util.logging.Logger.getLogger(UnoBotClient.class.getName());
     List<String> said = new CopyOnWriteArrayList<>();
-    java.util.logging.Handler capture =
-        new java.util.logging.Handler() {
-          @Override
-          public void publish(java.util.logging.LogRecord r) {
-            if (r.getMessage() != null && r.getMessage().contains("reset-test")) {
-              said.add(r.getMessage());
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
+    java.util.logging.Handler capture = recordsContaining("reset-test", r -> said.add(r.getMessage()));
     sdkLog.addHandler(capture);
     try {
       start(d -> 0, Duration.ofMillis(50), Duration.ofSeconds(10));
