@@ -343,11 +343,8 @@ def _finite_or_text(x: float) -> float | str | None:
 
 
 def _float_of(v: Any) -> float:
-    if v is None:
-        return math.nan
-    if v in ("inf", "-inf"):
-        return math.inf if v == "inf" else -math.inf
-    return float(v)
+    """:func:`_finite_or_text`'s inverse (``float`` reads "inf" and "-inf")."""
+    return math.nan if v is None else float(v)
 
 
 def newversion_tables(

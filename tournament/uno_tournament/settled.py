@@ -544,10 +544,10 @@ def with_bounds(r: Ratings, results: Sequence[HandResult]) -> Ratings:
     bound on one side only, centred on the others (unchanged if there are none)."""
     from .rating_bounds import bound_one_sided, going_out_sides
     from .rating_model import Outcomes
+    from .ratings_fit import _canonical
 
     index = {b: i for i, b in enumerate(r.bots)}
-    ordered = sorted(results, key=lambda h: h.hand_id)
-    outcomes = Outcomes.from_results(ordered, index, "deal")
+    outcomes = Outcomes.from_results(_canonical(results), index, "deal")  # as the fit read them
     side = going_out_sides(outcomes, len(r.bots), r.bots)
     if side.any() and (side == 0).any():
         return bound_one_sided(r, outcomes, side)
