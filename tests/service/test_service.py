@@ -41,22 +41,37 @@ async def connected(live: Live, name: str, **kw: object) -> RawBot:
 # ---------------------------------------------------------------- authentication and hello
 
 
-# The server refuses a stream's token before it reads a message. These bots write nothing: a
-# client write that meets the server's early end makes grpc.aio report INTERNAL ("Failed
+# A client write that meets the server's early end makes grpc.aio report INTERNAL ("Failed
 # execute_batch") in place of the status the server sent (grpc/grpc#36066), a client-side race
-# that a busy machine wins now and then.
+# that a busy machine wins now and then. So the server reads a refused stream's first message
+# (its Hello) before it ends the call, and names the bot that Hello gives: a bot that writes its
+# Hello as it opens the stream, as every SDK does, gets the status.
 async def test_missing_token_is_unauthenticated(live: Live) -> None:
-    bot = RawBot(live.port, "b0", "", send_hello=False).start()
+    bot = RawBot(live.port, "b0", "").start()
     await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
     assert reason_of(bot.error) == "MISSING_TOKEN"
+    assert "(the Hello names bot 'b0')" in (bot.error.details() or "")
 
 
 async def test_wrong_token_is_unauthenticated(live: Live) -> None:
-    bot = RawBot(live.port, "b0", "not-a-real-token", send_hello=False).start()
+    bot = RawBot(live.port, "b0", "not-a-real-token").start()
     await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
     assert reason_of(bot.error) == "INVALID_TOKEN"
+    assert "(the Hello names bot 'b0')" in (bot.error.details() or "")
+
+
+async def test_wrong_token_without_a_hello_is_refused_all_the_same(live: Live) -> None:
+    # no message at all: refused once the wait for one ends; a name no bot may have: not echoed
+    silent = RawBot(live.port, "b0", "not-a-real-token", send_hello=False).start()
+    odd = RawBot(live.port, "b0", "not-a-real-token", hello_name="no spaces\n").start()
+    for bot in (silent, odd):
+        await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
+        assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert reason_of(bot.error) == "INVALID_TOKEN"
+        assert "the Hello names" not in (bot.error.details() or "")
+    assert live.server.arena.waiting_unauthenticated == 0
 
 
 async def test_first_message_must_be_hello(live: Live) -> None:

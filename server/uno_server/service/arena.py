@@ -135,6 +135,7 @@ class Arena:
         self.watchers: set[Watcher] = set()
         self.live: set[BotSession] = set()  # every Play stream with a session, until it ends
         self.waiting_hello: collections.Counter[str] = collections.Counter()
+        self.waiting_unauthenticated = 0  # Play streams refused their token, reading their Hello
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.last_session: dict[str, float] = {}
         self.replays: dict[str, tuple[float, float]] = {}  # bot -> (budget left, at loop time)

@@ -36,6 +36,9 @@ from .table import Table
 log = structlog.get_logger("uno.server")
 HELLO_TIMEOUT_S: Final = 10.0
 MAX_WAITING_HELLO: Final = 8  # Play streams of one bot that may wait for their Hello at once
+# A stream refused its token is ended once its first message is read (see _first_hello_name):
+UNAUTHENTICATED_READ_S: Final = 2.0  # the longest it waits for that message
+MAX_UNAUTHENTICATED: Final = 64  # refused streams that may wait at once; more are ended at once
 STREAM_BYTES_PER_S: Final = 1024 * 1024  # each Play stream is read at most this fast
 
 
@@ -102,28 +105,23 @@ class BotServicer:
     ) -> None:
         arena = self.arena
         token = bearer(context.invocation_metadata())
-        if token is None:
-            await abort(
-                context,
-                status_error(
-                    grpc.StatusCode.UNAUTHENTICATED,
-                    errors_pb2.ERROR_REASON_MISSING_TOKEN,
-                    "send your bot token as metadata 'authorization: Bearer <token>'",
-                ),
-                arena.metrics,
-            )
-        name = arena.tokens.bot_for(token)
+        name = arena.tokens.bot_for(token) if token is not None else None
         if name is None:
-            hint = (
-                "this is the admin token; a bot needs its own token"
-                if arena.tokens.is_admin(token)
-                else "unknown bot token; ask the operator for yours"
-            )
+            if token is None:
+                reason = errors_pb2.ERROR_REASON_MISSING_TOKEN
+                hint = "send your bot token as metadata 'authorization: Bearer <token>'"
+            elif arena.tokens.is_admin(token):
+                reason = errors_pb2.ERROR_REASON_INVALID_TOKEN
+                hint = "this is the admin token; a bot needs its own token"
+            else:
+                reason = errors_pb2.ERROR_REASON_INVALID_TOKEN
+                hint = "unknown bot token; ask the operator for yours"
+            claimed = await self._first_hello_name(request_iterator)
+            if claimed:
+                hint += f" (the Hello names bot {claimed!r})"
             await abort(
                 context,
-                status_error(
-                    grpc.StatusCode.UNAUTHENTICATED, errors_pb2.ERROR_REASON_INVALID_TOKEN, hint
-                ),
+                status_error(grpc.StatusCode.UNAUTHENTICATED, reason, hint),
                 arena.metrics,
             )
         try:
@@ -140,6 +138,40 @@ class BotServicer:
                 bot=name,
                 error=str(over),
             )
+
+    async def _first_hello_name(self, request_iterator: AsyncIterator[bytes]) -> str:
+        """Read the first message of a stream about to be refused its token, and return the bot
+        name its Hello gives ("" if none: no message within UNAUTHENTICATED_READ_S, not a Hello,
+        or more than MAX_UNAUTHENTICATED streams waiting).
+
+        Ending the call only after its first message is read is what lets the client see the
+        refusal: grpcio's asyncio client reports a write that fails because the call has just
+        ended as INTERNAL 'Internal error from Core', overwriting the server's status
+        (grpc/grpc#36066), and every SDK writes its Hello as the stream opens. Once the Hello
+        has been read its write is complete, and a bot writes nothing more before its Welcome."""
+        arena = self.arena
+        if arena.waiting_unauthenticated >= MAX_UNAUTHENTICATED:
+            return ""
+        arena.waiting_unauthenticated += 1
+        try:
+            raw = await asyncio.wait_for(
+                request_iterator.__aiter__().__anext__(), UNAUTHENTICATED_READ_S
+            )
+        except (StopAsyncIteration, TimeoutError, grpc.RpcError):
+            return ""
+        finally:
+            arena.waiting_unauthenticated -= 1
+        if len(raw) > limits.MAX_REQUEST_BYTES:
+            return ""
+        try:
+            first = bot_pb2.PlayRequest.FromString(raw)
+        except DecodeError:
+            return ""
+        if first.WhichOneof("kind") != "hello":
+            return ""
+        claimed = first.hello.bot_name
+        ok = len(claimed) <= (limits.BOT_NAME.max_len or 0) and limits.NAME_RE.fullmatch(claimed)
+        return claimed if ok else ""
 
     async def _play(
         self,

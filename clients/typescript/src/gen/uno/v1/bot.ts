@@ -4129,7 +4129,10 @@ export const StreamError: MessageFns<StreamError> = {
  * The service bots connect to. Authentication: every call carries gRPC metadata
  * "authorization: Bearer <token>" with a bot token issued by the server operator. A missing or
  * unknown token (the admin token included) fails the call with UNAUTHENTICATED (MISSING_TOKEN /
- * INVALID_TOKEN) before any message is exchanged.
+ * INVALID_TOKEN) before any response is sent. The server first reads the stream's first message
+ * (waiting at most 2 seconds for it), so that the client's write of its Hello has completed and
+ * its gRPC library reports this status rather than a failed write; the status message then
+ * names the bot the Hello gives.
  *
  * Input limits: every field a bot sets has a limit written next to it below. A field over its
  * limit is refused with INVALID_ARGUMENT / LIMIT_EXCEEDED (or MALFORMED_MESSAGE for a value of
