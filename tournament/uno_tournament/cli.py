@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from .config import ConfigError, TournamentConfig, load
+from .config import ConfigError, TournamentConfig, load, read_text
 from .replay import ReplayError
 from .sharding import ShardError, ShardSpec, check_shards, default_shards
 from .store import ResultStore, StoreError
@@ -147,12 +147,17 @@ def _shard_kwargs(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
+def _warn(message: str) -> None:
+    print(f"uno-arena: warning: {message}", file=sys.stderr)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a tournament from a TOML configuration."""
     from . import runner
 
     path = example_config() if args.config == "example" else Path(args.config)
-    config = load(path, warn=lambda m: print(f"uno-arena: warning: {m}", file=sys.stderr))
+    text = read_text(path)
+    config = load(path, text=text, warn=_warn)
     out = Path(args.out or config.output)
     if args.blocks is not None:
         if args.blocks < 1:
@@ -182,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return runner.start(
         config,
         out,
-        config_text=path.read_text(),
+        config_text=text,
         store_url=store_url,
         **shard_kw,
         server=args.server,

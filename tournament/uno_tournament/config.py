@@ -72,6 +72,7 @@ from uno_server.engine.rules import RuleSet
 from uno_server.service.auth import token_problem
 
 from . import schedule
+from .fileread import NotARegularFileError, TooLargeError, read_regular
 from .schedule import HandSpec
 from .store import ResultStore
 
@@ -742,23 +743,36 @@ def _until(t: dict[str, Any]) -> tuple[str, float, float, int]:
     return until, alpha, indifference, max_hands
 
 
-def load(path: str | Path, *, warn: Any = None) -> TournamentConfig:
+def read_text(path: str | Path) -> str:
+    """A configuration file's text, read once (what :func:`load` parses is what a run keeps):
+    a regular file of at most MAX_CONFIG_BYTES of UTF-8, else a ConfigError naming it. A
+    pipe or device is named, not waited on or read without end."""
     p = Path(path)
     try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
+        raw = read_regular(p, MAX_CONFIG_BYTES)
     except FileNotFoundError as exc:
         raise ConfigError(f"{p}: no such file") from exc
     except IsADirectoryError as exc:
         raise ConfigError(f"{p}: a folder, not a configuration file") from exc
+    except TooLargeError as exc:
+        too_big = "larger than 1024 KiB; a configuration file is at most that"
+        raise ConfigError(f"{p}: {too_big}") from exc
+    except NotARegularFileError as exc:
+        what = "not a regular file (a device, pipe or socket); give a file"
+        raise ConfigError(f"{p}: {what}") from exc
     except OSError as exc:
         raise ConfigError(f"{p}: {exc.strerror}") from exc
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{p}: larger than 1024 KiB; a configuration file is at most that")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start})") from exc
+
+
+def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> TournamentConfig:
+    """The configuration in ``path`` (``text``: its text, already read by :func:`read_text`)."""
+    p = Path(path)
+    if text is None:
+        text = read_text(p)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -14,6 +14,10 @@ class NotARegularFileError(ValueError):
     """The path is a device, pipe or socket, or larger than the limit."""
 
 
+class TooLargeError(NotARegularFileError):
+    """The path is a regular file larger than the limit."""
+
+
 def read_regular(path: Path, limit: int) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes. Opened without
     blocking, so a pipe or device is named, not waited on. Raises FileNotFoundError,
@@ -26,13 +30,13 @@ def read_regular(path: Path, limit: int) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise NotARegularFileError(f"{path}: not a regular file (a device, pipe or socket)")
         if st.st_size > limit:
-            raise NotARegularFileError(f"{path}: {st.st_size} bytes, more than {limit >> 20} MiB")
+            raise TooLargeError(f"{path}: {st.st_size} bytes, more than {limit >> 20} MiB")
         with os.fdopen(os.dup(fd), "rb") as f:
             raw = f.read(limit + 1)
     finally:
         os.close(fd)
     if len(raw) > limit:
-        raise NotARegularFileError(f"{path}: more than {limit >> 20} MiB")
+        raise TooLargeError(f"{path}: more than {limit >> 20} MiB")
     return raw
 
 

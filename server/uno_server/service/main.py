@@ -49,14 +49,23 @@ def cut(value: object, limit: int = MAX_ECHO) -> str:
 def read_config_text(path: str, limit: int = MAX_CONFIG_BYTES) -> str:
     """A config file's text: at most ``limit`` bytes of UTF-8, else a ConfigError naming it."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(limit + 1)
+        # without blocking, and only a regular file: a pipe would wait for a writer, a device
+        # (/dev/zero) never end
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise ConfigError(f"{path}: a folder, not a configuration file") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"{path}: a folder, not a configuration file")
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"{path}: not a regular file (a device, pipe or socket); give a file")
+        try:
+            raw = f.read(limit + 1)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from exc
     if len(raw) > limit:
         raise ConfigError(
             f"{path}: larger than {limit // 1024} KiB; a configuration file is at most that"

@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, parse
+from ..config import ConfigError, parse, read_text
 from ..pgstore import redact
 from ..procs import printable
 from ..sharding import ShardError, ShardSpec
@@ -39,14 +39,12 @@ def settings_from(path: Path | None) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise LeagueError(f"{path}: cannot read it ({exc.strerror})") from None
-        if len(raw) > 1024 * 1024:
-            raise LeagueError(f"{path}: larger than 1 MiB")
+            text = read_text(path)
+        except ConfigError as exc:
+            raise LeagueError(str(exc)) from None
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise LeagueError(f"{path}: not valid TOML ({exc})") from None
         extra = sorted(set(data) - set(SECTIONS))
         if extra:
