@@ -154,9 +154,21 @@ class RunLock:
 
     @classmethod
     def acquire(cls, folder: Path) -> RunLock:
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"{folder}: cannot create the run folder ({exc.strerror or exc}); "
+                "give a folder you may write (--out DIR)"
+            ) from None
         path = folder / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot open the run's lock file ({exc.strerror or exc}); "
+                "give a folder you may write (--out DIR)"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -166,9 +178,12 @@ class RunLock:
                 f"{folder} is being played by {holder[:100]}; wait for it to finish or stop it "
                 f"(Ctrl-C), then: uno-arena tournament resume {folder}"
             ) from None
-        except OSError:
+        except OSError as exc:
             os.close(fd)
-            raise
+            raise StoreError(
+                f"{path}: cannot lock the run folder ({exc.strerror or exc}); give a folder on "
+                "a local file system that supports locks (--out DIR)"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
         return cls(folder, fd)

@@ -154,24 +154,32 @@ class LeagueStore:
     def create(cls, folder: Path, settings: dict[str, Any]) -> LeagueStore:
         """A new league database, written whole beside its place and renamed into it (a kill
         during ``init`` leaves no half-made league)."""
-        folder.mkdir(parents=True, exist_ok=True)
         path = folder / DB_NAME
-        if path.exists():
-            raise LeagueError(f"{folder} already holds a league; use it, or choose another folder")
         tmp = folder / f".{DB_NAME}.new"
-        tmp.unlink(missing_ok=True)
-        conn = sqlite3.connect(tmp)
         try:
-            conn.executescript(_SCHEMA)
-            with conn:
-                conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-                conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
-                conn.execute(
-                    "INSERT INTO meta VALUES ('created_at', ?)", (json.dumps(time.time()),)
+            folder.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                raise LeagueError(
+                    f"{folder} already holds a league; use it, or choose another folder"
                 )
-        finally:
-            conn.close()
-        tmp.rename(path)
+            tmp.unlink(missing_ok=True)
+            conn = sqlite3.connect(tmp)
+            try:
+                conn.executescript(_SCHEMA)
+                with conn:
+                    conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                    conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
+                    conn.execute(
+                        "INSERT INTO meta VALUES ('created_at', ?)", (json.dumps(time.time()),)
+                    )
+            finally:
+                conn.close()
+            tmp.rename(path)
+        except (OSError, sqlite3.Error) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            raise LeagueError(
+                f"{folder}: cannot create the league here ({why}); give a folder you may write"
+            ) from None
         return cls.open(folder)
 
     @classmethod
