@@ -479,6 +479,9 @@ def run_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+    except KeyboardInterrupt:  # a Ctrl-C where the command does not take it itself
+        print("uno-arena: interrupted", file=sys.stderr)
+        return 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:

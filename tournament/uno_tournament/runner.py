@@ -509,9 +509,13 @@ class Runner(SequentialMixin, Player):
                 with contextlib.suppress(asyncio.CancelledError):
                     await t
             await self._linger()  # Ctrl-C still reaches _interrupt: it ends the wait
-            for sig in installed:
-                loop.remove_signal_handler(sig)
-            await self._shutdown()
+            for sig in installed:  # stopping the bots takes a few seconds: Ctrl-C is still ours
+                loop.add_signal_handler(sig, self._interrupt_shutdown)
+            try:
+                await self._shutdown()
+            finally:
+                for sig in installed:
+                    loop.remove_signal_handler(sig)
         if self.fatal is not None:
             raise self.fatal
         return self._finish(plan, full_plan, mine)
@@ -830,6 +834,14 @@ class Runner(SequentialMixin, Player):
         self.say("\nstopping the shards (Ctrl-C again to quit at once) ...")
         for w in self.procs:  # they stop their tables; what they finished still arrives
             w.terminate()
+
+    def _interrupt_shutdown(self) -> None:
+        """Ctrl-C while the bots and servers stop: the first says so, the next leaves at once
+        (what was stored stays; a resume plays what was not)."""
+        if self.stop_requested:
+            os._exit(130)
+        self.stop_requested = True
+        self.say("\nstopping the bots (Ctrl-C again to quit at once) ...")
 
     def _serve_metrics(self) -> None:
         """The metrics page: this process's series (labelled with its shard: ``I/N``, or

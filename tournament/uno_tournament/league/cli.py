@@ -458,3 +458,6 @@ def run_command(args: argparse.Namespace) -> int:
     except LeagueError as exc:
         print(f"uno-arena: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:  # a Ctrl-C where the command does not take it itself
+        print("uno-arena: interrupted", file=sys.stderr)
+        return 130
