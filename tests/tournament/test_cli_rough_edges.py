@@ -4,6 +4,7 @@ plain line on stderr and exit status 2, with nothing created or lost."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +23,10 @@ def _cli(*args: str) -> tuple[int, list[str], str]:
     return res.returncode, res.stderr.strip().splitlines(), res.stdout
 
 
-def _one_line(args: tuple[str, ...], *fragments: str) -> str:
+def _one_line(args: tuple[str, ...], *fragments: str, prefix: str = "uno-arena: ") -> str:
     code, lines, out = _cli(*args)
     assert code == 2 and len(lines) == 1, (code, lines[-20:], out[-500:])
-    assert lines[0].startswith("uno-arena: "), lines[0]
+    assert lines[0].startswith(prefix), lines[0]
     for f in fragments:
         assert f in lines[0], lines[0]
     return lines[0]
@@ -52,3 +53,58 @@ def test_an_output_folder_that_cannot_be_made_or_locked(tmp_path: Path) -> None:
         f"{a_file / 'sub'}: cannot create the league here",
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "odd"]
+
+
+def test_what_would_stop_a_run_once_started_is_refused_before_it_creates_anything(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    run = ("tournament", "run", "example", "--out", str(out), "--quiet")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        _one_line(
+            (*run, "--metrics-port", str(port)),
+            f"--metrics-port {port}",
+            "Address already in use",
+            "choose another port",
+        )
+    _one_line((*run, "--metrics-port", "70000"), "--metrics-port", "1 to 65535, got 70000")
+    _one_line(
+        (*run, "--metrics-port", "9", "--metrics-host", "999.1.1.1"),
+        "999.1.1.1",
+        "not an address of this machine",
+    )
+    _one_line((*run, "--bind", "999.1.1.1"), "--bind 999.1.1.1", "not an address")
+    _one_line((*run, "--server", "127.0.0.1:1"), "--server needs --admin-token")
+    _one_line((*run, "--port", "70000"), "--port", "0 to 65535, got 70000")
+    _one_line((*run, "--concurrency", "99999"), "--concurrency", "1 to 1024, got 99999")
+    _one_line((*run, "--blocks", "0"), "--blocks", "1 to 10000, got 0")
+    _one_line((*run, "--metrics-linger", "nan"), "--metrics-linger", "got nan")
+    _one_line(("tournament", "watch", str(out), "--interval", "-1"), "--interval", "got -1")
+    assert not out.exists()  # nothing was created, so the same command runs once fixed
+
+
+def test_a_log_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no reader: opening it to write would wait for ever
+    for path, why in ((tmp_path / "no" / "x.log", "No such file"), (fifo, "a pipe no one reads")):
+        _one_line(
+            (
+                "watch",
+                "--server",
+                "127.0.0.1:1",
+                "--admin-token",
+                "t" * 16,
+                "--log-file",
+                str(path),
+            ),
+            f"--log-file {path}: cannot write it ({why}",
+            prefix="uno-arena watch: ",
+        )
+        _one_line(
+            ("play", "--server", "127.0.0.1:1", "--token", "t" * 16, "--log-file", str(path)),
+            f"--log-file {path}: cannot write it ({why}",
+            prefix="uno-arena play: ",
+        )

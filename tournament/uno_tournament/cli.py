@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
+from . import cliargs
 from .config import ConfigError, TournamentConfig, load, read_text
 from .replay import ReplayError
 from .sharding import ShardError, ShardSpec, check_shards, default_shards
@@ -44,8 +45,9 @@ def _server_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--metrics-port",
-        type=int,
-        help="serve Prometheus metrics on this port (with an embedded server, its metrics too)",
+        type=cliargs.port,
+        help="serve Prometheus metrics on this port (1-65535; with an embedded server, its "
+        "metrics too)",
     )
     p.add_argument(
         "--metrics-host",
@@ -54,19 +56,33 @@ def _server_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--metrics-linger",
-        type=float,
+        type=cliargs.linger,
         default=0.0,
         metavar="SECONDS",
         help="with --metrics-port: keep the metrics up this long after the last hand, so that "
-        "Prometheus scrapes the final values (at least one scrape interval)",
+        "Prometheus scrapes the final values (at least one scrape interval; 0-3600)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
-def _linger(seconds: float) -> float:
-    if not 0 <= seconds <= 3600:
-        raise TournamentCliError("--metrics-linger must be 0-3600 seconds")
-    return seconds
+def _check_metrics(args: argparse.Namespace) -> None:
+    """What would stop a run once started is refused before it creates anything: a metrics
+    page that cannot open, a game server address that is not this machine's, --server with no
+    admin token."""
+    if getattr(args, "server", None) and not args.admin_token:
+        raise TournamentCliError("--server needs --admin-token (or UNO_ARENA_ADMIN_TOKEN)")
+    bind = getattr(args, "bind", None)
+    if bind and not getattr(args, "server", None):
+        why = cliargs.unbindable(bind, 0)
+        if why:
+            raise TournamentCliError(f"--bind {bind}: {why}; give an address of this machine")
+    if args.metrics_port is not None:
+        why = cliargs.unbindable(args.metrics_host, args.metrics_port)
+        if why:
+            raise TournamentCliError(
+                f"--metrics-port {args.metrics_port} --metrics-host {args.metrics_host}: {why}; "
+                "choose another port (or host)"
+            )
 
 
 def _shard_args(p: argparse.ArgumentParser, *, pod: bool) -> None:
@@ -100,7 +116,7 @@ def _shard_args(p: argparse.ArgumentParser, *, pod: bool) -> None:
     )
     p.add_argument(
         "--port",
-        type=int,
+        type=cliargs.any_port,
         default=0,
         metavar="PORT",
         help="game server port (shard I of --shards N: PORT+I; default 0: any free port)",
@@ -115,8 +131,6 @@ def _shard_args(p: argparse.ArgumentParser, *, pod: bool) -> None:
 
 
 def _shard_kwargs(args: argparse.Namespace) -> dict[str, object]:
-    if args.port and not 1 <= args.port <= 65535:
-        raise TournamentCliError(f"--port must be 1-65535, got {args.port}")
     only = None
     if getattr(args, "shard", None) is not None:
         if args.shards is not None:
@@ -160,8 +174,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load(path, text=text, warn=_warn)
     out = Path(args.out or config.output)
     if args.blocks is not None:
-        if args.blocks < 1:
-            raise TournamentCliError("--blocks must be at least 1")
         if config.sequential or args.candidate is not None:
             raise TournamentCliError(
                 '--blocks: not with a run that sizes itself (until = "settled" or '
@@ -169,8 +181,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         config = TournamentConfig.from_dict({**config.to_dict(), "blocks": args.blocks})
     if args.concurrency is not None:
-        if args.concurrency < 1:
-            raise TournamentCliError("--concurrency must be at least 1")
         config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
     if args.candidate is not None or args.baseline is not None:
         config = _new_version(config, args.candidate, args.baseline)
@@ -184,6 +194,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"--store {store_url}: give a postgresql:// URL (a SQLite store is the output "
                 "folder: --out DIR)"
             )
+    _check_metrics(args)
     return runner.start(
         config,
         out,
@@ -194,7 +205,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
-        metrics_linger_s=_linger(args.metrics_linger),
+        metrics_linger_s=args.metrics_linger,
         progress=not args.quiet,
         max_hands=args.max_hands,
     )
@@ -246,6 +257,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     """Finish an interrupted tournament: only the hands not yet stored are played."""
     from . import runner
 
+    _check_metrics(args)
     return runner.resume(
         Path(args.dir),
         **_shard_kwargs(args),
@@ -253,7 +265,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         admin_token=args.admin_token,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
-        metrics_linger_s=_linger(args.metrics_linger),
+        metrics_linger_s=args.metrics_linger,
         progress=not args.quiet,
         max_hands=args.max_hands,
     )
@@ -382,8 +394,12 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     run = tsub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     run.add_argument("config", help="the TOML configuration ('example' for the bundled one)")
     run.add_argument("--out", help="output folder (default: tournament.output of the config)")
-    run.add_argument("--blocks", type=int, help="override tournament.blocks")
-    run.add_argument("--concurrency", type=int, help="override tournament.concurrency")
+    run.add_argument(
+        "--blocks", type=cliargs.whole(1, 10_000), help="override tournament.blocks (1-10000)"
+    )
+    run.add_argument(
+        "--concurrency", type=cliargs.concurrency, help="override tournament.concurrency (1-1024)"
+    )
     run.add_argument("--max-hands", type=int, help=argparse.SUPPRESS)
     run.add_argument(
         "--candidate",
@@ -414,7 +430,12 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     )
     wat.add_argument("dir", nargs="?", help="the tournament's output folder")
     wat.add_argument("--store", metavar="URL", help="the run's shared store (postgresql://...)")
-    wat.add_argument("--interval", type=float, default=5.0, help="seconds between looks")
+    wat.add_argument(
+        "--interval",
+        type=cliargs.seconds(0.1, 3600),
+        default=5.0,
+        help="seconds between looks (0.1-3600, default 5)",
+    )
     wat.add_argument("--once", action="store_true", help="print the standings once and exit")
     wat.set_defaults(func=cmd_watch, out=None)
     ver = tsub.add_parser(

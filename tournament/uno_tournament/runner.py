@@ -852,9 +852,16 @@ class Runner(SequentialMixin, Player):
         self._collectors.append(
             Relabeled(self.metrics.registry, {"shard": name, "tournament": self.tid})
         )
-        start_http_server(
-            self.metrics_port, addr=self.metrics_host, registry=Registries(self._collectors)
-        )
+        try:
+            start_http_server(
+                self.metrics_port, addr=self.metrics_host, registry=Registries(self._collectors)
+            )
+        except (OSError, OverflowError) as exc:  # taken since the command line's look
+            raise RunnerError(
+                f"--metrics-port {self.metrics_port}: cannot serve the metrics on "
+                f"{self.metrics_host} ({getattr(exc, 'strerror', None) or exc}); choose another "
+                f"port, then: uno-arena tournament resume {self.out}"
+            ) from None
         self.say(f"metrics on http://{self.metrics_host}:{self.metrics_port}/metrics")
 
     async def _linger(self) -> None:

@@ -6,12 +6,14 @@ Bad arguments print one plain line and exit 2 before any screen opens.
 from __future__ import annotations
 
 import argparse
+import errno
 import getpass
 import json
 import logging
 import os
 import re
 import sys
+from typing import TextIO
 
 import structlog
 
@@ -139,9 +141,27 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     watch.set_defaults(func=cmd_watch)
 
 
+def _log_stream(path: str | None) -> TextIO:
+    """The --log-file, opened to append (or the null device): a SetupError naming it if it
+    cannot be written. Opened without blocking, so a pipe with no reader is refused, not
+    waited on."""
+    if not path:
+        return open(os.devnull, "w")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        why = "a pipe no one reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+        raise SetupError(
+            f"--log-file {path}: cannot write it ({why}); give a file in a folder you may write"
+        ) from None
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
 def quiet_logs(path: str | None) -> None:
     """Logs would draw over the screen: send them to a file, or drop them."""
-    stream = open(path, "a", encoding="utf-8") if path else open(os.devnull, "w")  # noqa: SIM115
+    stream = _log_stream(path)
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
@@ -205,12 +225,12 @@ def cmd_play(args: argparse.Namespace) -> int:
     """Take a seat at a table (see uno-arena play --help)."""
     try:
         opts = play_options(args)
+        quiet_logs(args.log_file)
     except SetupError as exc:
         print(f"uno-arena play: {exc}", file=sys.stderr)
         return 2
     from .app import PlayApp
 
-    quiet_logs(args.log_file)
     app = PlayApp(opts)
     app.run()
     if app.error:
@@ -230,12 +250,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
             labels["tournament"] = args.tournament
         if args.pace_ms < 0:
             raise SetupError("--pace-ms: must be 0 or more")
+        quiet_logs(args.log_file)
     except SetupError as exc:
         print(f"uno-arena watch: {exc}", file=sys.stderr)
         return 2
     from .watch import WatchApp
 
-    quiet_logs(args.log_file)
     app = WatchApp(
         args.server,
         args.admin_token,

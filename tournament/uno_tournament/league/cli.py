@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .. import cliargs
 from ..config import ConfigError, parse, read_text
 from ..pgstore import redact
 from ..procs import printable
@@ -225,16 +226,6 @@ def _hands(text: str) -> int:
     return n
 
 
-def _concurrency(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
-    if not 1 <= n <= 1024:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 1024, got {n}")
-    return n
-
-
 def _tables(text: str) -> int:
     try:
         n = int(text)
@@ -284,26 +275,6 @@ def _shard(text: str) -> ShardSpec:
         return ShardSpec.parse(text)
     except ShardError as exc:
         raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
-
-
-def _port(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
-    if not 1 <= n <= 65535:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 65535, got {n}")
-    return n
-
-
-def _linger(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text[:20]!r}") from None
-    if not 0 <= x <= 3600:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 3600 seconds, got {x:g}")
-    return x
 
 
 def _store_arg(p: argparse.ArgumentParser) -> None:
@@ -382,7 +353,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     rn.add_argument(
         "--concurrency",
-        type=_concurrency,
+        type=cliargs.concurrency,
         default=8,
         help="hands played at once (1-1024, default 8)",
     )
@@ -393,7 +364,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     rn.add_argument(
         "--metrics-port",
-        type=_port,
+        type=cliargs.port,
         help="serve Prometheus series per version on this port (1-65535)",
     )
     rn.add_argument(
@@ -403,7 +374,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     rn.add_argument(
         "--metrics-linger",
-        type=_linger,
+        type=cliargs.linger,
         default=0.0,
         metavar="SECONDS",
         help="with --metrics-port or --web-port, after --hands or --until ends the run: keep "
@@ -411,7 +382,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     rn.add_argument(
         "--metrics-wait",
-        type=_linger,
+        type=cliargs.linger,
         default=0.0,
         metavar="SECONDS",
         help="with --metrics-port: hold the first block until Prometheus has read the page "
@@ -419,7 +390,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     rn.add_argument(
         "--web-port",
-        type=_port,
+        type=cliargs.port,
         help="serve the live standings (/league) and the matches (/) on this port (1-65535)",
     )
     rn.add_argument(
@@ -436,7 +407,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     rn.add_argument(
         "--port",
-        type=_port,
+        type=cliargs.port,
         help="the game server's port, for remote bots (1-65535; default: any free port)",
     )
     rn.set_defaults(func=cmd_run)
