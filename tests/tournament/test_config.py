@@ -212,3 +212,31 @@ def test_the_example_java_bot_runs_the_jar_the_pom_builds() -> None:
     assert f"target/uno-bot-{version.group(1)}-jar-with-dependencies.jar" in list(java.command)
     readme = (root / "README.md").read_text()
     assert f"uno-bot-{version.group(1)}-jar-with-dependencies.jar" in readme
+
+
+def test_a_misspelt_placeholder_is_refused_where_it_is(tmp_path: Path) -> None:
+    # an examination: {nmae} reached the bot as it was; the runner fills in only its five
+    bad = {
+        'command = ["{python}", "bot.py", "--name", "{nmae}"]': "bots[4].command[3]: '{nmae}'",
+        'command = ["sh"]\ncwd = "{config_di}"': "bots[4].cwd: '{config_di}'",
+        'command = ["sh"]\nenv = { A = "{Token}" }': "bots[4].env.A: '{Token}'",
+        'command = ["sh"]\nbuild = ["make", "{nam}"]': "bots[4].build[1]: '{nam}'",
+    }
+    for entry, where in bad.items():
+        msg = _err(_cfg() + f'[[bots]]\nname = "x"\n{entry}\n', tmp_path)
+        assert msg.startswith(where) and "is not a placeholder" in msg, msg
+        assert "{python}, {addr}, {token}, {name}, {config_dir}" in msg, msg
+    # the shell's ${VAR} and braces that are no placeholder stay the bot's own
+    ok = (
+        '[[bots]]\nname = "x"\ncommand = ["sh", "-c", "exec ${HOME}/bot {name} \'{\\"a\\": 1}\'"]\n'
+    )
+    cfg = parse(tomllib.loads(_cfg() + ok), tmp_path)
+    assert cfg.bots[4].command[2] == "exec ${HOME}/bot {name} '{\"a\": 1}'"
+
+
+def test_the_field_has_a_limit(tmp_path: Path) -> None:
+    from uno_tournament.config import MAX_BOTS
+
+    assert len(parse(tomllib.loads(_cfg(bots=MAX_BOTS)), tmp_path).bots) == MAX_BOTS
+    msg = _err(_cfg(bots=MAX_BOTS + 1), tmp_path)
+    assert msg.startswith(f"bots: {MAX_BOTS + 1} [[bots]] entries") and "at most 128" in msg, msg
