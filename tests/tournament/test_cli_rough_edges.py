@@ -108,3 +108,16 @@ def test_a_log_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
             f"--log-file {path}: cannot write it ({why}",
             prefix="uno-arena play: ",
         )
+
+
+def test_blocks_on_the_command_line_sizes_a_run_whose_file_gives_a_budget(tmp_path: Path) -> None:
+    # an examination: --blocks 1 was ignored when the file said hands = 240
+    bots = "".join(
+        f'[[bots]]\nname = "r{i}"\ncommand = ["{{python}}", "-m", "uno_bot.examples.random_bot"]\n'
+        for i in range(4)
+    )
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(f'[tournament]\nhands = 240\noutput = "{tmp_path / "out"}"\n{bots}')
+    code, lines, out = _cli("tournament", "run", str(cfg), "--blocks", "1", "--quiet")
+    assert code == 0, (lines[-10:], out[-2000:])
+    assert "4 bots, 1 tables, 24 hands (0 done; 1 block;" in out, out[:2000]

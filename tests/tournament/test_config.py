@@ -240,3 +240,10 @@ def test_the_field_has_a_limit(tmp_path: Path) -> None:
     assert len(parse(tomllib.loads(_cfg(bots=MAX_BOTS)), tmp_path).bots) == MAX_BOTS
     msg = _err(_cfg(bots=MAX_BOTS + 1), tmp_path)
     assert msg.startswith(f"bots: {MAX_BOTS + 1} [[bots]] entries") and "at most 128" in msg, msg
+
+
+def test_an_empty_output_folder_is_refused(tmp_path: Path) -> None:
+    # an examination: output = "" wrote the run into the current folder
+    for value in ('""', '"  "'):
+        msg = _err(_cfg(f"[tournament]\noutput = {value}\n"), tmp_path)
+        assert msg.startswith("tournament.output: empty"), msg

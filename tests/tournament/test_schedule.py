@@ -170,3 +170,14 @@ def test_the_run_says_a_split_plan_before_its_first_hand(tmp_path: Path) -> None
     assert "split the 8 bots into 2 groups that never meet" in text, text[-2000:]
     assert "95% CI of a gap within a group about" in text
     assert text.index("never meet") < text.index("finished")
+
+
+def test_a_budget_that_is_no_multiple_of_a_table_says_what_is_played() -> None:
+    # an examination: "25 hands (budget of 25 hands)" was promised and 24 were played
+    for n, asked, played in ((4, 25, 24), (5, 25, 48), (5, 130, 120), (5, 3000, 3000)):
+        d = schedule.design([f"b{i}" for i in range(n)], hands=asked)
+        assert len(d.tables) * d.blocks * schedule.HANDS_PER_BLOCK == played
+        if asked == played:
+            assert d.reason == f"budget of {asked} hands"
+        else:
+            assert d.reason == f"budget of {asked} hands, played as {played} (whole tables of 24)"

@@ -179,7 +179,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 '--blocks: not with a run that sizes itself (until = "settled" or '
                 "--candidate); give its budget as max_hands"
             )
-        config = TournamentConfig.from_dict({**config.to_dict(), "blocks": args.blocks})
+        # the flag sizes the run: a hand budget or precision in the file would otherwise win
+        config = TournamentConfig.from_dict(
+            {**config.to_dict(), "blocks": args.blocks, "hands": 0, "precision_elo": 0.0}
+        )
     if args.concurrency is not None:
         config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
     if args.candidate is not None or args.baseline is not None:

@@ -606,6 +606,11 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     blocks = _int("tournament.blocks", t.get("blocks", 1), 1, 10_000)
     concurrency = _int("tournament.concurrency", t.get("concurrency", 8), 1, 1024)
     output = _str("tournament.output", t.get("output", f"tournament-{name}"))
+    if not output.strip():
+        raise ConfigError(
+            "tournament.output: empty; give the run's folder (or leave the key out for "
+            f"tournament-{name})"
+        )
     pair_meetings = _int("tournament.pair_meetings", t.get("pair_meetings", 1), 1, 100)
     hands = _int("tournament.hands", t.get("hands", 0), 0, 100_000_000) if "hands" in t else 0
     if "hands" in t and hands < 24:

@@ -124,8 +124,13 @@ def design(
     full = math.comb(n, 4)
     if n <= 12 and units >= full:
         whole = max(1, round(units / full))
-        return Design([tuple(c) for c in itertools.combinations(bots, 4)], whole, why)
-    return Design(balanced_tables(bots, count=units, seed=seed), 1, why)
+        played, tables = full * whole, [tuple(c) for c in itertools.combinations(bots, 4)]
+    else:
+        whole, played = 1, units
+        tables = balanced_tables(bots, count=units, seed=seed)
+    if played * HANDS_PER_BLOCK != hands:  # a table plays whole duplicate blocks of 24
+        why += f", played as {played * HANDS_PER_BLOCK} (whole tables of {HANDS_PER_BLOCK})"
+    return Design(tables, whole, why)
 
 
 def split_warning(tables: Sequence[Sequence[str]]) -> list[str]:
