@@ -1133,3 +1133,79 @@ def test_report_counts_are_compared_exactly_and_ratings_within_the_float_toleran
     )
     assert _json_difference({"hands": 1000000.0000001}, {"hands": 1000000}, "") is not None
     assert _json_difference({"elo": 12.30000000001}, {"elo": 12.3}, "") is None
+
+
+# ------------------------------------------------------------------ where the record sits
+
+
+def test_an_archive_on_read_only_media_verifies(run: Path) -> None:
+    """An examination: a run folder on read-only media (a published archive) could not be
+    verified at all ('unable to open database file': SQLite could not make its WAL index). The
+    folder is mounted read-only for the command by bubblewrap, as a CD or an archive would be."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        assert os.environ.get("CI") != "true", "CI installs bubblewrap"
+        pytest.skip("bwrap not installed")
+    cmd = [sys.executable, "-m", "uno_server.cli", "tournament", "verify", str(run)]
+    ro = [bwrap, "--dev-bind", "/", "/", "--ro-bind", str(run), str(run)]
+    res = subprocess.run([*ro, *cmd], capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "verified 24 of 24 stored hands" in res.stdout
+    # an edit is still found there: the archive is read, not trusted
+    _sql(run, "UPDATE seats SET points_won = points_won + 1 WHERE seat = 0")
+    res = subprocess.run([*ro, *cmd], capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 1 and "points_won" in res.stdout, res.stdout[-2000:] + res.stderr
+    # writes a killed run left unmerged cannot be read there: said, not read around
+    (run / f"{DB_NAME}-wal").write_bytes(b"\0" * 4096)
+    res = subprocess.run([*ro, *cmd], capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 2 and "copy the folder somewhere writable" in res.stderr, res.stderr
+
+
+def test_a_database_that_is_not_a_file_is_named_so(run: Path) -> None:
+    for odd in ("folder", "device", "broken"):
+        if (run / DB_NAME).is_dir() and not (run / DB_NAME).is_symlink():
+            (run / DB_NAME).rmdir()
+        else:
+            (run / DB_NAME).unlink(missing_ok=True)
+        if odd == "folder":
+            (run / DB_NAME).mkdir()
+        else:
+            (run / DB_NAME).symlink_to("/dev/zero" if odd == "device" else run / "nowhere")
+        for command in ("verify", "report", "resume"):
+            res = subprocess.run(
+                [sys.executable, "-m", "uno_server.cli", "tournament", command, str(run)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            lines = res.stderr.strip().splitlines()
+            assert res.returncode == 2 and len(lines) == 1, (odd, command, res.stderr[-2000:])
+            assert f"{DB_NAME}: not a regular file" in lines[0], lines[0]
+
+
+def test_report_and_resume_refuse_a_damaged_file_instead_of_reading_around_it(run: Path) -> None:
+    """An examination: a page overwritten mid-file (where replays are kept) was read around:
+    `report` rewrote every report from the file and exited 0. Now report and resume name the
+    damage in one line, exit 2, and leave the reports as they were."""
+    db = run / DB_NAME
+    before = (run / "results.json").read_bytes()
+    conn = sqlite3.connect(db)
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    with db.open("r+b") as f:
+        f.seek((pages - 2) * page)  # near the end: the last replays written
+        f.write(b"\xff" * page)
+    for command in ("report", "resume"):
+        res = subprocess.run(
+            [sys.executable, "-m", "uno_server.cli", "tournament", command, str(run)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1, (command, res.stdout[-500:], res.stderr)
+        assert "the database is damaged" in lines[0] and "restore it from a copy" in lines[0]
+    assert (run / "results.json").read_bytes() == before

@@ -18,7 +18,7 @@ from . import cliargs
 from .config import ConfigError, TournamentConfig, load, read_text
 from .replay import ReplayError
 from .sharding import ShardError, ShardSpec, check_shards, default_shards
-from .store import ResultStore, StoreError
+from .store import ResultStore, Store, StoreError
 
 EXIT_ERROR = 2
 
@@ -299,6 +299,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     store, folder = _open_for_report(args)
     try:
+        if isinstance(store, Store):
+            store.check_damage()  # the reports are never rewritten from a damaged file
         config = load_config(store, store.location)
         tid = str(store.meta()["tournament_id"])
         planned = planned_hands(store, config, tid)  # a sequential run's: up to its stop

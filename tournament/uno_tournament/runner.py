@@ -995,6 +995,11 @@ def resume(out: Path, **kwargs: Any) -> int:
     lock = RunLock.acquire(out)  # a second resume (or a run still going) is refused here
     try:
         store = Store.open(out)
+        try:
+            store.check_damage()  # no hand is added to a damaged file
+        except BaseException:
+            store.close()
+            raise
     except BaseException:
         lock.release()
         raise

@@ -757,11 +757,18 @@ class Store(ResultStore):
         upgrade, no new table)."""
         path = folder / DB_NAME
         if not path.is_file():
+            if path.exists() or path.is_symlink():
+                raise StoreError(
+                    f"{path}: not a regular file (a folder, device, pipe or broken link); a "
+                    "tournament's database is the file its run wrote"
+                )
             raise StoreError(f"{folder}: no tournament here ({DB_NAME} is missing)")
         try:
             conn = _connect(path)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+            if not readonly or _writable(folder):
+                raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+            conn = _connect_archive(path)
         try:
             row = conn.execute("SELECT version FROM schema_version").fetchone()
             conn.execute("SELECT key FROM meta LIMIT 1").fetchall()
@@ -806,6 +813,24 @@ class Store(ResultStore):
         if not has_late:
             store.late_sql = "0"
         return store
+
+    def check_damage(self) -> None:
+        """Raise a StoreError if SQLite finds the file damaged (``PRAGMA quick_check``: every
+        page, not only those a query happens to read). Report and resume call it before they
+        write from the file: a page of replays overwritten mid-file was read around, and the
+        reports were rewritten with exit status 0."""
+        with self.lock:
+            try:
+                rows = self.conn.execute("PRAGMA quick_check(5)").fetchall()
+            except sqlite3.DatabaseError as exc:
+                rows = [(str(exc),)]
+        problems = [" ".join(str(r[0]).split()) for r in rows if r and r[0] != "ok"]
+        if problems:
+            raise StoreError(
+                f"{self.path}: the database is damaged ({'; '.join(problems)[:300]}); restore "
+                "it from a copy (`uno-arena tournament verify` names the hands it can still "
+                "confirm)"
+            )
 
     def close(self) -> None:
         with self.lock:
@@ -864,6 +889,38 @@ def _ms(value: bytes | str) -> IntArray:
 def _i64(v: int) -> int:
     """SQLite integers are signed 64-bit: store uint64 seeds in two's complement."""
     return v - 2**64 if v >= 2**63 else v
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process may create files in ``folder`` (SQLite's journal and WAL index)."""
+    try:
+        return os.access(folder, os.W_OK) and not os.statvfs(folder).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
+
+
+def _connect_archive(path: Path) -> sqlite3.Connection:
+    """A database in a folder this process cannot write (an archive on read-only media, a
+    colleague's folder), opened to read: SQLite cannot make its WAL index there, so it is
+    opened as immutable, which is exact only if no write-ahead log waits to be merged."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        pending = wal.stat().st_size > 0
+    except OSError:
+        pending = False
+    if pending:
+        raise StoreError(
+            f"{path}: the folder cannot be written and the database has writes not yet merged "
+            f"({wal.name}); copy the folder somewhere writable and read the copy"
+        )
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False
+        )
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+    return conn
 
 
 def _connect(path: Path) -> sqlite3.Connection:
