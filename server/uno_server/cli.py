@@ -18,7 +18,7 @@ from .engine.bots import BOTS, Bot
 from .engine.errors import EngineError
 from .engine.hand import Hand
 from .engine.simulate import play_hand
-from .service.main import ConfigError
+from .service.main import SEED, ConfigError, whole
 
 
 class CliError(Exception):
@@ -52,8 +52,6 @@ def _make_bot(name: str, seed: int) -> Bot:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Play hands between built-in bots in process and print each seat's win rate."""
-    if args.hands < 1:
-        raise CliError("--hands must be at least 1")
     rules = _rules_from(args)
     bots = [_make_bot(name, args.seed * 16 + i) for i, name in enumerate(args.bots)]
     n = rules.seats
@@ -120,8 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="play hands between built-in bots, in process",
         description=cmd_simulate.__doc__,
     )
-    sim.add_argument("--hands", type=int, default=1000, help="hands to play (default 1000)")
-    sim.add_argument("--seed", type=int, default=1, help="seed of the deals (default 1)")
+    sim.add_argument(
+        "--hands",
+        type=whole(1, 10_000_000),
+        default=1000,
+        help="hands to play (1-10000000, default 1000)",
+    )
+    sim.add_argument(
+        "--seed", type=SEED, default=1, help="seed of the deals (0 to 2^64-1, default 1)"
+    )
     sim.add_argument(
         "--bots",
         nargs="+",

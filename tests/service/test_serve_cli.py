@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -475,3 +476,41 @@ def test_a_bad_unix_socket_path_is_one_line_naming_the_field(
         _serve_once("--port", "0", "--admin-token", ADMIN, "--unix-socket", path), says
     )
     assert "server.unix_socket" in line
+
+
+def test_a_busy_web_port_names_itself_and_stops_the_server() -> None:
+    # an examination: the line named the game server's port 0, not the web port that was taken
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = _serve_once(
+            "--port", "0", "--admin-token", "admin-token-1234", "--web-port", str(port)
+        )
+    assert res.returncode == 2, res.stderr[-2000:]
+    last = res.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"uno-arena: --web-port {port}: cannot serve the web view on 127.0.0.1:{port} "
+        "(address already in use); choose another port"
+    ), last
+
+
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        (["simulate", "--hands", "0"], "--hands: must be from 1 to 10000000, got 0"),
+        (["simulate", "--seed", "-1"], "--seed: must be from 0 to 18446744073709551615, got -1"),
+        (["match", "--admin-token", "t", "--seats", "a", "--seed", "-1"], "--seed: must be from 0"),
+        (["match", "--admin-token", "t", "--seats", "a", "--decision-ms", "9" * 12], "2147483647"),
+    ],
+)
+def test_numbers_out_of_range_are_one_line(args: list[str], want: str) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and want in lines[0], res.stderr[-2000:]

@@ -46,6 +46,28 @@ def cut(value: object, limit: int = MAX_ECHO) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def whole(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``lo`` to ``hi`` (a bad one is argparse's one
+    line naming the flag, not a traceback where the number is used)."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number, got {cut(text, 20)!r}"
+            ) from None
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {n}")
+        return n
+
+    return parse
+
+
+SEED = whole(0, 2**64 - 1)
+"""A match seed: any 64-bit value (CreateMatchRequest.seed is a uint64)."""
+
+
 def read_config_text(path: str, limit: int = MAX_CONFIG_BYTES) -> str:
     """A config file's text: at most ``limit`` bytes of UTF-8, else a ConfigError naming it."""
     try:
@@ -485,15 +507,23 @@ async def serve(
     if web_port is not None:  # the web view: a spectator of this server over loopback gRPC
         from uno_server.web import start_web_view
 
-        web = await start_web_view(
-            grpc_host=cfg.host,
-            grpc_port=port,
-            admin_token=cfg.admin_token,
-            web_host=cfg.host,
-            web_port=web_port,
-            tls_cert=cfg.tls_cert,
-            **({"view": web_view} if web_view is not None else {}),
-        )
+        try:
+            web = await start_web_view(
+                grpc_host=cfg.host,
+                grpc_port=port,
+                admin_token=cfg.admin_token,
+                web_host=cfg.host,
+                web_port=web_port,
+                tls_cert=cfg.tls_cert,
+                **({"view": web_view} if web_view is not None else {}),
+            )
+        except OSError as exc:  # the web port, not the game server's
+            await server.stop()
+            why = "address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+            raise ConfigError(
+                f"--web-port {web_port}: cannot serve the web view on {cfg.host}:{web_port} "
+                f"({why or exc}); choose another port"
+            ) from None
         print(f"uno-arena: web view on http://{cfg.host}:{web.port}/", flush=True)
         if web_view is not None:
             print(f"uno-arena: league standings on http://{cfg.host}:{web.port}/league", flush=True)
@@ -519,5 +549,7 @@ def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = No
     check_listen(cfg)
     try:
         return asyncio.run(serve(cfg, web_port, web_view))
+    except ConfigError:
+        raise
     except OSError as exc:
         raise ConfigError(f"cannot serve on {cfg.host}:{cfg.port}: {exc}") from exc

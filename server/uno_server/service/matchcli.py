@@ -19,7 +19,7 @@ import grpc
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
-from .main import ConfigError
+from .main import SEED, ConfigError, whole
 
 _BUILTIN = {"random": game_pb2.BUILTIN_BOT_RANDOM, "heuristic": game_pb2.BUILTIN_BOT_HEURISTIC}
 
@@ -70,9 +70,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SEAT",
         help="one per seat: a connected bot's name, or random / heuristic",
     )
-    p.add_argument("--hands", type=int, default=10, help="single-hand matches to play (10)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the first deal (1)")
-    p.add_argument("--decision-ms", type=int, default=1000, help="per-decision deadline (1000)")
+    p.add_argument(
+        "--hands", type=whole(1, 100_000), default=10, help="single-hand matches (1-100000, 10)"
+    )
+    p.add_argument("--seed", type=SEED, default=1, help="seed of the first deal (1)")
+    p.add_argument(
+        "--decision-ms",
+        type=whole(1, 2**31 - 1),
+        default=1000,
+        help="per-decision deadline in ms (1000; the server's range applies)",
+    )
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -87,7 +94,7 @@ async def _run(args: argparse.Namespace) -> int:
         for i in range(args.hands):
             req = admin_pb2.CreateMatchRequest(
                 seats=players,
-                seed=args.seed + i,
+                seed=(args.seed + i) % 2**64,
                 rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
                 time_control=game_pb2.TimeControl(decision_ms=args.decision_ms),
             )
