@@ -73,3 +73,32 @@ def test_a_second_ctrl_c_while_the_bots_stop_leaves_at_once(tmp_path: Path) -> N
     out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err, err[-3000:]
     assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
+
+
+def test_ctrl_c_while_the_bots_start_does_not_wait_for_them(tmp_path: Path) -> None:
+    """An examination: Ctrl-C while the bots started waited for every bot to connect (up to
+    faults.startup_timeout_s, here 600 s) before it stopped. A bot that never connects is
+    started; once it runs, Ctrl-C stops the run long before its startup timeout."""
+    marker = tmp_path / "started"
+    silent = (
+        f'[[bots]]\nname = "silent"\ncommand = ["sh", "-c", "touch {marker}; exec sleep 1000"]\n'
+    )
+    cfg = write_config(
+        tmp_path,
+        [bot_entry("h0"), bot_entry("h1"), bot_entry("h2"), silent],
+        name="start",
+        startup_timeout_s=600,
+        extra="[sandbox]\nenabled = false\n",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uno_server.cli", "tournament", "run", str(cfg), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(marker, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)  # 120 s: a fifth of the startup timeout
+    assert "Traceback" not in err, err[-3000:]
+    assert proc.returncode == 130, (proc.returncode, out[-2000:], err[-2000:])
+    assert "bots connected" not in out and "Resume with" in out, out[-2000:]

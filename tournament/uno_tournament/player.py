@@ -260,6 +260,8 @@ class Player:
         except SandboxError as exc:
             raise RunnerError(str(exc)) from exc
         for b in launched:
+            if self.stop_requested:  # Ctrl-C while the bots start: start no more
+                return
             p = BotProcess(
                 b,
                 self.tokens[b.name],
@@ -275,7 +277,7 @@ class Player:
             except OSError as exc:
                 raise RunnerError(p.failure(f"cannot run its command ({exc})")) from exc
         deadline = time.monotonic() + self.config.faults.startup_timeout_s
-        while True:
+        while not self.stop_requested:  # Ctrl-C: wait for no more of them
             for p in shard.bots.values():
                 if p.crashes:
                     raise RunnerError(p.failure(p.last_exit))

@@ -652,6 +652,8 @@ class Runner(SequentialMixin, Player):
             self.store.set_shard(self._status("starting"))
             self.say(f"shard {self.only}: external bots connect to {self.public_addr}")
         await self._launch_bots(self.shard)
+        if self.stop_requested:
+            return
         self.say(f"{len(self.bots) or len(self.config.bots)} bots connected")
         if self.shard.server is not None:
             self.shard.server.mark()
