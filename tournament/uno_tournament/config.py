@@ -71,8 +71,8 @@ from uno_server.engine.errors import InvalidRulesError
 from uno_server.engine.rules import RuleSet
 from uno_server.service.auth import token_problem
 
-from . import schedule
-from .fileread import NotARegularFileError, TooLargeError, read_regular
+from . import placeholders, schedule
+from .fileread import TextFileError, read_text_file
 from .schedule import HandSpec
 from .store import ResultStore
 
@@ -476,8 +476,6 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
         c = d["command"]
         if not isinstance(c, list) or not c or not all(isinstance(x, str) and x for x in c):
             raise ConfigError(f"{where}.command: must be a list of strings")
-        for j, x in enumerate(c):
-            _placeholders(f"{where}.command[{j}]", x)
         command = tuple(c)
     token = _str(f"{where}.token", d.get("token", ""))
     problem = token_problem(token) if token else None  # the server's rule (docs/service.md)
@@ -488,7 +486,6 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
     cwd_raw = _str(f"{where}.cwd", d.get("cwd", "."))
     if "cwd" in d and not command:
         raise ConfigError(f"{where}.cwd: only for a bot with a command")
-    _placeholders(f"{where}.cwd", cwd_raw)
     cwd_raw = cwd_raw.replace("{config_dir}", str(base))
     cwd = Path(cwd_raw) if Path(cwd_raw).is_absolute() else base / cwd_raw
     env_raw = d.get("env", {})
@@ -496,9 +493,7 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
         raise ConfigError(f'{where}.env: must be a table of NAME = "value"')
     env: dict[str, str] = {}
     for k, v in env_raw.items():
-        env[k] = _str(f"{where}.env.{_key(k)}", v)
-        _placeholders(f"{where}.env.{_key(k)}", env[k])
-        env[k] = env[k].replace("{config_dir}", str(base))
+        env[k] = _str(f"{where}.env.{_key(k)}", v).replace("{config_dir}", str(base))
     command = tuple(x.replace("{config_dir}", str(base)) for x in command)
     optional = _bool(f"{where}.optional", d.get("optional", False))
     if "sandbox" in d and not command:
@@ -526,22 +521,6 @@ BUILD_TIMEOUT_LIMITS = (1.0, 7200.0)
 """Allowed range of ``bots[].build_timeout_s``, in seconds."""
 
 
-PLACEHOLDERS = ("python", "addr", "token", "name", "config_dir")
-_PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")  # ${HOME} is the shell's
-
-
-def _placeholders(field_name: str, value: str) -> None:
-    """A ``{word}`` in a command, cwd, env or build value must be one the runner fills in: a
-    misspelt one (``{nmae}``) would reach the bot as it is, and fail there, far from its cause."""
-    for m in _PLACEHOLDER_RE.finditer(value):
-        if m.group(1) not in PLACEHOLDERS:
-            known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
-            raise ConfigError(
-                f"{field_name}: {_shown(m.group(0))} is not a placeholder (the runner fills in "
-                f"{known})"
-            )
-
-
 def _build(
     where: str, d: dict[str, Any], base: Path, launched: bool
 ) -> tuple[tuple[str, ...], float, bool]:
@@ -554,8 +533,7 @@ def _build(
         b = d["build"]
         if not isinstance(b, list) or not b or not all(isinstance(x, str) and x for x in b):
             raise ConfigError(f"{where}.build: must be a list of strings, like command")
-        for j, x in enumerate(b):
-            _placeholders(f"{where}.build[{j}]", x)
+        for x in b:
             for unknown in ("{addr}", "{token}"):
                 if unknown in x:
                     raise ConfigError(
@@ -704,6 +682,8 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     token_of: dict[str, int] = {}
     for i, raw in enumerate(bots_raw):
         b = _bot(i, raw, base, sandbox)
+        for message in placeholders.warnings(f"bots[{i}]", raw) if warn is not None else ():
+            warn(message)
         if b.name in seen:
             raise ConfigError(f"bots[{i}].name: {_shown(b.name)} is used twice")
         seen.add(b.name)
@@ -780,27 +760,11 @@ def _until(t: dict[str, Any]) -> tuple[str, float, float, int]:
 
 def read_text(path: str | Path) -> str:
     """A configuration file's text, read once (what :func:`load` parses is what a run keeps):
-    a regular file of at most MAX_CONFIG_BYTES of UTF-8, else a ConfigError naming it. A
-    pipe or device is named, not waited on or read without end."""
-    p = Path(path)
+    at most MAX_CONFIG_BYTES of UTF-8 in a regular file, else a ConfigError naming it."""
     try:
-        raw = read_regular(p, MAX_CONFIG_BYTES)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{p}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise ConfigError(f"{p}: a folder, not a configuration file") from exc
-    except TooLargeError as exc:
-        too_big = "larger than 1024 KiB; a configuration file is at most that"
-        raise ConfigError(f"{p}: {too_big}") from exc
-    except NotARegularFileError as exc:
-        what = "not a regular file (a device, pipe or socket); give a file"
-        raise ConfigError(f"{p}: {what}") from exc
-    except OSError as exc:
-        raise ConfigError(f"{p}: {exc.strerror}") from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start})") from exc
+        return read_text_file(Path(path), MAX_CONFIG_BYTES, "configuration file")
+    except TextFileError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> TournamentConfig:

@@ -54,3 +54,32 @@ def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
             raise DuplicateKeyError(f"the key {key[:40]!r} twice in one object")
         out[key] = value
     return out
+
+
+class TextFileError(ValueError):
+    """A text file that cannot be read, in one line naming it and saying why."""
+
+
+def read_text_file(path: Path, limit: int, what: str) -> str:
+    """The UTF-8 text of ``path``, a regular file of at most ``limit`` bytes: a pipe or device
+    is named, not waited on or read without end. ``what`` names the file in the errors."""
+    try:
+        raw = read_regular(path, limit)
+    except FileNotFoundError as exc:
+        raise TextFileError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise TextFileError(f"{path}: a folder, not a {what}") from exc
+    except TooLargeError as exc:
+        raise TextFileError(
+            f"{path}: larger than {limit // 1024} KiB; a {what} is at most that"
+        ) from exc
+    except NotARegularFileError as exc:
+        raise TextFileError(
+            f"{path}: not a regular file (a device, pipe or socket); give a file"
+        ) from exc
+    except OSError as exc:
+        raise TextFileError(f"{path}: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TextFileError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
