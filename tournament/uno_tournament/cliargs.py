@@ -1,6 +1,6 @@
-"""Argument types and checks shared by the tournament and league command lines: a value out of
-its range is refused by argparse in one line naming the flag (``argument --port: must be from 1
-to 65535, got 70000``), before anything is created."""
+"""Argument types and checks shared by the tournament and league command lines (``whole`` is
+the server command line's): a value out of its range is refused by argparse in one line naming
+the flag (``argument --port: must be from 1 to 65535, got 70000``), before anything is made."""
 
 from __future__ import annotations
 
@@ -9,20 +9,7 @@ import math
 import socket
 from collections.abc import Callable
 
-
-def whole(lo: int, hi: int) -> Callable[[str], int]:
-    """An argparse type: a whole number from ``lo`` to ``hi``."""
-
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:20]!r}") from None
-        if not lo <= n <= hi:
-            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {n}")
-        return n
-
-    return parse
+from uno_server.service.main import whole
 
 
 def seconds(lo: float, hi: float) -> Callable[[str], float]:
