@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from uno_server.service.main import whole
 
+__all__ = ["any_port", "concurrency", "linger", "port", "seconds", "unbindable", "whole"]
+
 
 def seconds(lo: float, hi: float) -> Callable[[str], float]:
     """An argparse type: a number of seconds from ``lo`` to ``hi`` (not nan, not inf)."""
