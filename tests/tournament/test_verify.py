@@ -331,7 +331,7 @@ def test_each_edited_column_fails_in_one_line_naming_hand_and_column(
     assert code == 1, summary
     assert len(problems) == 1, problems
     assert hid in problems[0] and column in problems[0], problems[0]
-    assert "1 problems in 24 stored hands (23 confirmed)" in summary
+    assert "1 problem in 24 stored hands (23 confirmed)" in summary
 
 
 REPLAY_CHECKED = [(c, e) for c, e in COLUMN_EDITS if c in chain.REPLAY_CHECKED]
@@ -663,8 +663,9 @@ def test_a_run_without_results_json_checks_every_hand_and_fails_on_the_head(
     assert code == 0 and problems == []
     code, problems, _ = _verify([str(run), "--head", "ab" * 32], capsys)
     assert code == 1 and len(problems) == 1 and "chain head" in problems[0]
-    code, problems, _ = _verify([str(run), "--head", "not-hex"], capsys)
-    assert code == 1 and "64 hex digits" in problems[0]
+    # a malformed --head is a usage error, said before any hand is re-run: one line, exit 2
+    code, problems, err = _verify([str(run), "--head", "not-hex"], capsys)
+    assert code == 2 and problems == [] and "64 hex digits of a chain head" in err, err
     (run / "results.json").write_text('{"hands": ')
     code, problems, _ = _verify([str(run)], capsys)
     assert code == 1 and len(problems) == 1 and "results.json: unreadable" in problems[0]

@@ -336,6 +336,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     folder = Path(args.dir) if args.dir else None
     store = None
+    head = args.head.strip().lower() if args.head is not None else None
+    if head is not None and (len(head) != 64 or any(c not in "0123456789abcdef" for c in head)):
+        # a usage error, before the minutes of re-running every hand
+        raise TournamentCliError(
+            f"--head {args.head[:80]!r}: give the 64 hex digits of a chain head (results.json's "
+            '"chain": {"head": ...} of the run, as it was published)'
+        )
     if args.store:
         from .pgstore import is_url
         from .sharding import open_store

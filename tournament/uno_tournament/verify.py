@@ -560,7 +560,8 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
         )
     else:
         print(
-            f"{where}: {len(rep.problems)} problems in {rep.hands} stored hands "
+            f"{where}: {len(rep.problems)} problem{'' if len(rep.problems) == 1 else 's'} in "
+            f"{rep.hands} stored hands "
             f"({rep.checked} confirmed)",
             file=stream,
         )
