@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.refusal import refused
+
 
 def _cli(*args: str) -> tuple[int, list[str], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
@@ -24,12 +26,10 @@ def _cli(*args: str) -> tuple[int, list[str], str]:
 
 
 def _one_line(args: tuple[str, ...], *fragments: str, prefix: str = "uno-arena: ") -> str:
-    code, lines, out = _cli(*args)
-    assert code == 2 and len(lines) == 1, (code, lines[-20:], out[-500:])
-    assert lines[0].startswith(prefix), lines[0]
+    line = refused(*args, prefix=prefix)
     for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
+        assert f in line, line
+    return line
 
 
 def test_an_output_folder_that_cannot_be_made_or_locked(tmp_path: Path) -> None:

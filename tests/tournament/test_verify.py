@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.refusal import refused
 from uno_server.cli import main as cli_main
 from uno_tournament import chain
 from uno_tournament.config import TournamentConfig, load_config
@@ -1162,20 +1163,6 @@ def test_an_archive_on_read_only_media_verifies(run: Path) -> None:
     assert res.returncode == 2 and "copy the folder somewhere writable" in res.stderr, res.stderr
 
 
-def _one_line_of(*args: str) -> str:
-    """The one stderr line of a command that must refuse with exit status 2."""
-    res = subprocess.run(
-        [sys.executable, "-m", "uno_server.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    lines = res.stderr.strip().splitlines()
-    assert res.returncode == 2 and len(lines) == 1, (args, res.stdout[-500:], res.stderr[-2000:])
-    return lines[0]
-
-
 def test_a_database_that_is_not_a_file_is_named_so(run: Path) -> None:
     for odd in ("folder", "device", "broken"):
         if (run / DB_NAME).is_dir() and not (run / DB_NAME).is_symlink():
@@ -1187,7 +1174,7 @@ def test_a_database_that_is_not_a_file_is_named_so(run: Path) -> None:
         else:
             (run / DB_NAME).symlink_to("/dev/zero" if odd == "device" else run / "nowhere")
         for command in ("verify", "report", "resume"):
-            line = _one_line_of("tournament", command, str(run))
+            line = refused("tournament", command, str(run))
             assert f"{DB_NAME}: not a regular file" in line, (odd, line)
 
 
@@ -1205,6 +1192,6 @@ def test_report_and_resume_refuse_a_damaged_file_instead_of_reading_around_it(ru
         f.seek((pages - 2) * page)  # near the end: the last replays written
         f.write(b"\xff" * page)
     for command in ("report", "resume"):
-        line = _one_line_of("tournament", command, str(run))
+        line = refused("tournament", command, str(run))
         assert "the database is damaged" in line and "restore it from a copy" in line, line
     assert (run / "results.json").read_bytes() == before
