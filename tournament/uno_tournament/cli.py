@@ -332,16 +332,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Check a whole run: every stored hand re-run by the engine from its replay and compared
     column by column, against the schedule, and the hash chain over the hands against the head
     in results.json or --head (exit 1 if anything differs)."""
-    from .verify import print_report, verify
+    from .verify import head_problem, print_report, verify
 
     folder = Path(args.dir) if args.dir else None
     store = None
-    head = args.head.strip().lower() if args.head is not None else None
-    if head is not None and (len(head) != 64 or any(c not in "0123456789abcdef" for c in head)):
+    if args.head is not None and (problem := head_problem(args.head)):
         # a usage error, before the minutes of re-running every hand
         raise TournamentCliError(
-            f"--head {args.head[:80]!r}: give the 64 hex digits of a chain head (results.json's "
-            '"chain": {"head": ...} of the run, as it was published)'
+            f'{problem} (results.json\'s "chain": {{"head": ...}} of the run, as published)'
         )
     if args.store:
         from .pgstore import is_url

@@ -128,13 +128,20 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "..."
 
 
+def head_problem(head: str) -> str:
+    """Why ``head`` (as --head gives it) is no chain head ("" if it is one)."""
+    h = head.strip().lower()
+    if len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
+        return f"--head {head[:80]!r}: give the 64 hex digits of a chain head"
+    return ""
+
+
 def _reference(folder: Path | None, head: str | None) -> tuple[dict[str, Any] | None, str, str]:
     """The chain to compare with: (results.json's chain or None, its source, a problem)."""
     if head is not None:
-        h = head.strip().lower()
-        if len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
-            return None, "", f"--head {head[:80]!r}: give the 64 hex digits of a chain head"
-        return {"head": h}, "--head", ""
+        if problem := head_problem(head):
+            return None, "", problem
+        return {"head": head.strip().lower()}, "--head", ""
     if folder is None:
         return (
             None,

@@ -549,7 +549,5 @@ def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = No
     check_listen(cfg)
     try:
         return asyncio.run(serve(cfg, web_port, web_view))
-    except ConfigError:
-        raise
     except OSError as exc:
         raise ConfigError(f"cannot serve on {cfg.host}:{cfg.port}: {exc}") from exc
