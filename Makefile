@@ -167,7 +167,7 @@ bench-load: venv
 
 .PHONY: tournament bench-tournament
 tournament: venv clients
-	$(BIN)/python -m uno_server.cli tournament run example --out runs/example-$$(date +%Y%m%d-%H%M%S)
+	$(BIN)/uno-arena tournament run example --out runs/example-$$(date +%Y%m%d-%H%M%S)
 
 bench-tournament: venv
 	$(BIN)/python -m uno_tournament.bench
