@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import cliargs
 from .config import ConfigError, TournamentConfig, load, read_text
+from .fileread import FileWriteError
 from .replay import ReplayError
 from .sharding import ShardError, ShardSpec, check_shards, default_shards
 from .store import ResultStore, Store, StoreError
@@ -403,7 +404,11 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     tsub = t.add_subparsers(dest="tournament_command", metavar="SUBCOMMAND")
     run = tsub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     run.add_argument("config", help="the TOML configuration ('example' for the bundled one)")
-    run.add_argument("--out", help="output folder (default: tournament.output of the config)")
+    run.add_argument(
+        "--out",
+        type=cliargs.folder,
+        help="output folder (default: tournament.output of the config)",
+    )
     run.add_argument(
         "--blocks", type=cliargs.whole(1, 10_000), help="override tournament.blocks (1-10000)"
     )
@@ -433,7 +438,9 @@ def add_tournament_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     )
     rep.add_argument("dir", nargs="?", help="the tournament's output folder")
     rep.add_argument("--store", metavar="URL", help="the run's shared store (postgresql://...)")
-    rep.add_argument("--out", metavar="DIR", help="with --store: write the reports here")
+    rep.add_argument(
+        "--out", metavar="DIR", type=cliargs.folder, help="with --store: write the reports here"
+    )
     rep.set_defaults(func=cmd_report)
     wat = tsub.add_parser(
         "watch", help="follow a running tournament live", description=cmd_watch.__doc__
@@ -490,7 +497,7 @@ def _need_sub(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]
     return f
 
 
-ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError, ShardError)
+ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError, ShardError, FileWriteError)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -506,7 +513,7 @@ def run_command(args: argparse.Namespace) -> int:
         where = getattr(args, "dir", None) or getattr(args, "tournament", None) or ""
         print(
             f"uno-arena: {where}{': ' if where else ''}the tournament database cannot be read "
-            f"({exc})",
+            f"({str(exc)[:160]}); it may be damaged: restore it from a copy",
             file=sys.stderr,
         )
         return EXIT_ERROR

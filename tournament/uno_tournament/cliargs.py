@@ -11,7 +11,16 @@ from collections.abc import Callable
 
 from uno_server.service.main import whole
 
-__all__ = ["any_port", "concurrency", "linger", "port", "seconds", "unbindable", "whole"]
+__all__ = [
+    "any_port",
+    "concurrency",
+    "folder",
+    "linger",
+    "port",
+    "seconds",
+    "unbindable",
+    "whole",
+]
 
 
 def seconds(lo: float, hi: float) -> Callable[[str], float]:
@@ -27,6 +36,16 @@ def seconds(lo: float, hi: float) -> Callable[[str], float]:
         return x
 
     return parse
+
+
+def folder(text: str) -> str:
+    """An argparse type: a folder to write in. An empty name (which would fall back to the
+    config's folder without a word) and a NUL character (no path holds one) are refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; name the folder")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError("a path cannot hold a NUL character")
+    return text
 
 
 port = whole(1, 65535)

@@ -495,6 +495,12 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
     for k, v in env_raw.items():
         env[k] = _str(f"{where}.env.{_key(k)}", v).replace("{config_dir}", str(base))
     command = tuple(x.replace("{config_dir}", str(base)) for x in command)
+    texts = [("command", "".join(command)), ("cwd", cwd_raw)]
+    for part, text in texts + [(f"env.{_key(k)}", k + v) for k, v in env.items()]:
+        if "\0" in text:
+            raise ConfigError(
+                f"{where}.{part}: a NUL character; no program, path or variable holds one"
+            )
     optional = _bool(f"{where}.optional", d.get("optional", False))
     if "sandbox" in d and not command:
         raise ConfigError(f"{where}.sandbox: only for a bot with a command")
@@ -589,6 +595,8 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
             "tournament.output: empty; give the run's folder (or leave the key out for "
             f"tournament-{name})"
         )
+    if "\0" in output:
+        raise ConfigError("tournament.output: a path cannot hold a NUL character")
     pair_meetings = _int("tournament.pair_meetings", t.get("pair_meetings", 1), 1, 100)
     hands = _int("tournament.hands", t.get("hands", 0), 0, 100_000_000) if "hands" in t else 0
     if "hands" in t and hands < 24:
@@ -773,7 +781,7 @@ def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> Tour
     if text is None:
         text = read_text(p)
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM (Notepad) is no statement
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {_cut(' '.join(str(exc).split()))}") from exc
     try:

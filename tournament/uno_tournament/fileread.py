@@ -83,3 +83,41 @@ def read_text_file(path: Path, limit: int, what: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TextFileError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+
+
+class FileWriteError(OSError):
+    """A report file that cannot be written, in one line naming it and saying what to do."""
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` as a temporary file beside it, then rename that over it. Whatever a
+    stranger left at the name is replaced, never opened: a symbolic link is replaced itself (its
+    target, perhaps outside the run folder, is not written through) and a named pipe is not
+    waited on. A folder at the name, or a folder that cannot be written, is a
+    :class:`FileWriteError` naming the file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = text.encode()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(tmp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        why = (
+            "a folder is in its place; move it away"
+            if isinstance(exc, IsADirectoryError) or exc.errno in (errno.EISDIR, errno.ENOTEMPTY)
+            else f"{exc.strerror or exc}; fix that"
+        )
+        raise FileWriteError(
+            f"cannot write {path}: {why}, then `uno-arena tournament report "
+            f"{path.parent}` writes the reports again"
+        ) from None

@@ -303,6 +303,8 @@ class BotProcess:
         """A one-line startup failure report with the last log lines."""
         lines = tail(self.log_path)
         last = " | ".join(lines[-3:]) if lines else "(log empty)"
+        if self.token:  # the bot's own output may echo it ("unrecognized arguments: TOKEN")
+            last = last.replace(self.token, "<token>")
         return (
             f"bot {self.name!r} failed to start: {why}; last log lines: {last} "
             f"(log: {self.log_path})"

@@ -65,12 +65,14 @@ def write_replay(folder: Path, replay: dict[str, Any], raw: bytes = b"") -> Path
     path = os.path.join(where, name)
     tmp = path + ".tmp"
     data = raw or canonical_json(replay)
+    # never through a link or into a pipe a stranger left at the temporary name
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = os.open(tmp, flags, 0o666)
     except FileNotFoundError:  # the folder was removed since: make it again
         _MADE.discard(where)
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = os.open(tmp, flags, 0o666)
     try:
         view = memoryview(data)
         while view:
@@ -148,7 +150,7 @@ def validate(data: Any) -> dict[str, Any]:
     seed = _field(data, "seed", int)
     dealer = _field(data, "dealer", int)
     if not 0 <= seed < 2**64:
-        raise ReplayError(f"'seed' must be 0..2**64-1, got {seed}")
+        raise ReplayError(f"'seed' must be 0..2**64-1, got {_short(seed)}")
     if not 0 <= dealer < 16:
         raise ReplayError(f"'dealer' must be a seat number, got {dealer}")
     actions = _field(data, "actions", list)
@@ -178,7 +180,7 @@ def validate(data: Any) -> dict[str, Any]:
     if "match_seed" in data:
         ms = _field(data, "match_seed", int)
         if not 0 <= ms < 2**64:
-            raise ReplayError(f"'match_seed' must be 0..2**64-1, got {ms}")
+            raise ReplayError(f"'match_seed' must be 0..2**64-1, got {_short(ms)}")
     if "schedule" in data:
         sch = _field(data, "schedule", dict)
         for key in ("tournament_seed", "table", "block", "deal", "rotation"):

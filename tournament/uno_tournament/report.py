@@ -28,6 +28,7 @@ import numpy as np
 
 from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
+from .fileread import write_text_atomic
 from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_played, rated_outcomes
@@ -770,13 +771,17 @@ def write_all(
         if rec is not None:
             seq_md, seq_html = report_settled.markdown(rec), report_settled.html_section(rec)
             seq_json = {"sequential": report_settled.to_json(rec)}
-    (out / "leaderboard.md").write_text(markdown(s) + seq_md + chain.markdown_line(ch))
-    (out / "leaderboard.csv").write_text(csv_text(s))
-    (out / "results.json").write_text(
-        json.dumps({**s.to_json(), **seq_json, "chain": ch.to_json()}, indent=1)
+    # each file is written beside its name and renamed over it (write_text_atomic): a link or
+    # a pipe a stranger left at one of these names is replaced, not written through or waited on
+    write_text_atomic(out / "leaderboard.md", markdown(s) + seq_md + chain.markdown_line(ch))
+    write_text_atomic(out / "leaderboard.csv", csv_text(s))
+    write_text_atomic(
+        out / "results.json",
+        json.dumps({**s.to_json(), **seq_json, "chain": ch.to_json()}, indent=1),
     )
-    (out / "report.html").write_text(
-        html_report(s).replace("</body>", seq_html + chain.html_line(ch) + "</body>", 1)
+    write_text_atomic(
+        out / "report.html",
+        html_report(s).replace("</body>", seq_html + chain.html_line(ch) + "</body>", 1),
     )
     if stream is not None:
         print_leaderboard(s, stream)

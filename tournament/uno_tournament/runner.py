@@ -47,6 +47,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -466,8 +467,8 @@ class Runner(SequentialMixin, Player):
         for line in split:
             self.say(line)
         shown = token_on_command_line(self.config.bots)
-        if shown:
-            self.say(shown)
+        if shown:  # a warning: on stderr, where it is not lost in a redirected leaderboard
+            print(shown, file=sys.stderr, flush=True)
         self.say(
             f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
             f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "

@@ -767,14 +767,14 @@ class Store(ResultStore):
             conn = _connect(path)
         except sqlite3.DatabaseError as exc:
             if not readonly or _writable(folder):
-                raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+                raise _unreadable(path, exc) from exc
             conn = _connect_archive(path)
         try:
             row = conn.execute("SELECT version FROM schema_version").fetchone()
             conn.execute("SELECT key FROM meta LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+            raise _unreadable(path, exc) from exc
         version = row[0] if row else None
         if version == 1 and not readonly:
             try:
@@ -798,7 +798,7 @@ class Store(ResultStore):
             has_late = any(r[1] == "late" for r in conn.execute("PRAGMA table_info(seats)"))
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+            raise _unreadable(path, exc) from exc
         if not readonly:
             try:
                 with conn:
@@ -808,7 +808,7 @@ class Store(ResultStore):
                         has_late = True
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+                raise _unreadable(path, exc) from exc
         store = cls(path, conn)
         if not has_late:
             store.late_sql = "0"
@@ -835,6 +835,21 @@ class Store(ResultStore):
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+    """The error for a file SQLite cannot read as a tournament database: a damaged SQLite file
+    (its header says SQLite) is named damaged, with the way out; anything else is not one."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(16)
+    except OSError:
+        header = b""
+    if header == b"SQLite format 3\0":
+        return StoreError(
+            f"{path}: the database is damaged ({str(exc)[:160]}); restore it from a copy"
+        )
+    return StoreError(f"{path}: not a tournament database ({exc})")
 
 
 def _seat(r: Sequence[Any]) -> SeatRecord:
@@ -919,7 +934,7 @@ def _connect_archive(path: Path) -> sqlite3.Connection:
         )
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: not a tournament database ({exc})") from exc
+        raise _unreadable(path, exc) from exc
     return conn
 
 

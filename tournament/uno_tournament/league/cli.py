@@ -44,7 +44,7 @@ def settings_from(path: Path | None) -> dict[str, Any]:
         except ConfigError as exc:
             raise LeagueError(str(exc)) from None
         try:
-            data = tomllib.loads(text)
+            data = tomllib.loads(text.removeprefix("\ufeff"))
         except tomllib.TOMLDecodeError as exc:
             raise LeagueError(f"{path}: not valid TOML ({exc})") from None
         extra = sorted(set(data) - set(SECTIONS))
@@ -414,7 +414,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rp = lsub.add_parser("report", help="write the league's report", description=cmd_report.__doc__)
     rp.add_argument("dir", metavar="DIR")
     _store_arg(rp)
-    rp.add_argument("--out", help="the report's folder (default DIR/report)")
+    rp.add_argument("--out", type=cliargs.folder, help="the report's folder (default DIR/report)")
     rp.set_defaults(func=cmd_report)
     st = lsub.add_parser("status", help="the league's standings", description=cmd_status.__doc__)
     st.add_argument("dir", metavar="DIR")

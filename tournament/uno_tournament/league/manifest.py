@@ -146,7 +146,7 @@ def read_manifest(folder: Path) -> Manifest:
     if st.st_size > MAX_BYTES:
         raise ManifestError(f"{path}: {st.st_size} bytes, at most {MAX_BYTES}")
     try:
-        data = tomllib.loads(read_regular(path, MAX_BYTES).decode("utf-8"))
+        data = tomllib.loads(read_regular(path, MAX_BYTES).decode("utf-8").removeprefix("\ufeff"))
     except NotARegularFileError:
         raise ManifestError(f"{path}: changed while read; at most {MAX_BYTES} bytes") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

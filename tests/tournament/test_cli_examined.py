@@ -1,0 +1,167 @@
+"""What the stop-46 examination of the command line found, each now one plain line (or done
+right) with nothing lost: report files that a stranger replaced by a link, a pipe or a folder;
+NUL characters in a config; an empty ``--out``; a damaged database; a Ctrl-C while the command
+line is still being imported; a config saved with a byte-order mark; a bot's token echoed in
+its start-up failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from tests.refusal import refused
+from uno_server.cli import main as cli_main
+from uno_server.service.main import load_config as load_server_config
+from uno_tournament.config import load
+
+from .helpers import bot_entry, write_config
+
+
+def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
+    return subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("examined")
+    cfg = write_config(tmp, [bot_entry(f"b{i}") for i in range(4)], name="ex")
+    assert cli_main(["tournament", "run", str(cfg), "--quiet"]) == 0
+    return tmp / "out"
+
+
+def _copy(played: Path, to: Path) -> Path:
+    shutil.copytree(played, to)
+    return to
+
+
+def test_report_replaces_a_link_or_a_pipe_and_names_a_folder(played: Path, tmp_path: Path) -> None:
+    run = _copy(played, tmp_path / "run")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (run / "results.json").unlink()
+    (run / "results.json").symlink_to(victim)  # written through, it overwrote a file outside
+    (run / "leaderboard.md").unlink()
+    os.mkfifo(run / "leaderboard.md")  # opened for writing, it waited for a reader forever
+    res = _cli("tournament", "report", str(run))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert victim.read_text() == "precious\n"
+    for name in ("results.json", "leaderboard.md"):
+        assert (run / name).is_file() and not (run / name).is_symlink(), name
+    assert json.loads((run / "results.json").read_text())["hands"]
+    (run / "report.html").unlink()
+    (run / "report.html").mkdir()  # was an IsADirectoryError traceback
+    line = refused("tournament", "report", str(run))
+    assert "report.html: a folder is in its place; move it away" in line, line
+    assert f"uno-arena tournament report {run}" in line
+    assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_nul_characters_and_an_empty_out_are_refused_before_anything_is_made(
+    tmp_path: Path,
+) -> None:
+    cfg = write_config(tmp_path, [bot_entry(f"b{i}") for i in range(4)])
+    text = cfg.read_text()
+    nul_out = tmp_path / "nul-output.toml"
+    nul_out.write_text(text.replace(f'output = "{tmp_path / "out"}"', 'output = "o\\u0000x"'))
+    assert "tournament.output: a path cannot hold a NUL" in refused(
+        "tournament", "run", str(nul_out)
+    )
+    nul_cmd = tmp_path / "nul-command.toml"
+    nul_cmd.write_text(text.replace('"warning"', '"warn\\u0000ing"', 1))
+    assert "bots[0].command: a NUL character" in refused("tournament", "run", str(nul_cmd))
+    line = refused("tournament", "run", str(cfg), "--out", "")  # was: the config's folder, rc 0
+    assert "argument --out: empty; name the folder" in line
+    names = {"tournament.toml", "nul-output.toml", "nul-command.toml"}
+    assert {p.name for p in tmp_path.iterdir()} == names
+
+
+def test_a_damaged_database_is_called_damaged_with_the_way_out(
+    played: Path, tmp_path: Path
+) -> None:
+    run = _copy(played, tmp_path / "run")
+    for extra in ("tournament.sqlite-wal", "tournament.sqlite-shm"):
+        (run / extra).unlink(missing_ok=True)
+    db = run / "tournament.sqlite"
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+    for args in (("verify",), ("watch", "--once"), ("report",)):
+        line = refused("tournament", args[0], str(run), *args[1:])
+        assert "damaged" in line and "restore it from a copy" in line, (args, line)
+        assert "not a tournament database" not in line
+    other = _copy(played, tmp_path / "other")
+    (other / "tournament.sqlite").write_text("this is no database\n" * 100)
+    assert "not a tournament database" in refused("tournament", "verify", str(other))
+
+
+def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Importing the command line takes a second or more on a busy machine; a Ctrl-C then was a
+    KeyboardInterrupt traceback from the console script, before any handler of ours."""
+
+    class StillImporting(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            if name == "main":  # where `from .cli import main` stands when the Ctrl-C comes
+                raise KeyboardInterrupt
+            raise AttributeError(name)
+
+    from uno_server import _entry
+
+    monkeypatch.setitem(sys.modules, "uno_server.cli", StillImporting("uno_server.cli"))
+    assert _entry.main() == 130
+    assert capsys.readouterr().err == "uno-arena: interrupted\n"
+    (script,) = entry_points(group="console_scripts", name="uno-arena")
+    assert script.value == "uno_server._entry:main"
+
+
+def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, [bot_entry(f"b{i}") for i in range(4)], name="bom")
+    cfg.write_bytes(b"\xef\xbb\xbf" + cfg.read_bytes())  # as Windows Notepad saves UTF-8
+    assert load(cfg).name == "bom"
+    server = tmp_path / "server.toml"
+    server.write_bytes(b"\xef\xbb\xbf[server]\nport = 50999\n")
+    assert load_server_config(str(server)).port == 50999
+
+
+def test_a_replay_seed_of_hundreds_of_digits_is_cut_in_the_message(
+    played: Path, tmp_path: Path
+) -> None:
+    data = json.loads(next((played / "replays").iterdir()).read_text())
+    data["seed"] = int("9" * 400)
+    replay = tmp_path / "r.json"
+    replay.write_text(json.dumps(data))
+    line = refused("replay", str(replay))
+    assert "'seed'" in line and len(line) < 300, line
+
+
+def test_a_bot_that_echoes_its_token_and_fails_to_start_does_not_show_it(tmp_path: Path) -> None:
+    token = "ab12" * 8
+    echo = "import sys; print('unrecognized arguments:', sys.argv[1], file=sys.stderr); sys.exit(3)"
+    bots = [bot_entry(f"b{i}") for i in range(3)] + [
+        f'[[bots]]\nname = "echo"\ntoken = "{token}"\n'
+        f'command = ["{{python}}", "-c", "{echo}", "{{token}}"]\n'
+    ]
+    cfg = write_config(tmp_path, bots, startup_timeout_s=60)
+    res = _cli("tournament", "run", str(cfg), "--quiet", timeout=120)
+    assert res.returncode != 0
+    assert "bot 'echo' failed to start" in res.stderr and "<token>" in res.stderr, res.stderr
+    assert token not in res.stderr + res.stdout
+    warning = [x for x in res.stderr.splitlines() if x.startswith("warning: echo")]
+    assert warning and "the command names {token}" in warning[0]
+    assert "the command names {token}" not in res.stdout
