@@ -502,9 +502,29 @@ def test_a_busy_web_port_names_itself_and_stops_the_server() -> None:
         (["simulate", "--hands", "0"], "--hands: must be from 1 to 10000000, got 0"),
         (["simulate", "--seed", "-1"], "--seed: must be from 0 to 18446744073709551615, got -1"),
         (["match", "--admin-token", "t", "--seats", "a", "--seed", "-1"], "--seed: must be from 0"),
+        (["play", "--seed", "-1"], "--seed: must be from 0 to 18446744073709551615, got -1"),
         (["match", "--admin-token", "t", "--seats", "a", "--decision-ms", "9" * 12], "2147483647"),
     ],
 )
 def test_numbers_out_of_range_are_one_line(args: list[str], want: str) -> None:
     line = refused(*args)
     assert want in line, line
+
+
+def test_what_needs_no_admin_token_is_checked_before_it_is_asked_for(tmp_path: Path) -> None:
+    """A bad --web-port or --bot used to be named only on a second run, after the missing
+    admin token; a folder given as --config was a traceback; a bad field of a config file is
+    named with the file, as its parse errors are."""
+    assert "--web-port: must be 0-65535, got 99999" in refused("serve", "--web-port", "99999")
+    assert "bots.a/b: a bot name is" in refused("serve", "--bot", "a/b=" + "t" * 12)
+    folder = tmp_path / "dir.toml"
+    folder.mkdir()
+    assert refused("serve", "--config", str(folder)).endswith(
+        f"{folder}: a folder, not a configuration file"
+    )
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("[server]\nretain_matches = -1\n")
+    line = refused("serve", "--config", str(cfg))
+    assert line.startswith(f"uno-arena: {cfg}: server.retain_matches: must be"), line
+    line = refused("serve", "--config", str(cfg), "--retain-matches", "-2")  # the flag's value
+    assert line.startswith("uno-arena: server.retain_matches: must be"), line

@@ -78,12 +78,15 @@ def read_config_text(path: str, limit: int = MAX_CONFIG_BYTES) -> str:
         raise ConfigError(f"{path}: no such file") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(f.fileno()).st_mode
+    # the kind is checked on the descriptor before it becomes a file object: fdopen refuses a
+    # folder with IsADirectoryError, which was a traceback
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise ConfigError(f"{path}: a folder, not a configuration file")
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"{path}: not a regular file (a device, pipe or socket); give a file")
+        raise ConfigError(f"{path}: not a regular file (a device, pipe or socket); give a file")
+    with os.fdopen(fd, "rb") as f:
         try:
             raw = f.read(limit + 1)
         except OSError as exc:
@@ -144,7 +147,7 @@ def load_config(path: str | None) -> ServerConfig:
         return cfg
     text = read_config_text(path)
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM (Notepad) is no statement
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {cut(' '.join(str(exc).split()))}") from exc
     for key, value in data.items():
@@ -259,16 +262,16 @@ def validate(cfg: ServerConfig) -> None:
         v = getattr(cfg, name)
         if not lo <= v <= hi:
             raise ConfigError(f"server.{name}: must be {lo:g}-{hi:g}, got {v!r}")
+    for name, token in cfg.bots.items():  # before the admin token: each names its own entry
+        check_bot_name(name, "bots")
+        problem = token_problem(token)
+        if problem is not None:
+            raise ConfigError(f"bots.{name}: {problem}")
     if not cfg.admin_token:
         raise ConfigError("server.admin_token: required (or set UNO_ARENA_ADMIN_TOKEN)")
     problem = token_problem(cfg.admin_token)
     if problem is not None:
         raise ConfigError(f"server.admin_token: {problem}")
-    for name, token in cfg.bots.items():
-        check_bot_name(name, "bots")
-        problem = token_problem(token)
-        if problem is not None:
-            raise ConfigError(f"bots.{name}: {problem}")
     clash = token_clashes(cfg.bots, cfg.admin_token)
     if clash is not None:
         raise ConfigError(clash)
@@ -475,7 +478,12 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         cfg.bots.update(parse_bot_specs(args.bot))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    validate(cfg)
+    try:
+        validate(cfg)
+    except ConfigError as exc:  # a field the file set is named with the file, as its parse errors
+        field_name = str(exc).partition(":")[0].removeprefix("server.")
+        from_file = args.config and getattr(args, field_name, "") is None
+        raise (ConfigError(f"{args.config}: {exc}") if from_file else exc) from None
     if ":" in cfg.host and not cfg.host.startswith("["):
         cfg.host = f"[{cfg.host}]"  # a bare IPv6 address: gRPC reads "::1:50051" otherwise
     return cfg
@@ -542,10 +550,10 @@ async def serve(
 def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = None) -> int:
     """Run the game service until SIGTERM or Ctrl-C."""
     configure_logging(args.log_level, args.log_format == "json")
-    cfg = config_from_args(args)
-    web_port = getattr(args, "web_port", None)
+    web_port = getattr(args, "web_port", None)  # checked first: it needs no config
     if web_port is not None and not 0 <= web_port <= 65535:
         raise ConfigError(f"--web-port: must be 0-65535, got {web_port}")
+    cfg = config_from_args(args)
     check_listen(cfg)
     try:
         return asyncio.run(serve(cfg, web_port, web_view))
