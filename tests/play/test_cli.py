@@ -83,6 +83,11 @@ async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
         ),
         (["watch", "--server", "h:1"], "--admin-token: the server's admin token is required"),
         (["watch", "--server", "nohost", "--admin-token", "a" * 8], "HOST:PORT"),
+        (  # was accepted, and gRPC quietly dialled port 34463 (99999 - 65536)
+            ["watch", "--server", "127.0.0.1:99999", "--admin-token", "a" * 8],
+            "the port must be from 0 to 65535",
+        ),
+        (["play", "--listen", "127.0.0.1:99999"], "the port must be from 0 to 65535"),
     ],
 )
 def test_bad_arguments_are_one_line(

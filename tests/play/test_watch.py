@@ -245,3 +245,18 @@ async def test_a_status_update_after_the_app_closed_is_dropped() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
     app._status()  # no NoMatches
+
+
+async def test_a_server_that_cannot_be_reached_is_said_where_it_can_be_read() -> None:
+    """Watching every table of a server nobody listens at showed "No matches in play yet"
+    forever: the error was at the end of the status line, past an 80-column terminal's edge.
+    It is now the body's text, with what to check and that the watcher keeps asking."""
+    app = WatchApp("127.0.0.1:1", "admin-token-1234", poll_s=5)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: bool(app.error))
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert "cannot reach the server" in text and "asking again every 5 s" in text, text
+        assert "No matches in play yet" not in text
+        assert "uno-arena serve" in app.error and "--server HOST:PORT" in app.error
+        await pilot.press("q")

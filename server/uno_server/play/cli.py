@@ -18,6 +18,7 @@ from typing import TextIO
 import structlog
 
 from uno_server.service.auth import token_problem
+from uno_server.service.main import SEED
 
 from .human import NO_DEADLINE_MS
 from .session import PRACTICE_WINDOW_MS, PlayOptions, SetupError, split_addr
@@ -110,7 +111,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="play hands until someone reaches this score (default: one hand, as WANGO does)",
     )
     play.add_argument("--rule", action="append", metavar="NAME=VALUE", help="a house rule")
-    play.add_argument("--seed", type=int, help="seed of the deal (default: random)")
+    play.add_argument("--seed", type=SEED, help="seed of the deal (0 to 2^64-1, default: random)")
     play.add_argument("--log-file", help="write the client's and server's logs here")
     play.set_defaults(func=cmd_play)
 

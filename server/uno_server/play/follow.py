@@ -87,7 +87,10 @@ def _explain(exc: grpc.aio.AioRpcError) -> str:
     if code == grpc.StatusCode.UNAUTHENTICATED:
         return "the server refused the admin token (--admin-token)"
     if code == grpc.StatusCode.UNAVAILABLE:
-        return f"cannot reach the server: {exc.details()}"
+        return (
+            f"cannot reach the server ({(exc.details() or '')[:160]}); is `uno-arena serve` "
+            "running at that address (--server HOST:PORT)?"
+        )
     return f"{code.name}: {exc.details()}"
 
 

@@ -275,8 +275,15 @@ class WatchApp(App[None]):
             if cards:
                 await grid.mount_all(cards)
             else:
-                await grid.mount(Static(Text("No matches in play yet ...", style="italic")))
+                await grid.mount(Static(self._empty_text(), id="empty"))
         self._status()
+
+    def _empty_text(self) -> Text:
+        """What the grid shows with no table: the error if the server cannot be asked (the
+        status line alone cut it off at a terminal's width), else that nothing is in play."""
+        if self.error:
+            return Text(f"{self.error}\n(asking again every {self.poll_s:g} s)", style="red")
+        return Text("No matches in play yet ...", style="italic")
 
     def _draw(self, follower: Follower) -> None:
         for view in self.query(TableView):
@@ -319,6 +326,8 @@ class WatchApp(App[None]):
         except NoMatches:  # the app is closing: a worker's last update has nowhere to go
             return
         status.update(Text("  ·  ".join(parts), style="bold"))
+        for empty in self.query("#empty").results(Static):
+            empty.update(self._empty_text())
 
     # ------------------------------------------------------------------ keys
 
