@@ -256,3 +256,26 @@ def test_open_ends_are_strict_json_with_the_interval_spelled_out(tmp_path: Path)
         assert e["interval"] == "" and e["low"] is None and e["rating"] is None
     finally:
         league.close()
+
+
+def test_report_files_replace_a_link_and_name_a_folder_in_their_place(tmp_path: Path) -> None:
+    """As the tournament's reports: a link at a report's name is replaced, not written
+    through to its target, and a folder there is one line naming the file."""
+    league = _league(tmp_path)
+    league.close()
+    out = tmp_path / "r"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (out / "league.json").symlink_to(victim)
+    (out / ".league.md.tmp").symlink_to(victim)  # the old fixed temporary name, planted
+    res = _cli("report", str(tmp_path / "league"), "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert victim.read_text() == "precious\n"
+    assert (out / "league.json").is_file() and not (out / "league.json").is_symlink()
+    (out / "league.html").unlink()
+    (out / "league.html").mkdir()
+    res = _cli("report", str(tmp_path / "league"), "--out", str(out))
+    line = res.stderr.strip()
+    assert res.returncode == 2 and len(line.splitlines()) == 1, res.stderr
+    assert "league.html: a folder is in its place; move it away" in line

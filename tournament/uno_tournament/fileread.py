@@ -89,12 +89,12 @@ class FileWriteError(OSError):
     """A report file that cannot be written, in one line naming it and saying what to do."""
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, again: str = "") -> None:
     """Write ``path`` as a temporary file beside it, then rename that over it. Whatever a
     stranger left at the name is replaced, never opened: a symbolic link is replaced itself (its
     target, perhaps outside the run folder, is not written through) and a named pipe is not
     waited on. A folder at the name, or a folder that cannot be written, is a
-    :class:`FileWriteError` naming the file."""
+    :class:`FileWriteError` naming the file and, as ``again``, the command that writes it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     data = text.encode()
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -117,7 +117,5 @@ def write_text_atomic(path: Path, text: str) -> None:
             if isinstance(exc, IsADirectoryError) or exc.errno in (errno.EISDIR, errno.ENOTEMPTY)
             else f"{exc.strerror or exc}; fix that"
         )
-        raise FileWriteError(
-            f"cannot write {path}: {why}, then `uno-arena tournament report "
-            f"{path.parent}` writes the reports again"
-        ) from None
+        redo = f"`{again}` writes it again" if again else "run the command again"
+        raise FileWriteError(f"cannot write {path}: {why}, then {redo}") from None

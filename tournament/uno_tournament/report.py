@@ -773,15 +773,18 @@ def write_all(
             seq_json = {"sequential": report_settled.to_json(rec)}
     # each file is written beside its name and renamed over it (write_text_atomic): a link or
     # a pipe a stranger left at one of these names is replaced, not written through or waited on
-    write_text_atomic(out / "leaderboard.md", markdown(s) + seq_md + chain.markdown_line(ch))
-    write_text_atomic(out / "leaderboard.csv", csv_text(s))
+    again = f"uno-arena tournament report {out}"
+    write_text_atomic(out / "leaderboard.md", markdown(s) + seq_md + chain.markdown_line(ch), again)
+    write_text_atomic(out / "leaderboard.csv", csv_text(s), again)
     write_text_atomic(
         out / "results.json",
         json.dumps({**s.to_json(), **seq_json, "chain": ch.to_json()}, indent=1),
+        again,
     )
     write_text_atomic(
         out / "report.html",
         html_report(s).replace("</body>", seq_html + chain.html_line(ch) + "</body>", 1),
+        again,
     )
     if stream is not None:
         print_leaderboard(s, stream)

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import cliargs
 from ..config import ConfigError, parse, read_text
+from ..fileread import FileWriteError
 from ..pgstore import redact
 from ..procs import printable
 from ..sharding import ShardError, ShardSpec
@@ -426,7 +427,7 @@ def run_command(args: argparse.Namespace) -> int:
     """Run a ``league`` subcommand: a user error is one plain line and exit status 2."""
     try:
         return int(args.func(args))
-    except LeagueError as exc:
+    except (LeagueError, FileWriteError) as exc:
         print(f"uno-arena: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:  # a Ctrl-C where the command does not take it itself

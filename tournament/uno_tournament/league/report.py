@@ -19,13 +19,13 @@ import html
 import io
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..axis import nice_step
+from ..fileread import write_text_atomic
 from ..rating_bounds import reference_of
 from .store import LeagueStore, Version
 
@@ -439,8 +439,6 @@ def write_report(store: LeagueStore, out: Path, folder: str) -> list[Path]:
     written = []
     for name, text in files.items():
         path = out / name
-        tmp = path.with_name(f".{name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, text)  # a link or a pipe at the name is replaced, not opened
         written.append(path)
     return written
