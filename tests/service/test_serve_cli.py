@@ -503,6 +503,8 @@ def test_a_busy_web_port_names_itself_and_stops_the_server() -> None:
         (["simulate", "--seed", "-1"], "--seed: must be from 0 to 18446744073709551615, got -1"),
         (["match", "--admin-token", "t", "--seats", "a", "--seed", "-1"], "--seed: must be from 0"),
         (["play", "--seed", "-1"], "--seed: must be from 0 to 18446744073709551615, got -1"),
+        (["simulate", "--hands", "\uff11\uff12"], "--hands: must be a whole number"),
+        (["simulate", "--hands", "1_000"], "--hands: must be a whole number, got '1_000'"),
         (["match", "--admin-token", "t", "--seats", "a", "--decision-ms", "9" * 12], "2147483647"),
     ],
 )

@@ -46,12 +46,17 @@ def cut(value: object, limit: int = MAX_ECHO) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
+
+
 def whole(lo: int, hi: int) -> Callable[[str], int]:
     """An argparse type: a whole number from ``lo`` to ``hi`` (a bad one is argparse's one
     line naming the flag, not a traceback where the number is used)."""
 
     def parse(text: str) -> int:
-        try:
+        try:  # ASCII digits: int() alone takes full-width digits and '1_000'
+            if not _WHOLE.fullmatch(text):
+                raise ValueError(text)
             n = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
