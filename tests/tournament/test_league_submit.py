@@ -551,3 +551,70 @@ def test_a_machine_that_cannot_confine_refuses_strangers_and_records_nothing(
     finally:
         store.close()
     assert not (league / "bots" / "good").exists()
+
+
+def test_set_user_id_and_world_writable_bits_are_cleared_from_what_is_submitted_and_built(
+    tmp_path: Path,
+) -> None:
+    """An examination submitted a set-user-ID copy of python (and built a set-user-ID shell):
+    the league copied and built them as its user, root, so any user of the machine could run
+    them as root. The bits are cleared after the copy and after the build, and the bots'
+    folders are the league's user's alone."""
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    build = [
+        "/bin/sh",
+        "-c",
+        "stat -c %a submitted-suid > seen-by-build.txt && cp /bin/true built-suid && "
+        "chmod 6755 built-suid && mkdir open && chmod 777 open",
+    ]
+    bot = _bot(tmp_path / "suid", **GOOD, language="python", build=build)
+    (bot / "submitted-suid").write_bytes(b"#!/bin/sh\n")
+    os.chmod(bot / "submitted-suid", 0o4755)
+    (bot / "shared.txt").write_text("anyone may change me\n")
+    os.chmod(bot / "shared.txt", 0o666)
+    (bot / "link").symlink_to("/bin/true")  # a link is left as it is, and not followed
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 0, res.stdout + res.stderr
+    dest = league / "bots" / "good" / "1.0"
+    modes = {
+        p.name: p.lstat().st_mode & 0o7777
+        for p in dest.iterdir()
+        if p.name in {"submitted-suid", "shared.txt", "built-suid", "open"}
+    }
+    assert modes == {
+        "submitted-suid": 0o755,
+        "shared.txt": 0o644,
+        "built-suid": 0o755,
+        "open": 0o755,
+    }, {k: oct(v) for k, v in modes.items()}
+    assert (dest / "seen-by-build.txt").read_text().strip() == "755"  # cleared before the gate
+    assert (dest / "link").is_symlink()
+    assert Path("/bin/true").resolve().stat().st_mode & 0o7777 == 0o755
+    assert (league / "bots").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_refused_versions_folder_and_its_build_output_are_not_kept(tmp_path: Path) -> None:
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    build = ["{python}", "-c", "open('big.bin', 'wb').write(bytes(1 << 20))"]
+    crash = ["{python}", "-c", "raise SystemExit(3)"]
+    bot = _bot(tmp_path / "refused", name="gone", version="1", author="bob", run=crash, build=build)
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 1 and "gone@1: refused" in res.stdout, res.stdout + res.stderr
+    assert not (league / "bots" / "gone" / "1").exists()
+    assert "gone@1" in _cli("status", str(league)).stdout  # the verdict itself is kept
+
+
+def test_a_file_name_with_a_newline_or_an_escape_is_spelled_out_in_one_line(
+    tmp_path: Path,
+) -> None:
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    bot = _bot(tmp_path / "odd", **GOOD)
+    os.mkfifo(bot / "evil\ngood@1.0: accepted \x1b]0;pwned\x07")
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "\x1b" not in res.stderr, res.stderr
+    assert "evil\\ngood@1.0: accepted \\x1b]0;pwned\\x07: a named pipe" in lines[0]

@@ -22,6 +22,7 @@ import dataclasses
 import fcntl
 import io
 import json
+import os
 import re
 import shutil
 import stat
@@ -81,6 +82,27 @@ class Verdict:
     gate: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
+UNSAFE_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | stat.S_IWGRP | stat.S_IWOTH
+
+
+def defang(folder: Path) -> None:
+    """Clear the set-user-ID, set-group-ID and sticky bits and the write bits of group and
+    others on every file and folder under ``folder`` (links are left alone, and not followed).
+    A submission's files are copied, and its build runs, as the league's user: a set-user-ID
+    program a stranger submits or builds would run with that user's powers (root's, where the
+    league runs as root) for anyone on the machine, and a world-writable file could be changed
+    after its version passed the gate."""
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and stat.S_IMODE(mode) & UNSAFE_BITS:
+                os.chmod(path, stat.S_IMODE(mode) & ~UNSAFE_BITS)
+    mode = os.lstat(folder).st_mode
+    if stat.S_IMODE(mode) & UNSAFE_BITS:
+        os.chmod(folder, stat.S_IMODE(mode) & ~UNSAFE_BITS)
+
+
 def _folder_size(folder: Path) -> int:
     """The bytes of the folder's regular files (links are not followed: a link is copied as a
     link and resolves inside the sandbox). A named pipe, socket or device in it is refused: the
@@ -105,9 +127,9 @@ def _folder_size(folder: Path) -> int:
                 if stat.S_ISSOCK(mode)
                 else "a device"
             )
-            raise LeagueError(
-                f"{p}: {kind}; a bot folder holds only files, folders and links: remove it "
-                "and submit again"
+            raise LeagueError(  # the name is a stranger's: a newline or escape spelled out
+                f"{printable(str(p))}: {kind}; a bot folder holds only files, folders and "
+                "links: remove it and submit again"
             )
         total += st.st_size
         if total > MAX_FOLDER_BYTES:
@@ -202,14 +224,23 @@ def _submit(
         if dest.exists():  # a submission killed before its verdict: judged again from scratch
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
+        # only the league's own user may enter the bots' folders: a program a build leaves
+        # there is a stranger's, and no other user of this machine should run it
+        (league_dir / "bots").chmod(0o700)
         try:
             shutil.copytree(bot_folder, dest, symlinks=True)
+            defang(dest)
         except (shutil.Error, OSError) as exc:  # unreadable files, a folder that changed
             shutil.rmtree(dest, ignore_errors=True)
             first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
-            why = " ".join(str(first).split())[:300]
+            why = printable(" ".join(str(first).split()))[:300]
             raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
-        accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
+        try:
+            accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
+        finally:
+            defang(dest)  # what the build made, as what was submitted
+        if not accepted:  # a refused version never runs: its folder (and a build's output,
+            shutil.rmtree(dest, ignore_errors=True)  # perhaps gigabytes) is not kept
         retired = store.record(
             name=man.name,
             version=man.version,
