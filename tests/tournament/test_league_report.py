@@ -279,3 +279,25 @@ def test_report_files_replace_a_link_and_name_a_folder_in_their_place(tmp_path: 
     line = res.stderr.strip()
     assert res.returncode == 2 and len(line.splitlines()) == 1, res.stderr
     assert "league.html: a folder is in its place; move it away" in line
+
+
+def test_a_refusals_html_is_shown_not_rendered_in_the_markdown_report(tmp_path: Path) -> None:
+    """A refused bot's log tail is a stranger's text; league.md had it raw, so a markdown
+    viewer ran its <script> (league.html already escaped it)."""
+    league = _league(tmp_path)
+    league.record(
+        name="xss",
+        version="1",
+        author="mallory",
+        language="python",
+        folder="",
+        manifest={},
+        state="refused",
+        reason="bot 'xss' failed to start; last log lines: <script>alert(1)</script>",
+    )
+    league.close()
+    out = tmp_path / "r"
+    res = _cli("report", str(tmp_path / "league"), "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    md = (out / "league.md").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md and "<script>" not in md

@@ -200,7 +200,7 @@ def markdown(s: LeagueSummary) -> str:
     lines.append("| " + " | ".join(COLS) + " |")
     lines.append("|" + "---|" * len(COLS))
     for r in rows(s):
-        lines.append("| " + " | ".join(c.replace("|", "/") for c in r) + " |")
+        lines.append("| " + " | ".join(_md(c).replace("|", "/") for c in r) + " |")
     if s.replacements:
         lines += ["", "## New versions", "", "| old | new | verdict | gap (Elo) | hands |"]
         lines.append("|---|---|---|---|---|")
@@ -210,9 +210,15 @@ def markdown(s: LeagueSummary) -> str:
     if s.refused:
         lines += ["", "## Refused", ""]
         for v in s.refused:
-            reason = " ".join(v.reason.split())
-            lines.append(f"- {v.key} ({v.author}): {reason[:300]}")
+            reason = " ".join(v.reason.split())[:300]
+            lines.append(f"- {v.key} ({_md(v.author)}): {_md(reason)}")
     return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    """A stranger's text (an author, a refusal's log tail) in the markdown report: its HTML is
+    shown, not rendered (a viewer renders <script> or <img onerror=...> in markdown)."""
+    return html.escape(text, quote=False)
 
 
 def csv_text(s: LeagueSummary) -> str:
