@@ -58,7 +58,10 @@ def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
     hide = hidden_from_bot(league, own, [tmp_path / "elsewhere", tmp_path / "gone"])
     assert str(tmp_path / "gone") not in map(str, hide)  # a folder no longer there is skipped
     assert str(tmp_path / "elsewhere") in map(str, hide)
-    assert not any(own.is_relative_to(h) for h in hide)  # never the bot's own folder
+    # the league folder itself holds the bot's own: the sandbox covers it whole and shows the
+    # bot's folder again on top (next test); nothing else hidden holds the bot's own
+    assert league in hide
+    assert not any(own.is_relative_to(h) for h in hide if h != league)
     # the organiser shows the whole league folder (as a runtime path would): the worst case
     box = dataclasses.replace(SandboxSpec(), paths=(str(league),))
     spec = BotSpec(name="mine", command=("sh",), cwd=str(own), sandbox=box)
@@ -76,3 +79,46 @@ def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
     res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert "mine" in res.stdout, res.stdout + res.stderr  # its own folder is there
     assert "SECRET" not in res.stdout, res.stdout
+
+
+def test_what_appears_in_the_league_while_a_bot_runs_stays_hidden(tmp_path: Path) -> None:
+    """An examination submitted a version while a spy bot played, in a league inside a folder
+    bots may read: the spy read the new version's files, because the covers were made for what
+    existed when the bot started. The league folder is now covered whole. The spy waits for a
+    file the test writes into its own folder after the new version is there (causality, not a
+    sleep), then looks."""
+    prot = sandbox.probe()
+    missing = prot.missing(SandboxSpec())
+    if missing:
+        if CI:
+            pytest.fail(f"sandbox protections missing under CI=true: {missing}")
+        pytest.skip(f"sandbox protections missing on this machine: {missing[0]}")
+    league = _league(tmp_path)
+    own = league / "bots" / "mine" / "1"
+    hide = hidden_from_bot(league, own, [])
+    box = dataclasses.replace(SandboxSpec(), paths=(str(tmp_path),))
+    spec = BotSpec(name="mine", command=("sh",), cwd=str(own), sandbox=box)
+    probe = (
+        f"while [ ! -e {own}/go ]; do sleep 0.05; done; cat {own}/bot.py; "
+        f"ls -a {league} {league}/bots {league}/bots/mine; "
+        f"find {league} -type f -exec cat {{}} + 2>/dev/null; true"
+    )
+    sock = tmp_path / "sock"
+    sock.mkdir()
+    argv = sandbox.bwrap_argv(
+        prot.bwrap, spec, ["sh", "-c", probe], port=5, socket_dir=str(sock), hide=hide
+    )
+    spy = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for rel in ("bots/victim/1/secret.py", "bots/mine/2/secret.py", "late.sqlite"):
+            (league / rel).parent.mkdir(parents=True, exist_ok=True)
+            (league / rel).write_text(f"SECRET {rel}\n")
+        (own / "go").write_text("")
+        out, err = spy.communicate(timeout=60)
+    finally:
+        spy.kill()
+    assert "mine" in out, out + err  # its own folder, and the file written after it started
+    assert "SECRET" not in out, out
+    listed = out.split()
+    for name in ("victim", "late.sqlite", "league.sqlite", "gates", "2", "0.9"):
+        assert name not in listed, (name, out)

@@ -618,3 +618,30 @@ def test_a_file_name_with_a_newline_or_an_escape_is_spelled_out_in_one_line(
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "\x1b" not in res.stderr, res.stderr
     assert "evil\\ngood@1.0: accepted \\x1b]0;pwned\\x07: a named pipe" in lines[0]
+
+
+def test_a_gate_hides_the_league_even_inside_a_folder_bots_may_read(tmp_path: Path) -> None:
+    """With the league inside an organiser's [sandbox] paths, an examination's bot read
+    league.sqlite and the other versions' files during its gate: the gate hid only its own
+    folder. The whole league is now hidden from the gate's builds and bots."""
+    shared = tmp_path / "shared"
+    league = shared / "league"
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(f"[sandbox]\npaths = [{json.dumps(str(shared))}]\n")
+    assert _cli("init", str(league), "--config", str(cfg)).returncode == 0
+    victim = _bot(tmp_path / "victim", **{**GOOD, "name": "victim", "author": "bob"})
+    (victim / "secret.txt").write_text("SECRET strategy\n")
+    assert _cli("submit", str(league), str(victim)).returncode == 0
+    look = f"cat {league}/league.sqlite {league}/bots/victim/1.0/secret.txt; ls -a {league}; true"
+    spy = _bot(
+        tmp_path / "spy",
+        **GOOD,
+        language="python",
+        build=["/bin/sh", "-c", "(" + look + ") > leak.txt 2>&1"],
+    )
+    res = _cli("submit", str(league), str(spy))
+    assert res.returncode == 0, res.stdout + res.stderr
+    leak = (league / "bots" / "good" / "1.0" / "leak.txt").read_text(errors="replace")
+    assert "SQLite format" not in leak and "SECRET" not in leak, leak
+    assert "gates" not in leak.split() and "league.sqlite" not in leak.split(), leak
+    assert "No such file" in leak  # the spy did look, and found nothing

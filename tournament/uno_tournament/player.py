@@ -122,6 +122,8 @@ class Player:
     ) -> None:
         self.out = out
         self.log_dir = log_dir or out / "logs"
+        self.hide: list[Path] = []
+        """More folders no bot may see (the league's, for a submission's gate)."""
         self.config = config
         self.tid = tournament_id
         self.server_addr = server
@@ -269,7 +271,10 @@ class Player:
                 self.log_dir,
                 max_restarts=self.config.faults.max_restarts,
                 on_incident=self._incident,
-                hide=[o.cwd for o in self.config.bots if o.cwd and o.name != b.name],
+                hide=[
+                    *(o.cwd for o in self.config.bots if o.cwd and o.name != b.name),
+                    *self.hide,
+                ],
             )
             shard.bots[b.name] = p
             try:

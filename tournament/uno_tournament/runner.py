@@ -529,7 +529,7 @@ class Runner(SequentialMixin, Player):
             return
         try:
             sandbox.check([b.sandbox for b in bots])  # sandbox.required: no unconfined build
-            await build_bots(self.config, self.log_dir, hide=[self.out], say=self.say)
+            await build_bots(self.config, self.log_dir, hide=[self.out, *self.hide], say=self.say)
         except (BuildError, SandboxError) as exc:
             raise RunnerError(str(exc)) from exc
 

@@ -776,6 +776,14 @@ def _confined(
                 args += ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
             else:
                 args += ["--ro-bind", "/dev/null", h]
+    # a hidden folder that holds the bot's own (a league's, inside a folder bots may read): it
+    # is covered whole and the bot's folder is shown again on top, so that nothing in it, not
+    # even what appears there while the bot runs, is seen through the read-only folder above
+    around = [os.path.realpath(h) for h in hide if os.path.isdir(h)]
+    for h in sorted({h for h in around if _inside(cwd, h) and h != cwd}, key=len):
+        if any(_inside(h, p) for p in ro if p != cwd):
+            args += ["--tmpfs", h, "--bind" if writable else "--ro-bind", cwd, cwd]
+            args += ["--remount-ro", h]
     return args, command
 
 

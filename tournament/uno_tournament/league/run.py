@@ -102,8 +102,11 @@ def hidden_from_bot(
         step = own.relative_to(here).parts[0]
         hide += [p for p in here.iterdir() if p.name != step]
         here = here / step
-    if not own.is_relative_to(league_dir.resolve()):  # elsewhere: the whole league folder
-        hide.append(league_dir)
+    # and the whole league folder: where it holds the bot's own, the sandbox covers it whole
+    # and shows the bot's folder again on top, so what appears in it later (a version
+    # submitted while this bot plays) is hidden too; the covers above stay for a bot run
+    # without that cover
+    hide.append(league_dir)
     return [*hide, *(f for f in other_folders if Path(f).exists())]
 
 

@@ -326,6 +326,9 @@ def _gate(
     store = Store.create(out, {"tournament_id": tid, "config": config.to_dict()})
     log = io.StringIO()
     runner = Runner(out, store, config, tid, progress=False, stream=log)
+    # the whole league folder (its records, the gates, every other bot) is hidden from the
+    # bot and its build, should a folder bots may read hold it; its own folder stays shown
+    runner.hide.append(league_dir)
     try:
         asyncio.run(runner.run())
     except RunnerError as exc:
