@@ -106,7 +106,12 @@ def test_what_appears_in_the_league_while_a_bot_runs_stays_hidden(tmp_path: Path
     sock = tmp_path / "sock"
     sock.mkdir()
     argv = sandbox.bwrap_argv(
-        prot.bwrap, spec, ["sh", "-c", probe], port=5, socket_dir=str(sock), hide=hide
+        prot.bwrap,
+        spec,
+        ["sh", "-c", probe],
+        port=5,
+        socket_dir=str(sock),
+        hide=[str(h) for h in hide],
     )
     spy = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
