@@ -43,15 +43,31 @@ def _league(root: Path) -> Path:
     return league
 
 
-def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
-    tmp_path: Path,
-) -> None:
+def _bwrap() -> str:
+    """bubblewrap's path, where every protection is there (a failure under CI=true)."""
     prot = sandbox.probe()
     missing = prot.missing(SandboxSpec())
     if missing:
         if CI:
             pytest.fail(f"sandbox protections missing under CI=true: {missing}")
         pytest.skip(f"sandbox protections missing on this machine: {missing[0]}")
+    return str(prot.bwrap)
+
+
+def _argv(
+    bwrap: str, spec: BotSpec, probe: str, tmp_path: Path, hide: list[str | Path]
+) -> list[str]:
+    sock = tmp_path / "sock"
+    sock.mkdir()
+    return sandbox.bwrap_argv(
+        bwrap, spec, ["sh", "-c", probe], port=5, socket_dir=str(sock), hide=[str(h) for h in hide]
+    )
+
+
+def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
+    tmp_path: Path,
+) -> None:
+    bwrap = _bwrap()
     league = _league(tmp_path)
     own = league / "bots" / "mine" / "1"
     (tmp_path / "elsewhere").mkdir()  # another bot's folder outside the league (shared path)
@@ -66,16 +82,7 @@ def test_a_strangers_bot_sees_its_own_folder_and_nothing_else_of_the_league(
     box = dataclasses.replace(SandboxSpec(), paths=(str(league),))
     spec = BotSpec(name="mine", command=("sh",), cwd=str(own), sandbox=box)
     probe = f"cat {own}/bot.py; find {league} -type f -exec cat {{}} + 2>/dev/null; true"
-    sock = tmp_path / "sock"
-    sock.mkdir()
-    argv = sandbox.bwrap_argv(
-        prot.bwrap,
-        spec,
-        ["sh", "-c", probe],
-        port=5,
-        socket_dir=str(sock),
-        hide=[str(h) for h in hide],
-    )
+    argv = _argv(bwrap, spec, probe, tmp_path, hide)
     res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert "mine" in res.stdout, res.stdout + res.stderr  # its own folder is there
     assert "SECRET" not in res.stdout, res.stdout
@@ -87,12 +94,7 @@ def test_what_appears_in_the_league_while_a_bot_runs_stays_hidden(tmp_path: Path
     existed when the bot started. The league folder is now covered whole. The spy waits for a
     file the test writes into its own folder after the new version is there (causality, not a
     sleep), then looks."""
-    prot = sandbox.probe()
-    missing = prot.missing(SandboxSpec())
-    if missing:
-        if CI:
-            pytest.fail(f"sandbox protections missing under CI=true: {missing}")
-        pytest.skip(f"sandbox protections missing on this machine: {missing[0]}")
+    bwrap = _bwrap()
     league = _league(tmp_path)
     own = league / "bots" / "mine" / "1"
     hide = hidden_from_bot(league, own, [])
@@ -103,16 +105,7 @@ def test_what_appears_in_the_league_while_a_bot_runs_stays_hidden(tmp_path: Path
         f"ls -a {league} {league}/bots {league}/bots/mine; "
         f"find {league} -type f -exec cat {{}} + 2>/dev/null; true"
     )
-    sock = tmp_path / "sock"
-    sock.mkdir()
-    argv = sandbox.bwrap_argv(
-        prot.bwrap,
-        spec,
-        ["sh", "-c", probe],
-        port=5,
-        socket_dir=str(sock),
-        hide=[str(h) for h in hide],
-    )
+    argv = _argv(bwrap, spec, probe, tmp_path, hide)
     spy = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for rel in ("bots/victim/1/secret.py", "bots/mine/2/secret.py", "late.sqlite"):

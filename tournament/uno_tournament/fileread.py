@@ -85,6 +85,16 @@ def read_text_file(path: Path, limit: int, what: str) -> str:
         raise TextFileError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the descriptor (``os.write`` may write less), then close it."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 class FileWriteError(OSError):
     """A report file that cannot be written, in one line naming it and saying what to do."""
 
@@ -100,12 +110,7 @@ def write_text_atomic(path: Path, text: str, again: str = "") -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
         fd = os.open(tmp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        write_all(fd, data)
         os.replace(tmp, path)
     except OSError as exc:
         try:

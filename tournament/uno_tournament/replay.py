@@ -32,7 +32,13 @@ from uno_server.engine.match import Match
 from uno_server.engine.rules import RuleSet
 
 from .eventjson import replay_json
-from .fileread import DuplicateKeyError, NotARegularFileError, read_regular, unique_keys
+from .fileread import (
+    DuplicateKeyError,
+    NotARegularFileError,
+    read_regular,
+    unique_keys,
+    write_all,
+)
 from .handcheck import ReplayMismatchError, compare, expected
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
@@ -73,12 +79,7 @@ def write_replay(folder: Path, replay: dict[str, Any], raw: bytes = b"") -> Path
         _MADE.discard(where)
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, flags, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+    write_all(fd, data)
     os.replace(tmp, path)
     return folder / name
 
