@@ -21,6 +21,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -965,3 +966,34 @@ def test_a_named_link_under_the_system_folders_shows_nothing_else(tmp_path: Path
     assert not sandbox._mountable("/usr/lib/ssl/private", str(tmp_path / "bot"), [])
     assert not sandbox._mountable("/lib/../usr/lib/x", str(tmp_path / "bot"), [])
     assert sandbox._mountable(str(link), str(tmp_path / "bot"), [])  # an organiser's choice
+
+
+def test_only_tmp_dev_shm_and_a_builds_own_folder_can_be_written(tmp_path: Path) -> None:
+    """bwrap's root is a tmpfs without a size, and the folders it made there to hold its mounts
+    were writable: an examination's bot wrote in /work/x past scratch_mb. The root is now
+    read-only, for a bot and for a build; /tmp, /dev/shm and a build's own folder are not."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+
+    # outside /tmp, whose sandbox copy is the bot's scratch anyway: the folders on the way to
+    # its own are made on the root
+    holder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="uno-root-"))
+    own = holder / "own"
+    own.mkdir()
+    spec = BotSpec(name="x", command=("sh",), cwd=str(own), sandbox=SandboxSpec(scratch_mb=4))
+    places = ["/var/x", f"{holder}/x", "/x", "/tmp/x", "/dev/shm/x", f"{own}/x"]
+    probe = "; ".join(f"(echo w > {p} && echo WROTE {p}) 2>/dev/null" for p in places) + "; true"
+    bwrap = sandbox.probe().bwrap
+    sock = tmp_path / "sock"
+    sock.mkdir()
+    bot = sandbox.bwrap_argv(bwrap, spec, ["sh", "-c", probe], port=5, socket_dir=str(sock))
+    build = sandbox.build_argv(bwrap, spec, ["sh", "-c", probe])
+    wrote = {}
+    for kind, argv in (("bot", bot), ("build", build)):
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        wrote[kind] = {
+            line.split()[1] for line in res.stdout.splitlines() if line.startswith("WROTE")
+        }
+    shutil.rmtree(holder)
+    assert wrote["bot"] == {"/tmp/x", "/dev/shm/x"}, wrote
+    assert wrote["build"] == {"/tmp/x", "/dev/shm/x", f"{own}/x"}, wrote

@@ -689,6 +689,13 @@ def inner_addr(addr: str) -> tuple[str, int]:
     return f"127.0.0.1:{port}", int(port)
 
 
+READ_ONLY_ROOT = ["--remount-ro", "/"]
+"""Last of the mounts: the root that bubblewrap builds its mounts on is a tmpfs without a size
+limit, and the folders it makes there to hold them (``/work``, ``/root``) were writable: an
+examination's bot wrote in ``/work/x`` past ``scratch_mb``. Only ``/tmp``, ``/dev/shm`` (each of
+``scratch_mb``) and, for a build, the bot's own folder stay writable."""
+
+
 def bwrap_argv(
     bwrap: str,
     spec: BotSpec,
@@ -707,6 +714,7 @@ def bwrap_argv(
     # the SDKs connect straight to the server's socket when told where it is, skipping the relay
     # behind {addr} (every message would cross it twice: ~15% of a tournament's hands/s)
     args += ["--setenv", LOCAL_SOCKET_ENV, f"{INNER_SOCKET_DIR}/server.sock"]
+    args += READ_ONLY_ROOT
     args += ["--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
     args += [f"{INNER_SOCKET_DIR}/server.sock", "--", *command]
     return args
@@ -721,7 +729,7 @@ def build_argv(
     args, command = _confined(bwrap, spec, command, hide, writable=True, network=spec.build_network)
     args += ["--chdir", os.path.realpath(spec.cwd)]
     args += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
-    return [*args, "--", *command]
+    return [*args, *READ_ONLY_ROOT, "--", *command]
 
 
 def _confined(
