@@ -13,6 +13,7 @@ checked, not assumed (a missing one fails the test that needs it).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -997,3 +998,35 @@ def test_only_tmp_dev_shm_and_a_builds_own_folder_can_be_written(tmp_path: Path)
     shutil.rmtree(holder)
     assert wrote["bot"] == {"/tmp/x", "/dev/shm/x"}, wrote
     assert wrote["build"] == {"/tmp/x", "/dev/shm/x", f"{own}/x"}, wrote
+
+
+FALLOCATE_PROBE = """
+import ctypes, os
+l = ctypes.CDLL(None, use_errno=True)
+fd = os.open("f1", os.O_RDWR | os.O_CREAT, 0o600)
+r = l.fallocate(fd, 0, ctypes.c_long(0), ctypes.c_long(1 << 20))
+print("fallocate", r, ctypes.get_errno(), flush=True)
+fd2 = os.open("f2", os.O_RDWR | os.O_CREAT, 0o600)
+os.posix_fallocate(fd2, 0, 1 << 20)
+print("posix_fallocate", os.fstat(fd2).st_size, flush=True)
+"""
+
+
+def test_fallocate_is_unsupported_and_posix_fallocate_still_works(tmp_path: Path) -> None:
+    """An examination's build reserved 3 GiB with one fast fallocate a file between two looks
+    of the disk watcher (build_disk_mb = 1024). The filter answers fallocate EOPNOTSUPP, as a
+    file system without it does, so glibc's posix_fallocate writes the blocks at the disk's
+    pace and runtimes that call it still work."""
+    _need_sandbox()
+    from uno_tournament.config import BotSpec
+    from uno_tournament.seccomp import program
+
+    spec = BotSpec(name="x", command=("python3",), cwd=str(tmp_path))
+    argv = sandbox.build_argv(
+        sandbox.probe().bwrap, spec, [sys.executable, "-I", "-S", "-c", FALLOCATE_PROBE]
+    )
+    filtered = _keeper_run(tmp_path, argv, seccomp=program().hex())
+    assert f"fallocate -1 {errno.EOPNOTSUPP}\n" in filtered, filtered
+    assert "posix_fallocate 1048576\n" in filtered, filtered
+    plain = _keeper_run(tmp_path, argv)  # the same probe without the filter reserves at once
+    assert "fallocate 0 " in plain, plain

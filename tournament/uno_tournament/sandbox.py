@@ -126,7 +126,7 @@ class Protections:
             out.append("files (own folder read-only, private /tmp and /dev/shm)")
             out.append("network (game server only)")
             if seccomp.program():
-                out.append("seccomp (no keyrings, perf events, bpf or userfaultfd)")
+                out.append("seccomp (no keyrings, perf events, bpf, userfaultfd or fallocate)")
         cg = self.cgroups
         ctl = []
         if cg.has("cpu"):
