@@ -32,6 +32,7 @@ import pytest
 
 from uno_tournament import sandbox
 from uno_tournament.config import ConfigError, SandboxSpec, parse
+from uno_tournament.host_relay import HostRelay
 
 HOSTILE = Path(__file__).with_name("hostile") / "hostile_bot.py"
 CI = os.environ.get("CI") == "true"
@@ -654,24 +655,24 @@ def test_a_server_on_a_unix_socket_needs_no_relay_on_the_runners_side(tmp_path: 
         listener = socket.socket(socket.AF_UNIX)
         listener.bind(str(sock_dir / "server.sock"))
         target = "127.0.0.1:1"
-        sandbox.HostRelay.serve_direct(target, str(sock_dir))
+        HostRelay.serve_direct(target, str(sock_dir))
         try:
-            direct = await sandbox.HostRelay.acquire(target)
+            direct = await HostRelay.acquire(target)
             assert direct.direct and direct.proc is None and direct.alive
             assert direct.dir == str(sock_dir)
-            assert await sandbox.HostRelay.acquire(target) is direct  # shared by the shard
+            assert await HostRelay.acquire(target) is direct  # shared by the shard
             await direct.release()
             await direct.release()
             assert (sock_dir / "server.sock").exists()  # the server's, not removed by bots
             listener.close()
             (sock_dir / "server.sock").unlink()
-            relay = await sandbox.HostRelay.acquire(target)  # stale: a relay process again
+            relay = await HostRelay.acquire(target)  # stale: a relay process again
             try:
                 assert not relay.direct and relay.proc is not None and relay.alive
             finally:
                 await relay.release()
         finally:
-            sandbox.HostRelay.forget_direct(target)
+            HostRelay.forget_direct(target)
             listener.close()
 
     asyncio.run(go())

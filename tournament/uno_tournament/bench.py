@@ -58,6 +58,7 @@ from uno_server.benchmarks.server import measure_floor_cpu
 
 from . import sandbox
 from .config import BotSpec, FaultSpec, SandboxSpec, TournamentConfig
+from .host_relay import HostRelay
 from .runner import Runner
 from .sharding import new_tournament_id
 from .store import HandRecord, Store
@@ -390,7 +391,7 @@ def startup_ms(sandboxed: bool, repeats: int = 5) -> float:
             cwd=os.getcwd(),
             sandbox=SandboxSpec(enabled=sandboxed),
         )
-        relay = await sandbox.HostRelay.acquire("127.0.0.1:9")  # nothing listens: not used
+        relay = await HostRelay.acquire("127.0.0.1:9")  # nothing listens: not used
         try:
             bot = BotProcess(
                 spec, "t" * 16, "127.0.0.1:9", log_dir, max_restarts=0, on_incident=_ignore

@@ -39,12 +39,13 @@ from uno_server.service.convert import rules_to_proto
 
 from . import schedule
 from .config import TournamentConfig
+from .host_relay import HostRelay
 from .metrics import TournamentMetrics
 from .procs import BotProcess, announce_sandbox
 from .progress import LagMonitor, Progress
 from .replay import REPLAY_FORMAT
 from .runlog import LOG_NAME, RunLog
-from .sandbox import HostRelay, SandboxError
+from .sandbox import SandboxError
 from .shard import ServerProcess, ServerProcessError, Shard
 from .standings import places
 from .store import HandRecord, SeatRecord

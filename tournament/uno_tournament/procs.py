@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import sandbox, seccomp
 from .config import BotSpec, SandboxSpec
+from .host_relay import HostRelay
 
 LOG_TAIL_LINES = 5
 
@@ -158,7 +159,7 @@ class BotProcess:
         if os.environ.get("HOME"):
             self.hide.append(os.environ["HOME"])
         self.status_path = log_dir / f".{spec.name}.status"
-        self._relay: sandbox.HostRelay | None = None
+        self._relay: HostRelay | None = None
         self._cgroup: sandbox.BotCgroup | None = None
 
     @property
@@ -185,7 +186,7 @@ class BotProcess:
                 self._relay = None  # the relay died: the bot's restart gets a new one
                 await relay.release()
             if self._relay is None:
-                self._relay = await sandbox.HostRelay.acquire(self.addr)
+                self._relay = await HostRelay.acquire(self.addr)
         args = [spec.expand(a, addr=addr, token=self.token) for a in spec.command]
         env = sandbox.sandbox_env(dict(os.environ)) if sb.enabled else dict(os.environ)
         env.update({k: spec.expand(v, addr=addr, token=self.token) for k, v in spec.env.items()})

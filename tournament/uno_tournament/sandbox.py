@@ -26,12 +26,10 @@ check`` prints both.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import functools
 import importlib.util
-import json
 import os
 import platform
 import secrets
@@ -40,7 +38,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -496,109 +493,6 @@ def _remove_tree(d: Path) -> None:
 # ------------------------------------------------------------------------------ the host relay
 
 
-class HostRelay:
-    """The runner's end of the bots' way out: a Unix socket in a private folder, relayed to
-    the game server's TCP address. One per server address, shared by the bots of a shard.
-
-    Where the game server itself listens on a Unix socket (a server the runner started, see
-    :meth:`serve_direct`), no relay runs on this side: the bots' relay inside the sandbox
-    reaches the server's own socket, one hop instead of two."""
-
-    _all: ClassVar[dict[str, HostRelay]] = {}
-    _direct: ClassVar[dict[str, str]] = {}
-
-    def __init__(self, target: str, socket_dir: str = "") -> None:
-        self.target = target
-        self.direct = bool(socket_dir)
-        self.dir = socket_dir or tempfile.mkdtemp(prefix="uno-arena-sock-")
-        if not self.direct:
-            os.chmod(self.dir, 0o700)
-        self.socket = os.path.join(self.dir, "server.sock")
-        self.proc: asyncio.subprocess.Process | None = None
-        self.users = 0
-
-    @classmethod
-    def serve_direct(cls, target: str, socket_dir: str) -> None:
-        """The server at ``target`` also listens on ``socket_dir/server.sock``: bots of that
-        server need no relay on this side (until :meth:`forget_direct`)."""
-        cls._direct[target] = socket_dir
-
-    @classmethod
-    def forget_direct(cls, target: str) -> None:
-        cls._direct.pop(target, None)
-
-    @property
-    def alive(self) -> bool:
-        """Whether bots can reach the server through this end (a direct socket is the
-        server's own: it lives as long as the server)."""
-        if self.direct:
-            return os.path.exists(self.socket)
-        return self.proc is not None and self.proc.returncode is None
-
-    @classmethod
-    async def acquire(cls, target: str) -> HostRelay:
-        relay = cls._all.get(target)
-        if relay is None or not relay.alive:
-            direct = cls._direct.get(target, "")
-            if direct and not os.path.exists(os.path.join(direct, "server.sock")):
-                cls._direct.pop(target, None)  # that server has stopped: relay as before
-                direct = ""
-            relay = cls(target, direct)
-            if not direct:
-                await relay._start()
-            cls._all[target] = relay
-        relay.users += 1
-        return relay
-
-    async def release(self) -> None:
-        self.users -= 1
-        if self.users <= 0:
-            if HostRelay._all.get(self.target) is self:
-                HostRelay._all.pop(self.target, None)
-            await self.close()
-
-    async def _start(self) -> None:
-        keeper = {
-            "ppid": os.getpid(),
-            "cwd": self.dir,
-            "argv": [sys.executable, "-I", "-S", RELAY, "host", self.socket, self.target],
-            "log": os.path.join(self.dir, "relay.log"),
-            "log_max": MiB,
-            "status": os.path.join(self.dir, "relay.status"),
-        }
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            "-S",
-            KEEPER,
-            json.dumps(keeper),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-            close_fds=True,
-        )
-        for _ in range(500):
-            if os.path.exists(self.socket):
-                return
-            if self.proc.returncode is not None:
-                break
-            await asyncio.sleep(0.01)
-        raise OSError(f"the sandbox relay to {self.target} did not start")
-
-    async def close(self) -> None:
-        if self.direct:
-            return  # the server's own folder: the server's owner removes it
-        proc = self.proc
-        if proc is not None and proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-# ---------------------------------------------------------------------------- the bwrap command
-
-
 def _ns_args() -> list[str]:
     return [
         "--unshare-all",
@@ -689,11 +583,8 @@ def inner_addr(addr: str) -> tuple[str, int]:
     return f"127.0.0.1:{port}", int(port)
 
 
+# last of the mounts: bwrap's root is a tmpfs of no size, and a bot wrote in /work/x it made there
 READ_ONLY_ROOT = ["--remount-ro", "/"]
-"""Last of the mounts: the root that bubblewrap builds its mounts on is a tmpfs without a size
-limit, and the folders it makes there to hold them (``/work``, ``/root``) were writable: an
-examination's bot wrote in ``/work/x`` past ``scratch_mb``. Only ``/tmp``, ``/dev/shm`` (each of
-``scratch_mb``) and, for a build, the bot's own folder stay writable."""
 
 
 def bwrap_argv(
@@ -714,8 +605,7 @@ def bwrap_argv(
     # the SDKs connect straight to the server's socket when told where it is, skipping the relay
     # behind {addr} (every message would cross it twice: ~15% of a tournament's hands/s)
     args += ["--setenv", LOCAL_SOCKET_ENV, f"{INNER_SOCKET_DIR}/server.sock"]
-    args += READ_ONLY_ROOT
-    args += ["--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
+    args += [*READ_ONLY_ROOT, "--", sys.executable, "-I", "-S", INNER_RELAY, "inner", str(port)]
     args += [f"{INNER_SOCKET_DIR}/server.sock", "--", *command]
     return args
 
@@ -784,14 +674,20 @@ def _confined(
                 args += ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
             else:
                 args += ["--ro-bind", "/dev/null", h]
-    # a hidden folder that holds the bot's own (a league's, inside a folder bots may read): it
-    # is covered whole and the bot's folder is shown again on top, so that nothing in it, not
-    # even what appears there while the bot runs, is seen through the read-only folder above
+    # a hidden folder holding the bot's own: covered whole, the bot's shown again on top (so
+    # what appears in it while the bot runs stays hidden too)
     around = [os.path.realpath(h) for h in hide if os.path.isdir(h)]
     for h in sorted({h for h in around if _inside(cwd, h) and h != cwd}, key=len):
         if any(_inside(h, p) for p in ro if p != cwd):
-            args += ["--tmpfs", h, "--bind" if writable else "--ro-bind", cwd, cwd]
-            args += ["--remount-ro", h]
+            args += [
+                "--tmpfs",
+                h,
+                "--bind" if writable else "--ro-bind",
+                cwd,
+                cwd,
+                "--remount-ro",
+                h,
+            ]
     return args, command
 
 

@@ -57,13 +57,14 @@ import grpc
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
 
 from ..config import BotSpec, _sandbox_from_dict
+from ..host_relay import HostRelay
 from ..player import RunnerError, error_reason
 from ..procs import BotProcess, announce_sandbox, tail
 from ..progress import Progress
 from ..rating_model import Ratings
 from ..replay import store_hand
 from ..runner import _fitter_init
-from ..sandbox import HostRelay, SandboxError
+from ..sandbox import SandboxError
 from ..settled import SettledState
 from ..shard import ServerProcess, ServerProcessError, Shard
 from ..store import HandRecord, ResultStore
