@@ -490,7 +490,7 @@ def _remove_tree(d: Path) -> None:
         d.rmdir()
 
 
-# ------------------------------------------------------- the command line (host relay: host_relay.py)
+# ------------------------------------------- the bwrap command line (the host relay: host_relay.py)
 
 
 def _ns_args() -> list[str]:
