@@ -88,6 +88,7 @@ async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
             "the port must be from 0 to 65535",
         ),
         (["play", "--listen", "127.0.0.1:99999"], "the port must be from 0 to 65535"),
+        (["play", "--listen", "h:" + "9" * 5000], "the port must be from 0 to 65535"),
     ],
 )
 def test_bad_arguments_are_one_line(

@@ -147,7 +147,8 @@ def split_addr(addr: str) -> tuple[str, int]:
     host, sep, port = addr.rpartition(":")
     if not sep or not port.isascii() or not port.isdigit():
         raise SetupError(f"{addr[:80]!r}: write the address as HOST:PORT, e.g. 127.0.0.1:50051")
-    if not 0 <= int(port) <= 65535 or len(port) > 5:
+    # the length first: int() refuses a string of more than 4,300 digits with a ValueError
+    if len(port) > 5 or not 0 <= int(port) <= 65535:
         raise SetupError(f"{addr[:80]!r}: the port must be from 0 to 65535")
     return host.strip("[]") or "127.0.0.1", int(port)
 
