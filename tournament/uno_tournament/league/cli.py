@@ -22,6 +22,7 @@ from ..pgstore import redact
 from ..procs import printable
 from ..sharding import ShardError, ShardSpec
 from .manifest import AUTHOR_RE, AUTHOR_RULE, NAME_RE, NAME_RULE, RESERVED_RULE, reserved
+from .quota import check_author, league_section
 from .records import create_league, open_league
 from .report import rows as report_rows
 from .report import summarize, write_report
@@ -31,8 +32,9 @@ from .store import LeagueError, Version
 from .submit import GATE_HANDS, describe, submit
 
 EXIT_ERROR = 2
-SECTIONS = ("rules", "time_control", "faults", "sandbox")
-"""The config sections a league takes from a tournament-style file."""
+SECTIONS = ("rules", "time_control", "faults", "sandbox", "league")
+"""The config sections a league takes from a tournament-style file (``[league]``, the
+per-author limits, is the league's own: :mod:`.quota`)."""
 
 
 def settings_from(path: Path | None) -> dict[str, Any]:
@@ -54,7 +56,11 @@ def settings_from(path: Path | None) -> dict[str, Any]:
                 f"{path}: [{extra[0]}] is not a league setting (a league takes "
                 f"{', '.join('[' + s + ']' for s in SECTIONS)}; bots are submitted)"
             )
-    probe = {k: data[k] for k in SECTIONS if k in data}
+    try:
+        limits = league_section(data.get("league"))
+    except ValueError as exc:
+        raise LeagueError(f"{path}: {exc}") from None
+    probe = {k: data[k] for k in SECTIONS if k in data and k != "league"}
     probe["tournament"] = {"hands": 24}
     probe["bots"] = [{"name": f"probe-{i}", "token": f"probe-token-{i}"} for i in range(4)]
     try:
@@ -62,7 +68,8 @@ def settings_from(path: Path | None) -> dict[str, Any]:
     except ConfigError as exc:
         raise LeagueError(f"{path}: {exc}") from None
     d = cfg.to_dict()
-    out = {k: d[k] for k in SECTIONS}
+    out = {k: d[k] for k in SECTIONS if k != "league"}
+    out["league"] = limits
     # strangers' bots: a protection this machine cannot give refuses them, unless the file says
     # `required = false` (a tournament's bots are the organiser's, and only warn)
     given = data.get("sandbox")
@@ -110,6 +117,7 @@ def cmd_token_add(args: argparse.Namespace) -> int:
         owner = store.owner(args.name)
         if owner is not None:
             raise LeagueError(f"{args.name}: the name is taken (by {owner}); choose another name")
+        check_author(store, args.author, args.name, store.settings())
         token = secrets.token_hex(24)
         store.add_token(args.name, args.author, token)
     finally:
@@ -300,7 +308,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     init = lsub.add_parser("init", help="start a league in a folder", description=cmd_init.__doc__)
     init.add_argument("dir", metavar="DIR")
     _store_arg(init)
-    init.add_argument("--config", help="a file with [rules], [time_control], [faults], [sandbox]")
+    init.add_argument(
+        "--config", help="a file with [rules], [time_control], [faults], [sandbox], [league]"
+    )
     init.set_defaults(func=cmd_init)
     sm = lsub.add_parser(
         "submit", help="build, gate and enter a bot", description=cmd_submit.__doc__

@@ -42,6 +42,7 @@ from ..sandbox import check as check_sandbox
 from ..sharding import new_tournament_id
 from ..store import HandRecord, Store
 from .manifest import RESERVED_RULE, Manifest, ManifestError, read_manifest, reserved
+from .quota import check_author
 from .records import open_league
 from .store import LeagueError
 
@@ -213,6 +214,7 @@ def _submit(
                 f"{bot_folder / 'bot.toml'}"
             )
         settings = store.settings()
+        check_author(store, man.author, man.name, settings)
         _confinable(settings)
         size = _folder_size(bot_folder)
         if size > MAX_FOLDER_BYTES:

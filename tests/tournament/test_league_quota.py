@@ -1,0 +1,181 @@
+"""A league's per-author limits (``[league]``: ``max_bots_per_author``,
+``max_submissions_per_day``): one author cannot fill the ladder with names or keep the gate
+busy for everyone. A submission over a limit is one line, exit status 2, and nothing is
+recorded or copied; a new version of a bot already in the ladder is always taken."""
+
+from __future__ import annotations
+
+import calendar
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from uno_tournament.league.quota import DAY_S, DEFAULTS, check_author
+from uno_tournament.league.store import LeagueError, LeagueStore
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", "league", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
+    )
+
+
+def _league(tmp_path: Path, section: str) -> Path:
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(f"[league]\n{section}\n")
+    league = tmp_path / "L"
+    res = _cli("init", str(league), "--config", str(cfg))
+    assert res.returncode == 0, res.stderr
+    return league
+
+
+def _record(league: Path, name: str, version: str, author: str, state: str = "active") -> None:
+    store = LeagueStore.open(league)
+    try:
+        store.record(
+            name=name,
+            version=version,
+            author=author,
+            language="python",
+            folder=str(league / "bots" / name / version),
+            manifest={},
+            state=state,
+            reason="" if state == "active" else "refused in its gate",
+        )
+    finally:
+        store.close()
+
+
+def _bot(folder: Path, name: str, author: str, version: str = "1") -> Path:
+    folder.mkdir(parents=True)
+    fields = {"name": name, "version": version, "author": author, "run": ["{python}", "bot.py"]}
+    (folder / "bot.toml").write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in fields.items()))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ("max_bots_per_author = 0", "league.max_bots_per_author: must be 1-1000, got 0"),
+        ("max_bots_per_author = 1001", "league.max_bots_per_author: must be 1-1000, got 1001"),
+        (
+            'max_submissions_per_day = "ten"',
+            "league.max_submissions_per_day: must be a whole number 1-10000, got 'ten'",
+        ),
+        ("max_submissions_per_day = true", "league.max_submissions_per_day: must be a whole"),
+        ("max_submissions_per_day = 2.5", "league.max_submissions_per_day: must be a whole"),
+        ("max_bots = 3", "league.max_bots: unknown key (the keys are max_bots_per_author, "),
+    ],
+)
+def test_a_bad_limit_names_its_field_and_makes_no_league(
+    tmp_path: Path, section: str, message: str
+) -> None:
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(f"[league]\n{section}\n")
+    res = _cli("init", str(tmp_path / "L"), "--config", str(cfg))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr, res.stderr
+    assert not (tmp_path / "L").exists()
+
+
+def test_a_new_league_has_the_default_limits_and_a_file_sets_them(tmp_path: Path) -> None:
+    assert _cli("init", str(tmp_path / "a")).returncode == 0
+    league = _league(tmp_path, "max_bots_per_author = 2")
+    for folder, want in (
+        (tmp_path / "a", DEFAULTS),
+        (league, {**DEFAULTS, "max_bots_per_author": 2}),
+    ):
+        store = LeagueStore.open(folder)
+        try:
+            assert store.settings()["league"] == want
+        finally:
+            store.close()
+
+
+def test_an_author_at_the_bot_limit_is_refused_a_new_name_with_nothing_kept(
+    tmp_path: Path,
+) -> None:
+    league = _league(tmp_path, "max_bots_per_author = 2")
+    _record(league, "a1", "1", "alice")
+    _record(league, "a2", "1", "alice")
+    _record(league, "gone", "1", "alice", state="refused")  # not in the ladder: not counted
+    res = _cli("submit", str(league), str(_bot(tmp_path / "a3", "a3", "alice")))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip() == (
+        "uno-arena: alice: 2 bots in the ladder already (a1, a2), the most this league takes "
+        "(league.max_bots_per_author = 2); a new version of one of them replaces it"
+    )
+    assert not (league / "bots" / "a3").exists()
+    store = LeagueStore.open(league)
+    try:
+        assert [v.name for v in store.versions()] == ["a1", "a2", "gone"]
+        settings = store.settings()
+        check_author(store, "alice", "a1", settings)  # a new version replaces a1: taken
+        check_author(store, "bob", "b1", settings)  # another author: taken
+    finally:
+        store.close()
+    # a remote bot's token is a bot in the ladder too
+    res = _cli("token", "add", str(league), "a4", "--author", "alice")
+    assert res.returncode == 2 and "alice: 2 bots in the ladder already" in res.stderr
+    assert res.stdout == ""
+    res = _cli("token", "add", str(league), "b9", "--author", "bob")
+    assert res.returncode == 0, res.stderr
+    store = LeagueStore.open(league)
+    try:
+        assert store.token_names() == [("b9", "bob")]
+        with pytest.raises(LeagueError, match=r"bob: 1 bots in the ladder already \(b9\)"):
+            check_author(store, "bob", "b10", {"league": {"max_bots_per_author": 1}})
+    finally:
+        store.close()
+
+
+def test_an_author_at_the_daily_limit_is_told_when_to_submit_again(tmp_path: Path) -> None:
+    league = _league(tmp_path, "max_submissions_per_day = 3")
+    t0 = time.time()
+    for i in range(3):  # refused verdicts count: each cost a gate
+        _record(league, "x", str(i), "carol", state="refused")
+    res = _cli("submit", str(league), str(_bot(tmp_path / "x", "x", "carol", version="9")))
+    assert res.returncode == 2, res.stdout + res.stderr
+    line = res.stderr.strip()
+    assert line.startswith(
+        "uno-arena: carol: 3 submissions judged in the last 24 hours, the most this league takes "
+        "(league.max_submissions_per_day = 3); submit again from "
+    ), line
+    when = time.strptime(line.rsplit("from ", 1)[1], "%Y-%m-%d %H:%M UTC")
+    free = calendar.timegm(when)
+    assert t0 + DAY_S - 120 <= free <= time.time() + DAY_S  # a day after the oldest of them
+    assert not (league / "bots" / "x" / "9").exists()
+    store = LeagueStore.open(league)
+    try:
+        settings = store.settings()
+        with pytest.raises(LeagueError, match="3 submissions judged"):
+            check_author(store, "carol", "x", settings, now=time.time() + DAY_S - 60)
+        check_author(store, "carol", "x", settings, now=time.time() + DAY_S + 1)  # a day on
+        check_author(store, "dave", "y", settings)  # another author's count is their own
+    finally:
+        store.close()
+
+
+def test_a_league_made_before_the_limits_keeps_none(tmp_path: Path) -> None:
+    league = _league(tmp_path, "max_bots_per_author = 1")
+    for i in range(5):
+        _record(league, f"n{i}", "1", "erin")
+    store = LeagueStore.open(league)
+    try:
+        settings = store.settings()
+        with pytest.raises(LeagueError, match="erin: 5 bots"):
+            check_author(store, "erin", "n9", settings)
+        old = {k: v for k, v in settings.items() if k != "league"}
+        check_author(store, "erin", "n9", old)
+    finally:
+        store.close()
