@@ -8,11 +8,11 @@ import subprocess
 import sys
 
 
-def refused(*args: str, prefix: str = "uno-arena", timeout: float = 120) -> str:
-    """Run ``uno-arena ARGS`` (without UNO_* variables from the environment), assert that it
-    refuses in one line that starts with ``prefix`` and exits 2, and return that line."""
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``uno-arena ARGS`` as a user would (a fresh interpreter, without UNO_* variables
+    from the environment) and return what it did."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
-    res = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "uno_server.cli", *args],
         capture_output=True,
         text=True,
@@ -20,6 +20,12 @@ def refused(*args: str, prefix: str = "uno-arena", timeout: float = 120) -> str:
         check=False,
         env=env,
     )
+
+
+def refused(*args: str, prefix: str = "uno-arena", timeout: float = 120) -> str:
+    """Run ``uno-arena ARGS`` (as :func:`cli` does), assert that it refuses in one line that
+    starts with ``prefix`` and exits 2, and return that line."""
+    res = cli(*args, timeout=timeout)
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1, (args, res.stdout[-500:], res.stderr[-2000:])
     assert lines[0].startswith(prefix), lines[0]

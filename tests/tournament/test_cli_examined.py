@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import types
 from importlib.metadata import entry_points
@@ -17,24 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.refusal import refused
+from tests.refusal import cli, refused
 from uno_server.cli import main as cli_main
 from uno_server.service.main import load_config as load_server_config
 from uno_tournament.config import load
 
 from .helpers import bot_entry, write_config
-
-
-def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
-    return subprocess.run(
-        [sys.executable, "-m", "uno_server.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +45,7 @@ def test_report_replaces_a_link_or_a_pipe_and_names_a_folder(played: Path, tmp_p
     (run / "results.json").symlink_to(victim)  # written through, it overwrote a file outside
     (run / "leaderboard.md").unlink()
     os.mkfifo(run / "leaderboard.md")  # opened for writing, it waited for a reader forever
-    res = _cli("tournament", "report", str(run))
+    res = cli("tournament", "report", str(run))
     assert res.returncode == 0, res.stderr[-2000:]
     assert victim.read_text() == "precious\n"
     for name in ("results.json", "leaderboard.md"):
@@ -158,7 +145,7 @@ def test_a_bot_that_echoes_its_token_and_fails_to_start_does_not_show_it(tmp_pat
         f'command = ["{{python}}", "-c", "{echo}", "{{token}}"]\n'
     ]
     cfg = write_config(tmp_path, bots, startup_timeout_s=60)
-    res = _cli("tournament", "run", str(cfg), "--quiet", timeout=120)
+    res = cli("tournament", "run", str(cfg), "--quiet", timeout=120)
     assert res.returncode != 0
     assert "bot 'echo' failed to start" in res.stderr and "<token>" in res.stderr, res.stderr
     assert token not in res.stderr + res.stdout

@@ -7,34 +7,21 @@ from __future__ import annotations
 
 import calendar
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.refusal import cli
 from uno_tournament.league.quota import DAY_S, DEFAULTS, check_author
 from uno_tournament.league.store import LeagueError, LeagueStore
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "uno_server.cli", "league", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
-    )
 
 
 def _league(tmp_path: Path, section: str) -> Path:
     cfg = tmp_path / "league.toml"
     cfg.write_text(f"[league]\n{section}\n")
     league = tmp_path / "L"
-    res = _cli("init", str(league), "--config", str(cfg))
+    res = cli("league", "init", str(league), "--config", str(cfg))
     assert res.returncode == 0, res.stderr
     return league
 
@@ -82,14 +69,14 @@ def test_a_bad_limit_names_its_field_and_makes_no_league(
 ) -> None:
     cfg = tmp_path / "league.toml"
     cfg.write_text(f"[league]\n{section}\n")
-    res = _cli("init", str(tmp_path / "L"), "--config", str(cfg))
+    res = cli("league", "init", str(tmp_path / "L"), "--config", str(cfg))
     assert res.returncode == 2, res.stdout + res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr, res.stderr
     assert not (tmp_path / "L").exists()
 
 
 def test_a_new_league_has_the_default_limits_and_a_file_sets_them(tmp_path: Path) -> None:
-    assert _cli("init", str(tmp_path / "a")).returncode == 0
+    assert cli("league", "init", str(tmp_path / "a")).returncode == 0
     league = _league(tmp_path, "max_bots_per_author = 2")
     for folder, want in (
         (tmp_path / "a", DEFAULTS),
@@ -109,7 +96,7 @@ def test_an_author_at_the_bot_limit_is_refused_a_new_name_with_nothing_kept(
     _record(league, "a1", "1", "alice")
     _record(league, "a2", "1", "alice")
     _record(league, "gone", "1", "alice", state="refused")  # not in the ladder: not counted
-    res = _cli("submit", str(league), str(_bot(tmp_path / "a3", "a3", "alice")))
+    res = cli("league", "submit", str(league), str(_bot(tmp_path / "a3", "a3", "alice")))
     assert res.returncode == 2, res.stdout + res.stderr
     assert res.stderr.strip() == (
         "uno-arena: alice: 2 bots in the ladder already (a1, a2), the most this league takes "
@@ -125,10 +112,10 @@ def test_an_author_at_the_bot_limit_is_refused_a_new_name_with_nothing_kept(
     finally:
         store.close()
     # a remote bot's token is a bot in the ladder too
-    res = _cli("token", "add", str(league), "a4", "--author", "alice")
+    res = cli("league", "token", "add", str(league), "a4", "--author", "alice")
     assert res.returncode == 2 and "alice: 2 bots in the ladder already" in res.stderr
     assert res.stdout == ""
-    res = _cli("token", "add", str(league), "b9", "--author", "bob")
+    res = cli("league", "token", "add", str(league), "b9", "--author", "bob")
     assert res.returncode == 0, res.stderr
     store = LeagueStore.open(league)
     try:
@@ -144,7 +131,7 @@ def test_an_author_at_the_daily_limit_is_told_when_to_submit_again(tmp_path: Pat
     t0 = time.time()
     for i in range(3):  # refused verdicts count: each cost a gate
         _record(league, "x", str(i), "carol", state="refused")
-    res = _cli("submit", str(league), str(_bot(tmp_path / "x", "x", "carol", version="9")))
+    res = cli("league", "submit", str(league), str(_bot(tmp_path / "x", "x", "carol", version="9")))
     assert res.returncode == 2, res.stdout + res.stderr
     line = res.stderr.strip()
     assert line.startswith(
