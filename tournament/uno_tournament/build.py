@@ -217,10 +217,6 @@ def folder_bytes(folder: Path, stop_at: int | None) -> int:
     return total
 
 
-DISK_POLL_S = 0.2
-"""How often a build's folder is measured against ``sandbox.build_disk_mb``."""
-
-
 def _over(folder: Path, start: int, limit: int, build_disk_mb: int) -> str:
     """Why the build's folder breaks the limit ('' if it does not)."""
     try:
