@@ -497,3 +497,37 @@ async def test_a_late_answer_to_a_window_someone_closed_is_stale_not_illegal(liv
         ]
     for b in bots:
         await b.stop()
+
+
+async def test_an_accepted_answer_is_never_closed_even_when_it_ends_the_hand(live: Live) -> None:
+    """bot.proto: a request is answered (no RequestClosed) or closed without an accepted answer
+    (RequestClosed). The winning play's request got a RequestClosed(HAND_ENDED) all the same: an
+    examination's raw bot read its winning move as dropped. The other seats' open requests (a
+    UNO window the last play opened, say) are still closed, as the hand ended."""
+    bots = [await connected(live, f"b{i}") for i in range(4)]
+    infos = [
+        await live.create(
+            ["b0", "b1", "b2", "b3"],
+            seed=70 + i,
+            rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
+            tc=game_pb2.TimeControl(decision_ms=5000),
+        )
+        for i in range(3)
+    ]
+    for info in infos:
+        await asyncio.wait_for(live.watch(info.match_id), 90)
+    for b in bots:
+        await b.wait_ended(3, timeout=60)
+    winners = 0
+    for b in bots:
+        accepted = {r.request_id for r in b.results if r.accepted}
+        closed = {
+            m.request_closed.request_id: m.request_closed.reason
+            for m in b.received
+            if m.WhichOneof("kind") == "request_closed"
+        }
+        assert not accepted & set(closed), (b.name, {k: closed[k] for k in accepted & set(closed)})
+        winners += sum(1 for e in b.ended if e.won)
+    assert winners == 3, "every hand is won by a bot's own play: each is a case"
+    for b in bots:
+        await b.stop()

@@ -438,18 +438,20 @@ class Table:
             self._window_wall = opened + ms / 1000
         elif hand.window < 0:
             self._window_deadline = None
+        # The acting seat's own request is settled by the caller: answered (no RequestClosed,
+        # as bot.proto promises; the winning play's request was closed as HAND_ENDED) or, for
+        # a timeout, closed before its default is applied.
+        acting = self._h2m[seat] if seat >= 0 else -1
         if hand.phase == OVER:
             self.metrics.hands.inc()
             for st in self.seats:
-                if st.open is not None:
+                if st.open is not None and st.open.seat != acting:
                     self.desk.close(st, bot_pb2.CLOSE_REASON_HAND_ENDED, None)
         else:
             # Close at once every request this action made moot (a catch or a late call ends
             # the window for everyone), so a bot's late answer to it is stale (ABORTED), not an
             # illegal action held against its seat.
-            # (The acting seat's own request is settled by the caller.)
             m2h = self._m2h
-            acting = self._h2m[seat] if seat >= 0 else -1
             # the server closing a UNO window on its timer: the chances it held have expired
             why = bot_pb2.CLOSE_REASON_EXPIRED if seat < 0 else bot_pb2.CLOSE_REASON_SUPERSEDED
             for st in self.seats:
