@@ -112,16 +112,25 @@ async def test_an_action_batch_applies_each_answer_as_if_alone(live: Live) -> No
             bot_pb2.Action(request_id=dr.request_id, action_id=dr.default_action_id) for dr in first
         ]
         + [bot_pb2.Action(request_id=f"{matches[0]}-999", action_id=0)]  # never issued
+        # a bad request id cannot name its entry: its place in the batch does
+        + [bot_pb2.Action(action_id=0), bot_pb2.Action(request_id="x" * 300, action_id=0)]
     )
     bot.outbox.put_nowait(bot_pb2.PlayRequest(actions=batch))
+    bot.outbox.put_nowait(bot_pb2.PlayRequest())  # empty: names every kind it may hold
     bot.outbox.put_nowait(bot_pb2.PlayRequest(ping=bot_pb2.Ping(nonce=77)))
     await asyncio.wait_for(
         _until(lambda: any(m.WhichOneof("kind") == "pong" for m in bot.received)), 5
     )
     results = [m.action_result for m in bot.received if m.WhichOneof("kind") == "action_result"]
-    assert [(r.request_id, r.reason) for r in results] == [
-        (f"{matches[0]}-999", errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND)
+    assert [(r.request_id, r.reason, r.field) for r in results] == [
+        (f"{matches[0]}-999", errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND, ""),
+        ("", errors_pb2.ERROR_REASON_MALFORMED_MESSAGE, "actions.actions[4].request_id"),
+        ("", errors_pb2.ERROR_REASON_LIMIT_EXCEEDED, "actions.actions[5].request_id"),
     ]
+    assert results[1].message == "actions.actions[4].request_id: is required"
+    assert results[2].message.startswith("actions.actions[5].request_id: 300 characters")
+    (empty,) = [m.error for m in bot.received if m.WhichOneof("kind") == "error"]
+    assert empty.message == "empty PlayRequest: set one of hello, action, actions or ping"
     for mid in matches:  # each answer was applied
         info = await live.info(mid)
         assert info.seats[0].decisions == 1

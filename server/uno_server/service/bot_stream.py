@@ -450,8 +450,9 @@ class BotServicer:
                             "actions.actions",
                         )
                         continue
-                    for act in acts:  # each exactly as if it had come alone
-                        self._action(session, act, limits.check_action(act))
+                    for i, act in enumerate(acts):  # each exactly as if it had come alone
+                        where = f"actions.actions[{i}]"  # named by its place in the batch
+                        self._action(session, act, limits.check_action(act), where)
                     continue
                 bad = limits.check(req)
                 if bad is not None:
@@ -477,7 +478,7 @@ class BotServicer:
                     session.stream_error(
                         grpc.StatusCode.INVALID_ARGUMENT,
                         errors_pb2.ERROR_REASON_MALFORMED_MESSAGE,
-                        "empty PlayRequest: set hello, action or ping",
+                        "empty PlayRequest: set one of hello, action, actions or ping",
                     )
         except asyncio.CancelledError:
             raise
@@ -501,8 +502,14 @@ class BotServicer:
                     )
 
     def _action(
-        self, session: BotSession, act: bot_pb2.Action, bad: limits.Violation | None
+        self,
+        session: BotSession,
+        act: bot_pb2.Action,
+        bad: limits.Violation | None,
+        where: str = "action",
     ) -> None:
+        """Apply one Action (``where``: its path in the PlayRequest, ``action`` or an entry of
+        ``actions.actions``, which a rejection for a field of its own names)."""
         arena = self.arena
         res: bot_pb2.ActionResult | None
         table: Table | None = None
@@ -524,12 +531,14 @@ class BotServicer:
                 act.action_id if act.HasField("action_id") else None,
             )
         elif bad is not None:  # a field over its limit or missing: before NOT_FOUND
+            # an entry of a batch is named by its place (its request id may be what is bad)
+            path = where + bad.field.removeprefix("action")
             res = bot_pb2.ActionResult(
                 request_id=act.request_id if bad.field != "action.request_id" else "",
                 code=3,
                 reason=bad.reason,
-                message=bad.message,
-                field=bad.field,
+                message=path + bad.message.removeprefix(bad.field),
+                field=path,
             )
             if act.HasField("action_id"):
                 res.action_id = act.action_id

@@ -1450,7 +1450,8 @@ type ActionResult struct {
 	ResponseMs int32 `protobuf:"varint,11,opt,name=response_ms,json=responseMs,proto3" json:"response_ms,omitempty"`
 	// The seat's time bank left, in milliseconds (the clock of an open request keeps running).
 	TimeBankMs int32 `protobuf:"varint,12,opt,name=time_bank_ms,json=timeBankMs,proto3" json:"time_bank_ms,omitempty"`
-	// For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id"; empty otherwise.
+	// For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id" (for an entry of
+	// an ActionBatch, its place: "actions.actions[2].request_id" is the third); empty otherwise.
 	Field         string `protobuf:"bytes,13,opt,name=field,proto3" json:"field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -601,7 +601,10 @@ export interface ActionResult {
   responseMs: number;
   /** The seat's time bank left, in milliseconds (the clock of an open request keeps running). */
   timeBankMs: number;
-  /** For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id"; empty otherwise. */
+  /**
+   * For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id" (for an entry of
+   * an ActionBatch, its place: "actions.actions[2].request_id" is the third); empty otherwise.
+   */
   field: string;
 }
 
