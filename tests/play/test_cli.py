@@ -81,6 +81,11 @@ async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
             ["play", "--bot", "a1=same-token-1", "--bot", "b2=same-token-1"],
             "--bot a1 and --bot b2: the same token",
         ),
+        (  # the second silently replaced the first
+            ["play", "--bot", "mybot=aaaaaaaa1", "--bot", "mybot=bbbbbbbb2"],
+            "--bot mybot: given twice; give each once",
+        ),
+        (["play", "--rule", "stacking=true", "--rule", "stacking=false"], "--rule stacking: given"),
         (["watch", "--server", "h:1"], "--admin-token: the server's admin token is required"),
         (["watch", "--server", "nohost", "--admin-token", "a" * 8], "HOST:PORT"),
         (  # was accepted, and gRPC quietly dialled port 34463 (99999 - 65536)

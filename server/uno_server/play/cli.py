@@ -65,6 +65,8 @@ def _kv(items: list[str] | None, flag: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise SetupError(f"{flag} {item!r}: write it as NAME=VALUE")
+        if key in out:  # the later one silently won (serve's --bot refuses this too)
+            raise SetupError(f"{flag} {key[:64]}: given twice; give each once")
         out[key] = value
     return out
 
