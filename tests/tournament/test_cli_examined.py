@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
+import time
 import types
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -115,6 +117,30 @@ def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(
     assert capsys.readouterr().err == "uno-arena: interrupted\n"
     (script,) = entry_points(group="console_scripts", name="uno-arena")
     assert script.value == "uno_server._entry:main"
+
+
+def test_a_ctrl_c_is_honoured_in_a_process_started_with_it_ignored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `&` job of a script starts with SIGINT ignored, which Python keeps: a SIGINT before the
+    command's own handler was lost, and the whole run played (exit status 0)."""
+
+    class Command(types.ModuleType):
+        def main(self) -> int:  # the command, before its own handler: it is sent a SIGINT
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(50):
+                time.sleep(0.1)  # the handler runs at the next bytecode boundary
+            return 0
+
+    from uno_server import _entry
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        monkeypatch.setitem(sys.modules, "uno_server.cli", Command("uno_server.cli"))
+        assert _entry.main() == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert capsys.readouterr().err == "uno-arena: interrupted\n"
 
 
 def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
