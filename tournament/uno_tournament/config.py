@@ -11,7 +11,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     # until = "settled"     # or play until every adjacent pair is decided (docs/tournaments.md)
     # alpha = 0.05          #   with until: the chance of any wrong claim (0 < alpha < 0.5)
     # indifference_elo = 10 #   with until: pairs closer than this may be called tied (1-500)
-    # max_hands = 20000     #   with until: the budget (default 20000; 24-10000000)
+    # max_hands = 20000     #   with until: the budget (default 20000; 24-2000000)
     concurrency = 8         # tables played at once
     output = "out/example"  # relative to the current directory
 
@@ -58,7 +58,6 @@ run warns).
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import shutil
 import sys
@@ -72,6 +71,17 @@ from uno_server.engine.rules import RuleSet
 from uno_server.service.auth import token_problem
 
 from . import placeholders, schedule
+from .config_values import ConfigError as ConfigError  # noqa: PLC0414 (every caller's error)
+from .config_values import (
+    _bool,
+    _cut,
+    _float,
+    _int,
+    _key,
+    _shown,
+    _str,
+    _table,
+)
 from .fileread import TextFileError, read_text_file
 from .schedule import HandSpec
 from .store import ResultStore
@@ -101,12 +111,8 @@ example field settles within it; docs/tournaments.md)."""
 ALPHA_RANGE = (0.0, 0.5)
 """``alpha`` lies strictly between these."""
 INDIFFERENCE_RANGE = (1.0, 500.0)
-MAX_HANDS_RANGE = (24, 10_000_000)
+MAX_HANDS_RANGE = (24, schedule.MAX_PLAN_HANDS)
 UNTIL_VALUES = ("settled",)
-
-
-class ConfigError(Exception):
-    """A bad configuration value; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -381,68 +387,9 @@ def _sandbox_from_dict(d: dict[str, Any] | None) -> SandboxSpec:
 # ------------------------------------------------------------------------------------ parsing
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
 MAX_BOTS = 128
 """Most [[bots]] of one tournament: 128 plan 35,424 hands a block in 2 s (256: 138,936 in 26 s)."""
 MAX_CONFIG_BYTES = 1024 * 1024  # a tournament config file is at most 1 MiB (as the server's)
-MAX_ECHO = 80  # characters of the file's own text an error message repeats
-
-
-def _cut(text: str, limit: int = MAX_ECHO) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _shown(v: Any) -> str:
-    """A value as an error message repeats it: its repr, cut to MAX_ECHO characters."""
-    return _cut(repr(v))
-
-
-def _key(key: Any) -> str:
-    """A key as TOML writes it: bare if it can be, else quoted (never a raw newline); cut to
-    MAX_ECHO characters."""
-    text = str(key)
-    return _cut(text if _BARE_KEY.match(text) else json.dumps(text))
-
-
-def _int(where: str, v: Any, lo: int, hi: int) -> int:
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ConfigError(f"{where}: must be an integer, got {_shown(v)}")
-    if not lo <= v <= hi:
-        raise ConfigError(f"{where}: must be {lo}-{hi}, got {v}")
-    return v
-
-
-def _float(where: str, v: Any, lo: float, hi: float) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ConfigError(f"{where}: must be a number, got {_shown(v)}")
-    if not lo <= v <= hi:
-        raise ConfigError(f"{where}: must be {lo:g}-{hi:g}, got {v}")
-    return float(v)
-
-
-def _str(where: str, v: Any) -> str:
-    if not isinstance(v, str):
-        raise ConfigError(f"{where}: must be a string, got {_shown(v)}")
-    return v
-
-
-def _bool(where: str, v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise ConfigError(f"{where}: must be true or false, got {_shown(v)}")
-    return v
-
-
-def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
-    if not isinstance(v, dict):
-        raise ConfigError(f"{where}: must be a table, got {_shown(v)}")
-    for key in v:
-        if key not in known:
-            raise ConfigError(
-                f"{where}.{_key(key)}: unknown setting (known: {', '.join(sorted(known))})"
-            )
-    return v
 
 
 def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> BotSpec:
@@ -598,7 +545,8 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
     if "\0" in output:
         raise ConfigError("tournament.output: a path cannot hold a NUL character")
     pair_meetings = _int("tournament.pair_meetings", t.get("pair_meetings", 1), 1, 100)
-    hands = _int("tournament.hands", t.get("hands", 0), 0, 100_000_000) if "hands" in t else 0
+    top = schedule.MAX_PLAN_HANDS
+    hands = _int("tournament.hands", t.get("hands", 0), 0, top) if "hands" in t else 0
     if "hands" in t and hands < 24:
         raise ConfigError(
             f"tournament.hands: must be at least 24 (one duplicate block), got {hands}"
@@ -710,6 +658,17 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         bots.append(b)
     if len(bots) < 4:
         raise ConfigError(f"bots: a table needs four distinct bots, {len(bots)} available")
+    too_big = schedule.plan_size_problem(
+        len(bots),
+        blocks=blocks,
+        hands=hands,
+        precision_elo=precision,
+        pair_meetings=pair_meetings,
+        max_hands=max_hands,
+        sequential=bool(until),
+    )
+    if too_big is not None:  # the whole plan is made in memory before the first hand
+        raise ConfigError(too_big)
     return TournamentConfig(
         name=name,
         bots=tuple(bots),
