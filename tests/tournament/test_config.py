@@ -260,3 +260,44 @@ def test_an_empty_output_folder_is_refused(tmp_path: Path) -> None:
     for value in ('""', '"  "'):
         msg = _err(_cfg(f"[tournament]\noutput = {value}\n"), tmp_path)
         assert msg.startswith("tournament.output: empty"), msg
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # 12 bots play all 495 four-bot tables a block: 500 blocks are 5,940,000 hands
+        (_cfg("[tournament]\nblocks = 500\n", bots=12), "tournament.blocks: plans 5,940,000"),
+        (_cfg("[tournament]\nhands = 2000001\n"), "tournament.hands: must be 0-2000000"),
+        (_cfg("[tournament]\nprecision_elo = 1\n", bots=12), "tournament.precision_elo: plans"),
+        (
+            _cfg('[tournament]\nuntil = "settled"\nmax_hands = 2000001\n'),
+            "tournament.max_hands: must be 24-2000000",
+        ),
+    ],
+)
+def test_a_plan_larger_than_a_run_holds_is_refused_naming_its_field(
+    text: str, message: str, tmp_path: Path
+) -> None:
+    """A run makes its whole plan in memory before the first hand: an examination's
+    max_hands = 10,000,000 (then allowed) took 3.5 GB and more than a minute before the first
+    line, and ignored Ctrl-C meanwhile."""
+    err = _err(text, tmp_path)
+    assert message in err, err
+    assert "more than the 2,000,000 one run holds in memory" in err or "must be" in err
+
+
+def test_the_largest_plan_allowed_is_made(tmp_path: Path) -> None:
+    from uno_tournament.schedule import MAX_PLAN_HANDS
+
+    # 12 bots, 168 blocks: 1,995,840 hands, just under the limit (169 blocks are over it)
+    cfg = parse(tomllib.loads(_cfg("[tournament]\nblocks = 168\n", bots=12)), tmp_path)
+    assert cfg.design().hands == 1_995_840 <= MAX_PLAN_HANDS
+    assert "tournament.blocks: plans 2,007,720" in _err(
+        _cfg("[tournament]\nblocks = 169\n", bots=12), tmp_path
+    )
+    settled = parse(
+        tomllib.loads(_cfg(f'[tournament]\nuntil = "settled"\nmax_hands = {MAX_PLAN_HANDS}\n')),
+        tmp_path,
+    )
+    design = settled.design()  # the first block alone is planned for it
+    assert design.blocks * len(design.tables) * 24 >= MAX_PLAN_HANDS

@@ -71,6 +71,44 @@ class HandSpec:
         return f"t{self.table}/b{self.block}/d{self.deal}"
 
 
+MAX_PLAN_HANDS = 2_000_000
+"""The most hands one run plans. A run holds its whole plan in memory (about 300 bytes a hand,
+and a sequential run's budget is planned in full), so a plan of 10,000,000 hands took 3.5 GB and
+more than a minute before the run's first line; 2,000,000 hands are days of play on one machine
+(a longer tournament is several runs, or shards: docs/scale-out.md)."""
+
+
+def plan_size_problem(
+    n_bots: int,
+    *,
+    blocks: int,
+    hands: int,
+    precision_elo: float,
+    pair_meetings: int,
+    max_hands: int,
+    sequential: bool,
+) -> str | None:
+    """Why a tournament's plan is too large to make (the field that sizes it, and what to do), or
+    ``None``. For ``blocks`` the size is a lower bound: all C(N, 4) tables up to 12 bots, else
+    the ``pair_meetings * C(N, 2) / 6`` tables a balanced design needs at least."""
+    if sequential:
+        size, field = max_hands, "max_hands"
+    elif precision_elo > 0:
+        size, field = hands_for_precision(precision_elo, n_bots), "precision_elo"
+    elif hands > 0:
+        size, field = hands, "hands"
+    else:
+        n = n_bots
+        tables = math.comb(n, 4) if n <= 12 else math.ceil(pair_meetings * n * (n - 1) / 12)
+        size, field = blocks * tables * HANDS_PER_BLOCK, "blocks"
+    if size <= MAX_PLAN_HANDS:
+        return None
+    return (
+        f"tournament.{field}: plans {size:,} hands, more than the {MAX_PLAN_HANDS:,} one run "
+        "holds in memory; play it as several runs, or ask less of one"
+    )
+
+
 def hands_for_precision(precision_elo: float, n_bots: int) -> int:
     """Hands a design needs for a 95% CI of about +-``precision_elo`` on a gap."""
     per_bot = (1.959963984540054 * SE_PER_HAND_ELO / precision_elo) ** 2
@@ -302,6 +340,11 @@ def plan(
         seed=seed,
     )
     tables = chosen.tables
+    if chosen.hands > MAX_PLAN_HANDS:  # config checks a lower bound; this is the exact size
+        raise ValueError(
+            f"the design has {chosen.hands:,} hands, more than the {MAX_PLAN_HANDS:,} one run "
+            "holds in memory; play it as several runs, or ask less of one"
+        )
     out: list[HandSpec] = []
     for b in range(chosen.blocks):
         for d in range(DEALS_PER_BLOCK):

@@ -160,7 +160,7 @@ def settled_plan(config: Any, tournament_id: str, store: Any = None) -> list[Han
     )
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)  # a plan is up to 2,000,000 hands
 def _adaptive_plan(
     tid: str,
     names: tuple[str, ...],
@@ -225,7 +225,7 @@ def resolve(spec: HandSpec, blocks: Sequence[Sequence[Sequence[str]]]) -> HandSp
     )
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)  # a plan is up to 2,000,000 hands
 def _plan(
     tid: str,
     names: tuple[str, ...],
@@ -253,13 +253,27 @@ def _plan(
     return tuple(full[:max_hands])
 
 
+def _block_hands(config: Any) -> int:
+    """The hands of one block of a sequential run's plan."""
+    names = _names(config)
+    if adaptive(config):
+        return adaptive_tables(names) * HANDS_PER_BLOCK
+    if config.candidate:
+        field = [n for n in names if n not in (config.candidate, config.baseline)]
+        return min(math.comb(len(field), 2), NEWVERSION_TABLES) * HANDS_PER_BLOCK
+    tables = schedule.tables_for(names, pair_meetings=config.pair_meetings, seed=config.seed)
+    return len(tables) * HANDS_PER_BLOCK
+
+
 def settled_design(config: Any) -> schedule.Design:
     """The first block's tables and the budget's blocks, with the reason the run's first line
     prints."""
-    plan = settled_plan(config, "design")
-    first = [h for h in plan if h.block == 0]
-    tables = list(dict.fromkeys(h.table_bots for h in first))
-    blocks = max(h.block for h in plan) + 1
+    # the first block alone: a plan of the whole budget (up to 2,000,000 hands) made here
+    # beside the run's own doubled the memory a run starts with
+    per_block = _block_hands(config)
+    first = dataclasses.replace(config, max_hands=min(config.max_hands, per_block))
+    tables = list(dict.fromkeys(h.table_bots for h in settled_plan(first, "design")))
+    blocks = math.ceil(config.max_hands / per_block)
     if config.candidate:
         why = (
             f"new-version test {config.candidate} vs {config.baseline} (delta0 0, delta1 "
