@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import sys
 import time
 import types
@@ -178,3 +179,43 @@ def test_a_bot_that_echoes_its_token_and_fails_to_start_does_not_show_it(tmp_pat
     warning = [x for x in res.stderr.splitlines() if x.startswith("warning: echo")]
     assert warning and "the command names {token}" in warning[0]
     assert "the command names {token}" not in res.stdout
+
+
+def _edit(db: Path, *sql: str) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        for q in sql:
+            conn.execute(q)
+    conn.close()
+
+
+def test_report_and_resume_refuse_a_database_changed_since_its_results(
+    played: Path, tmp_path: Path
+) -> None:
+    """resume and report rewrote results.json from an edited database, and verify then passed:
+    an examination deleted a hand and resumed (it was played again, with another winner), and
+    set a bot's illegal count and reported (the report showed 7 illegal moves)."""
+    deleted = _copy(played, tmp_path / "deleted")
+    db = deleted / "tournament.sqlite"
+    hid = sqlite3.connect(db).execute("SELECT hand_id FROM hands ORDER BY hand_id").fetchone()[0]
+    _edit(db, *(f"DELETE FROM {t} WHERE hand_id = '{hid}'" for t in ("seats", "replays", "hands")))
+    before = (deleted / "results.json").read_bytes()
+    for args in (("resume", str(deleted)), ("report", str(deleted))):
+        line = refused("tournament", *args)
+        assert f"hand {hid} is in results.json's chain but no longer in the database" in line
+        assert "move results.json away first" in line, line
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM hands").fetchone()[0] == 23
+    assert (deleted / "results.json").read_bytes() == before  # nothing rewritten
+    assert cli("tournament", "verify", str(deleted)).returncode == 1
+
+    edited = _copy(played, tmp_path / "edited")
+    _edit(edited / "tournament.sqlite", f"UPDATE seats SET illegal = 7 WHERE hand_id = '{hid}'")
+    line = refused("tournament", "report", str(edited))
+    assert f"hand {hid} in the database differs from the one chained into results.json" in line
+    # the way out the message gives: the database as it is now, said on purpose
+    (edited / "results.json").rename(tmp_path / "old-results.json")
+    assert cli("tournament", "report", str(edited)).returncode == 0
+    # an unchanged database reports again as before
+    same = _copy(played, tmp_path / "same")
+    assert cli("tournament", "report", str(same)).returncode == 0
+    assert cli("tournament", "verify", str(same)).returncode == 0

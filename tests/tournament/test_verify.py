@@ -215,10 +215,18 @@ def test_a_run_with_faults_verifies_and_its_fault_columns_are_checked(
             f"UPDATE seats SET {col} = {expr} WHERE hand_id = ? AND seat = {seat}",
             params=(hid,),
         )
-        assert cli_main(["tournament", "report", str(run)]) == 0  # the chain cannot help
+        _report_over_the_edit(run)  # the chain cannot help
         code, problems, _ = _verify([str(run)], capsys)
         assert code == 1 and len(problems) == 1, (column, problems)
         assert hid in problems[0] and column in problems[0], (column, problems)
+
+
+def _report_over_the_edit(run: Path) -> None:
+    """`report` on an edited database: refused while results.json chains the hand as it was
+    (one line, exit 2); a forger moves results.json away, as the refusal says, and reports."""
+    assert cli_main(["tournament", "report", str(run)]) == 2
+    (run / "results.json").unlink()
+    assert cli_main(["tournament", "report", str(run)]) == 0
 
 
 # ------------------------------------------------------------------ every column, edited
@@ -348,7 +356,7 @@ def test_an_edit_the_report_was_rewritten_over_is_still_named_by_the_replay(
     # replay vouches for still fail, by the engine and the replay alone
     hid = _hand_ids(run)[K]
     _edit_column(run, hid, column, expr)
-    assert cli_main(["tournament", "report", str(run)]) == 0
+    _report_over_the_edit(run)
     code, problems, summary = _verify([str(run)], capsys)
     assert code == 1, summary
     assert len(problems) == 1 and hid in problems[0] and column in problems[0], problems

@@ -318,6 +318,37 @@ def compute(
     )
 
 
+class StoreChangedError(RuntimeError):
+    """The database lost or changed a hand (or its configuration) since the results.json in
+    its folder was written from it: writing the reports again would hide it."""
+
+
+def changed_since(ref: Any, now: Chain, plan_ids: Sequence[str]) -> str | None:
+    """What the store lost or changed since ``ref`` (the ``chain`` of a results.json written
+    from it) was written, or ``None``: a hand the chain holds that the store no longer has or
+    holds otherwise, or another configuration. Hands stored since (a resumed run's) and a
+    sequential decision or incidents that grew are not changes. ``None`` too for a chain of
+    another algorithm or plan, which this cannot compare (``verify`` says what it can)."""
+    if not isinstance(ref, dict) or ref.get("algorithm") != now.algorithm:
+        return None
+    positions = ref.get("hands_digests")
+    if not isinstance(positions, str) or len(positions) != SHORT * len(plan_ids):
+        return None
+    for k, hid in enumerate(plan_ids):
+        want = positions[k * SHORT : (k + 1) * SHORT]
+        if want == ABSENT:
+            continue
+        got = now.digests.get(hid)
+        if got is None:
+            return f"hand {hid} is in results.json's chain but no longer in the database"
+        if got[:SHORT] != want:
+            return f"hand {hid} in the database differs from the one chained into results.json"
+    columns = ref.get("columns")
+    if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
+        return "the stored configuration differs from the one chained into results.json"
+    return None
+
+
 def markdown_line(c: Chain) -> str:
     return (
         f"\nChain head: `{c.head}` over {c.hands} hands ({c.algorithm}; "

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import cliargs
+from .chain import StoreChangedError
 from .config import ConfigError, TournamentConfig, load, read_text
 from .fileread import FileWriteError
 from .replay import ReplayError
@@ -497,7 +498,15 @@ def _need_sub(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]
     return f
 
 
-ERRORS = (ConfigError, StoreError, ReplayError, TournamentCliError, ShardError, FileWriteError)
+ERRORS = (
+    ConfigError,
+    StoreError,
+    ReplayError,
+    TournamentCliError,
+    ShardError,
+    FileWriteError,
+    StoreChangedError,
+)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -748,6 +748,30 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
         console.print(line, markup=False, highlight=False)
 
 
+def unchanged(out: Path, tid: str, now: Any, plan_ids: list[str]) -> None:
+    """Raise :class:`~.chain.StoreChangedError` if ``out/results.json`` (when it is there,
+    readable and of this tournament) chains a hand or a configuration the database no longer
+    holds as chained: ``report`` or ``resume`` rewrote results.json from an edited database,
+    and ``verify`` then passed it (an examination deleted a hand and resumed: it was played
+    again with another result; it set a bot's illegal count and reported: the report showed
+    it)."""
+    from . import chain
+
+    try:
+        old = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return  # none, or unreadable: verify names it; it is written anew
+    if not isinstance(old, dict) or old.get("tournament_id") != tid:
+        return
+    problem = chain.changed_since(old.get("chain"), now, plan_ids)
+    if problem is not None:
+        raise chain.StoreChangedError(
+            f"{out}: {problem} (it was changed since the last report); `uno-arena tournament "
+            f"verify {out}` names every change. Restore the database from a copy, or, to "
+            "report it as it is now, move results.json away first"
+        )
+
+
 def write_all(
     out: Path,
     store: ResultStore,
@@ -761,7 +785,9 @@ def write_all(
     s = summarize(store, config, tid, planned, given_up=given_up)
     from . import chain  # the hash chain verify recomputes (issue 20)
 
-    ch = chain.compute(store, [h.hand_id for h in config.plan(tid)])
+    plan_ids = [h.hand_id for h in config.plan(tid)]
+    ch = chain.compute(store, plan_ids)
+    unchanged(out, tid, ch, plan_ids)
     seq_md = seq_html = ""
     seq_json: dict[str, Any] = {}
     if config.sequential:  # why a sequential run stopped, and its pairs over time

@@ -411,6 +411,8 @@ class Runner(SequentialMixin, Player):
         if self.only is not None:
             plan = schedule.partition(full_plan, self.only.index, self.only.count, self.config.seed)
         done = self.store.done_ids()
+        if done and self.only is None and (self.out / "results.json").exists():
+            self._unchanged_since_report(full_plan)
         if self.replay_files:
             try:
                 replays = ensure_replays(self.store, self.out / "replays")
@@ -573,6 +575,19 @@ class Runner(SequentialMixin, Player):
                 f"then: uno-arena tournament report {self.out}"
             ) from exc
         return 0
+
+    def _unchanged_since_report(self, full_plan: list[schedule.HandSpec]) -> None:
+        """A resume plays only what is missing: a hand deleted from the database after its
+        report (or edited) would be played again, or reported otherwise, and the new
+        results.json would hide it (an examination deleted a hand and resumed; the hand came
+        back with another winner and verify passed). Refused before any hand is played."""
+        from . import chain
+
+        plan_ids = [h.hand_id for h in full_plan]
+        try:
+            report.unchanged(self.out, self.tid, chain.compute(self.store, plan_ids), plan_ids)
+        except chain.StoreChangedError as exc:
+            raise RunnerError(str(exc)) from None
 
     def _finish_shard(self, full_plan: list[schedule.HandSpec], mine: set[str]) -> int:
         """The end of ``--shard I/N``: this shard's state in the store, and the reports once
