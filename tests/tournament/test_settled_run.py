@@ -439,6 +439,33 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     conn.commit()
     assert _verify(out).returncode == 0
 
+    # the stop removed, the looks kept (an examination: verify passed, the report said "not
+    # stopped yet", and resume waited for ever at 0 hands/s)
+    edited = json.loads(json.dumps(rec))
+    edited["stop"] = None
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+    conn.commit()
+    v = _verify(out)
+    assert v.returncode == 1 and "the stop was removed" in v.stdout, v.stdout
+    res = subprocess.run(
+        _cli("tournament", "resume", str(out)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert res.returncode == 2 and "has decided but has no stop" in res.stderr, res.stderr
+    # the last look removed, the stop kept
+    edited = json.loads(json.dumps(rec))
+    edited["looks"] = edited["looks"][:-1]
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
+    conn.commit()
+    v = _verify(out)
+    assert v.returncode == 1 and "a look was removed" in v.stdout, v.stdout
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
+    conn.commit()
+    assert _verify(out).returncode == 0
+
     # the record rolled back to its first look, its stop gone: a consistent record that trails
     # the hands (as a run killed between a hand and its look leaves one), so re-deriving the
     # decision accepts it, and the reports written again from it say "undecided". Only the

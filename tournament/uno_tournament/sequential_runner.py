@@ -252,6 +252,15 @@ class SequentialMixin:
                 f"{self.store.location}: the stored sequential decision is of a plan of "
                 f"{self.seq.plan_hands} hands, the configuration plans {len(full_plan)}"
             )
+        decided = (self.seq.state is not None and self.seq.state.settled_at is not None) or (
+            self.seq.newversion is not None and self.seq.newversion.decided_at is not None
+        )
+        if decided and self.seq.stop is None:  # written together: the stop was removed
+            raise RunnerError(
+                f"{self.store.location}: the stored sequential decision has decided but has no "
+                "stop (it was edited; a resume would wait for ever); `uno-arena tournament "
+                "verify` re-derives it from the hands"
+            )
 
     def _finish_sequential(self, total: int) -> int:
         """The end of a run its sequential decision stopped: the stop line and the reports."""

@@ -275,6 +275,19 @@ def check_sequential(
             f"({_describe(recorded)} recorded, {_describe(fresh)} re-derived): a hand before "
             "the stop is missing, or the record was edited"
         )
+    elif recorded.stop is None and fresh.stop is not None and n >= len(fresh.looks):
+        # a record trails the hands only by looks not yet taken: with the look that decided,
+        # the stop is written in the same update (an examination removed it: verify passed,
+        # the report said "not stopped yet" and resume waited for ever)
+        out.other.append(
+            f"{where}: the record has no stop, though its own looks include the one that "
+            f"stopped the run ({_describe(fresh)} re-derived): the stop was removed"
+        )
+    elif recorded.stop is not None and n < len(fresh.looks):
+        out.other.append(
+            f"{where}: the record stops ({_describe(recorded)}) with {n} of the "
+            f"{len(fresh.looks)} looks the stored hands give: a look was removed"
+        )
     elif recorded.stop is not None and not _same(recorded.stop, fresh.stop):
         out.other.append(
             f"{where}: the record says {_describe(recorded)}, the stored hands give "
