@@ -69,6 +69,12 @@ _TRANSIENT = {
     grpc.StatusCode.UNKNOWN,
 }
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
+ENDLESS_MARK = "did not end after"
+"""In a cancelled match's end message: the server's cap on a hand's actions ended it (20,000)."""
+ENDLESS_TRIES = 2
+"""Tries of a hand that the server ends for never ending before the run stops, naming it: an
+examination's three bots that only ever drew held every try open (the draw pile runs dry and
+each turn passes), and the run played the same hand again for ever, saying nothing."""
 
 
 INCIDENT_EVENTS = {
@@ -157,6 +163,7 @@ class Player:
         self.interrupted = False
         self.fatal: BaseException | None = None
         self.server_seen = time.monotonic()
+        self._cancelled_why = ""  # the end message of the match _collect last found cancelled
         """When the server last answered (a reply, an event, or an error it sent)."""
         self.rules = rules_to_proto(config.rule_set())
         self._rules_dict = config.rule_set().to_dict()
@@ -340,8 +347,18 @@ class Player:
         p = self.bots.get(bot)
         return bot in self.given_up or (p is not None and p.given_up)
 
+    def _endless(self, spec: schedule.HandSpec, why: str) -> str:
+        """Why the run stops at a hand that never ends, and what to do."""
+        return (
+            f"hand {spec.hand_id} ({', '.join(spec.bots)}): {why} in {ENDLESS_TRIES} tries "
+            "of the same deal. Bots that never play a card hold a hand open for ever once the "
+            "draw pile runs dry (every turn draws nothing and passes); read their logs under "
+            "logs/, fix or remove such a bot, and run the tournament again"
+        )[:600]
+
     async def play(self, spec: schedule.HandSpec) -> HandRecord:
         attempt = 0
+        endless = 0  # tries of this hand the server cancelled for never ending
         waited_since: float | None = None
         delay = 0.2
         while True:
@@ -415,7 +432,13 @@ class Player:
                     f"hand {spec.hand_id}: {err.code().name}: {err.details()}"
                 ) from err
             if rec is None:  # cancelled (server shutdown or an operator): play it again
-                self.log.info("hand played again", hand=spec.hand_id, why="match cancelled")
+                why, self._cancelled_why = self._cancelled_why, ""
+                endless += ENDLESS_MARK in why
+                if endless >= ENDLESS_TRIES:
+                    raise RunnerError(self._endless(spec, why))
+                self.log.info(
+                    "hand played again", hand=spec.hand_id, why=why[:200] or "match cancelled"
+                )
                 self._retry()
                 attempt += 1
                 continue
@@ -609,6 +632,8 @@ class Player:
             )
             final = got.match
         if final.state != admin_pb2.MATCH_STATE_FINISHED:
+            # read by play() right after this returns (no await between): why it was cancelled
+            self._cancelled_why = final.end_message
             return None
         ended: game_pb2.HandEndedEvent | None = None
         scored: game_pb2.HandScoredEvent | None = None
