@@ -118,7 +118,7 @@ def test_llr_and_the_progress_line() -> None:
     assert st.llr == pytest.approx(10.0 / 16.0 * 3.0)
     line = st.progress_line()
     assert line.startswith("LLR: 1.88 (-2.94, 2.94) [0.00, 10.00]")
-    assert "new - old: +8.0 +- 4.0 Elo" in line and line.endswith("1000 hands")
+    assert "new - old: +8.0 +- 7.8 Elo (95%)" in line and line.endswith("1000 hands")
     st.look(gap_ratings(9.0, 2.0, 4000))
     assert st.verdict == "H1" and st.decided_at == 4000
     assert st.progress_line().endswith("H1 accepted, new is better by 10")

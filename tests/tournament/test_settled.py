@@ -8,6 +8,7 @@ removed (``test_error_rate_needs_the_correction``) and the naive rule fails them
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -393,6 +394,14 @@ def test_advance_budget_and_left_out_hands() -> None:
     assert st.through == len(ids) and st.settled_at is None
     line = stop_line(decisions[-1], budget_reached=True)
     assert line.startswith("stopped: budget, 3 pairs open: ")
+    last = decisions[-1]
+    first_open = next(i for i, p in enumerate(last.adjacent) if p.status == "open")
+    decided = [
+        p if i == first_open or p.status != "open" else dataclasses.replace(p, status="better")
+        for i, p in enumerate(last.adjacent)
+    ]
+    one = dataclasses.replace(last, adjacent=tuple(decided))
+    assert stop_line(one, budget_reached=True).startswith("stopped: budget, 1 pair open: ")
     with pytest.raises(ValueError):
         advance(st, ids, stored, 0)
 

@@ -77,6 +77,14 @@ def test_bad_settled_settings_name_the_field(keys: dict[str, object], field: str
     assert str(err.value).startswith(field + ":"), str(err.value)
 
 
+@pytest.mark.parametrize("alpha", [0, 0.5, -0.1, float("nan"), float("inf")])
+def test_every_alpha_out_of_range_gets_one_wording(alpha: float) -> None:
+    """0 and 0.5 said "more than 0 and less than 0.5", nan "must be 0-0.5"."""
+    with pytest.raises(ConfigError) as err:
+        parse(_tournament(until="settled", alpha=alpha), Path("."))
+    assert "tournament.alpha: must be more than 0 and less than 0.5, got " in str(err.value)
+
+
 def test_settled_settings_and_defaults() -> None:
     c = parse(_tournament(until="settled"), Path("."))
     assert (c.until, c.alpha, c.indifference_elo, c.max_hands) == ("settled", 0.05, 10.0, 20_000)
@@ -788,7 +796,8 @@ def test_a_candidate_crashing_on_every_decision_is_rejected(tmp_path: Path) -> N
     out = tmp_path / "out"
     r = _new_version_run(cfg, "--quiet")
     last = r.stdout.strip().splitlines()[-1]
-    assert last.startswith("stopped: H0 accepted, new is not better than old"), last
+    # delta0 is 0: "not better than old", not "... by 0 Elo"
+    assert last.startswith("stopped: H0 accepted, new is not better than old (new never"), last
     assert "new never went out ahead of the others: the gap is at most" in last, last
     rec = _record(out)
     assert int(rec["stop"]["hands"]) < 480  # type: ignore[index]

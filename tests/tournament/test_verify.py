@@ -1142,6 +1142,10 @@ def test_report_counts_are_compared_exactly_and_ratings_within_the_float_toleran
         == "hands is 1000001, not 1000000:"
     )
     assert _json_difference({"hands": 1000000.0000001}, {"hands": 1000000}, "") is not None
+    # two values whose short forms look alike are shown in full ("hands is 24, not 24")
+    assert (
+        _json_difference({"hands": 24.0000001}, {"hands": 24}, "") == "hands is 24.0000001, not 24:"
+    )
     assert _json_difference({"elo": 12.30000000001}, {"elo": 12.3}, "") is None
 
 

@@ -711,8 +711,10 @@ def _until(t: dict[str, Any]) -> tuple[str, float, float, int]:
                 f'tournament.{other}: not with until = "settled" (the run sizes itself; '
                 "give its budget as max_hands)"
             )
-    alpha = _float("tournament.alpha", t.get("alpha", DEFAULT_ALPHA), 0.0, 0.5)
-    if not ALPHA_RANGE[0] < alpha < ALPHA_RANGE[1]:
+    alpha = t.get("alpha", DEFAULT_ALPHA)
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float):
+        raise ConfigError(f"tournament.alpha: must be a number, got {_shown(alpha)}")
+    if not ALPHA_RANGE[0] < alpha < ALPHA_RANGE[1]:  # nan too: one wording for every miss
         raise ConfigError(f"tournament.alpha: must be more than 0 and less than 0.5, got {alpha:g}")
     indifference = _float(
         "tournament.indifference_elo",

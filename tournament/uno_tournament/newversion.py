@@ -265,7 +265,8 @@ class NewVersionState:
         return NewVersionDecision(self.verdict, self.llr, self.hands, self.gap, self.se, looked)
 
     def progress_line(self) -> str:
-        """``LLR: 1.23 (-2.94, 2.94) [0.00, 10.00]`` and the gap, as fastchess prints it."""
+        """``LLR: 1.23 (-2.94, 2.94) [0.00, 10.00]`` and the gap with its 95% margin, as
+        fastchess prints them."""
         line = (
             f"LLR: {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) "
             f"[{self.delta0:.2f}, {self.delta1:.2f}]"
@@ -273,7 +274,10 @@ class NewVersionState:
         if self.bounded:
             line = f"{self.candidate} - {self.baseline}: {self.limits_text()}"
         elif math.isfinite(self.gap):
-            line += f", {self.candidate} - {self.baseline}: {self.gap:+.1f} +- {self.se:.1f} Elo"
+            # the margin of a 95% interval, as fastchess's "Elo: x +/- y" (it was one standard
+            # error, under a line the docs called fastchess's)
+            ci = 1.959964 * self.se
+            line += f", {self.candidate} - {self.baseline}: {self.gap:+.1f} +- {ci:.1f} Elo (95%)"
         line += f", {self.hands} hands"
         if self.verdict == "H1":
             line += f": H1 accepted, {self.candidate} is better by {self.delta1:g}"

@@ -684,5 +684,6 @@ def stop_line(decision: SettledDecision, *, budget_reached: bool) -> str:
         return f"stopped: settled ({n} of {n} pairs decided)"
     opened = decision.open_pairs
     if budget_reached:
-        return f"stopped: budget, {len(opened)} pairs open: {', '.join(opened)}"
+        pairs = "pair" if len(opened) == 1 else "pairs"
+        return f"stopped: budget, {len(opened)} {pairs} open: {', '.join(opened)}"
     return f"running: {decision.summary()}"

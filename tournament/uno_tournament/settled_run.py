@@ -674,14 +674,17 @@ def catch_up(
     return record
 
 
+def _by(delta0: float) -> str:
+    """ " by 5 Elo", or nothing for 0 ("not better than old by 0 Elo" read oddly)."""
+    return f" by {delta0:g} Elo" if delta0 else ""
+
+
 def _nv_line(nv: NewVersionState, at: int | None) -> str:
     if nv.bounded:  # the last look's fit bounded the gap on one side only: its limits spoke
         if nv.verdict == "H1":
             head = f"H1 accepted, {nv.candidate} is better than {nv.baseline} by {nv.delta1:g} Elo"
         elif nv.verdict == "H0":
-            head = (
-                f"H0 accepted, {nv.candidate} is not better than {nv.baseline} by {nv.delta0:g} Elo"
-            )
+            head = f"H0 accepted, {nv.candidate} is not better than {nv.baseline}{_by(nv.delta0)}"
         else:
             head, at = "budget, undecided", nv.hands
         return f"stopped: {head} ({nv.limits_text()}) after {at} hands"
@@ -692,8 +695,8 @@ def _nv_line(nv: NewVersionState, at: int | None) -> str:
         )
     if nv.verdict == "H0":
         return (
-            f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline} by "
-            f"{nv.delta0:g} Elo (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
+            f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline}"
+            f"{_by(nv.delta0)} (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
         )
     return (
         f"stopped: budget, undecided (LLR {nv.llr:.2f} within ({nv.lower:.2f}, "

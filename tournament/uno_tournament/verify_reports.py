@@ -168,7 +168,7 @@ def _close(a: float, b: float) -> bool:
 def _json_difference(a: Any, b: Any, path: str) -> str | None:
     """The first path at which ``a`` differs from ``b`` (numbers within the tolerance)."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return None if a is b else f"{path or 'the top'} is {_show(a)}, not {_show(b)}:"
+        return None if a is b else f"{path or 'the top'} is {_differ(a, b)}:"
     if isinstance(a, int | float) and isinstance(b, int | float):
         try:
             # a count (an integer in the report the database gives) is compared exactly: a
@@ -176,7 +176,7 @@ def _json_difference(a: Any, b: Any, path: str) -> str | None:
             same = a == b or (not isinstance(b, int) and _close(float(a), float(b)))
         except OverflowError:  # an integer of hundreds of digits: no report writes one
             same = False
-        return None if same else f"{path} is {_show(a)}, not {_show(b)}:"
+        return None if same else f"{path} is {_differ(a, b)}:"
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b), key=str):
             if k not in a or k not in b:
@@ -196,11 +196,25 @@ def _json_difference(a: Any, b: Any, path: str) -> str | None:
             if where is not None:
                 return where
         return None
-    return None if a == b else f"{path or 'the top'} is {_show(a)}, not {_show(b)}:"
+    return None if a == b else f"{path or 'the top'} is {_differ(a, b)}:"
 
 
 def _join(path: str, key: object) -> str:
     return f"{path}.{str(key)[:40]}" if path else str(key)[:40]
+
+
+def _differ(a: Any, b: Any) -> str:
+    """``A, not B`` for two values that differ, in full where the short forms would look the
+    same (an edited ``hands = 24.0000001`` read "hands is 24, not 24")."""
+    x, y = _show(a), _show(b)
+    if x == y:
+        x, y = _show_full(a), _show_full(b)
+    return f"{x}, not {y}"
+
+
+def _show_full(v: Any) -> str:
+    text = repr(v) if isinstance(v, float) else json.dumps(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _show(v: Any) -> str:
