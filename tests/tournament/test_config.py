@@ -262,6 +262,12 @@ def test_an_empty_output_folder_is_refused(tmp_path: Path) -> None:
         assert msg.startswith("tournament.output: empty"), msg
 
 
+def test_a_bot_name_with_a_final_newline_is_refused(tmp_path: Path) -> None:
+    text = _cfg().replace('name = "b0"', 'name = "b0\\n"')
+    assert "bots[0].name" in _err(text, tmp_path)
+    assert "tournament.name" in _err(_cfg('[tournament]\nname = "t\\n"\n'), tmp_path)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

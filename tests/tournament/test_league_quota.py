@@ -115,6 +115,9 @@ def test_an_author_at_the_bot_limit_is_refused_a_new_name_with_nothing_kept(
     res = cli("league", "token", "add", str(league), "a4", "--author", "alice")
     assert res.returncode == 2 and "alice: 2 bots in the ladder already" in res.stderr
     assert res.stdout == ""
+    for name, author in (("a9\n", "zed"), ("a9", "alice\n")):  # a final newline passed
+        res = cli("league", "token", "add", str(league), name, "--author", author)
+        assert res.returncode == 2 and "must be 1-40" in res.stderr, res.stderr
     res = cli("league", "token", "add", str(league), "b9", "--author", "bob")
     assert res.returncode == 0, res.stderr
     store = LeagueStore.open(league)

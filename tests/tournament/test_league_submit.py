@@ -68,6 +68,11 @@ GOOD = {"name": "good", "version": "1.0", "author": "alice", "run": RUN}
             "'-', starting with a letter or a digit",
         ),
         ({**GOOD, "version": ""}, "version: '' must be 1-32"),
+        # `$` also matches before a final newline: "alice\n" passed as another author, past
+        # the per-author limits and the one-author-per-table rule (an examination)
+        ({**GOOD, "author": "alice\n"}, "author: 'alice\\n' must be 1-40"),
+        ({**GOOD, "name": "good\n"}, "name: 'good\\n' must be 1-40"),
+        ({**GOOD, "version": "1\n"}, "version: '1\\n' must be 1-32"),
         ({**GOOD, "author": 7}, "author: 7 must be 1-40"),
         ({**GOOD, "language": "cobol"}, "language: 'cobol' must be one of"),
         ({**GOOD, "run": "python bot.py"}, "run: must be a non-empty list of strings"),

@@ -86,9 +86,9 @@ from .fileread import TextFileError, read_text_file
 from .schedule import HandSpec
 from .store import ResultStore
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
 INTERPRETER_RE = re.compile(
-    r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|java|ruby|perl|php|bash|sh|lua|Rscript)$"
+    r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|java|ruby|perl|php|bash|sh|lua|Rscript)\Z"
 )
 """Programs that run a script or a jar named in their arguments (which must exist too)."""
 FALLBACKS = ("heuristic", "random")

@@ -15,7 +15,7 @@ class ConfigError(Exception):
     """A bad configuration value; the message names the field."""
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 MAX_ECHO = 80  # characters of the file's own text an error message repeats

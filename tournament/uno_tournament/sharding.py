@@ -37,7 +37,7 @@ from typing import Any
 from .config import ConfigError, TournamentConfig
 from .store import ResultStore, Store, StoreError
 
-_SHARD_RE = re.compile(r"^\s*(\d*)\s*/\s*(\d*)\s*$")
+_SHARD_RE = re.compile(r"^\s*(\d*)\s*/\s*(\d*)\s*\Z")
 MAX_SHARDS = 1024
 
 

@@ -30,7 +30,7 @@ PRACTICE_WINDOW_MS = 5000
 """The slow UNO window of local practice (the WANGO rules: 2 s normally, 5 s in practice)."""
 HUMAN_DECISION_MS = 30_000
 """A person's decision allowance outside practice."""
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
 class SetupError(Exception):

@@ -36,9 +36,9 @@ MAX_ARGS = 64
 MAX_ARG_CHARS = 1024
 """Longest word of ``build`` or ``run``."""
 LANGUAGES = ("python", "go", "typescript", "rust", "java", "other")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
-VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,31}$")
-AUTHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,39}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}\Z")
+VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,31}\Z")
+AUTHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,39}\Z")
 # the rules as the errors say them: the first character is a letter or a digit, so that a name
 # is never ".", ".." or a hidden file in the league's folders (".hidden" said only "must be
 # letters, digits, '.', ...", which it is)
