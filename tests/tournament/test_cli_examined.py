@@ -219,3 +219,22 @@ def test_report_and_resume_refuse_a_database_changed_since_its_results(
     same = _copy(played, tmp_path / "same")
     assert cli("tournament", "report", str(same)).returncode == 0
     assert cli("tournament", "verify", str(same)).returncode == 0
+
+
+def test_report_and_resume_are_not_held_by_a_pipe_or_a_device_at_results_json(
+    played: Path, tmp_path: Path
+) -> None:
+    """Comparing the database with results.json read it first: a FIFO there hung `report` and
+    `resume` for ever, a link to /dev/zero read until memory ran out (an examination)."""
+    for i, plant in enumerate(("fifo", "zero")):
+        run = _copy(played, tmp_path / f"run{i}")
+        (run / "results.json").unlink()
+        if plant == "fifo":
+            os.mkfifo(run / "results.json")
+        else:
+            (run / "results.json").symlink_to("/dev/zero")
+        for args in (("report", str(run)), ("resume", str(run), "--quiet")):
+            res = cli("tournament", *args, timeout=120)
+            assert res.returncode == 0, (plant, args, res.stderr[-1000:])
+        assert (run / "results.json").is_file() and not (run / "results.json").is_symlink()
+        assert cli("tournament", "verify", str(run)).returncode == 0

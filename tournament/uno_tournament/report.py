@@ -28,7 +28,7 @@ import numpy as np
 
 from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
-from .fileread import write_text_atomic
+from .fileread import TextFileError, read_text_file, write_text_atomic
 from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_played, rated_outcomes
@@ -757,10 +757,11 @@ def unchanged(out: Path, tid: str, now: Any, plan_ids: list[str]) -> None:
     it)."""
     from . import chain
 
-    try:
-        old = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return  # none, or unreadable: verify names it; it is written anew
+    try:  # a pipe, a device or a link to one is named there, not waited on or read for ever
+        text = read_text_file(out / "results.json", 1 << 30, "results.json")  # as verify
+        old = json.loads(text)
+    except (TextFileError, ValueError, RecursionError):
+        return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
     if not isinstance(old, dict) or old.get("tournament_id") != tid:
         return
     problem = chain.changed_since(old.get("chain"), now, plan_ids)
