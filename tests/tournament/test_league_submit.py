@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -650,3 +652,35 @@ def test_a_gate_hides_the_league_even_inside_a_folder_bots_may_read(tmp_path: Pa
     assert "SQLite format" not in leak and "SECRET" not in leak, leak
     assert "gates" not in leak.split() and "league.sqlite" not in leak.split(), leak
     assert "No such file" in leak  # the spy did look, and found nothing
+
+
+def test_a_submit_stopped_during_its_gate_records_nothing(tmp_path: Path) -> None:
+    """A Ctrl-C (or SIGTERM) during the gate recorded "refused: only 0 of 24 gate hands were
+    played": the version was used up ("submitted already") and the refusal counted against the
+    author's daily limit (an examination). Stopping the organiser's command is no verdict."""
+    league = tmp_path / "league"
+    assert _cli("init", str(league)).returncode == 0
+    bot = _bot(tmp_path / "b", **GOOD)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uno_server.cli", "league", "submit", str(league), str(bot)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
+    )
+    gate_db = league / "gates" / "good@1.0" / "tournament.sqlite"
+    deadline = time.monotonic() + 300
+    while not gate_db.exists():  # the gate has begun: its store is made before its server
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, (out, err)
+    assert "good@1.0: interrupted; nothing is recorded" in err, err
+    assert "refused" not in out
+    store = LeagueStore.open(league)
+    try:
+        assert store.versions() == []
+    finally:
+        store.close()
+    assert not (league / "bots" / "good" / "1.0").exists()

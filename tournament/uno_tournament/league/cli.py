@@ -29,7 +29,7 @@ from .report import summarize, write_report
 from .run import MAX_TABLES
 from .start import run_league
 from .store import LeagueError, Version
-from .submit import GATE_HANDS, describe, submit
+from .submit import GATE_HANDS, describe, submission_lock, submit
 
 EXIT_ERROR = 2
 SECTIONS = ("rules", "time_control", "faults", "sandbox", "league")
@@ -112,16 +112,21 @@ def cmd_token_add(args: argparse.Namespace) -> int:
         raise LeagueError(f"NAME: {args.name[:40]!r} {RESERVED_RULE}")
     if not AUTHOR_RE.match(args.author):
         raise LeagueError(f"--author: {args.author[:40]!r} must be {AUTHOR_RULE}")
-    store = open_league(Path(args.dir), args.store)
-    try:
-        owner = store.owner(args.name)
-        if owner is not None:
-            raise LeagueError(f"{args.name}: the name is taken (by {owner}); choose another name")
-        check_author(store, args.author, args.name, store.settings())
-        token = secrets.token_hex(24)
-        store.add_token(args.name, args.author, token)
-    finally:
-        store.close()
+    # one at a time with submissions: a token added while a gate ran took an author past
+    # max_bots_per_author, since the submission had checked the limit before its gate
+    with submission_lock(Path(args.dir)):
+        store = open_league(Path(args.dir), args.store)
+        try:
+            owner = store.owner(args.name)
+            if owner is not None:
+                raise LeagueError(
+                    f"{args.name}: the name is taken (by {owner}); choose another name"
+                )
+            check_author(store, args.author, args.name, store.settings())
+            token = secrets.token_hex(24)
+            store.add_token(args.name, args.author, token)
+        finally:
+            store.close()
     print(token)
     print(
         f"token for {args.name} ({args.author}); it is shown once. Run the bot with --name "

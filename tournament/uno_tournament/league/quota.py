@@ -21,6 +21,7 @@ A league made before these limits has no ``[league]`` section and keeps no limit
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -78,7 +79,9 @@ def check_author(
     if len(recent) >= per_day:
         # the oldest of the last day's verdicts leaves the window first
         free = recent[len(recent) - per_day] + DAY_S
-        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(free))
+        # the minute shown is the first one wholly after it (rounded down, it was up to 59 s
+        # early, and a submission at the time said was refused again)
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(math.ceil(free / 60) * 60))
         raise LeagueError(
             f"{author}: {len(recent)} submissions judged in the last 24 hours, the most this "
             f"league takes (league.max_submissions_per_day = {per_day}); submit again from {when}"

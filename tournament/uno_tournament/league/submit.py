@@ -166,12 +166,12 @@ def submit(
             f"{bot_folder}: holds the league's own folder ({league_dir}); submit a bot folder "
             "outside the league"
         )
-    with _submission_lock(league_dir):
+    with submission_lock(league_dir):
         return _submit(league_dir, bot_folder, man, gate_hands, store_url)
 
 
 @contextlib.contextmanager
-def _submission_lock(league_dir: Path) -> Iterator[None]:
+def submission_lock(league_dir: Path) -> Iterator[None]:
     """One submission to a league at a time, from its checks to its record: two at once both
     passed the checks (a name's owner, a version's existence) before either was recorded, so
     one author's version retired another's bot, and two of one name@version shared (and
@@ -208,6 +208,12 @@ def _submit(
             raise LeagueError(
                 f"{man.name}: the name belongs to another author ({owner}); choose another name"
             )
+        if any(n == man.name for n, _ in store.token_names()):
+            # a remote bot of this name would retire the submitted one when it connected
+            raise LeagueError(
+                f"{man.name}: a remote bot of that name has a token; choose another name, or "
+                f"revoke the token first (uno-arena league token revoke LEAGUE {man.name})"
+            )
         if any(v.version == man.version for v in store.versions(man.name)):
             raise LeagueError(
                 f"{man.key}: this version was submitted already; raise the version in "
@@ -239,8 +245,13 @@ def _submit(
             raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
         try:
             accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
+        except KeyboardInterrupt:  # nothing recorded: the next submit judges it from scratch
+            shutil.rmtree(dest, ignore_errors=True)
+            print(f"{man.key}: interrupted; nothing is recorded", file=sys.stderr)
+            raise
         finally:
-            defang(dest)  # what the build made, as what was submitted
+            if dest.exists():  # (not after an interrupted gate: removed above)
+                defang(dest)  # what the build made, as what was submitted
         if not accepted:  # a refused version never runs: its folder (and a build's output,
             shutil.rmtree(dest, ignore_errors=True)  # perhaps gigabytes) is not kept
         retired = store.record(
@@ -332,10 +343,16 @@ def _gate(
     # bot and its build, should a folder bots may read hold it; its own folder stays shown
     runner.hide.append(league_dir)
     try:
-        asyncio.run(runner.run())
+        code = asyncio.run(runner.run())
     except RunnerError as exc:
         store.close()
         return False, str(exc), {"hands": 0}
+    if code == 130 or runner.interrupted:
+        # Ctrl-C or SIGTERM stopped the gate, not the bot: no verdict (an examination's
+        # interrupted submit recorded "refused: only 0 of 24 gate hands were played", which
+        # used the version up and counted against the author's daily limit)
+        store.close()
+        raise KeyboardInterrupt
     rows = [h for h in store.hand_rows()]
     incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == man.name]
     store.close()
