@@ -210,8 +210,18 @@ def test_a_token_waits_for_a_submission_being_judged(tmp_path: Path) -> None:
     with open(league / ".submit.lock", "a+b") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as a submission being judged holds it
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uno_server.cli", "league", "token", "add", str(league)]
-            + ["t1", "--author", "carol"],
+            [
+                sys.executable,
+                "-m",
+                "uno_server.cli",
+                "league",
+                "token",
+                "add",
+                str(league),
+                "t1",
+                "--author",
+                "carol",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -226,7 +236,7 @@ def test_a_token_waits_for_a_submission_being_judged(tmp_path: Path) -> None:
             store.close()
         _record(league, "c1", "1", "carol")  # the judged submission's verdict
         fcntl.flock(held.fileno(), fcntl.LOCK_UN)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and "carol: 1 bots in the ladder already (c1)" in err, err
 
 
