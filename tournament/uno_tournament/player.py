@@ -19,6 +19,7 @@ each hand to the runner).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import socket
@@ -71,10 +72,27 @@ _TRANSIENT = {
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 ENDLESS_MARK = "did not end after"
 """In a cancelled match's end message: the server's cap on a hand's actions ended it (20,000)."""
+
+
+def idle_seats(events: Any, n_seats: int) -> list[int]:
+    """The seats that played no card in ``events`` (a list of Event messages, or a hand's
+    WireEvents, whose JSON omits a seat of 0)."""
+    played: set[int] = set()
+    if isinstance(events, WireEvents):
+        for e in json.loads(events.json()):
+            if isinstance(e, dict) and isinstance(e.get("played"), dict):
+                played.add(int(e["played"].get("seat", 0)))
+    else:
+        played = {e.played.seat for e in events if e.WhichOneof("kind") == "played"}
+    return [s for s in range(n_seats) if s not in played]
+
+
 ENDLESS_TRIES = 2
-"""Tries of a hand that the server ends for never ending before the run stops, naming it: an
-examination's three bots that only ever drew held every try open (the draw pile runs dry and
-each turn passes), and the run played the same hand again for ever, saying nothing."""
+"""Tries of a hand that the server ends for never ending before the bots that played no card
+in it are given up on (their seats then go to stand-ins, which play, so it ends): an
+examination's bots that only ever drew held every try open (the draw pile runs dry and each
+turn passes), and the run played the same hand again for ever, saying nothing; four such bots
+in a league stopped it for good. If every seat played a card, the run stops naming the hand."""
 
 
 INCIDENT_EVENTS = {
@@ -164,6 +182,7 @@ class Player:
         self.fatal: BaseException | None = None
         self.server_seen = time.monotonic()
         self._cancelled_why = ""  # the end message of the match _collect last found cancelled
+        self._cancelled_idle: list[int] = []  # its seats that played no card, if it never ended
         """When the server last answered (a reply, an event, or an error it sent)."""
         self.rules = rules_to_proto(config.rule_set())
         self._rules_dict = config.rule_set().to_dict()
@@ -348,12 +367,12 @@ class Player:
         return bot in self.given_up or (p is not None and p.given_up)
 
     def _endless(self, spec: schedule.HandSpec, why: str) -> str:
-        """Why the run stops at a hand that never ends, and what to do."""
+        """Why the run stops at a hand that never ends though every seat played a card."""
         return (
             f"hand {spec.hand_id} ({', '.join(spec.bots)}): {why} in {ENDLESS_TRIES} tries "
-            "of the same deal. Bots that never play a card hold a hand open for ever once the "
-            "draw pile runs dry (every turn draws nothing and passes); read their logs under "
-            "logs/, fix or remove such a bot, and run the tournament again"
+            "of the same deal, though every seat played a card (so no bot is given up on). "
+            "Read the bots' logs under logs/, fix or remove the bot that stalls it, and run "
+            "the tournament again"
         )[:600]
 
     async def play(self, spec: schedule.HandSpec) -> HandRecord:
@@ -433,9 +452,21 @@ class Player:
                 ) from err
             if rec is None:  # cancelled (server shutdown or an operator): play it again
                 why, self._cancelled_why = self._cancelled_why, ""
+                idle, self._cancelled_idle = self._cancelled_idle, []
                 endless += ENDLESS_MARK in why
                 if endless >= ENDLESS_TRIES:
-                    raise RunnerError(self._endless(spec, why))
+                    # the bots that played no card held it open: given up on, as a crashing
+                    # bot is, their seats played by stand-ins (each a forfeit), so it ends
+                    idlers = [spec.bots[s] for s in idle if not self._unavailable(spec.bots[s])]
+                    if not idlers:
+                        raise RunnerError(self._endless(spec, why))
+                    for b in idlers:
+                        self._give_up(
+                            b,
+                            f"held hand {spec.hand_id} open without playing a card ({why}, "
+                            f"{ENDLESS_TRIES} tries)",
+                        )
+                    endless = 0
                 self.log.info(
                     "hand played again", hand=spec.hand_id, why=why[:200] or "match cancelled"
                 )
@@ -634,6 +665,8 @@ class Player:
         if final.state != admin_pb2.MATCH_STATE_FINISHED:
             # read by play() right after this returns (no await between): why it was cancelled
             self._cancelled_why = final.end_message
+            if ENDLESS_MARK in final.end_message:
+                self._cancelled_idle = idle_seats(events, len(final.seats))
             return None
         ended: game_pb2.HandEndedEvent | None = None
         scored: game_pb2.HandScoredEvent | None = None
