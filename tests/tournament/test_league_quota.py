@@ -9,6 +9,7 @@ import calendar
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -187,8 +188,6 @@ class _Store:
 def test_the_time_to_submit_again_is_never_early() -> None:
     """Rounded down to the minute, it was up to 59 s early: a submission at the time said was
     refused again (an examination)."""
-    from types import SimpleNamespace
-
     at = calendar.timegm((2026, 12, 5, 21, 11, 59)) + 0.9
     store = _Store([SimpleNamespace(author="al", submitted_at=at, state="refused", name="x")])
     settings = {"league": {"max_submissions_per_day": 1}}
@@ -246,3 +245,29 @@ def test_a_name_with_a_token_is_not_submitted_beside_it(tmp_path: Path) -> None:
     res = cli("league", "submit", str(league), str(_bot(tmp_path / "ctok", "ctok", "carol")))
     assert res.returncode == 2, res.stdout + res.stderr
     assert "ctok: a remote bot of that name has a token" in res.stderr, res.stderr
+
+
+def test_a_refused_remote_bot_is_not_gated_again_past_the_daily_limit(tmp_path: Path) -> None:
+    """A remote bot is gated on each new connection after a refusal: reconnecting, it got a
+    gate each time, past max_submissions_per_day (an examination: 3 gates, limit 2)."""
+    from uno_tournament.league.remote import Remote, RemoteBots
+
+    league = _league(tmp_path, "max_submissions_per_day = 2")
+    assert cli("league", "token", "add", str(league), "dtok", "--author", "dave").returncode == 0
+    said: list[str] = []
+    store = LeagueStore.open(league)
+    try:
+        runner = SimpleNamespace(
+            remote={"dtok": Remote("dtok", "dave", "x", registered=True, refused_session="s1")},
+            league=store,
+            say=said.append,
+            _waiting="",
+        )
+        gate = RemoteBots._to_gate  # what a reconnect (session s2) asks
+        assert gate(runner, {"dtok": "s2"}) is runner.remote["dtok"]  # type: ignore[arg-type]
+        for i in (1, 2):  # two refused gates today
+            _record(league, "dtok", f"remote.{i}", "dave", state="refused")
+        assert gate(runner, {"dtok": "s3"}) is None  # type: ignore[arg-type]
+        assert said and "remote bot dtok: not gated (dave: 2 submissions judged" in said[-1]
+    finally:
+        store.close()

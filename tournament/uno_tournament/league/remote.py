@@ -32,8 +32,9 @@ from ..procs import BotProcess
 from ..store import HandRecord, Store
 from .matchmaking import block_specs
 from .metrics import LeagueMetrics
+from .quota import check_author
 from .ratings import server_name
-from .store import REMOTE, LeagueStore, Version
+from .store import REMOTE, LeagueError, LeagueStore, Version
 from .submit import GATE_HANDS, judge
 
 __all__ = ["Remote", "RemoteBots", "Seated"]
@@ -158,6 +159,15 @@ class RemoteBots(Player, ABC):
                 continue
             if r.refused_session == sessions[r.name]:
                 continue  # refused in this connection: reconnect to be gated again
+            try:  # a gate is a submission: a refused bot reconnecting got a gate each time,
+                # past max_submissions_per_day (an examination: 3 gates against a limit of 2)
+                check_author(self.league, r.author, r.name, self.league.settings())
+            except LeagueError as exc:
+                note = f"remote bot {r.name}: not gated ({exc})"
+                if note != self._waiting:
+                    self.say(note)
+                    self._waiting = note
+                continue
             return r
         return None
 
