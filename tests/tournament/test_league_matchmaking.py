@@ -68,7 +68,8 @@ def test_with_20_versions_no_version_waits_more_than_one_block_for_its_first_han
 
 
 def test_an_authors_feeder_bots_never_share_a_table() -> None:
-    authors = {"v0": "mallory", "v1": "mallory", "v2": "mallory", "v3": "mallory"}
+    # one author whatever the case of the letters ("Alice" and "alice" sat together)
+    authors = {"v0": "mallory", "v1": "Mallory", "v2": "MALLORY", "v3": "mallory"}
     _, _, history = _simulate(12, 2, 60, authors=authors)
     mallory = {"v0", "v1", "v2", "v3"}
     for tables in history:

@@ -271,3 +271,17 @@ def test_a_refused_remote_bot_is_not_gated_again_past_the_daily_limit(tmp_path: 
         assert said and "remote bot dtok: not gated (dave: 2 submissions judged" in said[-1]
     finally:
         store.close()
+
+
+def test_an_author_is_one_whatever_the_case_and_a_name_differing_only_in_case_is_refused(
+    tmp_path: Path,
+) -> None:
+    """ "Alice" and "alice" were two authors (two bots past a limit of one, and at one table),
+    and bots "A1" and "a1" of two authors could pass for each other (an examination)."""
+    league = _league(tmp_path, "max_bots_per_author = 1")
+    _record(league, "a1", "1", "alice")
+    res = cli("league", "submit", str(league), str(_bot(tmp_path / "a2", "a2", "Alice")))
+    assert res.returncode == 2 and "Alice: 1 bots in the ladder already (a1)" in res.stderr
+    res = cli("league", "submit", str(league), str(_bot(tmp_path / "A1", "A1", "bob")))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "A1: too like the bot a1 (names differ only in case)" in res.stderr, res.stderr

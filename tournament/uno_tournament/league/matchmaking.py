@@ -83,7 +83,11 @@ def next_tables(
     for e in line:
         placed = False
         for t in tables:
-            if len(t) < SEATS and not (one_per_author and any(o.author == e.author for o in t)):
+            # authors compared without case: "Alice" and "alice" are one author here
+            mine = e.author.casefold()
+            if len(t) < SEATS and not (
+                one_per_author and any(o.author.casefold() == mine for o in t)
+            ):
                 t.append(e)
                 placed = True
                 break

@@ -73,7 +73,9 @@ def check_author(
     if not isinstance(limits, dict):  # a league made before the limits
         return
     now = time.time() if now is None else now
-    mine = [v for v in store.versions() if v.author == author]
+    # one author whatever the case of the letters: "Alice" was a second author beside "alice"
+    folded = author.casefold()
+    mine = [v for v in store.versions() if v.author.casefold() == folded]
     per_day = int(limits.get("max_submissions_per_day", DEFAULTS["max_submissions_per_day"]))
     recent = sorted(v.submitted_at for v in mine if now - v.submitted_at < DAY_S)
     if len(recent) >= per_day:
@@ -88,7 +90,7 @@ def check_author(
         )
     per_author = int(limits.get("max_bots_per_author", DEFAULTS["max_bots_per_author"]))
     bots = {v.name for v in mine if v.state == "active"}
-    bots |= {n for n, a in store.token_names() if a == author}
+    bots |= {n for n, a in store.token_names() if a.casefold() == folded}
     if name not in bots and len(bots) >= per_author:
         shown = ", ".join(sorted(bots)[:8]) + (", ..." if len(bots) > 8 else "")
         raise LeagueError(

@@ -208,6 +208,15 @@ def _submit(
             raise LeagueError(
                 f"{man.name}: the name belongs to another author ({owner}); choose another name"
             )
+        if owner is None:  # a new name: not one that differs from another only in case
+            folded = man.name.casefold()
+            names = {v.name for v in store.versions()} | {n for n, _ in store.token_names()}
+            like = sorted(n for n in names if n.casefold() == folded)
+            if like:
+                raise LeagueError(
+                    f"{man.name}: too like the bot {like[0]} (names differ only in case); "
+                    "choose another name"
+                )
         if any(n == man.name for n, _ in store.token_names()):
             # a remote bot of this name would retire the submitted one when it connected
             raise LeagueError(
