@@ -455,14 +455,19 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     conn.commit()
     v = _verify(out)
     assert v.returncode == 1 and "the stop was removed" in v.stdout, v.stdout
-    res = subprocess.run(
-        _cli("tournament", "resume", str(out)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert res.returncode == 2 and "has decided but has no stop" in res.stderr, res.stderr
+    for results_json in (True, False):  # refused by the reported stop, or by the record
+        if not results_json:
+            (out / "results.json").rename(out / "results.kept")
+        res = subprocess.run(
+            _cli("tournament", "resume", str(out)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        want = "but the stored decision has no stop" if results_json else "has decided but"
+        assert res.returncode == 2 and want in res.stderr, res.stderr
+    (out / "results.kept").rename(out / "results.json")
     # the last look removed, the stop kept
     edited = json.loads(json.dumps(rec))
     edited["looks"] = edited["looks"][:-1]
@@ -484,6 +489,17 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     kept = (out / "results.json").read_bytes()
     conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rolled), META_KEY))
     conn.commit()
+    # report refuses while results.json reports the stop (a stop, once reported, stays)
+    r = subprocess.run(
+        _cli("tournament", "report", str(out)),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 2 and "but the stored decision has no stop" in r.stderr, r.stderr
+    assert (out / "results.json").read_bytes() == kept
+    (out / "results.json").unlink()  # the deliberate way past it: the head still tells
     _report(out)
     assert json.loads((out / "results.json").read_text())["sequential"]["stop"] is None
     v = _verify(out, "--head", published)

@@ -748,7 +748,9 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
         console.print(line, markup=False, highlight=False)
 
 
-def unchanged(out: Path, tid: str, now: Any, plan_ids: list[str]) -> None:
+def unchanged(
+    out: Path, tid: str, now: Any, plan_ids: list[str], store: ResultStore | None = None
+) -> None:
     """Raise :class:`~.chain.StoreChangedError` if ``out/results.json`` (when it is there,
     readable and of this tournament) chains a hand or a configuration the database no longer
     holds as chained: ``report`` or ``resume`` rewrote results.json from an edited database,
@@ -765,6 +767,17 @@ def unchanged(out: Path, tid: str, now: Any, plan_ids: list[str]) -> None:
     if not isinstance(old, dict) or old.get("tournament_id") != tid:
         return
     problem = chain.changed_since(old.get("chain"), now, plan_ids)
+    seq = old.get("sequential")
+    reported = seq.get("stop") if isinstance(seq, dict) else None
+    if problem is None and reported and store is not None:
+        record = store.meta().get("sequential")
+        if not (isinstance(record, dict) and record.get("stop")):
+            # a stop, once reported, stays: a record rolled back to looks before it would be
+            # reported "not stopped yet" (an examination, without verify --head)
+            problem = (
+                f"results.json reports the run stopped ({reported.get('reason')} after "
+                f"{reported.get('hands')} hands), but the stored decision has no stop"
+            )
     if problem is not None:
         raise chain.StoreChangedError(
             f"{out}: {problem} (it was changed since the last report); `uno-arena tournament "
@@ -788,7 +801,7 @@ def write_all(
 
     plan_ids = [h.hand_id for h in config.plan(tid)]
     ch = chain.compute(store, plan_ids)
-    unchanged(out, tid, ch, plan_ids)
+    unchanged(out, tid, ch, plan_ids, store)
     seq_md = seq_html = ""
     seq_json: dict[str, Any] = {}
     if config.sequential:  # why a sequential run stopped, and its pairs over time

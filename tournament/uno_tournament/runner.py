@@ -585,7 +585,8 @@ class Runner(SequentialMixin, Player):
 
         plan_ids = [h.hand_id for h in full_plan]
         try:
-            report.unchanged(self.out, self.tid, chain.compute(self.store, plan_ids), plan_ids)
+            now = chain.compute(self.store, plan_ids)
+            report.unchanged(self.out, self.tid, now, plan_ids, self.store)
         except chain.StoreChangedError as exc:
             raise RunnerError(str(exc)) from None
 
