@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.refusal import cli
-from uno_tournament.player import idle_seats
+from uno_tournament.endless import idle_seats
 from uno_tournament.wirejson import WireEvents
 
 from .helpers import write_config

@@ -37,8 +37,10 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from .fileread import TextFileError, read_text_file
 from .store import ResultStore
 
 ALGORITHM = "uno-arena-chain/3"
@@ -347,6 +349,42 @@ def changed_since(ref: Any, now: Chain, plan_ids: Sequence[str]) -> str | None:
     if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
         return "the stored configuration differs from the one chained into results.json"
     return None
+
+
+def unchanged(
+    out: Path, tid: str, now: Any, plan_ids: list[str], store: ResultStore | None = None
+) -> None:
+    """Raise :class:`StoreChangedError` if ``out/results.json`` (when it is there,
+    readable and of this tournament) chains a hand or a configuration the database no longer
+    holds as chained: ``report`` or ``resume`` rewrote results.json from an edited database,
+    and ``verify`` then passed it (an examination deleted a hand and resumed: it was played
+    again with another result; it set a bot's illegal count and reported: the report showed
+    it)."""
+    try:  # a pipe, a device or a link to one is named there, not waited on or read for ever
+        text = read_text_file(out / "results.json", 1 << 30, "results.json")  # as verify
+        old = json.loads(text)
+    except (TextFileError, ValueError, RecursionError):
+        return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
+    if not isinstance(old, dict) or old.get("tournament_id") != tid:
+        return
+    problem = changed_since(old.get("chain"), now, plan_ids)
+    seq = old.get("sequential")
+    reported = seq.get("stop") if isinstance(seq, dict) else None
+    if problem is None and reported and store is not None:
+        record = store.meta().get("sequential")
+        if not (isinstance(record, dict) and record.get("stop")):
+            # a stop, once reported, stays: a record rolled back to looks before it would be
+            # reported "not stopped yet" (an examination, without verify --head)
+            problem = (
+                f"results.json reports the run stopped ({reported.get('reason')} after "
+                f"{reported.get('hands')} hands), but the stored decision has no stop"
+            )
+    if problem is not None:
+        raise StoreChangedError(
+            f"{out}: {problem} (it was changed since the last report); `uno-arena tournament "
+            f"verify {out}` names every change. Restore the database from a copy, or, to "
+            "report it as it is now, move results.json away first"
+        )
 
 
 def markdown_line(c: Chain) -> str:

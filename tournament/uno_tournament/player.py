@@ -19,7 +19,6 @@ each hand to the runner).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import socket
@@ -40,6 +39,7 @@ from uno_server.service.convert import rules_to_proto
 
 from . import schedule
 from .config import TournamentConfig
+from .endless import ENDLESS_MARK, ENDLESS_TRIES, endless_stop, idle_seats
 from .host_relay import HostRelay
 from .metrics import TournamentMetrics
 from .procs import BotProcess, announce_sandbox
@@ -70,31 +70,6 @@ _TRANSIENT = {
     grpc.StatusCode.UNKNOWN,
 }
 _UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
-ENDLESS_MARK = "did not end after"
-"""In a cancelled match's end message: the server's cap on a hand's actions ended it (20,000)."""
-
-
-def idle_seats(events: Any, n_seats: int) -> list[int]:
-    """The seats that played no card in ``events`` (a list of Event messages, or a hand's
-    WireEvents, whose JSON omits a seat of 0)."""
-    played: set[int] = set()
-    if isinstance(events, WireEvents):
-        for e in json.loads(events.json()):
-            if isinstance(e, dict) and isinstance(e.get("played"), dict):
-                played.add(int(e["played"].get("seat", 0)))
-    else:
-        played = {e.played.seat for e in events if e.WhichOneof("kind") == "played"}
-    return [s for s in range(n_seats) if s not in played]
-
-
-ENDLESS_TRIES = 2
-"""Tries of a hand that the server ends for never ending before the bots that played no card
-in it are given up on (their seats then go to stand-ins, which play, so it ends): an
-examination's bots that only ever drew held every try open (the draw pile runs dry and each
-turn passes), and the run played the same hand again for ever, saying nothing; four such bots
-in a league stopped it for good. If every seat played a card, the run stops naming the hand."""
-
-
 INCIDENT_EVENTS = {
     "crash": "bot crashed",
     "restart": "bot restarted",
@@ -366,15 +341,6 @@ class Player:
         p = self.bots.get(bot)
         return bot in self.given_up or (p is not None and p.given_up)
 
-    def _endless(self, spec: schedule.HandSpec, why: str) -> str:
-        """Why the run stops at a hand that never ends though every seat played a card."""
-        return (
-            f"hand {spec.hand_id} ({', '.join(spec.bots)}): {why} in {ENDLESS_TRIES} tries "
-            "of the same deal, though every seat played a card (so no bot is given up on). "
-            "Read the bots' logs under logs/, fix or remove the bot that stalls it, and run "
-            "the tournament again"
-        )[:600]
-
     async def play(self, spec: schedule.HandSpec) -> HandRecord:
         attempt = 0
         endless = 0  # tries of this hand the server cancelled for never ending
@@ -459,7 +425,7 @@ class Player:
                     # bot is, their seats played by stand-ins (each a forfeit), so it ends
                     idlers = [spec.bots[s] for s in idle if not self._unavailable(spec.bots[s])]
                     if not idlers:
-                        raise RunnerError(self._endless(spec, why))
+                        raise RunnerError(endless_stop(spec, why))
                     for b in idlers:
                         self._give_up(
                             b,

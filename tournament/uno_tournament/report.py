@@ -28,7 +28,7 @@ import numpy as np
 
 from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
-from .fileread import TextFileError, read_text_file, write_text_atomic
+from .fileread import write_text_atomic
 from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, first_out_probability, likelihood_of_superiority
 from .standings import fit_played, rated_outcomes
@@ -748,44 +748,6 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
         console.print(line, markup=False, highlight=False)
 
 
-def unchanged(
-    out: Path, tid: str, now: Any, plan_ids: list[str], store: ResultStore | None = None
-) -> None:
-    """Raise :class:`~.chain.StoreChangedError` if ``out/results.json`` (when it is there,
-    readable and of this tournament) chains a hand or a configuration the database no longer
-    holds as chained: ``report`` or ``resume`` rewrote results.json from an edited database,
-    and ``verify`` then passed it (an examination deleted a hand and resumed: it was played
-    again with another result; it set a bot's illegal count and reported: the report showed
-    it)."""
-    from . import chain
-
-    try:  # a pipe, a device or a link to one is named there, not waited on or read for ever
-        text = read_text_file(out / "results.json", 1 << 30, "results.json")  # as verify
-        old = json.loads(text)
-    except (TextFileError, ValueError, RecursionError):
-        return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
-    if not isinstance(old, dict) or old.get("tournament_id") != tid:
-        return
-    problem = chain.changed_since(old.get("chain"), now, plan_ids)
-    seq = old.get("sequential")
-    reported = seq.get("stop") if isinstance(seq, dict) else None
-    if problem is None and reported and store is not None:
-        record = store.meta().get("sequential")
-        if not (isinstance(record, dict) and record.get("stop")):
-            # a stop, once reported, stays: a record rolled back to looks before it would be
-            # reported "not stopped yet" (an examination, without verify --head)
-            problem = (
-                f"results.json reports the run stopped ({reported.get('reason')} after "
-                f"{reported.get('hands')} hands), but the stored decision has no stop"
-            )
-    if problem is not None:
-        raise chain.StoreChangedError(
-            f"{out}: {problem} (it was changed since the last report); `uno-arena tournament "
-            f"verify {out}` names every change. Restore the database from a copy, or, to "
-            "report it as it is now, move results.json away first"
-        )
-
-
 def write_all(
     out: Path,
     store: ResultStore,
@@ -801,7 +763,7 @@ def write_all(
 
     plan_ids = [h.hand_id for h in config.plan(tid)]
     ch = chain.compute(store, plan_ids)
-    unchanged(out, tid, ch, plan_ids, store)
+    chain.unchanged(out, tid, ch, plan_ids, store)
     seq_md = seq_html = ""
     seq_json: dict[str, Any] = {}
     if config.sequential:  # why a sequential run stopped, and its pairs over time
