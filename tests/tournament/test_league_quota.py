@@ -285,3 +285,28 @@ def test_an_author_is_one_whatever_the_case_and_a_name_differing_only_in_case_is
     res = cli("league", "submit", str(league), str(_bot(tmp_path / "A1", "A1", "bob")))
     assert res.returncode == 2, res.stdout + res.stderr
     assert "A1: too like the bot a1 (names differ only in case)" in res.stderr, res.stderr
+
+
+def test_the_organiser_retires_a_bot_by_hand(tmp_path: Path) -> None:
+    """Four versions that never played a card stopped a league, and nothing but an edit of
+    league.sqlite took them out (an examination): `league retire` does."""
+    league = _league(tmp_path, "max_bots_per_author = 2")
+    _record(league, "hog", "1", "mallory")
+    res = cli("league", "retire", str(league), "hog", "--reason", "never plays a card")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("hog@1: retired (never plays a card)"), res.stdout
+    store = LeagueStore.open(league)
+    try:
+        (v,) = store.versions("hog")
+        assert (v.state, v.reason) == ("retired", "retired by the organiser: never plays a card")
+    finally:
+        store.close()
+    again = cli("league", "retire", str(league), "hog")
+    assert again.returncode == 2 and "hog: no active version of that name" in again.stderr
+    assert cli("league", "token", "add", str(league), "rem", "--author", "zed").returncode == 0
+    res = cli("league", "retire", str(league), "rem")
+    assert res.returncode == 2 and "revoke its token instead" in res.stderr, res.stderr
+    res = cli("league", "retire", str(league), "hog", "--reason", "a\x1bb")
+    assert res.returncode == 2 and "--reason: 1-200 printable characters" in res.stderr
+    status = cli("league", "status", str(league))
+    assert "retired by the organiser: never plays a card" in status.stdout, status.stdout

@@ -104,6 +104,32 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0 if v.accepted else 1
 
 
+def cmd_retire(args: argparse.Namespace) -> int:
+    """Take bot NAME out of the ladder: its active version is retired (not scheduled again,
+    from the next block of a league that is running); its hands and history stay. A remote
+    bot's token is revoked with `league token revoke`."""
+    why = " ".join(str(args.reason).split())
+    if not why or len(why) > 200 or not why.isprintable():
+        raise LeagueError("--reason: 1-200 printable characters")
+    store = open_league(Path(args.dir), args.store)
+    try:
+        if any(n == args.name for n, _ in store.token_names()):
+            raise LeagueError(
+                f"{args.name[:40]}: a remote bot; revoke its token instead: uno-arena league "
+                f"token revoke {args.dir} {args.name}"
+            )
+        retired = store.retire(args.name, why)
+    finally:
+        store.close()
+    if not retired:
+        raise LeagueError(
+            f"{printable(args.name[:40])}: no active version of that name; `uno-arena league "
+            f"status {args.dir}` lists the bots"
+        )
+    print(f"{', '.join(retired)}: retired ({why}); a running league stops it at its next block")
+    return 0
+
+
 def cmd_token_add(args: argparse.Namespace) -> int:
     """Issue a token for a remote bot NAME of AUTHOR (printed once; only its hash is kept)."""
     if not NAME_RE.match(args.name):
@@ -330,6 +356,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help=f"hands of the gate, a multiple of 24 up to 2400 (default {GATE_HANDS})",
     )
     sm.set_defaults(func=cmd_submit)
+    rt = lsub.add_parser(
+        "retire", help="take a bot out of the ladder", description=cmd_retire.__doc__
+    )
+    rt.add_argument("dir", metavar="DIR")
+    _store_arg(rt)
+    rt.add_argument("name", metavar="NAME")
+    rt.add_argument("--reason", default="no reason given", help="why, shown in the status")
+    rt.set_defaults(func=cmd_retire)
     tok = lsub.add_parser("token", help="tokens of remote bots")
     toksub = tok.add_subparsers(dest="token_command", metavar="COMMAND", required=True)
     add = toksub.add_parser("add", help="issue a token", description=cmd_token_add.__doc__)

@@ -343,6 +343,21 @@ class LeagueStore:
                 (f"given up: {why}"[:2000], version_id),
             )
 
+    def retire(self, name: str, why: str) -> list[str]:
+        """Retire the active version of bot ``name`` by the organiser's hand (``league
+        retire``), in one transaction: it is not scheduled again; its hands and history stay.
+        Returns the keys it retired (none: no active version)."""
+        with self._tx():
+            rows = self._x(
+                "SELECT version FROM versions WHERE name = ? AND state = 'active'", (name,)
+            ).fetchall()
+            self._x(
+                "UPDATE versions SET state = 'retired', reason = ? WHERE name = ? AND state = "
+                "'active'",
+                (f"retired by the organiser: {why}"[:2000], name),
+            )
+        return [f"{name}@{r[0]}" for r in rows]
+
     # ------------------------------------------------------------------ ratings over time
 
     def add_refit(
