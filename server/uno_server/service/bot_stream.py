@@ -451,8 +451,7 @@ class BotServicer:
                         )
                         continue
                     for i, act in enumerate(acts):  # each exactly as if it had come alone
-                        where = f"actions.actions[{i}]"  # named by its place in the batch
-                        self._action(session, act, limits.check_action(act), where)
+                        self._action(session, act, limits.check_action(act), i)
                     continue
                 bad = limits.check(req)
                 if bad is not None:
@@ -506,10 +505,10 @@ class BotServicer:
         session: BotSession,
         act: bot_pb2.Action,
         bad: limits.Violation | None,
-        where: str = "action",
+        entry: int | None = None,
     ) -> None:
-        """Apply one Action (``where``: its path in the PlayRequest, ``action`` or an entry of
-        ``actions.actions``, which a rejection for a field of its own names)."""
+        """Apply one Action (``entry``: its place in an ActionBatch, which a rejection for a
+        field of its own names, ``actions.actions[2].request_id``; None for ``action``)."""
         arena = self.arena
         res: bot_pb2.ActionResult | None
         table: Table | None = None
@@ -532,7 +531,9 @@ class BotServicer:
             )
         elif bad is not None:  # a field over its limit or missing: before NOT_FOUND
             # an entry of a batch is named by its place (its request id may be what is bad)
-            path = where + bad.field.removeprefix("action")
+            path = bad.field
+            if entry is not None:  # built only for a rejection: batches are the busy path
+                path = f"actions.actions[{entry}]{bad.field.removeprefix('action')}"
             res = bot_pb2.ActionResult(
                 request_id=act.request_id if bad.field != "action.request_id" else "",
                 code=3,
