@@ -18,6 +18,7 @@ from uno_server.gen.uno.v1 import admin_pb2, game_pb2
 from uno_tournament.bench import bench_config
 from uno_tournament.eventjson import event_dicts
 from uno_tournament.player import Player
+from uno_tournament.store import HandRecord
 
 pytestmark = pytest.mark.asyncio
 
@@ -68,7 +69,7 @@ async def test_await_and_watch_make_the_same_record(tmp_path: Path) -> None:
             finally:
                 player.log.close()
                 player._writer.shutdown()
-            assert rec is not None
+            assert isinstance(rec, HandRecord), rec
             records[old] = rec
             if old:
                 assert admin.calls.get("WatchMatch", 0) == 1 and not player._await_match

@@ -40,6 +40,7 @@ from uno_tournament._build import compiled_problem
 from uno_tournament.bench import bench_config
 from uno_tournament.eventjson import events_json, replay_json
 from uno_tournament.player import Player
+from uno_tournament.store import HandRecord
 from uno_tournament.wirejson import WireEvents
 
 from .test_eventjson import RULES, _hand_events, every_kind_filled
@@ -288,7 +289,7 @@ async def test_live_server_hands_collected_both_ways_are_the_same(tmp_path: Path
                 finally:
                     player.log.close()
                     player._writer.shutdown()
-                assert rec is not None
+                assert isinstance(rec, HandRecord), rec
                 records[raw] = rec
             wire, decoded = records[True], records[False]
             assert isinstance(wire.replay["events"], WireEvents)

@@ -19,6 +19,7 @@ each hand to the runner).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 import socket
@@ -95,6 +96,15 @@ def error_reason(err: grpc.aio.AioRpcError) -> str:
     return ""
 
 
+@dataclasses.dataclass(frozen=True)
+class Cancelled:
+    """A match that ended without its hand: why (its end message) and, for one the server
+    ended for never ending, the seats that played no card in it."""
+
+    why: str = ""
+    idle: tuple[int, ...] = ()
+
+
 class Player:
     """Plays hands on one shard: starts (or reaches) its game server, launches the bots, and
     plays each hand spec it is given, handing every finished hand to :meth:`_record`. The
@@ -156,8 +166,6 @@ class Player:
         self.interrupted = False
         self.fatal: BaseException | None = None
         self.server_seen = time.monotonic()
-        self._cancelled_why = ""  # the end message of the match _collect last found cancelled
-        self._cancelled_idle: list[int] = []  # its seats that played no card, if it never ended
         """When the server last answered (a reply, an event, or an error it sent)."""
         self.rules = rules_to_proto(config.rule_set())
         self._rules_dict = config.rule_set().to_dict()
@@ -416,9 +424,8 @@ class Player:
                 raise RunnerError(
                     f"hand {spec.hand_id}: {err.code().name}: {err.details()}"
                 ) from err
-            if rec is None:  # cancelled (server shutdown or an operator): play it again
-                why, self._cancelled_why = self._cancelled_why, ""
-                idle, self._cancelled_idle = self._cancelled_idle, []
+            if isinstance(rec, Cancelled):  # (server shutdown or an operator): play it again
+                why, idle = rec.why, rec.idle
                 endless += ENDLESS_MARK in why
                 if endless >= ENDLESS_TRIES:
                     # the bots that played no card held it open: given up on, as a crashing
@@ -529,7 +536,7 @@ class Player:
         raw: Any,
         fallback: set[str],
         t0: float,
-    ) -> HandRecord | None:
+    ) -> HandRecord | Cancelled:
         """Create the hand's match and collect it in one PlayMatch call (AwaitMatch for the
         rest of a match of more than 1 MiB of events), then make its record."""
         answer = await self._answer(raw, admin_pb2.PlayMatchRequest(create=req))
@@ -606,8 +613,8 @@ class Player:
         fallback: set[str],
         t0: float,
         collected: WireEvents | None = None,
-    ) -> HandRecord | None:
-        """The hand record of a match once it stopped running (None: it was cancelled).
+    ) -> HandRecord | Cancelled:
+        """The hand record of a match once it stopped running, or why it was cancelled.
         ``collected``: its events, read already (``info`` is then its final MatchInfo)."""
         events: list[game_pb2.Event] | WireEvents
         final = info
@@ -629,11 +636,9 @@ class Player:
             )
             final = got.match
         if final.state != admin_pb2.MATCH_STATE_FINISHED:
-            # read by play() right after this returns (no await between): why it was cancelled
-            self._cancelled_why = final.end_message
-            if ENDLESS_MARK in final.end_message:
-                self._cancelled_idle = idle_seats(events, len(final.seats))
-            return None
+            why = final.end_message
+            idle = idle_seats(events, len(final.seats)) if ENDLESS_MARK in why else []
+            return Cancelled(why, tuple(idle))
         ended: game_pb2.HandEndedEvent | None = None
         scored: game_pb2.HandScoredEvent | None = None
         timed_out: list[int] = []
@@ -655,7 +660,7 @@ class Player:
                 elif kind == "timed_out":
                     timed_out.append(e.timed_out.seat)
         if ended is None:
-            return None
+            return Cancelled()
         points = list(ended.points_held)
         winner = ended.winner
         if scored is not None:
