@@ -58,11 +58,11 @@ def _bot(folder: Path, name: str, author: str, version: str = "1") -> Path:
         ("max_bots_per_author = 1001", "league.max_bots_per_author: must be 1-1000, got 1001"),
         (
             'max_submissions_per_day = "ten"',
-            "league.max_submissions_per_day: must be a whole number 1-10000, got 'ten'",
+            "league.max_submissions_per_day: must be an integer, got 'ten'",
         ),
-        ("max_submissions_per_day = true", "league.max_submissions_per_day: must be a whole"),
-        ("max_submissions_per_day = 2.5", "league.max_submissions_per_day: must be a whole"),
-        ("max_bots = 3", "league.max_bots: unknown key (the keys are max_bots_per_author, "),
+        ("max_submissions_per_day = true", "league.max_submissions_per_day: must be an integer"),
+        ("max_submissions_per_day = 2.5", "league.max_submissions_per_day: must be an integer"),
+        ("max_bots = 3", "league.max_bots: unknown setting (known: max_bots_per_author, "),
     ],
 )
 def test_a_bad_limit_names_its_field_and_makes_no_league(

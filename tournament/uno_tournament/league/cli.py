@@ -58,7 +58,7 @@ def settings_from(path: Path | None) -> dict[str, Any]:
             )
     try:
         limits = league_section(data.get("league"))
-    except ValueError as exc:
+    except ConfigError as exc:
         raise LeagueError(f"{path}: {exc}") from None
     probe = {k: data[k] for k in SECTIONS if k in data and k != "league"}
     probe["tournament"] = {"hands": 24}

@@ -25,6 +25,7 @@ import math
 import time
 from typing import Any
 
+from ..config_values import _int, _table
 from .store import LeagueError
 
 __all__ = ["DAY_S", "DEFAULTS", "LIMITS", "check_author", "league_section"]
@@ -42,24 +43,14 @@ DAY_S = 86_400.0
 
 
 def league_section(given: Any) -> dict[str, int]:
-    """The ``[league]`` section of a league's ``--config`` file, validated (each bad field is
-    named with its rule), with the defaults for what it leaves out. Raises ``ValueError`` with
-    the message."""
+    """The ``[league]`` section of a league's ``--config`` file, validated with the config's
+    own checks (each bad field named with its rule), with the defaults for what it leaves out.
+    Raises :class:`~uno_tournament.config_values.ConfigError`."""
     if given is None:
         return dict(DEFAULTS)
-    if not isinstance(given, dict):
-        raise ValueError("[league]: must be a table of settings")
     out = dict(DEFAULTS)
-    for key, value in given.items():
-        if key not in LIMITS:
-            known = ", ".join(sorted(LIMITS))
-            raise ValueError(f"league.{str(key)[:40]}: unknown key (the keys are {known})")
-        lo, hi = LIMITS[key]
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"league.{key}: must be a whole number {lo}-{hi}, got {value!r:.40}")
-        if not lo <= value <= hi:
-            raise ValueError(f"league.{key}: must be {lo}-{hi}, got {value}")
-        out[key] = value
+    for key, value in _table("league", given, set(LIMITS)).items():
+        out[key] = _int(f"league.{key}", value, *LIMITS[key])
     return out
 
 
