@@ -351,9 +351,7 @@ def changed_since(ref: Any, now: Chain, plan_ids: Sequence[str]) -> str | None:
     return None
 
 
-def unchanged(
-    out: Path, tid: str, now: Any, plan_ids: list[str], store: ResultStore | None = None
-) -> None:
+def unchanged(out: Path, tid: str, now: Chain, plan_ids: list[str], store: ResultStore) -> None:
     """Raise :class:`StoreChangedError` if ``out/results.json`` (when it is there,
     readable and of this tournament) chains a hand or a configuration the database no longer
     holds as chained: ``report`` or ``resume`` rewrote results.json from an edited database,
@@ -370,7 +368,7 @@ def unchanged(
     problem = changed_since(old.get("chain"), now, plan_ids)
     seq = old.get("sequential")
     reported = seq.get("stop") if isinstance(seq, dict) else None
-    if problem is None and reported and store is not None:
+    if problem is None and reported:
         record = store.meta().get("sequential")
         if not (isinstance(record, dict) and record.get("stop")):
             # a stop, once reported, stays: a record rolled back to looks before it would be

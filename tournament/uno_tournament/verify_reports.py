@@ -208,15 +208,16 @@ def _differ(a: Any, b: Any) -> str:
     same (an edited ``hands = 24.0000001`` read "hands is 24, not 24")."""
     x, y = _show(a), _show(b)
     if x == y:
-        x, y = _show_full(a), _show_full(b)
+        x, y = _show(a, full=True), _show(b, full=True)
     return f"{x}, not {y}"
 
 
-def _show_full(v: Any) -> str:
-    text = repr(v) if isinstance(v, float) else json.dumps(v)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _show(v: Any) -> str:
-    text = json.dumps(v) if not isinstance(v, float) else f"{v:.6g}"
+def _show(v: Any, *, full: bool = False) -> str:
+    """A value of a report file as a line repeats it (a float to 6 digits, or all of them)."""
+    if not isinstance(v, float):
+        text = json.dumps(v)
+    elif full:
+        text = repr(v)
+    else:
+        text = f"{v:.6g}"
     return text if len(text) <= 40 else text[:37] + "..."
