@@ -350,6 +350,12 @@ def _older_chain(out: Path) -> dict[str, object]:
         store.close()
 
 
+def _set_record(conn: sqlite3.Connection, record: object) -> None:
+    """Store ``record`` as the run's sequential decision (an edit, or the original back)."""
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(record), META_KEY))
+    conn.commit()
+
+
 def _report(out: Path) -> None:
     r = subprocess.run(
         _cli("tournament", "report", str(out)),
@@ -419,12 +425,10 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     edited = json.loads(json.dumps(rec))
     pairs = edited["looks"][-1]["pairs"]
     pairs[0]["status"] = "open" if pairs[0]["status"] != "open" else "better"
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-    conn.commit()
+    _set_record(conn, edited)
     v = _verify(out)
     assert v.returncode == 1 and "sequential decision: look" in v.stdout, v.stdout
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
-    conn.commit()
+    _set_record(conn, rec)
     assert _verify(out).returncode == 0
 
     # the test's final state, which the report's "Why the run stopped" table prints: an
@@ -432,27 +436,23 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     edited = json.loads(json.dumps(rec))
     forged = edited["state"]["pairs"][0]
     forged.update(status="better", low=20.0, high=260.0, claimed_at=hands // 2)
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-    conn.commit()
+    _set_record(conn, edited)
     v = _verify(out)
     assert v.returncode == 1 and f"pair {forged['a']}~{forged['b']}" in v.stdout, v.stdout
     # the mixture's rho chosen after the hands were seen (every interval and claim moves)
     edited = json.loads(json.dumps(rec))
     edited["state"]["rho"] *= 3.0
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-    conn.commit()
+    _set_record(conn, edited)
     v = _verify(out)
     assert v.returncode == 1 and "the record's rho is" in v.stdout, v.stdout
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
-    conn.commit()
+    _set_record(conn, rec)
     assert _verify(out).returncode == 0
 
     # the stop removed, the looks kept (an examination: verify passed, the report said "not
     # stopped yet", and resume waited for ever at 0 hands/s)
     edited = json.loads(json.dumps(rec))
     edited["stop"] = None
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-    conn.commit()
+    _set_record(conn, edited)
     v = _verify(out)
     assert v.returncode == 1 and "the stop was removed" in v.stdout, v.stdout
     for results_json in (True, False):  # refused by the reported stop, or by the record
@@ -471,12 +471,10 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     # the last look removed, the stop kept
     edited = json.loads(json.dumps(rec))
     edited["looks"] = edited["looks"][:-1]
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-    conn.commit()
+    _set_record(conn, edited)
     v = _verify(out)
     assert v.returncode == 1 and "a look was removed" in v.stdout, v.stdout
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
-    conn.commit()
+    _set_record(conn, rec)
     assert _verify(out).returncode == 0
 
     # the record rolled back to its first look, its stop gone: a consistent record that trails
@@ -487,8 +485,7 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     assert rolled["stop"] is None and len(rolled["looks"]) == 1  # type: ignore[arg-type]
     published = results["chain"]["head"]
     kept = (out / "results.json").read_bytes()
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rolled), META_KEY))
-    conn.commit()
+    _set_record(conn, rolled)
     # report refuses while results.json reports the stop (a stop, once reported, stays)
     r = subprocess.run(
         _cli("tournament", "report", str(out)),
@@ -507,8 +504,7 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     (out / "results.json").write_bytes(kept)  # the published results.json names what changed
     v = _verify(out)
     assert v.returncode == 1 and "meta.sequential" in v.stdout, v.stdout
-    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(rec), META_KEY))
-    conn.commit()
+    _set_record(conn, rec)
     _report(out)
     assert _verify(out, "--head", published).returncode == 0
     # a results.json of the version before (uno-arena-chain/2) still verifies, and says the
@@ -693,8 +689,7 @@ def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_pat
     table[0] = next(b for b in ADAPTIVE if b not in table)
     conn = sqlite3.connect(db)
     try:
-        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-        conn.commit()
+        _set_record(conn, edited)
     finally:
         conn.close()
     v = _verify(out)
@@ -713,8 +708,7 @@ def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_pat
     edited["blocks"] = edited["blocks"][:1]
     conn = sqlite3.connect(db)
     try:
-        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps(edited), META_KEY))
-        conn.commit()
+        _set_record(conn, edited)
     finally:
         conn.close()
     assert _verify(out).returncode == 1
