@@ -351,13 +351,15 @@ def changed_since(ref: Any, now: Chain, plan_ids: Sequence[str]) -> str | None:
     return None
 
 
-def unchanged(out: Path, tid: str, now: Chain, plan_ids: list[str], store: ResultStore) -> None:
+def unchanged(
+    out: Path, tid: str, plan_ids: list[str], store: ResultStore, now: Chain | None = None
+) -> None:
     """Raise :class:`StoreChangedError` if ``out/results.json`` (when it is there,
     readable and of this tournament) chains a hand or a configuration the database no longer
     holds as chained: ``report`` or ``resume`` rewrote results.json from an edited database,
     and ``verify`` then passed it (an examination deleted a hand and resumed: it was played
     again with another result; it set a bot's illegal count and reported: the report showed
-    it)."""
+    it). ``now``: the store's chain, if computed already."""
     try:  # a pipe, a device or a link to one is named there, not waited on or read for ever
         text = read_text_file(out / "results.json", 1 << 30, "results.json")  # as verify
         old = json.loads(text)
@@ -365,6 +367,8 @@ def unchanged(out: Path, tid: str, now: Chain, plan_ids: list[str], store: Resul
         return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
     if not isinstance(old, dict) or old.get("tournament_id") != tid:
         return
+    if now is None:  # the chain of the store as it is, computed only when there is a chain
+        now = compute(store, plan_ids)  # to compare it with (it reads every stored hand)
     problem = changed_since(old.get("chain"), now, plan_ids)
     seq = old.get("sequential")
     reported = seq.get("stop") if isinstance(seq, dict) else None

@@ -763,7 +763,7 @@ def write_all(
 
     plan_ids = [h.hand_id for h in config.plan(tid)]
     ch = chain.compute(store, plan_ids)
-    chain.unchanged(out, tid, ch, plan_ids, store)
+    chain.unchanged(out, tid, plan_ids, store, ch)
     seq_md = seq_html = ""
     seq_json: dict[str, Any] = {}
     if config.sequential:  # why a sequential run stopped, and its pairs over time

@@ -585,8 +585,7 @@ class Runner(SequentialMixin, Player):
 
         plan_ids = [h.hand_id for h in full_plan]
         try:
-            now = chain.compute(self.store, plan_ids)
-            chain.unchanged(self.out, self.tid, now, plan_ids, self.store)
+            chain.unchanged(self.out, self.tid, plan_ids, self.store)
         except chain.StoreChangedError as exc:
             raise RunnerError(str(exc)) from None
 
