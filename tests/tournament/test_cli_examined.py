@@ -221,6 +221,45 @@ def test_report_and_resume_refuse_a_database_changed_since_its_results(
     assert cli("tournament", "verify", str(same)).returncode == 0
 
 
+def test_report_and_resume_refuse_an_edited_or_deleted_incident_but_not_a_new_one(
+    played: Path, tmp_path: Path
+) -> None:
+    """The incidents (crashes, bots given up on: the report's crash counts and † marks) were
+    chained as one digest, so `report` could not tell an edited incident from a new one and
+    wrote the edited one into the report (an examination; `verify --head` caught it)."""
+    run = _copy(played, tmp_path / "run")
+    db = run / "tournament.sqlite"
+    _edit(db, "INSERT INTO incidents (at, bot, kind, detail) VALUES (1, 'b1', 'crash', '3')")
+    (run / "results.json").unlink()  # a report of the database with its one incident
+    assert cli("tournament", "report", str(run)).returncode == 0
+    seen = json.loads((run / "results.json").read_text())["chain"]["columns"]
+    assert seen["incidents_seen"] == "1"
+    # one more incident (a resumed run's): not a change
+    _edit(db, "INSERT INTO incidents (at, bot, kind, detail) VALUES (2, 'b2', 'crash', '1')")
+    assert cli("tournament", "report", str(run)).returncode == 0
+    assert (
+        json.loads((run / "results.json").read_text())["chain"]["columns"]["incidents_seen"] == "2"
+    )
+    assert cli("tournament", "verify", str(run)).returncode == 0
+    before = (run / "results.json").read_bytes()
+    edited = _copy(run, tmp_path / "edited")  # the first incident's bot changed
+    _edit(edited / "tournament.sqlite", "UPDATE incidents SET bot = 'b3' WHERE id = 1")
+    deleted = _copy(run, tmp_path / "deleted")  # the last one deleted
+    _edit(deleted / "tournament.sqlite", "DELETE FROM incidents WHERE id = 2")
+    for folder, want in (
+        (edited, "an incident (a crash, a bot given up on) chained into results.json was edited"),
+        (
+            deleted,
+            "results.json chains 2 incidents (crashes, bots given up on), the database holds 1",
+        ),
+    ):
+        for args in (("report", str(folder)), ("resume", str(folder), "--quiet")):
+            line = refused("tournament", *args)
+            assert want in line, line
+        assert (folder / "results.json").read_bytes() == before  # nothing rewritten
+        assert cli("tournament", "verify", str(folder)).returncode == 1
+
+
 def test_report_and_resume_are_not_held_by_a_pipe_or_a_device_at_results_json(
     played: Path, tmp_path: Path
 ) -> None:

@@ -28,7 +28,8 @@ The head is written into ``results.json`` (``chain``) and the reports; ``uno-are
 verify`` recomputes it. ``results.json`` also keeps, to name what changed, a short digest of
 each hand by schedule position (``hands_digests``: 12 hex digits, or dots where a hand was not
 stored), a one-byte digest per hand of each column no replay vouches for (``column_digests``),
-and the incidents' and the configuration's digests (``columns``).
+and the incidents' (with how many incidents they cover) and the configuration's digests
+(``columns``).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ SHORT = 12
 """Hex digits kept of each hand's digest in results.json."""
 ABSENT = "." * SHORT
 INCIDENTS = "incidents"
+INCIDENTS_SEEN = "incidents_seen"
+"""How many incidents the incidents' digest covers (in ``columns``): ``report`` and ``resume``
+check that the first that many are still stored as chained (later ones are new, not edits)."""
 SKIP_COLUMNS = frozenset({"seq"})
 """Storage positions (PostgreSQL's identity column), not results."""
 REPLAY_CHECKED = frozenset(
@@ -235,11 +239,18 @@ def decision_digest(store: ResultStore) -> str:
     return hashlib.sha256(_encode(store.meta().get(DECISION))).hexdigest()
 
 
-def incidents_digest(store: ResultStore) -> str:
+def incidents_digest(store: ResultStore, first: int | None = None) -> tuple[str, int]:
+    """SHA-256 of the stored incidents in the order stored (``first``: of the first ``first``
+    only), and how many it covers. Incidents are only ever appended, so the digest of the
+    first n of them is what a results.json written when there were n still holds."""
     h = hashlib.sha256()
+    n = 0
     for row in _rows(store, "SELECT * FROM incidents ORDER BY id"):
+        if first is not None and n >= first:
+            break
         h.update(_encode(row) + b"\n")
-    return h.hexdigest()
+        n += 1
+    return h.hexdigest(), n
 
 
 @dataclass
@@ -251,7 +262,8 @@ class Chain:
     positions: str
     """The short digest of each planned hand by schedule position (``ABSENT``: not stored)."""
     columns: dict[str, str]
-    """``incidents`` -> the digest of the incidents."""
+    """``incidents`` -> the digest of the incidents (``incidents_seen``: how many), and the
+    configuration's and the sequential decision's digests."""
     column_positions: dict[str, str] = field(default_factory=dict)
     """column -> its one-byte digest of each planned hand by schedule position ("..": not
     stored), for the columns no replay vouches for."""
@@ -294,8 +306,8 @@ def compute(
     link = hashlib.sha256(algorithm.encode()).digest()
     for hid in order(list(digests), plan_ids):
         link = hashlib.sha256(link + bytes.fromhex(digests[hid])).digest()
-    inc = incidents_digest(store)
-    columns = {INCIDENTS: inc[:16]}
+    inc, n_inc = incidents_digest(store)
+    columns = {INCIDENTS: inc[:16], INCIDENTS_SEEN: str(n_inc)}
     if algorithm == LEGACY:
         head = hashlib.sha256(link + bytes.fromhex(inc)).hexdigest()
     else:
@@ -325,12 +337,15 @@ class StoreChangedError(RuntimeError):
     its folder was written from it: writing the reports again would hide it."""
 
 
-def changed_since(ref: Any, now: Chain, plan_ids: Sequence[str]) -> str | None:
+def changed_since(
+    ref: Any, now: Chain, plan_ids: Sequence[str], store: ResultStore | None = None
+) -> str | None:
     """What the store lost or changed since ``ref`` (the ``chain`` of a results.json written
     from it) was written, or ``None``: a hand the chain holds that the store no longer has or
     holds otherwise, or another configuration. Hands stored since (a resumed run's) and a
-    sequential decision or incidents that grew are not changes. ``None`` too for a chain of
-    another algorithm or plan, which this cannot compare (``verify`` says what it can)."""
+    sequential decision or incidents that grew are not changes, but an incident the chain
+    holds that was edited or deleted is. ``None`` too for a chain of another algorithm or plan,
+    which this cannot compare (``verify`` says what it can)."""
     if not isinstance(ref, dict) or ref.get("algorithm") != now.algorithm:
         return None
     positions = ref.get("hands_digests")
@@ -348,6 +363,26 @@ def changed_since(ref: Any, now: Chain, plan_ids: Sequence[str]) -> str | None:
     columns = ref.get("columns")
     if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
         return "the stored configuration differs from the one chained into results.json"
+    return _incidents_changed(columns, store) if isinstance(columns, dict) else None  # store:
+    # the one ``now`` was computed from, to read its first incidents again
+
+
+def _incidents_changed(columns: dict[str, Any], store: ResultStore | None) -> str | None:
+    """An incident chained into results.json (the first ``incidents_seen`` of them) that the
+    store no longer holds as chained; incidents stored since are new, not changes."""
+    seen, want = columns.get(INCIDENTS_SEEN), columns.get(INCIDENTS)
+    if store is None or not isinstance(want, str) or not isinstance(seen, str):
+        return None
+    if not seen.isdigit() or len(seen) > 12:
+        return None
+    got, n = incidents_digest(store, int(seen))
+    if n < int(seen):
+        return (
+            f"results.json chains {seen} incidents (crashes, bots given up on), the database "
+            f"holds {n}"
+        )
+    if got[: len(want)] != want:
+        return "an incident (a crash, a bot given up on) chained into results.json was edited"
     return None
 
 
@@ -369,7 +404,7 @@ def unchanged(
         return
     if now is None:  # the chain of the store as it is, computed only when there is a chain
         now = compute(store, plan_ids)  # to compare it with (it reads every stored hand)
-    problem = changed_since(old.get("chain"), now, plan_ids)
+    problem = changed_since(old.get("chain"), now, plan_ids, store)
     seq = old.get("sequential")
     reported = seq.get("stop") if isinstance(seq, dict) else None
     if problem is None and reported:
