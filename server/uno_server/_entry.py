@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ._sigint import honour_ctrl_c
+from ._sigint import done, honour_ctrl_c
 
 
 def main() -> int:
@@ -16,7 +16,8 @@ def main() -> int:
     try:
         from .cli import main as command_line
 
-        return command_line()
+        code = command_line()
     except KeyboardInterrupt:
         print("uno-arena: interrupted", file=sys.stderr)
-        return 130
+        code = 130
+    return done(code)

@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from ._sigint import honour_ctrl_c
+    from ._sigint import done, honour_ctrl_c
 
     honour_ctrl_c()
-    sys.exit(main())
+    sys.exit(done(main()))

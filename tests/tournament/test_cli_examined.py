@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import subprocess
 import sys
 import time
 import types
@@ -113,8 +114,12 @@ def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(
 
     from uno_server import _entry
 
-    monkeypatch.setitem(sys.modules, "uno_server.cli", StillImporting("uno_server.cli"))
-    assert _entry.main() == 130
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        monkeypatch.setitem(sys.modules, "uno_server.cli", StillImporting("uno_server.cli"))
+        assert _entry.main() == 130
+    finally:
+        signal.signal(signal.SIGINT, before)  # main leaves its own for the interpreter's exit
     assert capsys.readouterr().err == "uno-arena: interrupted\n"
     (script,) = entry_points(group="console_scripts", name="uno-arena")
     assert script.value == "uno_server._entry:main"
@@ -142,6 +147,35 @@ def test_a_ctrl_c_is_honoured_in_a_process_started_with_it_ignored(
     finally:
         signal.signal(signal.SIGINT, before)
     assert capsys.readouterr().err == "uno-arena: interrupted\n"
+
+
+EXITING = """
+import atexit, os, signal, sys, time, types
+
+def main():  # the command: it finished (its reports written); the interpreter exits next
+    atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(30)))
+    return 0
+
+command = types.ModuleType("uno_server.cli")
+command.main = main
+sys.modules["uno_server.cli"] = command
+from uno_server._entry import main as entry
+sys.exit(entry())
+"""
+
+
+def test_a_ctrl_c_while_the_interpreter_exits_says_the_command_had_ended() -> None:
+    """About 0.1 s after a sharded run's reports the interpreter is still exiting (joining
+    threads, the fitting pool); a Ctrl-C there ended the process silently with status 130, as
+    if the finished run had been interrupted (an examination). Now one line, and the command's
+    own status."""
+    res = subprocess.run(
+        [sys.executable, "-c", EXITING], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
+    assert res.stderr == (
+        "uno-arena: Ctrl-C while exiting: the command had already ended (exit status 0)\n"
+    ), res.stderr[-2000:]
 
 
 def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:

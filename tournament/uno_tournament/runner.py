@@ -58,6 +58,7 @@ import grpc
 import numpy as np
 from prometheus_client import start_http_server
 
+from uno_server import _sigint
 from uno_server.gen.uno.v1 import admin_pb2_grpc
 
 from . import report, sandbox, schedule
@@ -521,7 +522,8 @@ class Runner(SequentialMixin, Player):
                     loop.remove_signal_handler(sig)
         if self.fatal is not None:
             raise self.fatal
-        return self._finish(plan, full_plan, mine)
+        # the outcome is decided: a Ctrl-C in the teardown that follows says so (_sigint.done)
+        return _sigint.done(self._finish(plan, full_plan, mine))
 
     async def _build_bots(self) -> None:
         """Build the launched bots that have a build step (:mod:`uno_tournament.build`), in
