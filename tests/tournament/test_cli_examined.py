@@ -275,6 +275,12 @@ def test_report_and_resume_refuse_an_edited_or_deleted_incident_but_not_a_new_on
         json.loads((run / "results.json").read_text())["chain"]["columns"]["incidents_seen"] == "2"
     )
     assert cli("tournament", "verify", str(run)).returncode == 0
+    older = _copy(run, tmp_path / "older")  # as the version before incidents_seen wrote it
+    data = json.loads((older / "results.json").read_text())
+    del data["chain"]["columns"]["incidents_seen"]
+    (older / "results.json").write_text(json.dumps(data, indent=2))
+    res = cli("tournament", "verify", str(older))
+    assert res.returncode == 0, res.stdout[-1500:]
     before = (run / "results.json").read_bytes()
     edited = _copy(run, tmp_path / "edited")  # the first incident's bot changed
     _edit(edited / "tournament.sqlite", "UPDATE incidents SET bot = 'b3' WHERE id = 1")
