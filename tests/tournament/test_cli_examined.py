@@ -300,6 +300,30 @@ def test_report_and_resume_refuse_an_edited_or_deleted_incident_but_not_a_new_on
         assert cli("tournament", "verify", str(folder)).returncode == 1
 
 
+def test_report_and_resume_refuse_a_hand_stored_outside_the_schedule(
+    played: Path, tmp_path: Path
+) -> None:
+    """An examination copied a hand under an id the schedule does not have: verify failed it,
+    but report and resume wrote over the reports ("25 of 24 hands", a win more)."""
+    run = _copy(played, tmp_path / "forged")
+    db = run / "tournament.sqlite"
+    hid = sqlite3.connect(db).execute("SELECT hand_id FROM hands ORDER BY hand_id").fetchone()[0]
+    copy = [
+        f"CREATE TEMP TABLE t_{t} AS SELECT * FROM {t} WHERE hand_id = '{hid}'"
+        for t in ("hands", "seats", "replays")
+    ]
+    copy += [f"UPDATE t_{t} SET hand_id = '{hid}9'" for t in ("hands", "seats", "replays")]
+    copy += [f"INSERT INTO {t} SELECT * FROM t_{t}" for t in ("hands", "seats", "replays")]
+    _edit(db, *copy)
+    before = (run / "results.json").read_bytes()
+    for args in (("report", str(run)), ("resume", str(run), "--quiet")):
+        line = refused("tournament", *args)
+        want = f"hand {hid}9 is not in the schedule and was stored after results.json"
+        assert want in line, line
+    assert (run / "results.json").read_bytes() == before
+    assert cli("tournament", "verify", str(run)).returncode == 1
+
+
 def test_report_and_resume_are_not_held_by_a_pipe_or_a_device_at_results_json(
     played: Path, tmp_path: Path
 ) -> None:

@@ -351,20 +351,43 @@ def changed_since(
     positions = ref.get("hands_digests")
     if not isinstance(positions, str) or len(positions) != SHORT * len(plan_ids):
         return None
+    chained = 0
     for k, hid in enumerate(plan_ids):
         want = positions[k * SHORT : (k + 1) * SHORT]
         if want == ABSENT:
             continue
+        chained += 1
         got = now.digests.get(hid)
         if got is None:
             return f"hand {hid} is in results.json's chain but no longer in the database"
         if got[:SHORT] != want:
             return f"hand {hid} in the database differs from the one chained into results.json"
+    problem = _unplanned_added(ref.get("hands"), chained, now, plan_ids)
+    if problem is not None:
+        return problem
     columns = ref.get("columns")
     if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
         return "the stored configuration differs from the one chained into results.json"
     return _incidents_changed(columns, store) if isinstance(columns, dict) else None  # store:
     # the one ``now`` was computed from, to read its first incidents again
+
+
+def _unplanned_added(
+    ref_hands: Any, chained: int, now: Chain, plan_ids: Sequence[str]
+) -> str | None:
+    """A hand outside the schedule stored since results.json (which chained ``ref_hands``
+    hands, ``chained`` of them planned): a run stores only planned hands, so it was put there
+    by hand (an examination copied a hand under a new id; the report counted "25 of 24
+    hands" and a win more)."""
+    if not isinstance(ref_hands, int) or isinstance(ref_hands, bool):
+        return None
+    planned = set(plan_ids)
+    extra = sorted(h for h in now.digests if h not in planned)
+    if len(extra) <= ref_hands - chained:
+        return None
+    return (
+        f"hand {extra[0][:80]} is not in the schedule and was stored after results.json was written"
+    )
 
 
 def _incidents_changed(columns: dict[str, Any], store: ResultStore | None) -> str | None:
