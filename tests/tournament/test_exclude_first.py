@@ -99,3 +99,30 @@ def test_the_winner_model_ignores_a_hand_without_its_winner_and_the_fit_reads_po
 def test_hand_results_default_to_an_observed_winner() -> None:
     h = HandResult("h", "d", (Finish("a", 0, 1), Finish("b", 1, 2)))
     assert h.out_first and Outcomes.from_results([h], {"a": 0, "b": 1}).out_first is None
+
+
+def test_under_last_two_bots_tied_behind_a_stand_in_that_went_out_are_not_both_first() -> None:
+    """An examination, forfeit "last": where a stand-in went out first and two real bots tied
+    on points behind it, both were counted as going out first (heur and h2: 97 going-out
+    records from 96 hands), and a bot that never went out got "won 1", which kept it out of the
+    one-sided bounds (the new-version test then read gaps of -5,670 +- 8,905 Elo and ran to its
+    budget undecided against a bot that lost every hand). A single best of the others still
+    counts as first, by the policy's definition."""
+    # seat 0's stand-in went out first: b1 and b2 tied behind it (hands 0-2), b1 alone (3-5)
+    b = np.tile(np.arange(4, dtype=np.int64), (6, 1))
+    p = np.array([[1, 2, 2, 4]] * 3 + [[1, 2, 3, 4]] * 3, dtype=np.int64)
+    forfeit = np.zeros_like(b, dtype=np.bool_)
+    forfeit[:, 0] = True
+    first = first_rated(b, p, forfeit, "last")
+    assert first is not None and first.tolist() == [False] * 3 + [True] * 3
+    bb, pp = apply_forfeits(b, p, forfeit, "last")
+    beat = going_out_graph(Outcomes(bb, pp, np.arange(6, dtype=np.int64), 6, first), 4)
+    assert not beat[2].any()  # b2 went out first in no hand
+    assert beat[1, 0] and beat[1, 2] and beat[1, 3]  # b1 alone best of the others: first
+    blind = going_out_graph(Outcomes(bb, pp, np.arange(6, dtype=np.int64), 6), 4)
+    assert blind[2, 0] and blind[2, 3]  # as it was: b2 "went out first" while tied
+    # the HandResult path (the sequential tests' looks) says the same
+    tied = rated_result(_record([1, 2, 2, 4], taken=0), "last")
+    alone = rated_result(_record([1, 2, 3, 4], taken=0), "last")
+    assert tied is not None and not tied.out_first
+    assert alone is not None and alone.out_first

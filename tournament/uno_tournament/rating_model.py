@@ -322,18 +322,29 @@ def apply_forfeits(
 def first_rated(
     bots: IntArray, places: IntArray, forfeit: BoolArray, policy: str
 ) -> BoolArray | None:
-    """Per hand, whether the seat that went out first is still rated after
-    :func:`apply_forfeits` (:attr:`Outcomes.out_first`; ``None``: in every hand). Only
-    ``"exclude"`` leaves a seat out; under ``"last"`` the forfeiting seat is placed last by the
-    policy's own definition, and the best of the others counts as first."""
-    if policy != "exclude":
+    """Per hand, whether a rated seat counts as going out first after :func:`apply_forfeits`
+    (:attr:`Outcomes.out_first`; ``None``: in every hand). ``"exclude"`` leaves out a stand-in
+    that went out first, and then no rated seat went out. Under ``"last"`` the forfeiting seat
+    is placed last by the policy's own definition and the best of the others counts as first,
+    unless two or more of them tie for it on points: then no one does (an examination: both
+    were counted as going out first, 97 going-out records from 96 hands, and a bot that never
+    went out got "won 1", which kept it out of the one-sided bounds and left the new-version
+    test undecided against a bot that lost every hand)."""
+    if policy not in ("exclude", "last"):
         return None
     real = bots >= 0
     hit = forfeit & real
     if not hit.any():
         return None
-    best = np.where(real, places, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
-    out = ~(hit & (places == best)).any(axis=1)
+    big = np.iinfo(np.int64).max
+    best = np.where(real, places, big).min(axis=1, keepdims=True)
+    stand_in_first = (hit & (places == best)).any(axis=1)
+    if policy == "exclude":
+        out = ~stand_in_first
+    else:  # the best of the rated seats not taken over, shared by two or more: no one first
+        rest = real & ~hit
+        top = np.where(rest, places, big).min(axis=1, keepdims=True)
+        out = ~(stand_in_first & ((rest & (places == top)).sum(axis=1) >= 2))
     return None if out.all() else np.asarray(out, dtype=np.bool_)
 
 

@@ -488,9 +488,13 @@ def rated_result(h: HandRecord, policy: str) -> HandResult | None:
         for s in h.seats
         if not (policy == "exclude" and s.taken_over)
     )
-    # "exclude" leaving out the seat that went out first: the others' order is by points only
+    # a stand-in went out first: under "exclude" no rated seat went out; under "last" the best
+    # of the others counts as first, unless several tie for it (ratings.first_rated)
     best = min(s.place for s in h.seats)
-    out_first = not (policy == "exclude" and any(s.taken_over and s.place == best for s in h.seats))
+    out_first = True
+    if any(s.taken_over and s.place == best for s in h.seats):
+        rest = [s.place for s in h.seats if not s.taken_over]
+        out_first = policy == "last" and rest.count(min(rest, default=0)) < 2
     if len(finishes) < 2:
         return None
     return HandResult(h.hand_id, h.deal_id, finishes, out_first)
