@@ -201,3 +201,33 @@ def test_the_runner_counts_illegal_and_late_apart_and_only_its_own_wins(
     assert value("uno_tournament_bot_late_answers_total", "a") == 5
     assert value("uno_tournament_bot_wins_total", "a") == 1  # the stand-in's win is not a's
     assert value("uno_tournament_bot_hands_total", "a") == 1
+
+
+def test_a_bot_that_answered_no_decision_in_time_shows_no_time_not_zero(tmp_path: Path) -> None:
+    """An examination: a bot that timed out on all 308 of its decisions showed "mean ms 0.0,
+    p99 0" in every report, the fastest bot of the field."""
+    import dataclasses
+
+    store = Store.create(tmp_path, {"tournament_id": "t"})
+    for i in range(8):
+        h = _hand(i, winner=i % 3)
+        silent = dataclasses.replace(h.seats[3], timeouts=10, decisions=0, response_ms=[])
+        store.add_hand(dataclasses.replace(h, seats=[*h.seats[:3], silent]))
+    s = write_all(tmp_path, store, _config(), "t", planned=8)
+    store.close()
+    md = (tmp_path / "leaderboard.md").read_text()
+    head = next(ln for ln in md.splitlines() if ln.startswith("| # |"))
+    names = [c.strip() for c in head.strip("|").split("|")]
+    for bot, mean, p99 in (("d", "-", "-"), ("a", "5.5", "6")):
+        line = next(ln for ln in md.splitlines() if ln.startswith("| ") and f"| {bot} |" in ln)
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert (cells[names.index("mean ms")], cells[names.index("p99 ms")]) == (mean, p99)
+    rows = {
+        r["bot"]: r for r in csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text()))
+    }
+    assert (rows["d"]["mean_decision_ms"], rows["d"]["p99_decision_ms"]) == ("", "")
+    assert float(rows["a"]["mean_decision_ms"]) == 5.5
+    data = json.loads((tmp_path / "results.json").read_text())
+    d = next(b for b in data["leaderboard"] if b["bot"] == "d")
+    assert d["mean_decision_ms"] is None and d["p99_decision_ms"] is None
+    assert "(- where it answered none in time)" in md and s.hands == 8

@@ -21,7 +21,7 @@ import pytest
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
 from uno_tournament.rating_bounds import going_out_graph, going_out_sides
 from uno_tournament.ratings import HandResult, Outcomes, Ratings, likelihood_of_superiority
-from uno_tournament.report import BotStats, Summary, _interval, print_leaderboard, svg_chart
+from uno_tournament.report import BotStats, Summary, interval_text, print_leaderboard, svg_chart
 from uno_tournament.standings import fit_ratings
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands
 
@@ -94,7 +94,7 @@ def test_an_always_first_bot_gets_a_lower_limit_only_and_the_rest_are_centred_wi
                 assert bool(sig[0, j]) == bool(r.ci_low[0] > r.ci_high[j])
             _, lo, hi = r.diff_ci(NAMES[0], NAMES[j])
             assert hi == math.inf and lo == r.ci_low[0] - r.ci_high[j]
-        assert _interval(float(r.ci_low[0]), float(r.ci_high[0])).endswith(", +inf)")
+        assert interval_text(float(r.ci_low[0]), float(r.ci_high[0])).endswith(", +inf)")
         return
     raise AssertionError("no tournament of 40 seeds had an always-first bot")
 
@@ -152,7 +152,7 @@ def test_a_bot_that_never_went_out_first_gets_an_upper_limit_only() -> None:
     # the four equal bots keep finite intervals that cover 0, centred on themselves
     assert np.all(np.isfinite(r.ci_low[:4])) and abs(float(r.elo[:4].mean())) < 1e-6
     assert np.all(r.ci_low[:4] <= 0) and np.all(r.ci_high[:4] >= 0)
-    assert _interval(float(r.ci_low[4]), float(r.ci_high[4])).startswith("(-inf, ")
+    assert interval_text(float(r.ci_low[4]), float(r.ci_high[4])).startswith("(-inf, ")
 
 
 def _summary_of(r: Ratings, note: str) -> Summary:
@@ -253,8 +253,9 @@ def test_a_strict_order_is_measured_from_a_reference_bot_not_a_zero_width_interv
     text = io.StringIO()
     print_leaderboard(s, text)
     assert "[+0, +0]" not in text.getvalue() and "reference" in text.getvalue()
-    assert _interval(0.0, 0.0, ref=True) == "reference" and _interval(-3.0, 4.0) == "[-3, +4]"
-    assert _interval(0.0, 0.0) == "[+0, +0]"  # no width, not the reference: a tie (tested apart)
+    assert interval_text(0.0, 0.0, ref=True) == "reference"
+    assert interval_text(-3.0, 4.0) == "[-3, +4]"
+    assert interval_text(0.0, 0.0) == "[+0, +0]"  # no width, not the reference: a tie (apart)
 
 
 GRADED = [0.0, 0.25, 0.5, 1.0]

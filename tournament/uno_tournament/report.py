@@ -26,30 +26,24 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from . import report_text
 from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
 from .fileread import write_text_atomic
 from .rating_bounds import comparison_groups, reference_of
-from .ratings import Ratings, first_out_probability, likelihood_of_superiority
+from .ratings import Ratings, likelihood_of_superiority
+from .report_text import (
+    CROSS_LEGEND,
+    GOING_OUT_TEXT,
+    first_note,
+    gap_meaning,
+    header_lines,
+)
 from .standings import fit_played, rated_outcomes
 from .store import ResultStore
 
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
-GAP_EXAMPLES = (50, 100, 200, 400)
 GIVEN_UP_MARK = "†"
-CROSS_LEGEND = (
-    "Row bot finished ahead-behind(-tied) of the column bot, in the hands as the ratings count "
-    "them: a seat a stand-in played is a forfeit under the policy (Forfeits above)."
-)
-
-
-def gap_meaning(gaps: tuple[int, ...] = GAP_EXAMPLES) -> str:
-    """One sentence: what a rating gap means, in odds a reader can check."""
-    odds = ", ".join(f"{100 * first_out_probability(g):.0f}% for +{g}" for g in gaps)
-    return (
-        "What a gap means: of the hands two bots share in which one of the two goes out first, "
-        f"the stronger goes out first in {odds} (check it in the 'going out first' table)."
-    )
 
 
 @dataclass
@@ -344,8 +338,10 @@ def summarize(
                 forfeits=int(forfeits[i]),
                 given_up=n in given_up,
                 decisions=int(decisions[i]),
-                mean_decision_ms=float(ms.mean()) if ms.size else 0.0,
-                p99_decision_ms=float(np.percentile(ms, 99)) if ms.size else 0.0,
+                # no answer timed (every decision timed out): no figure, not 0.0 ms, which read
+                # as the fastest bot of the field (an examination)
+                mean_decision_ms=float(ms.mean()) if ms.size else math.nan,
+                p99_decision_ms=float(np.percentile(ms, 99)) if ms.size else math.nan,
             )
         )
     stats.sort(key=lambda b: (-(b.rating if not math.isnan(b.rating) else -1e18), b.bot))
@@ -428,7 +424,7 @@ def _join(note: str, more: str) -> str:
     return f"{note.rstrip()}{'' if note.rstrip().endswith(('.', '!', '?')) else '.'} {more}"
 
 
-def _interval(lo: float, hi: float, ref: bool = False) -> str:
+def interval_text(lo: float, hi: float, ref: bool = False) -> str:
     """A 95% interval; an open end (a rating the results bound on one side only) as infinity;
     the bot the others are measured from (``ref``, :attr:`Summary.reference`) as "reference",
     not an interval of certainty."""
@@ -445,8 +441,15 @@ def rank_ranges(s: Summary) -> list[str]:
     :meth:`~uno_tournament.ratings.Ratings.significant`; for a one-sided bot, intervals that do
     not overlap). ``"1"`` for a bot apart from every other, ``"1-2"`` while it and a neighbour
     are not told apart (two copies of one bot stay ``1-2``), ``"-"`` for a bot not rated."""
-    r = s.ratings
     names = [b.bot for b in s.bots]
+    rated = {b.bot for b in s.bots if not (math.isnan(b.rating) or math.isnan(b.ci_low))}
+    return ranks_allowed(s.ratings, names, rated)
+
+
+def ranks_allowed(r: Ratings | None, names: list[str], rated_names: set[str]) -> list[str]:
+    """:func:`rank_ranges` of the bots ``names`` (in display order) under the fit ``r``, the
+    ``rated_names`` among them ranked (the others ``"-"``); also the live view's ranks
+    (:mod:`uno_tournament.watch`), so the two never disagree on what the ratings allow."""
     if r is None:
         return [str(i) for i in range(1, len(names) + 1)]
     idx = {b: i for i, b in enumerate(r.bots)}
@@ -462,11 +465,7 @@ def rank_ranges(s: Summary) -> list[str]:
             return bool(lo[o] > hi[i])
         return bool(r.elo[o] > r.elo[i])
 
-    rated = {
-        idx[b.bot]
-        for b in s.bots
-        if b.bot in idx and not (math.isnan(b.rating) or math.isnan(b.ci_low))
-    }
+    rated = {idx[b] for b in rated_names if b in idx}
     out = []
     for b in names:
         i = idx.get(b, -1)
@@ -497,7 +496,7 @@ def _row(rank: str, b: BotStats, ref: str | None) -> list[str]:
         rank,
         _name(b),
         _estimate(b) if rated else "-",
-        _interval(b.ci_low, b.ci_high, b.bot == ref) if rated else "not rated",
+        interval_text(b.ci_low, b.ci_high, b.bot == ref) if rated else "not rated",
         str(b.hands),
         f"{100 * b.win_rate:.1f}",
         f"{b.mean_points_left:.1f}",
@@ -508,8 +507,8 @@ def _row(rank: str, b: BotStats, ref: str | None) -> list[str]:
         str(b.crashes),
         str(b.seats_taken_over),
         str(b.forfeits),
-        f"{b.mean_decision_ms:.1f}",
-        f"{b.p99_decision_ms:.0f}",
+        "-" if math.isnan(b.mean_decision_ms) else f"{b.mean_decision_ms:.1f}",
+        "-" if math.isnan(b.p99_decision_ms) else f"{b.p99_decision_ms:.0f}",
     ]
 
 
@@ -533,34 +532,10 @@ def _first_cell(s: Summary, a: str, b: str) -> str:
     return f"{won}-{lost}{pred}"
 
 
-COLUMNS_TEXT = (
-    "Columns: # is the rank, or the ranks the ratings allow (2-3: not told apart from a "
-    "neighbour at 95%); hands, win % and points count the hands a bot played itself (a seat a "
-    "stand-in played is a forfeit, not the bot's result); illegal: actions rejected as malformed "
-    "or not legal; late: answers that arrived after their chance had closed (a race, not a "
-    "fault)."
-)
-
-
-def _header_lines(s: Summary) -> list[str]:
-    lines = [
-        f"{s.hands} of {s.planned} hands.",
-        s.model_text,
-        gap_meaning(),
-        s.policy_text,
-        COLUMNS_TEXT,
-    ]
-    if s.given_up:
-        lines.append(s.given_up_note())
-    if s.note:
-        lines.append(f"Note: {s.note}")
-    return lines
-
-
 def markdown(s: Summary) -> str:
     out = io.StringIO()
     out.write(f"# Tournament {s.tournament_id}\n\n")
-    out.write("\n\n".join(_header_lines(s)) + "\n\n")
+    out.write("\n\n".join(header_lines(s)) + "\n\n")
     out.write("| " + " | ".join(_COLS) + " |\n")
     out.write("|" + "|".join("---" for _ in _COLS) + "|\n")
     ref = s.reference
@@ -568,10 +543,7 @@ def markdown(s: Summary) -> str:
         out.write("| " + " | ".join(_row(rank, b, ref)) + " |\n")
     names = [b.bot for b in s.bots]
     out.write("\n## Going out first\n\n")
-    out.write(
-        "Of the hands the row and column bots share in which one of the two went out first: "
-        "row first - column first (the row's share vs the share the ratings predict).\n\n"
-    )
+    out.write(f"{GOING_OUT_TEXT}{first_note(s)}\n\n")
     out.write("| | " + " | ".join(names) + " |\n|" + "---|" * (len(names) + 1) + "\n")
     for a in names:
         cells = ["" if a == b else _first_cell(s, a, b) for b in names]
@@ -596,7 +568,9 @@ def csv_text(s: Summary) -> str:
     fields = list(asdict(s.bots[0]).keys()) if s.bots else []
     w.writerow(["rank", *fields, "forfeit_policy"])
     for i, b in enumerate(s.bots, start=1):
-        w.writerow([i, *asdict(b).values(), s.forfeit_policy])
+        # a missing number (not rated; no answer timed) is an empty cell, not "nan"
+        row = ["" if isinstance(v, float) and math.isnan(v) else v for v in asdict(b).values()]
+        w.writerow([i, *row, s.forfeit_policy])
     return out.getvalue()
 
 
@@ -635,7 +609,7 @@ def svg_chart(s: Summary) -> str:
             "stroke='#357'/>"
             f"<circle cx='{x(b.rating):.1f}' cy='{y}' r='4' fill='#c33'>"
             f"<title>{html.escape(b.bot)}: {b.rating:+.1f} "
-            f"{_interval(b.ci_low, b.ci_high, b.bot == ref)}</title></circle>"
+            f"{interval_text(b.ci_low, b.ci_high, b.bot == ref)}</title></circle>"
         )
     axis_y = height - 30
     parts.append(
@@ -666,6 +640,7 @@ def html_report(s: Summary) -> str:
 
     ref = s.reference
     board = table(_COLS, [_row(r, b, ref) for r, b in zip(rank_ranges(s), s.bots, strict=True)])
+    first_note = html.escape(report_text.first_note(s))
     first = table(
         ["", *names],
         [[a, *("" if a == b else _first_cell(s, a, b) for b in names)] for a in names],
@@ -683,7 +658,7 @@ def html_report(s: Summary) -> str:
         seat = "Seat terms (going out): " + ", ".join(
             f"seat {i}: {v:+.1f}" for i, v in enumerate(s.ratings.seat_elo)
         )
-    header = "".join(f"<p>{html.escape(line)}</p>" for line in _header_lines(s))
+    header = "".join(f"<p>{html.escape(line)}</p>" for line in header_lines(s))
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Tournament {html.escape(s.tournament_id)}</title>
 <style>
@@ -701,8 +676,7 @@ th{{background:#f2f2f2}}
 <h2>Leaderboard</h2>
 {board}
 <h2>Going out first</h2>
-<p>Of the hands the row and column bots share in which one of the two went out first: row
-first - column first (the row's share vs the share the ratings predict).</p>
+<p>{html.escape(GOING_OUT_TEXT)}{first_note}</p>
 {first}
 <h2>Cross-table</h2>
 <p>{html.escape(CROSS_LEGEND)}</p>
@@ -744,7 +718,7 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
         )
     console = Console(file=stream, width=width)
     console.print(t)
-    for line in _header_lines(s)[1:]:
+    for line in header_lines(s)[1:]:
         console.print(line, markup=False, highlight=False)
 
 

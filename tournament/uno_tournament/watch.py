@@ -9,6 +9,7 @@ every shard of a Kubernetes Indexed Job in the shared PostgreSQL store, from any
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
 from .config import load_config
+from .ratings import Ratings
+from .report import interval_text, ranks_allowed
 from .standings import Standings
 from .store import FOLLOW_OVERLAP, ResultStore, ShardStatus
 
@@ -67,6 +70,28 @@ def _shard_table(shards: list[ShardStatus], now: float) -> Table:
     return t
 
 
+def _board_rows(board: Table, r: Ratings) -> None:
+    """The leaderboard as the report shows it: by estimate, with the ranks the ratings allow,
+    a one-sided bot's limit in place of its estimate, and "-" for a bot not rated."""
+    lo, hi = r.ci_low, r.ci_high
+    order = sorted(range(len(r.bots)), key=lambda i: (-_key(float(r.elo[i])), r.bots[i]))
+    names = [r.bots[i] for i in order]
+    rated = {r.bots[i] for i in order if not (math.isnan(r.elo[i]) or math.isnan(lo[i]))}
+    for rank, i in zip(ranks_allowed(r, names, rated), order, strict=True):
+        low, high = float(lo[i]), float(hi[i])
+        if r.bots[i] not in rated:
+            board.add_row(rank, r.bots[i], "-", "not rated")
+            continue
+        est = f"{float(r.elo[i]):+.0f}"
+        if math.isinf(low) != math.isinf(high):
+            est = f"≤ {high:+.0f}" if math.isinf(low) else f"≥ {low:+.0f}"
+        board.add_row(rank, r.bots[i], est, interval_text(low, high))
+
+
+def _key(elo: float) -> float:
+    return -1e18 if math.isnan(elo) else elo
+
+
 def render(
     follower: Follower, planned: int, rate: float, shards: list[ShardStatus], title: str
 ) -> RenderableType:
@@ -79,21 +104,18 @@ def render(
     parts: list[RenderableType] = [head]
     if shards:
         parts.append(_shard_table(shards, time.time()))
-    board = Table(title="leaderboard (live fit)", title_justify="left", box=None)
+    board = Table(title="leaderboard", title_justify="left", box=None)
     for col in ("#", "bot", "Elo", "95% CI"):
         board.add_column(col, justify="left" if col == "bot" else "right")
     r = None
     if len(follower.standings) >= 8:
-        r, _ = follower.standings.fit(prior_sd_elo=1000.0)
+        # the report's fit (one-sided limits for a bot the results bound one way only, ranks
+        # as the ratings allow): a fit with a prior showed such a bot's prior artefact as a
+        # rating, two-sided, ranked (an examination: a bot that never played read -1375, rank 4,
+        # where the report gave an upper limit and ranks 1-4)
+        r, _ = follower.standings.fit()
     if r is not None:
-        order = sorted(range(len(r.bots)), key=lambda i: -float(r.elo[i]))
-        for k, i in enumerate(order, start=1):
-            board.add_row(
-                str(k),
-                r.bots[i],
-                f"{float(r.elo[i]):+.0f}",
-                f"[{float(r.ci_low[i]):+.0f}, {float(r.ci_high[i]):+.0f}]",
-            )
+        _board_rows(board, r)
     else:
         board.add_row("", "(ratings from 8 hands on)", "", "")
     parts.append(board)
