@@ -10,6 +10,7 @@ winners bot and seat together explain exactly is fitted without seat terms.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -21,7 +22,14 @@ import pytest
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
 from uno_tournament.rating_bounds import going_out_graph, going_out_sides
 from uno_tournament.ratings import HandResult, Outcomes, Ratings, likelihood_of_superiority
-from uno_tournament.report import BotStats, Summary, interval_text, print_leaderboard, svg_chart
+from uno_tournament.report import (
+    BotStats,
+    Summary,
+    csv_text,
+    interval_text,
+    print_leaderboard,
+    svg_chart,
+)
 from uno_tournament.standings import fit_ratings
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands
 
@@ -253,6 +261,11 @@ def test_a_strict_order_is_measured_from_a_reference_bot_not_a_zero_width_interv
     text = io.StringIO()
     print_leaderboard(s, text)
     assert "[+0, +0]" not in text.getvalue() and "reference" in text.getvalue()
+    # the CSV says it too: its "0.0, 0.0" read as a collapsed fit (an examination)
+    rows = {r["bot"]: r for r in csv.DictReader(io.StringIO(csv_text(s)))}
+    assert rows[names[ref]]["interval"] == "reference"
+    assert {r["interval"] for b, r in rows.items() if b != names[ref]} <= set(kinds.values())
+    assert [r["ranks"] for r in rows.values()] == [b["ranks"] for b in data["leaderboard"]]
     assert interval_text(0.0, 0.0, ref=True) == "reference"
     assert interval_text(-3.0, 4.0) == "[-3, +4]"
     assert interval_text(0.0, 0.0) == "[+0, +0]"  # no width, not the reference: a tie (apart)

@@ -8,6 +8,9 @@ clustered intervals have no width. That looked like the collapse the first exami
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,7 +19,10 @@ import numpy as np
 from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
 from uno_tournament.rating_bounds import reference_of, tied_exactly
 from uno_tournament.ratings import Outcomes
+from uno_tournament.report import csv_text
 from uno_tournament.standings import TIED_NOTE, fit_played, fit_ratings
+
+from .test_one_sided import _summary_of
 
 
 def _outcomes(eps: list[float], hands: int = 96, seed: int = 3) -> tuple[Outcomes, list[str]]:
@@ -47,6 +53,13 @@ def test_copies_of_one_deterministic_bot_are_tied_exactly_and_the_report_says_so
     # every interval has no width, so none of them is the one the others are measured from
     assert reference_of(list(zip(r.bots, r.ci_low, r.ci_high, strict=True))) is None
     assert plain.unmeasured > 0 and r.unmeasured == 0  # the tie's note, not the few-deals one
+    # the machine-readable files say it: "0.0, 0.0" and "two-sided" read as a collapsed fit
+    s = _summary_of(r, note)
+    rows = list(csv.DictReader(io.StringIO(csv_text(s))))
+    assert [row["interval"] for row in rows] == ["tied exactly"] * 5
+    assert [row["ranks"] for row in rows] == ["1-5"] * 5
+    data = json.loads(json.dumps(s.to_json(), allow_nan=False))
+    assert [b["interval"] for b in data["leaderboard"]] == ["tied exactly"] * 5
 
 
 def test_bots_that_play_differently_are_not_called_tied() -> None:

@@ -39,7 +39,7 @@ from .report_text import (
     gap_meaning,
     header_lines,
 )
-from .standings import fit_played, rated_outcomes
+from .standings import TIED_NOTE, fit_played, rated_outcomes
 from .store import ResultStore
 
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
@@ -108,6 +108,11 @@ class Summary:
         return reference_of([(b.bot, b.ci_low, b.ci_high) for b in self.bots])
 
     @property
+    def tied(self) -> bool:
+        """The bots are tied exactly (every rating 0, no interval of any width)."""
+        return TIED_NOTE in self.note
+
+    @property
     def policy_text(self) -> str:
         return (
             f"Forfeits: {self.forfeit_policy} ({FORFEIT_DESCRIPTIONS[self.forfeit_policy]}); "
@@ -170,7 +175,7 @@ class Summary:
             "given_up": self.given_up,
             # plain JSON: an open end or a missing number is null ("interval" says which)
             "leaderboard": [
-                {**_plain(asdict(b)), "interval": _interval_kind(b, ref), "ranks": rank}
+                {**_plain(asdict(b)), "interval": _interval_kind(b, ref, self.tied), "ranks": rank}
                 for b, rank in zip(self.bots, rank_ranges(self), strict=True)
             ],
             "cross_table": {
@@ -199,11 +204,15 @@ def few_deals_note(r: Ratings) -> str:
     )
 
 
-def _interval_kind(b: BotStats, ref: str | None) -> str:
+def _interval_kind(b: BotStats, ref: str | None, tied: bool = False) -> str:
     """How the results bound a bot's rating: both ways, one way only, or not at all; the
-    bot the others are measured from is the ``ref``."""
+    bot the others are measured from is the ``ref``; ``tied``: the bots are tied exactly
+    (:data:`~uno_tournament.standings.TIED_NOTE`), so an interval of no width is no certainty
+    (an examination: the CSV's "0.0, 0.0" looked like a collapsed fit)."""
     if math.isnan(b.ci_low) or math.isnan(b.ci_high):
         return "not rated"
+    if tied and b.ci_high - b.ci_low < 1e-6:
+        return "tied exactly"
     if math.isinf(b.ci_high):
         return "lower limit only"
     if math.isinf(b.ci_low):
@@ -566,11 +575,14 @@ def csv_text(s: Summary) -> str:
     out = io.StringIO()
     w = csv.writer(out)
     fields = list(asdict(s.bots[0]).keys()) if s.bots else []
-    w.writerow(["rank", *fields, "forfeit_policy"])
-    for i, b in enumerate(s.bots, start=1):
+    # ranks: the range the ratings allow, as the leaderboard shows it; interval: how the
+    # results bound the rating (two-sided, reference, one side only, tied exactly, not rated)
+    w.writerow(["rank", *fields, "forfeit_policy", "ranks", "interval"])
+    ref = s.reference
+    for i, (b, ranks) in enumerate(zip(s.bots, rank_ranges(s), strict=True), start=1):
         # a missing number (not rated; no answer timed) is an empty cell, not "nan"
         row = ["" if isinstance(v, float) and math.isnan(v) else v for v in asdict(b).values()]
-        w.writerow([i, *row, s.forfeit_policy])
+        w.writerow([i, *row, s.forfeit_policy, ranks, _interval_kind(b, ref, s.tied)])
     return out.getvalue()
 
 
