@@ -231,3 +231,23 @@ def test_a_bot_that_answered_no_decision_in_time_shows_no_time_not_zero(tmp_path
     d = next(b for b in data["leaderboard"] if b["bot"] == "d")
     assert d["mean_decision_ms"] is None and d["p99_decision_ms"] is None
     assert "(- where it answered none in time)" in md and s.hands == 8
+
+
+def test_a_report_with_no_bot_rated_says_so_and_nothing_of_ratings_it_does_not_show(
+    tmp_path: Path,
+) -> None:
+    """An examination cut a run to one hand: every bot read "not rated", yet the note spoke of
+    upper limits and a reference bot, and the going-out table gave the shares "the ratings
+    predict" (100% vs 98%) from ratings it did not show."""
+    from uno_tournament.report import NONE_RATED
+
+    store = Store.create(tmp_path, {"tournament_id": "t"})
+    store.add_hand(_hand(0, winner=0))
+    s = write_all(tmp_path, store, _config(), "t", planned=16)
+    store.close()
+    assert s.ratings is None and s.note == NONE_RATED
+    md = (tmp_path / "leaderboard.md").read_text()
+    assert NONE_RATED in md and "limit" not in md and "reference" not in md
+    assert "% vs " not in md.split("## Going out first")[1].split("##")[0]  # no predicted share
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert {b["interval"] for b in data["leaderboard"]} == {"not rated"}

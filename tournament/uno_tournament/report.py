@@ -42,6 +42,9 @@ from .report_text import (
 from .standings import TIED_NOTE, fit_played, rated_outcomes
 from .store import ResultStore
 
+NONE_RATED = (
+    "No bot is rated yet: a rating needs rated hands in at least two deals (an interval needs two)."
+)
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
 GIVEN_UP_MARK = "†"
 
@@ -241,6 +244,10 @@ def summarize(
         cols.hand_ids, cols.deal_ids, cols.bots, cols.places, cols.taken_over, policy
     )
     ratings, note = fit_played(cols, outcomes)  # over the bots that played
+    if ratings is not None and not ratings.rated.any():
+        # no bot has rated hands in two deals: the fit's notes (limits, a reference bot) and
+        # its predicted shares would describe ratings the table does not show (an examination)
+        ratings, note = None, NONE_RATED
     if given_up is None:
         given_up = {}
         for _, bot, _, detail in store.incidents(["given_up"]):
