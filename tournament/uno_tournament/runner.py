@@ -68,6 +68,7 @@ from .metrics import Registries
 from .player import Player, RunnerError
 from .procs import announce_sandbox, token_on_command_line
 from .progress import Progress
+from .rating_bounds import one_sided
 from .ratings import SequentialElo
 from .replay import ensure_replays, store_hand
 from .sandbox import SandboxError
@@ -158,6 +159,8 @@ class Runner(SequentialMixin, Player):
         self.elo = SequentialElo()
         self.standings = Standings(self.names, config.faults.forfeit)
         self.live: dict[str, float] = {}
+        self.live_never_first: set[str] = set()
+        """Bots that never went out first in the live refit's hands (last in ``_top``)."""
         """Latest live Plackett-Luce ratings (empty until the first refit)."""
         self.refits = 0
         self.refit_seconds = 0.0
@@ -370,7 +373,12 @@ class Runner(SequentialMixin, Player):
         self.metrics.refit_seconds.set(self.refit_seconds)
         if r is None:
             return
+        # a bot that never went out first has no rating the fit could find, only the prior's
+        # artefact: it is not shown among the top (an examination saw "top: heur +198,
+        # illegal +64" for a bot that had not won a hand)
+        never = one_sided(outcomes, len(names), "winner") < 0
         self.live = {b: float(r.elo[i]) for i, b in enumerate(r.bots)}
+        self.live_never_first = {b for i, b in enumerate(r.bots) if never[i]}
         self.metrics.set_ratings(
             {
                 b: (float(r.elo[i]), float(r.ci_low[i]), float(r.ci_high[i]))
@@ -956,7 +964,8 @@ class Runner(SequentialMixin, Player):
         """The live leaderboard: the last Plackett-Luce refit, or the sequential Elo before it;
         a bot given up on is marked."""
         ratings = self.live or self._sequential()
-        top = sorted(ratings.items(), key=lambda kv: -kv[1])[:n]
+        never = self.live_never_first if self.live else set()
+        top = sorted(ratings.items(), key=lambda kv: (kv[0] in never, -kv[1]))[:n]
         return [(f"{b} {report.GIVEN_UP_MARK}" if b in self.given_up else b, e) for b, e in top]
 
 
