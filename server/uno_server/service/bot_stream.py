@@ -29,7 +29,7 @@ from . import limits, ratelog, rejections, wire
 from .arena import WELCOME_SEATS, Arena, Finished
 from .auth import bearer
 from .rejections import abort, status_error
-from .request_desk import ABORTED
+from .request_desk import ABORTED, NO_SUCH_REQUEST
 from .session import PROTOCOL_VERSION, BotSession, write_wait
 from .table import Table
 
@@ -565,7 +565,7 @@ class BotServicer:
                 request_id=act.request_id,
                 code=5,
                 reason=errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
-                message="this server has no such request (nor a match it would belong to)",
+                message=NO_SUCH_REQUEST,  # the same as for a known match's id
             )
             if act.HasField("action_id"):
                 res.action_id = act.action_id

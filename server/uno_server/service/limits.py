@@ -100,6 +100,8 @@ LABELS: Final = Limit(
     what="at most 16 entries; keys 1-64 characters of [A-Za-z0-9_.-/], values 0-256 printable",
 )
 MAX_SEATS: Final = 10
+SEQUENCE: Final = Limit(lo=0, hi=2**62, what="0 to 2^62 = 4611686018427387904")
+"""An event sequence a client names (a cursor, an after_sequence): >= 0, and at most 2^62."""
 
 LIMITS: Final[dict[str, Limit]] = {
     # ---- BotService.Play
@@ -111,7 +113,7 @@ LIMITS: Final[dict[str, Limit]] = {
     "uno.v1.Resume.cursors": Limit(max_len=4096, what="at most 4096 entries"),
     "uno.v1.EventCursor.match_id": MATCH_ID,
     "uno.v1.EventCursor.seat": Limit(lo=0, hi=MAX_SEATS - 1, what="0-9"),
-    "uno.v1.EventCursor.last_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
+    "uno.v1.EventCursor.last_sequence": SEQUENCE,
     "uno.v1.Action.request_id": _ascii(128, min_len=1),
     "uno.v1.ActionBatch.actions": Limit(
         max_len=MAX_ACTION_BATCH, what=f"1-{MAX_ACTION_BATCH} entries"
@@ -144,9 +146,9 @@ LIMITS: Final[dict[str, Limit]] = {
     "uno.v1.ListMatchesRequest.bot_name": NAME,
     "uno.v1.ListMatchesRequest.labels": LABELS,
     "uno.v1.WatchMatchRequest.match_id": MATCH_ID,
-    "uno.v1.WatchMatchRequest.after_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
+    "uno.v1.WatchMatchRequest.after_sequence": SEQUENCE,
     "uno.v1.AwaitMatchRequest.match_id": MATCH_ID,
-    "uno.v1.AwaitMatchRequest.after_sequence": Limit(lo=0, hi=2**62, what=">= 0"),
+    "uno.v1.AwaitMatchRequest.after_sequence": SEQUENCE,
     "uno.v1.CancelMatchRequest.match_id": MATCH_ID,
     "uno.v1.CancelMatchRequest.reason": _text(256),
     "uno.v1.RegisterBotRequest.bot_name": BOT_NAME,

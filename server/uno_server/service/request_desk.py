@@ -1,9 +1,11 @@
 """A table's request desk: the decision requests open at its seats, and the answers to them.
 
 Per seat at most one request is open (``Seat.open``). The desk numbers requests within the
-match, opens and closes them (RequestClosed to the seat's bot), remembers the last
-CLOSED_MEMORY closed ones to tell ALREADY_ANSWERED and DEADLINE_PASSED apart from STALE_REQUEST,
-and turns a rejected answer into its ActionResult, counted against the seat. Its owner, the
+match, per seat (see SEAT_STRIDE: a bot's own request ids show how many requests its own seats
+were sent, never how many went to the others), opens and closes them (RequestClosed to the
+seat's bot), remembers the last CLOSED_MEMORY closed ones to tell ALREADY_ANSWERED and
+DEADLINE_PASSED apart from STALE_REQUEST, and turns a rejected answer into its ActionResult,
+counted against the seat. Its owner, the
 :class:`~.table.Table`, is its only caller: it decides when a request opens or closes and
 applies an accepted answer to the match.
 """
@@ -30,6 +32,15 @@ CLOSED_MEMORY: Final = 4096
 """Closed requests remembered per match, to tell ALREADY_ANSWERED and DEADLINE_PASSED apart
 from STALE_REQUEST; an older closed request is just stale."""
 
+SEAT_STRIDE: Final = 16
+"""Request numbers interleave the seats (at most 10): the k-th request (from 1) to seat s is
+number ``(k - 1) * SEAT_STRIDE + s + 1``."""
+
+NO_SUCH_REQUEST: Final = "this bot was sent no request with that id"
+"""The one message of REQUEST_NOT_FOUND, whatever the id named: an id never issued, another
+seat's request (open or closed), a match the bot does not sit in, or no match at all. A bot
+learns nothing from it about other seats' requests (which seat was asked, and when)."""
+
 ANSWERED: Final = 0
 TIMED_OUT: Final = 1
 CLOSED: Final = 2
@@ -51,7 +62,7 @@ class RequestDesk:
 
     __slots__ = (
         "_closed",
-        "_next_request",
+        "_issued",
         "log",
         "lookup_session",
         "match_id",
@@ -75,8 +86,8 @@ class RequestDesk:
         self.metrics = metrics
         self.lookup_session = lookup_session
         self.requests: dict[str, OpenRequest] = {}  # request id -> the open request
-        self._closed: dict[int, tuple[int, int]] = {}  # request number -> (seat, close kind)
-        self._next_request = 0
+        self._closed: dict[int, int] = {}  # request number -> close kind
+        self._issued = [0] * len(seats)  # per match seat: requests sent to it so far
         self.log: Any = structlog.get_logger("uno.table")
 
     # ------------------------------------------------------------------ opening and closing
@@ -86,14 +97,16 @@ class RequestDesk:
         it."""
         if st.open is not None:
             self.close(st, bot_pb2.CLOSE_REASON_SUPERSEDED, None)
-        self._next_request += 1
+        issued = self._issued
+        seat = st.seat
+        issued[seat] += 1
         if required:
             deadline = now + (self.time_control.decision_ms + st.bank_ms) / 1000
         else:
             deadline = float("inf")
-        number = self._next_request
+        number = (issued[seat] - 1) * SEAT_STRIDE + seat + 1
         rid = f"{self.match_id}-{number}"
-        req = OpenRequest(rid, number, st.seat, legal, required, now, deadline)
+        req = OpenRequest(rid, number, seat, legal, required, now, deadline)
         st.open = req
         self.requests[req.request_id] = req
         return req
@@ -120,7 +133,7 @@ class RequestDesk:
     def forget(self, req: OpenRequest, kind: int) -> None:
         self.requests.pop(req.request_id, None)
         closed = self._closed
-        closed[req.number] = (req.seat, kind)
+        closed[req.number] = kind
         if len(closed) > CLOSED_MEMORY:
             for key in list(closed)[: CLOSED_MEMORY // 2]:
                 del closed[key]
@@ -150,12 +163,17 @@ class RequestDesk:
         self, req: OpenRequest | None, request_id: str, sender: str
     ) -> bot_pb2.ActionResult:
         """An answer without Action.action_id (0 means draw and must be set): reported as the
-        missing field before anything else about its request (closed, unknown, another's)."""
+        missing field before anything else about its request (closed, unknown, another's; the
+        seat of another bot's request is not named)."""
         st = self.seats[req.seat] if req is not None else None
         if st is None or st.bot_name != sender:
             st = self.first_seat(sender)
+            req = None
+        res = self.result(request_id, None, req.seat if req is not None else None)
+        if st is None:
+            res.match_id = ""
         return self.reject(
-            self.result(request_id, None, req.seat if req is not None else None),
+            res,
             st,
             sender,
             INVALID_ARGUMENT,
@@ -164,38 +182,36 @@ class RequestDesk:
             field="action.action_id",
         )
 
+    def not_found(self, res: bot_pb2.ActionResult, sender: str) -> bot_pb2.ActionResult:
+        """An answer naming no request this bot was sent (see NO_SUCH_REQUEST): the same
+        result, code, reason and message however the id names another seat's request, an id
+        never issued or nothing of this match, with no seat (and no match id unless the sender
+        sits in this match)."""
+        res.ClearField("seat")
+        st = self.first_seat(sender)
+        if st is None:
+            res.match_id = ""
+        return self.reject(
+            res, st, sender, NOT_FOUND, errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND, NO_SUCH_REQUEST
+        )
+
     def reject_closed(
         self, res: bot_pb2.ActionResult, sender: str, number: int
     ) -> bot_pb2.ActionResult:
-        """An answer naming no open request of this match."""
-        if not 1 <= number <= self._next_request:
-            return self.reject(
-                res,
-                self.first_seat(sender),
-                sender,
-                NOT_FOUND,
-                errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
-                f"match {self.match_id} never issued that request id",
-            )
-        seat, kind = self._closed.get(number, (-1, CLOSED))
-        if seat >= 0:
-            res.seat = seat
-            st = self.seats[seat]
-            if st.bot_name != sender:
-                return self.reject(
-                    res,
-                    self.first_seat(sender),
-                    sender,
-                    FAILED_PRECONDITION,
-                    errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
-                    f"that request was for seat {seat}, which belongs to another bot",
-                )
-        else:
-            st = self.first_seat(sender)
+        """An answer naming no open request of this match: a late answer to a request the
+        sender's seat was sent, else :meth:`not_found`."""
+        seat = (number - 1) % SEAT_STRIDE if number > 0 else -1
+        if seat >= len(self.seats) or seat < 0:
+            return self.not_found(res, sender)
+        st = self.seats[seat]
+        if st.bot_name != sender or not number <= self._issued[seat] * SEAT_STRIDE:
+            return self.not_found(res, sender)
+        res.seat = seat
+        kind = self._closed.get(number, -1)
         # a request the seat was sent and that closed (timed out, answered, superseded) is
         # answered late, as RequestClosed says, even after the takeover its timeout caused:
         # only an answer naming no remembered request of the seat is for a seat taken over
-        if seat < 0 and st is not None and st.taken_over and st.ai is not None:
+        if kind < 0 and st.taken_over and st.ai is not None:
             return self.reject(
                 res,
                 st,
@@ -204,7 +220,7 @@ class RequestDesk:
                 errors_pb2.ERROR_REASON_SEAT_TAKEN_OVER,
                 f"seat {st.seat} is played by the takeover bot for the rest of this match",
             )
-        reason, message = _CLOSE_REASONS[kind]
+        reason, message = _CLOSE_REASONS[kind if kind >= 0 else CLOSED]
         return self.reject(res, st, sender, ABORTED, reason, message)
 
     def first_seat(self, bot_name: str) -> Seat | None:

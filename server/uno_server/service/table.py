@@ -483,16 +483,8 @@ class Table:
         if req is None:
             return desk.reject_closed(desk.result(request_id, action_id), outbox.bot_name, number)
         st = self.seats[req.seat]
-        if st.bot_name != outbox.bot_name:
-            res = desk.result(request_id, action_id, req.seat)
-            return desk.reject(
-                res,
-                desk.first_seat(outbox.bot_name),
-                outbox.bot_name,
-                FAILED_PRECONDITION,
-                errors_pb2.ERROR_REASON_NOT_YOUR_SEAT,
-                f"seat {req.seat} belongs to another bot",
-            )
+        if st.bot_name != outbox.bot_name:  # another seat's request: as if it did not exist
+            return desk.not_found(desk.result(request_id, action_id), outbox.bot_name)
         engine_id: int | None = action_id
         if not self._ident:
             engine_id = convert.id_from_wire(action_id, self._m2h)
@@ -817,11 +809,12 @@ class Table:
             outbox.send(msg)
 
     def info(self) -> admin_pb2.MatchInfo:
-        """MatchInfo message for the admin service."""
+        """MatchInfo message for the admin service. The seed is withheld (0) while the match
+        runs: it deals every hand, so it would show every seat's cards to a spectator."""
         mi = admin_pb2.MatchInfo(
             match_id=self.match_id,
             state=self.state,
-            seed=self.match.seed,
+            seed=self.match.seed if self.state != 1 else 0,
             hand_number=self.match.hand_number,
             totals=self.match.totals,
             winners=sorted(self.match.winners) if self.state != 3 else [],

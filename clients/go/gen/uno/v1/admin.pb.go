@@ -265,7 +265,12 @@ type MatchInfo struct {
 	Rules *RuleSet `protobuf:"bytes,4,opt,name=rules,proto3" json:"rules,omitempty"`
 	// The clock (every field set).
 	TimeControl *TimeControl `protobuf:"bytes,5,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
-	// The match seed: (seed, rules, actions) replays the match with the engine.
+	// The match seed: (seed, rules, actions) replays the match with the engine. Withheld (0)
+	// while the match is MATCH_STATE_RUNNING, in every reply (CreateMatch, GetMatch, ListMatches,
+	// WatchMatch, AwaitMatch, PlayMatch, the web view): it deals every hand, so it would show every
+	// seat's cards and the deck order to whoever reads it. Set once the match has FINISHED or been
+	// CANCELLED, as in MatchEndedEvent.seed (a hand's own seed is published in HandEndedEvent.seed
+	// when that hand ends).
 	Seed uint64 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
 	// Hand in play (or the last hand), 1-based.
 	HandNumber int32 `protobuf:"varint,7,opt,name=hand_number,json=handNumber,proto3" json:"hand_number,omitempty"`
@@ -454,7 +459,8 @@ type CreateMatchRequest struct {
 	// The rule set; unset fields take the engine defaults (see RuleSet).
 	Rules *RuleSet `protobuf:"bytes,2,opt,name=rules,proto3" json:"rules,omitempty"`
 	// The match seed (any 64-bit value); unset: the server picks one at random and reports it in
-	// MatchInfo.seed. Same seed, rules and actions give the same match.
+	// MatchInfo.seed once the match has ended (withheld while it runs, even in this call's reply).
+	// Same seed, rules and actions give the same match.
 	Seed *uint64 `protobuf:"varint,3,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
 	// The clock; unset fields take the defaults (see TimeControl).
 	TimeControl *TimeControl `protobuf:"bytes,4,opt,name=time_control,json=timeControl,proto3" json:"time_control,omitempty"`
@@ -852,8 +858,9 @@ type WatchMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The match, 1-64 printable ASCII characters.
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// Send events with a sequence greater than this, >= 0; 0 replays the whole match from its
-	// first event, MatchInfo.last_sequence follows only new events.
+	// Send events with a sequence greater than this, >= 0 and at most 2^62 (4611686018427387904;
+	// larger: INVALID_ARGUMENT / LIMIT_EXCEEDED); 0 replays the whole match from its first event,
+	// MatchInfo.last_sequence follows only new events.
 	AfterSequence int64 `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3" json:"after_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1003,7 +1010,8 @@ type AwaitMatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The match, 1-64 printable ASCII characters.
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// Answer with events whose sequence is greater than this, >= 0; 0 from the match's first
+	// Answer with events whose sequence is greater than this, >= 0 and at most 2^62
+	// (4611686018427387904; larger: INVALID_ARGUMENT / LIMIT_EXCEEDED); 0 from the match's first
 	// event. To continue a truncated answer, pass the sequence of its last event.
 	AfterSequence int64 `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3" json:"after_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -555,8 +555,9 @@ type EventCursor struct {
 	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
 	// The seat, 0-9.
 	Seat int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
-	// Event.sequence of the last event processed for this seat, >= 0; 0 = none (replay the whole
-	// match for this seat).
+	// Event.sequence of the last event processed for this seat, >= 0 and at most 2^62
+	// (4611686018427387904; larger ends the stream at its Hello with LIMIT_EXCEEDED); 0 = none
+	// (replay the whole match for this seat).
 	LastSequence  int64 `protobuf:"varint,3,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1178,6 +1179,9 @@ func (x *SeatRef) GetSeat() int32 {
 type DecisionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Server-unique opaque id of this request (never reused); quote it in Action.request_id.
+	// Do not parse it: its form may change. Ids are numbered per seat, so a bot's ids say nothing
+	// about the requests sent to other seats; an Action naming another bot's request is answered
+	// as if the id did not exist (REQUEST_NOT_FOUND).
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The match, opaque id.
 	MatchId string `protobuf:"bytes,2,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
@@ -1418,9 +1422,11 @@ type ActionResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Action.request_id as received; empty if it was over its limit.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The request's match, if the request id is known.
+	// The request's match, if the request id is one of this bot's requests, or names a match
+	// the bot sits in (empty otherwise).
 	MatchId string `protobuf:"bytes,2,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
-	// The request's seat, if the request id is known.
+	// The request's seat, if the request was sent to this bot (never the seat of another bot's
+	// request: that is REQUEST_NOT_FOUND, the same result as an id never issued).
 	Seat int32 `protobuf:"varint,3,opt,name=seat,proto3" json:"seat,omitempty"`
 	// Action.action_id as received; unset if it was missing.
 	ActionId *int32 `protobuf:"varint,4,opt,name=action_id,json=actionId,proto3,oneof" json:"action_id,omitempty"`

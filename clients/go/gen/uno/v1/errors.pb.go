@@ -93,7 +93,9 @@ const (
 	// FAILED_PRECONDITION (ends the stream): Hello.protocol_version is not supported; the message
 	// lists the supported versions.
 	ErrorReason_ERROR_REASON_UNSUPPORTED_PROTOCOL_VERSION ErrorReason = 22
-	// FAILED_PRECONDITION: the request id belongs to a seat held by another bot.
+	// Not sent since 2026-12 (kept so that clients built before still decode it). It answered an
+	// Action naming another bot's request, which told a bot which seat was asked, and when; that
+	// Action now gets REQUEST_NOT_FOUND, exactly as an id never issued does.
 	ErrorReason_ERROR_REASON_NOT_YOUR_SEAT ErrorReason = 23
 	// FAILED_PRECONDITION: the seat may not act now at all (engine WrongSeatError NOT_YOUR_TURN).
 	ErrorReason_ERROR_REASON_NOT_YOUR_TURN ErrorReason = 24
@@ -145,8 +147,10 @@ const (
 	ErrorReason_ERROR_REASON_BOT_NAME_MISMATCH ErrorReason = 61
 	// NOT_FOUND: no match has this id.
 	ErrorReason_ERROR_REASON_MATCH_NOT_FOUND ErrorReason = 70
-	// NOT_FOUND: the server never issued a decision request with this id, or its match is no
-	// longer kept at all (not even its summary), or the sender is not one of the match's bots.
+	// NOT_FOUND: no decision request with this id was sent to this bot: the server never issued
+	// it, or it went to a seat of another bot (open or closed), or its match is no longer kept at
+	// all (not even its summary), or the sender is not one of the match's bots. All of these give
+	// the same ActionResult (code, reason and message; no seat), so they cannot be told apart.
 	ErrorReason_ERROR_REASON_REQUEST_NOT_FOUND ErrorReason = 71
 	// NOT_FOUND: WatchMatch on a finished match whose event log the server has already freed
 	// (GetMatch still has its summary).

@@ -150,7 +150,14 @@ export interface MatchInfo {
   timeControl:
     | TimeControl
     | undefined;
-  /** The match seed: (seed, rules, actions) replays the match with the engine. */
+  /**
+   * The match seed: (seed, rules, actions) replays the match with the engine. Withheld (0)
+   * while the match is MATCH_STATE_RUNNING, in every reply (CreateMatch, GetMatch, ListMatches,
+   * WatchMatch, AwaitMatch, PlayMatch, the web view): it deals every hand, so it would show every
+   * seat's cards and the deck order to whoever reads it. Set once the match has FINISHED or been
+   * CANCELLED, as in MatchEndedEvent.seed (a hand's own seed is published in HandEndedEvent.seed
+   * when that hand ends).
+   */
   seed: bigint;
   /** Hand in play (or the last hand), 1-based. */
   handNumber: number;
@@ -203,7 +210,8 @@ export interface CreateMatchRequest {
     | undefined;
   /**
    * The match seed (any 64-bit value); unset: the server picks one at random and reports it in
-   * MatchInfo.seed. Same seed, rules and actions give the same match.
+   * MatchInfo.seed once the match has ended (withheld while it runs, even in this call's reply).
+   * Same seed, rules and actions give the same match.
    */
   seed?:
     | bigint
@@ -309,8 +317,9 @@ export interface WatchMatchRequest {
   /** The match, 1-64 printable ASCII characters. */
   matchId: string;
   /**
-   * Send events with a sequence greater than this, >= 0; 0 replays the whole match from its
-   * first event, MatchInfo.last_sequence follows only new events.
+   * Send events with a sequence greater than this, >= 0 and at most 2^62 (4611686018427387904;
+   * larger: INVALID_ARGUMENT / LIMIT_EXCEEDED); 0 replays the whole match from its first event,
+   * MatchInfo.last_sequence follows only new events.
    */
   afterSequence: bigint;
 }
@@ -340,7 +349,8 @@ export interface AwaitMatchRequest {
   /** The match, 1-64 printable ASCII characters. */
   matchId: string;
   /**
-   * Answer with events whose sequence is greater than this, >= 0; 0 from the match's first
+   * Answer with events whose sequence is greater than this, >= 0 and at most 2^62
+   * (4611686018427387904; larger: INVALID_ARGUMENT / LIMIT_EXCEEDED); 0 from the match's first
    * event. To continue a truncated answer, pass the sequence of its last event.
    */
   afterSequence: bigint;

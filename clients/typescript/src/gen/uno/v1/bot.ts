@@ -321,8 +321,9 @@ export interface EventCursor {
   /** The seat, 0-9. */
   seat: number;
   /**
-   * Event.sequence of the last event processed for this seat, >= 0; 0 = none (replay the whole
-   * match for this seat).
+   * Event.sequence of the last event processed for this seat, >= 0 and at most 2^62
+   * (4611686018427387904; larger ends the stream at its Hello with LIMIT_EXCEEDED); 0 = none
+   * (replay the whole match for this seat).
    */
   lastSequence: bigint;
 }
@@ -459,7 +460,12 @@ export interface SeatRef {
  * stay valid.
  */
 export interface DecisionRequest {
-  /** Server-unique opaque id of this request (never reused); quote it in Action.request_id. */
+  /**
+   * Server-unique opaque id of this request (never reused); quote it in Action.request_id.
+   * Do not parse it: its form may change. Ids are numbered per seat, so a bot's ids say nothing
+   * about the requests sent to other seats; an Action naming another bot's request is answered
+   * as if the id did not exist (REQUEST_NOT_FOUND).
+   */
   requestId: string;
   /** The match, opaque id. */
   matchId: string;
@@ -557,9 +563,15 @@ export interface DecisionRequest {
 export interface ActionResult {
   /** Action.request_id as received; empty if it was over its limit. */
   requestId: string;
-  /** The request's match, if the request id is known. */
+  /**
+   * The request's match, if the request id is one of this bot's requests, or names a match
+   * the bot sits in (empty otherwise).
+   */
   matchId: string;
-  /** The request's seat, if the request id is known. */
+  /**
+   * The request's seat, if the request was sent to this bot (never the seat of another bot's
+   * request: that is REQUEST_NOT_FOUND, the same result as an id never issued).
+   */
   seat: number;
   /** Action.action_id as received; unset if it was missing. */
   actionId?:

@@ -53,7 +53,11 @@ export enum ErrorReason {
    * lists the supported versions.
    */
   UNSUPPORTED_PROTOCOL_VERSION = 22,
-  /** NOT_YOUR_SEAT - FAILED_PRECONDITION: the request id belongs to a seat held by another bot. */
+  /**
+   * NOT_YOUR_SEAT - Not sent since 2026-12 (kept so that clients built before still decode it). It answered an
+   * Action naming another bot's request, which told a bot which seat was asked, and when; that
+   * Action now gets REQUEST_NOT_FOUND, exactly as an id never issued does.
+   */
   NOT_YOUR_SEAT = 23,
   /** NOT_YOUR_TURN - FAILED_PRECONDITION: the seat may not act now at all (engine WrongSeatError NOT_YOUR_TURN). */
   NOT_YOUR_TURN = 24,
@@ -120,8 +124,10 @@ export enum ErrorReason {
   /** MATCH_NOT_FOUND - NOT_FOUND: no match has this id. */
   MATCH_NOT_FOUND = 70,
   /**
-   * REQUEST_NOT_FOUND - NOT_FOUND: the server never issued a decision request with this id, or its match is no
-   * longer kept at all (not even its summary), or the sender is not one of the match's bots.
+   * REQUEST_NOT_FOUND - NOT_FOUND: no decision request with this id was sent to this bot: the server never issued
+   * it, or it went to a seat of another bot (open or closed), or its match is no longer kept at
+   * all (not even its summary), or the sender is not one of the match's bots. All of these give
+   * the same ActionResult (code, reason and message; no seat), so they cannot be told apart.
    */
   REQUEST_NOT_FOUND = 71,
   /**
