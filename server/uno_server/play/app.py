@@ -231,7 +231,7 @@ class PlayApp(App[None]):
 
     async def _run_table(self) -> None:
         try:
-            self.session = TableSession(self.options, self, self._say)
+            self.session = TableSession(self.options, self, self._say, self._failed)
             await self.session.start()
             if self.session.can_create:
                 self._say("Setting up the table ...")
@@ -241,9 +241,14 @@ class PlayApp(App[None]):
                     f"Connected to {self.session.addr} as {self.options.name}. "
                     "Waiting to be seated: the host starts the match."
                 )
-        except SetupError as exc:
-            self.error = str(exc)
-            self._say(f"Cannot start the table: {exc}  (q quits)")
+        except SetupError as exc:  # nothing to wait for: the command ends and says why
+            self._failed(str(exc))
+
+    def _failed(self, error: str) -> None:
+        """The table cannot go on (the server refused it, or a seat of ours for good): the
+        screen closes and the command says ``error`` in one line, exit status 1."""
+        self.error = self.error or error
+        self.exit()
 
     async def action_quit(self) -> None:
         self._laid_out = False  # what the closing seat reports now is not drawn

@@ -18,7 +18,8 @@ from typing import TextIO
 import structlog
 
 from uno_server.service.auth import token_problem
-from uno_server.service.main import SEED
+from uno_server.service.main import SEED, ConfigError, check_listen
+from uno_server.service.server import ServerConfig
 
 from .human import NO_DEADLINE_MS
 from .session import PRACTICE_WINDOW_MS, PlayOptions, SetupError, split_addr
@@ -177,6 +178,20 @@ def quiet_logs(path: str | None) -> None:
     logging.basicConfig(stream=stream, level=logging.INFO, force=True)
 
 
+def check_listen_addr(addr: str) -> None:
+    """``--listen``: refused at once if a fixed port is in use, as ``uno-arena serve`` refuses
+    it (gRPC's SO_REUSEPORT would let the embedded server share the port of a running server,
+    and the two would split the connections between them)."""
+    host, port = split_addr(addr)
+    if port == 0:
+        return
+    try:
+        check_listen(ServerConfig(host=host, port=port))
+    except ConfigError as exc:
+        detail = str(exc).partition(": ")[2] or str(exc)
+        raise SetupError(f"--listen {addr[:80]}: {detail}") from None
+
+
 def play_options(args: argparse.Namespace) -> PlayOptions:
     rules: dict[str, object] = {}
     for key, value in _kv(args.rule, "--rule").items():
@@ -204,7 +219,7 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
         if not opts.token:
             raise SetupError("--token: your seat's bot token on that server is required")
     else:
-        split_addr(opts.listen)
+        check_listen_addr(opts.listen)
     owner: dict[str, str] = {}
     for name, token in opts.bot_tokens.items():
         problem = token_problem(token)  # the server's rule for tokens (docs/service.md)

@@ -24,7 +24,20 @@ _RESUMABLE = frozenset(
 
 
 class WatchError(Exception):
-    """The server refused (bad token, unknown match) or stayed unreachable."""
+    """The server refused (bad token, unknown match) or stayed unreachable. ``code``: the gRPC
+    status of the refusal (None if there was none); ``permanent``: asking again cannot help (a
+    refusal other than the transient ones, or a server never reached at all)."""
+
+    def __init__(
+        self, message: str, code: grpc.StatusCode | None = None, *, permanent: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.permanent = permanent or (code is not None and code not in _RESUMABLE)
+
+
+def _error(exc: grpc.aio.AioRpcError, *, reached: bool = True) -> WatchError:
+    return WatchError(_explain(exc), exc.code(), permanent=not reached)
 
 
 class Spectator:
@@ -33,6 +46,8 @@ class Spectator:
     def __init__(self, channel: grpc.aio.Channel, admin_token: str) -> None:
         self.stub = admin_pb2_grpc.AdminServiceStub(channel)  # type: ignore[no-untyped-call]
         self.md = (("authorization", f"Bearer {admin_token}"),)
+        self.reached = False
+        """True once the server has answered a call (a later outage is waited out)."""
 
     async def matches(
         self, *, running: bool = False, labels: Mapping[str, str] | None = None, limit: int = 500
@@ -45,12 +60,13 @@ class Spectator:
         try:
             while len(out) < limit:
                 res = await self.stub.ListMatches(req, metadata=self.md, timeout=10)
+                self.reached = True
                 out.extend(res.matches)
                 if not res.next_page_token:
                     break
                 req.page_token = res.next_page_token
         except grpc.aio.AioRpcError as exc:
-            raise WatchError(_explain(exc)) from exc
+            raise _error(exc, reached=self.reached) from exc
         out.sort(key=lambda m: (m.created_at.ToNanoseconds(), m.match_id), reverse=True)
         return out[:limit]
 
@@ -69,6 +85,7 @@ class Spectator:
             try:
                 async for msg in call:
                     failures = 0
+                    self.reached = True
                     if msg.WhichOneof("kind") == "event":
                         if msg.event.sequence <= last:
                             continue
@@ -76,8 +93,8 @@ class Spectator:
                     yield msg
                 return
             except grpc.aio.AioRpcError as exc:
-                if exc.code() not in _RESUMABLE or failures >= 20:
-                    raise WatchError(_explain(exc)) from exc
+                if exc.code() not in _RESUMABLE or failures >= 20 or not self.reached:
+                    raise _error(exc, reached=self.reached) from exc
                 failures += 1
                 await asyncio.sleep(min(2.0, 0.1 * 2**failures))
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from uno_bot import BotClient, ClientConfig
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
@@ -156,10 +157,19 @@ def split_addr(addr: str) -> tuple[str, int]:
 class TableSession:
     """Runs the table behind one play screen until :meth:`close`."""
 
-    def __init__(self, options: PlayOptions, sink: Sink, say: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        options: PlayOptions,
+        sink: Sink,
+        say: Callable[[str], None],
+        on_failure: Callable[[str], None] | None = None,
+    ) -> None:
         self.options = options
         self.sink = sink
         self.say = say
+        self.on_failure = on_failure
+        """Called once a seat of ours stops for good (a refused token or name: the client
+        reconnects after anything else), with what went wrong."""
         self.specs = options.seat_specs()
         self.addr = options.server or ""
         self.public_addr = self.addr
@@ -211,6 +221,8 @@ class TableSession:
         elif not token:
             raise SetupError("--token: your seat's bot token on that server is required")
         self.channel = grpc.aio.insecure_channel(self.addr)
+        if not opts.embedded:
+            await self._reachable()
         self.human = self._client(HumanBot(opts.name, self.sink), opts.name, token)
         for spec in self.specs:
             if spec.kind == "ai":
@@ -226,12 +238,29 @@ class TableSession:
         self.tasks.append(task)
         return client
 
+    async def _reachable(self) -> None:
+        """A running server that does not answer at all is a wrong address (or a server not
+        started): said at once rather than retried forever. Once reached, an outage is waited
+        out (the seats reconnect)."""
+        assert self.channel is not None
+        stub = health_pb2_grpc.HealthStub(self.channel)
+        try:
+            await stub.Check(health_pb2.HealthCheckRequest(), timeout=10)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise SetupError(
+                    f"cannot reach the server at {self.addr[:80]} ({(exc.details() or '')[:120]});"
+                    " is `uno-arena serve` running there (--server HOST:PORT)?"
+                ) from exc
+
     async def _run_client(self, client: BotClient, name: str) -> None:
         try:
             await client.run()
-        except Exception as exc:  # a refused token, a lost server: say it on the screen
+        except Exception as exc:  # a refused token or name: the client has stopped for good
             self.failure = f"{name}: {exc}"
             self.say(f"The connection of {name} failed: {exc}")
+            if self.on_failure is not None:
+                self.on_failure(self.failure)
 
     def invitations(self) -> list[str]:
         """What each friend or bot named in the seats runs to take its seat."""
@@ -247,11 +276,12 @@ class TableSession:
             )
         return out
 
-    async def _connected(self) -> set[str]:
+    async def _connected(self) -> tuple[set[str], set[str]]:
+        """The bots the server knows, and those of them connected now."""
         assert self.channel is not None
         stub = admin_pb2_grpc.AdminServiceStub(self.channel)  # type: ignore[no-untyped-call]
         res = await stub.ListBots(admin_pb2.ListBotsRequest(), metadata=self._md(), timeout=5)
-        return {b.bot_name for b in res.bots if b.connected}
+        return {b.bot_name for b in res.bots}, {b.bot_name for b in res.bots if b.connected}
 
     async def create_match(self) -> str:
         """Wait until every bot named in the seats is connected, then create the match."""
@@ -260,9 +290,16 @@ class TableSession:
         wanted = {s.name for s in self.specs if s.kind in ("me", "ai", "bot")}
         while True:
             try:
-                missing = sorted(wanted - await self._connected())
+                known, connected = await self._connected()
             except grpc.aio.AioRpcError as exc:
                 raise SetupError(f"the server refused ListBots: {exc.details()}") from exc
+            unknown = sorted(wanted - known)
+            if unknown:  # it would wait for them forever: CreateMatch takes registered bots
+                raise SetupError(
+                    f"--seats: {', '.join(unknown)[:200]}: no bot of that name is registered on "
+                    f"{self.public_addr}; name a registered bot, heuristic or random"
+                )
+            missing = sorted(wanted - connected)
             if not missing:
                 break
             lines = [f"Waiting for {', '.join(missing)} to connect to {self.public_addr} ..."]

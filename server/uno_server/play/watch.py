@@ -219,6 +219,9 @@ class WatchApp(App[None]):
                 self.error = ""
             except WatchError as exc:
                 self.error = str(exc)
+                if exc.permanent:  # a refused token, a server never reached: the command ends
+                    self.exit()
+                    return
                 self._status()
                 await asyncio.sleep(self.poll_s)
                 continue
@@ -251,7 +254,11 @@ class WatchApp(App[None]):
     def _followed(self, follower: Follower, line: LogLine | None) -> None:
         self.updates += 1
         if follower.error and self.match_id:
-            self.error = follower.error  # the command says it again once the screen closes
+            # the one match cannot be followed any more (refused, or the server stayed away):
+            # the command ends and says why
+            self.error = follower.error
+            self.exit()
+            return
         self._draw(follower)
 
     # ------------------------------------------------------------------ drawing

@@ -211,6 +211,8 @@ class WebView:
         try:
             infos = await self.spectator.matches(labels=labels, limit=200)
         except WatchError as exc:
+            if exc.code == grpc.StatusCode.INVALID_ARGUMENT:  # the filter: the asker's to fix
+                raise web.HTTPBadRequest(text=f"label: {exc}") from exc
             raise web.HTTPBadGateway(text=str(exc)) from exc
         infos.sort(key=lambda m: m.state != admin_pb2.MATCH_STATE_RUNNING)
         return web.json_response({"matches": [match_json(i) for i in infos]})
