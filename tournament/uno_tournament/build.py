@@ -10,8 +10,9 @@ one after the other, in the bot's own folder:
   is the safer way);
 - within ``build_timeout_s`` seconds, after which the build and everything it started are
   killed;
-- adding at most ``sandbox.build_disk_mb`` MiB to the bot's folder (measured every
-  :data:`DISK_POLL_S` s; past it the build is killed as at its time limit);
+- adding at most ``sandbox.build_disk_mb`` MiB and ``sandbox.build_files`` files, folders
+  and links to the bot's folder (measured every :data:`DISK_POLL_S` s; past either the build is
+  killed as at its time limit);
 - with its output in ``logs/<bot>.build.log`` (rotated at the sandbox's ``log_mb``, as the
   bot's own log).
 
@@ -29,6 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox, seccomp
@@ -99,9 +101,7 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
             keeper["argv"] = sandbox.build_argv(prot.bwrap, spec, args, hide=hidden)
             keeper["seccomp"] = seccomp.program().hex()
     try:
-        start_bytes = (
-            await asyncio.to_thread(folder_bytes, Path(spec.cwd), None) if sb.enabled else 0
-        )
+        start = await asyncio.to_thread(folder_usage, Path(spec.cwd)) if sb.enabled else (0, 0)
     except UnmeasuredError as exc:
         raise BuildError(
             f"bot {spec.name!r}: its folder holds something the disk limit cannot measure "
@@ -131,12 +131,10 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
                 raise BuildError(
                     f"bot {spec.name!r}: cannot start its build: {exc.strerror or exc}"
                 ) from exc
-            # only a confined build is held to the sandbox's disk limit
-            disk_limit = sb.build_disk_mb * sandbox.MiB if sb.enabled else None
+            # only a confined build is held to the sandbox's disk limits
+            limit = Limit(start, sb.build_disk_mb, sb.build_files) if sb.enabled else None
             waiting = asyncio.ensure_future(proc.wait())
-            watching = asyncio.ensure_future(
-                _watch_disk(Path(spec.cwd), start_bytes, disk_limit, sb.build_disk_mb)
-            )
+            watching = asyncio.ensure_future(_watch_disk(Path(spec.cwd), limit))
             try:
                 done, _ = await asyncio.wait(
                     {waiting, watching},
@@ -159,10 +157,8 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
                 )
                 raise BuildError(f"bot {spec.name!r}: its build {why}; " + _tail(log_path))
             code = waiting.result()
-            if disk_limit is not None:  # written between two looks, just before it ended
-                why = await asyncio.to_thread(
-                    _over, Path(spec.cwd), start_bytes, disk_limit, sb.build_disk_mb
-                )
+            if limit is not None:  # written between two looks, just before it ended
+                why = await asyncio.to_thread(_over, Path(spec.cwd), limit)
                 if why:
                     raise BuildError(f"bot {spec.name!r}: its build {why}; " + _tail(log_path))
     finally:
@@ -182,7 +178,8 @@ async def build_bot(spec: BotSpec, log_dir: Path, *, hide: Sequence[str | Path] 
 
 
 DISK_POLL_S = 0.2
-"""How often a build's folder is measured against ``sandbox.build_disk_mb``."""
+"""How often a build's folder is measured against ``sandbox.build_disk_mb`` and
+``sandbox.build_files``."""
 
 
 class UnmeasuredError(Exception):
@@ -190,15 +187,23 @@ class UnmeasuredError(Exception):
 
 
 def folder_bytes(folder: Path, stop_at: int | None) -> int:
+    """Disk space the files under ``folder`` take (:func:`folder_usage`)."""
+    return folder_usage(folder, stop_at)[0]
+
+
+def folder_usage(
+    folder: Path, stop_bytes: int | None = None, stop_entries: int | None = None
+) -> tuple[int, int]:
     """Disk space the files under ``folder`` take (allocated blocks, so a sparse file counts
-    what it holds; links are not followed), counting stopped once past ``stop_at``.
+    what it holds; links are not followed) and how many files, folders and links it holds,
+    counting stopped once past ``stop_bytes`` or ``stop_entries``.
 
     The walk opens each folder relative to its parent's descriptor (``os.fwalk``), so a path
     of any length is measured: by path, 20 nested folders of 250 characters failed with
     ENAMETOOLONG and were skipped, and an examination's build wrote 241 MiB past a 16 MiB
     limit there. A folder that cannot be read raises :class:`UnmeasuredError`: a build that
     makes one is stopped, not waved through."""
-    total = 0
+    total = entries = 0
     problems: list[OSError] = []
     for _, dirs, files, dfd in os.fwalk(folder, follow_symlinks=False, onerror=problems.append):
         for name in (*dirs, *files):
@@ -209,37 +214,65 @@ def folder_bytes(folder: Path, stop_at: int | None) -> int:
             except OSError as exc:
                 raise UnmeasuredError(f"{name[:60]}: {exc.strerror or exc}") from exc
             total += st.st_blocks * 512
-        if stop_at is not None and total > stop_at:
-            return total
+            entries += 1
+        if (stop_bytes is not None and total > stop_bytes) or (
+            stop_entries is not None and entries > stop_entries
+        ):
+            return total, entries
     lost = [e for e in problems if not isinstance(e, FileNotFoundError)]
     if lost:
         raise UnmeasuredError(f"{str(lost[0].filename)[-60:]}: {lost[0].strerror or lost[0]}")
-    return total
+    return total, entries
 
 
-def _over(folder: Path, start: int, limit: int, build_disk_mb: int) -> str:
-    """Why the build's folder breaks the limit ('' if it does not)."""
+@dataclass(frozen=True)
+class Limit:
+    """What a build found in its folder (bytes, entries) and may add to it."""
+
+    start: tuple[int, int]
+    build_disk_mb: int
+    build_files: int
+
+    @property
+    def most_bytes(self) -> int:
+        return self.start[0] + self.build_disk_mb * sandbox.MiB
+
+    @property
+    def most_entries(self) -> int:
+        return self.start[1] + self.build_files
+
+
+def _over(folder: Path, limit: Limit) -> str:
+    """Why the build's folder breaks the limits ('' if it does not)."""
     try:
-        if folder_bytes(folder, start + limit) > start + limit:
-            return (
-                f"wrote more than {build_disk_mb} MiB into the bot's folder "
-                "(sandbox.build_disk_mb), and was stopped"
-            )
+        size, entries = folder_usage(folder, limit.most_bytes, limit.most_entries)
     except UnmeasuredError as exc:
         return f"made a folder the disk limit cannot measure ({exc}), and was stopped"
+    if size > limit.most_bytes:
+        return (
+            f"wrote more than {limit.build_disk_mb} MiB into the bot's folder "
+            "(sandbox.build_disk_mb), and was stopped"
+        )
+    if entries > limit.most_entries:
+        # a million empty files take few blocks, but as many of the disk's inodes (an
+        # examination's build made 600,000 in 11 MiB)
+        return (
+            f"made more than {limit.build_files:,} files and folders in the bot's folder "
+            "(sandbox.build_files), and was stopped"
+        )
     return ""
 
 
-async def _watch_disk(folder: Path, start: int, limit: int | None, build_disk_mb: int) -> str:
-    """Return why, once the files under ``folder`` take more than ``start + limit`` bytes (a
-    build filling the organiser's disk through the one folder it may write) or cannot be
+async def _watch_disk(folder: Path, limit: Limit | None) -> str:
+    """Return why, once the files under ``folder`` break the build's limits (a build filling
+    the organiser's disk, or its inodes, through the one folder it may write) or cannot be
     measured; never without a limit."""
     if limit is None:
         await asyncio.Event().wait()
     assert limit is not None
     while True:
         await asyncio.sleep(DISK_POLL_S)
-        why = await asyncio.to_thread(_over, folder, start, limit, build_disk_mb)
+        why = await asyncio.to_thread(_over, folder, limit)
         if why:
             return why
 

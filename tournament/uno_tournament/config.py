@@ -82,7 +82,7 @@ from .config_values import (
     _str,
     _table,
 )
-from .fileread import TextFileError, read_text_file
+from .fileread import TextFileError, loads_toml, read_text_file
 from .schedule import HandSpec
 from .store import ResultStore
 
@@ -141,6 +141,10 @@ class SandboxSpec:
     build_disk_mb: int = 1024
     """Most a bot's build may add to the bot's folder, in MiB (its one writable place on the
     machine's disk); a build that writes more is stopped."""
+    build_files: int = 100_000
+    """Most files, folders and links a bot's build may add to its folder: a build that makes
+    more is stopped (``build_disk_mb`` counts blocks, and a million empty files take few of
+    them but as many of the disk's inodes)."""
     log_mb: int = 10
     """Size at which the bot's log is rotated (the previous part is kept as ``<bot>.log.1``)."""
     paths: tuple[str, ...] = ()
@@ -155,6 +159,7 @@ SANDBOX_LIMITS: dict[str, tuple[float, float]] = {
     "file_size_mb": (1, 1_048_576),
     "scratch_mb": (1, 1_048_576),
     "build_disk_mb": (1, 1_048_576),
+    "build_files": (1, 10_000_000),
     "log_mb": (1, 100_000),
 }
 """Allowed range of every numeric ``[sandbox]`` key."""
@@ -742,7 +747,7 @@ def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> Tour
     if text is None:
         text = read_text(p)
     try:
-        data = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM (Notepad) is no statement
+        data = loads_toml(text)  # a BOM (Notepad) is no statement; too deep is bad TOML
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {_cut(' '.join(str(exc).split()))}") from exc
     try:

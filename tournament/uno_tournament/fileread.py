@@ -7,7 +7,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tomllib
 from pathlib import Path
+from typing import Any
 
 
 class NotARegularFileError(ValueError):
@@ -38,6 +40,18 @@ def read_regular(path: Path, limit: int) -> bytes:
     if len(raw) > limit:
         raise TooLargeError(f"{path}: more than {limit >> 20} MiB")
     return raw
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads`` of ``text`` (a leading BOM, as Notepad writes, dropped). Arrays or
+    inline tables nested too deeply for Python's stack raise ``tomllib.TOMLDecodeError``, as
+    any other bad TOML does: ``z = [[[...]]]`` 1,000 deep, well under every file's size
+    limit, was a RecursionError traceback from every command that read a TOML file (an
+    examination)."""
+    try:
+        return tomllib.loads(text.removeprefix("\ufeff"))
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("arrays or tables nested too deeply") from None
 
 
 class DuplicateKeyError(ValueError):

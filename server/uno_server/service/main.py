@@ -155,6 +155,8 @@ def load_config(path: str | None) -> ServerConfig:
         data = tomllib.loads(text.removeprefix("\ufeff"))  # a BOM (Notepad) is no statement
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {cut(' '.join(str(exc).split()))}") from exc
+    except RecursionError:  # `z = [[[...]]]` 1,000 deep was a traceback (an examination)
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     for key, value in data.items():
         if key not in ("server", "bots"):
             raise ConfigError(f"{path}: unknown table [{cut(key)}] (expected [server] and [bots])")

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import cliargs
 from ..config import ConfigError, parse, read_text
-from ..fileread import FileWriteError
+from ..fileread import FileWriteError, loads_toml
 from ..pgstore import redact
 from ..procs import printable
 from ..sharding import ShardError, ShardSpec
@@ -47,7 +47,7 @@ def settings_from(path: Path | None) -> dict[str, Any]:
         except ConfigError as exc:
             raise LeagueError(str(exc)) from None
         try:
-            data = tomllib.loads(text.removeprefix("\ufeff"))
+            data = loads_toml(text)  # nested too deeply: bad TOML, not a traceback
         except tomllib.TOMLDecodeError as exc:
             raise LeagueError(f"{path}: not valid TOML ({exc})") from None
         extra = sorted(set(data) - set(SECTIONS))

@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fileread import NotARegularFileError, read_regular
+from ..fileread import NotARegularFileError, loads_toml, read_regular
 
 __all__ = ["MANIFEST", "Manifest", "ManifestError", "read_manifest"]
 
@@ -146,7 +146,7 @@ def read_manifest(folder: Path) -> Manifest:
     if st.st_size > MAX_BYTES:
         raise ManifestError(f"{path}: {st.st_size} bytes, at most {MAX_BYTES}")
     try:
-        data = tomllib.loads(read_regular(path, MAX_BYTES).decode("utf-8").removeprefix("\ufeff"))
+        data = loads_toml(read_regular(path, MAX_BYTES).decode("utf-8"))
     except NotARegularFileError:
         raise ManifestError(f"{path}: changed while read; at most {MAX_BYTES} bytes") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
