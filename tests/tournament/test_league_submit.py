@@ -259,7 +259,8 @@ def test_submissions_are_built_gated_and_judged(tmp_path: Path) -> None:
     broken = _bot(tmp_path / "broken", name="broken", version="0.1", author="bob", run=crash)
     res = _cli("submit", str(league), str(broken))
     assert res.returncode == 1
-    assert res.stdout.startswith("broken@0.1: refused: bot 'broken' failed to start")
+    # (the gate names it as the ladder will: NAME.ID, the version's id in the league)
+    assert res.stdout.startswith("broken@0.1: refused: bot 'broken.3' failed to start")
     assert "cannot load model weights" in res.stdout
 
     # not submissions at all: one line, exit 2, nothing recorded

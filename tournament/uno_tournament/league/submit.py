@@ -5,12 +5,17 @@ gate.
    the version new.
 2. The folder is copied into the league (``bots/NAME/VERSION``), so that later edits of the
    author's folder change nothing that was judged.
-3. The gate: a short tournament of ``gate_hands`` hands, with duplicate deals and rotated seats,
-   between the new version and three built-in bots, on an embedded server, in the league's
-   sandbox, with the league's rules, time control and fault policy. Its build step runs first,
-   confined, with its time limit (:mod:`uno_tournament.build`). The version passes with 0
-   illegal actions, 0 timeouts, 0 crashes and every gate hand played.
-4. The verdict is recorded in one transaction: ``active`` (a previous active version of the
+3. Its build step runs, confined, with its time limit (:mod:`uno_tournament.build`), before the
+   league's one submission lock is taken: a build may take two hours, and held the lock (every
+   other author's ``submit`` and ``token add`` waited) all that time. Submissions of one author,
+   or of one bot name, are built one at a time.
+4. Under the league's lock, the checks again, then the gate: a short tournament of ``gate_hands``
+   hands, with duplicate deals and rotated seats, between the new version and three built-in
+   bots, on an embedded server, in the league's sandbox, with the league's rules, time control
+   and fault policy. The version passes with 0 illegal actions, 0 timeouts, 0 crashes and every
+   gate hand played. The bot plays its gate under the name it will have in the ladder
+   (``NAME.ID``), against opponents named as the ladder's house bots.
+5. The verdict is recorded in one transaction: ``active`` (a previous active version of the
    bot is retired, with its history kept) or ``refused`` with the reason its author can act on.
 """
 
@@ -20,11 +25,13 @@ import asyncio
 import contextlib
 import dataclasses
 import fcntl
+import hashlib
 import io
 import json
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
 from collections.abc import Iterator, Sequence
@@ -32,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..build import BuildError, build_bot
 from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
 from ..player import RunnerError
 from ..procs import printable
@@ -93,12 +101,13 @@ def defang(folder: Path) -> None:
     program a stranger submits or builds would run with that user's powers (root's, where the
     league runs as root) for anyone on the machine, and a world-writable file could be changed
     after its version passed the gate."""
-    for root, dirs, files in os.walk(folder):
+    # each folder opened relative to its parent (os.fwalk): a build's folders nested past
+    # PATH_MAX stopped a walk by path with ENAMETOOLONG, a traceback that left the copy behind
+    for _, dirs, files, dfd in os.fwalk(folder, follow_symlinks=False):
         for name in (*dirs, *files):
-            path = os.path.join(root, name)
-            mode = os.lstat(path).st_mode
+            mode = os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode
             if not stat.S_ISLNK(mode) and stat.S_IMODE(mode) & UNSAFE_BITS:
-                os.chmod(path, stat.S_IMODE(mode) & ~UNSAFE_BITS)
+                os.chmod(name, stat.S_IMODE(mode) & ~UNSAFE_BITS, dir_fd=dfd)
     mode = os.lstat(folder).st_mode
     if stat.S_IMODE(mode) & UNSAFE_BITS:
         os.chmod(folder, stat.S_IMODE(mode) & ~UNSAFE_BITS)
@@ -166,8 +175,40 @@ def submit(
             f"{bot_folder}: holds the league's own folder ({league_dir}); submit a bot folder "
             "outside the league"
         )
-    with submission_lock(league_dir):
+    # one author's submissions, and one name's, one at a time (their checks stay true while
+    # the build runs outside the league's lock, and two of one name never share a folder);
+    # always in this order, and the league's own lock last, so no two wait on each other
+    with (
+        _held(league_dir, f"author {man.author.casefold()}", f"of {man.author}"),
+        _held(league_dir, f"name {man.name.casefold()}", f"of {man.name}"),
+    ):
         return _submit(league_dir, bot_folder, man, gate_hands, store_url)
+
+
+@contextlib.contextmanager
+def _held(league_dir: Path, key: str, whose: str) -> Iterator[None]:
+    """A lock of ``key`` (an author's or a name's, without case) in the league's folder."""
+    if not league_dir.is_dir():  # not a league: opening it says so, and makes no folder
+        yield
+        return
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]  # a stranger's text: no file name
+    lock = league_dir / f".submit.{digest}.lock"
+    with _flocked(lock, f"waiting: another submission {whose} is being built or judged"):
+        yield
+
+
+@contextlib.contextmanager
+def _flocked(path: Path, waiting: str) -> Iterator[None]:
+    with open(path, "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(waiting, file=sys.stderr, flush=True)
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -182,101 +223,191 @@ def submission_lock(league_dir: Path) -> Iterator[None]:
     if not league_dir.is_dir():  # not a league: opening it says so, and makes no folder
         yield
         return
-    with open(league_dir / ".submit.lock", "a+b") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(
-                f"waiting: another submission to {league_dir} is being judged",
-                file=sys.stderr,
-                flush=True,
-            )
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    with _flocked(
+        league_dir / ".submit.lock", f"waiting: another submission to {league_dir} is being judged"
+    ):
+        yield
 
 
 def _submit(
     league_dir: Path, bot_folder: Path, man: Manifest, gate_hands: int, store_url: str | None
 ) -> Verdict:
-    store = open_league(league_dir, store_url)
-    try:
-        owner = store.owner(man.name)
-        if owner is not None and owner != man.author:
-            raise LeagueError(
-                f"{man.name}: the name belongs to another author ({owner}); choose another name"
-            )
-        if owner is None:  # a new name: not one that differs from another only in case
-            folded = man.name.casefold()
-            names = {v.name for v in store.versions()} | {n for n, _ in store.token_names()}
-            like = sorted(n for n in names if n.casefold() == folded)
-            if like:
-                raise LeagueError(
-                    f"{man.name}: too like the bot {like[0]} (names differ only in case); "
-                    "choose another name"
-                )
-        if any(n == man.name for n, _ in store.token_names()):
-            # a remote bot of this name would retire the submitted one when it connected
-            raise LeagueError(
-                f"{man.name}: a remote bot of that name has a token; choose another name, or "
-                f"revoke the token first (uno-arena league token revoke LEAGUE {man.name})"
-            )
-        if any(v.version == man.version for v in store.versions(man.name)):
-            raise LeagueError(
-                f"{man.key}: this version was submitted already; raise the version in "
-                f"{bot_folder / 'bot.toml'}"
-            )
-        settings = store.settings()
-        check_author(store, man.author, man.name, settings)
-        _confinable(settings)
-        size = _folder_size(bot_folder)
-        if size > MAX_FOLDER_BYTES:
-            raise LeagueError(
-                f"{bot_folder}: more than {MAX_FOLDER_BYTES // 2**20} MiB; leave build output "
-                "and dependencies out of the submitted folder"
-            )
-        dest = league_dir / "bots" / man.name / man.version
-        if dest.exists():  # a submission killed before its verdict: judged again from scratch
-            shutil.rmtree(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        # only the league's own user may enter the bots' folders: a program a build leaves
-        # there is a stranger's, and no other user of this machine should run it
-        (league_dir / "bots").chmod(0o700)
+    with submission_lock(league_dir):  # a first look, before the copy and the build
+        store = open_league(league_dir, store_url)
         try:
-            shutil.copytree(bot_folder, dest, symlinks=True)
-            defang(dest)
-        except (shutil.Error, OSError) as exc:  # unreadable files, a folder that changed
-            shutil.rmtree(dest, ignore_errors=True)
-            first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
-            why = printable(" ".join(str(first).split()))[:300]
-            raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
-        try:
-            accepted, reason, gate = _gate(league_dir, man, dest, settings, gate_hands)
-        except KeyboardInterrupt:  # nothing recorded: the next submit judges it from scratch
-            shutil.rmtree(dest, ignore_errors=True)
-            print(f"{man.key}: interrupted; nothing is recorded", file=sys.stderr)
-            raise
+            settings = _admissible(store, man, bot_folder)
         finally:
-            if dest.exists():  # (not after an interrupted gate: removed above)
-                defang(dest)  # what the build made, as what was submitted
-        if not accepted:  # a refused version never runs: its folder (and a build's output,
-            shutil.rmtree(dest, ignore_errors=True)  # perhaps gigabytes) is not kept
-        retired = store.record(
-            name=man.name,
-            version=man.version,
-            author=man.author,
-            language=man.language,
-            folder=str(dest.resolve() if store_url else dest),
-            manifest=dataclasses.asdict(man),
-            state="active" if accepted else "refused",
-            reason=reason,
-            gate=gate,
+            store.close()
+    _confinable(settings)
+    size = _folder_size(bot_folder)
+    if size > MAX_FOLDER_BYTES:
+        raise LeagueError(
+            f"{bot_folder}: more than {MAX_FOLDER_BYTES // 2**20} MiB; leave build output "
+            "and dependencies out of the submitted folder"
         )
-        return Verdict(man.key, accepted, reason, tuple(retired), gate)
+    dest = league_dir / "bots" / man.name / man.version
+    out = league_dir / "gates" / man.key
+    recorded = False
+    with _sigterm_as_ctrl_c():
+        try:
+            _copy(bot_folder, dest)
+            shutil.rmtree(out, ignore_errors=True)
+            try:  # outside the league's lock: it may take build_timeout_s (two hours)
+                failed = asyncio.run(_build(league_dir, man, dest, settings, out / "logs"))
+            finally:
+                defang(dest)  # what the build made, as what was submitted
+            with submission_lock(league_dir):
+                store = open_league(league_dir, store_url)
+                try:
+                    # again, in the lock that the record is made in: the limits and the name
+                    # hold for what is recorded, whatever was recorded while it was built
+                    _admissible(store, man, bot_folder)
+                    if failed:
+                        accepted, reason, gate = False, failed, {"hands": 0}
+                    else:
+                        name = f"{man.name}.{1 + max((v.id for v in store.versions()), default=0)}"
+                        accepted, reason, gate = _gate(
+                            league_dir, man, dest, settings, gate_hands, name
+                        )
+                    if not accepted:  # a refused version never runs: its folder (and a
+                        shutil.rmtree(dest, ignore_errors=True)  # build's output) is not kept
+                    # no Ctrl-C or SIGTERM between the record and the note that it is made
+                    # (it would remove an accepted version's folder): they wait until after
+                    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+                    try:
+                        retired = store.record(
+                            name=man.name,
+                            version=man.version,
+                            author=man.author,
+                            language=man.language,
+                            folder=str(dest.resolve() if store_url else dest),
+                            manifest=dataclasses.asdict(man),
+                            state="active" if accepted else "refused",
+                            reason=reason,
+                            gate=gate,
+                        )
+                        recorded = True
+                    finally:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                finally:
+                    store.close()
+        except KeyboardInterrupt:  # nothing recorded: the next submit judges it from scratch
+            if not recorded:
+                shutil.rmtree(dest, ignore_errors=True)
+                print(f"{man.key}: interrupted; nothing is recorded", file=sys.stderr)
+            raise
+        except BaseException:
+            if not recorded:  # refused by the second look, or failed: no debris
+                shutil.rmtree(dest, ignore_errors=True)
+            raise
+    return Verdict(man.key, accepted, reason, tuple(retired), gate)
+
+
+def _admissible(store: Any, man: Manifest, bot_folder: Path) -> dict[str, Any]:
+    """Raise :class:`LeagueError` for a submission the league does not take (a name of another
+    author or too like another, a remote bot's name, a version that exists, an author over a
+    limit); else the league's settings."""
+    owner = store.owner(man.name)
+    if owner is not None and owner != man.author:
+        raise LeagueError(
+            f"{man.name}: the name belongs to another author ({owner}); choose another name"
+        )
+    if owner is None:  # a new name: not one that differs from another only in case
+        folded = man.name.casefold()
+        names = {v.name for v in store.versions()} | {n for n, _ in store.token_names()}
+        like = sorted(n for n in names if n.casefold() == folded)
+        if like:
+            raise LeagueError(
+                f"{man.name}: too like the bot {like[0]} (names differ only in case); "
+                "choose another name"
+            )
+    if any(n == man.name for n, _ in store.token_names()):
+        # a remote bot of this name would retire the submitted one when it connected
+        raise LeagueError(
+            f"{man.name}: a remote bot of that name has a token; choose another name, or "
+            f"revoke the token first (uno-arena league token revoke LEAGUE {man.name})"
+        )
+    if any(v.version == man.version for v in store.versions(man.name)):
+        raise LeagueError(
+            f"{man.key}: this version was submitted already; raise the version in "
+            f"{bot_folder / 'bot.toml'}"
+        )
+    settings: dict[str, Any] = store.settings()
+    check_author(store, man.author, man.name, settings)
+    return settings
+
+
+def _copy(bot_folder: Path, dest: Path) -> None:
+    """Copy the submitted folder to ``dest`` (``LEAGUE/bots/NAME/VERSION``), defanged."""
+    if dest.exists():  # a submission killed before its verdict: judged again from scratch
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # only the league's own user may enter the bots' folders: a program a build leaves
+    # there is a stranger's, and no other user of this machine should run it
+    dest.parent.parent.chmod(0o700)
+    try:
+        shutil.copytree(bot_folder, dest, symlinks=True)
+        defang(dest)
+    except (shutil.Error, OSError) as exc:  # unreadable files, a folder that changed
+        shutil.rmtree(dest, ignore_errors=True)
+        first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
+        why = printable(" ".join(str(first).split()))[:300]
+        raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM as Ctrl-C while a submission is copied, built, gated and recorded: it killed the
+    command during the build (exit status 130, no word), and left the copied folder behind."""
+    try:
+        before = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: SIGTERM is not ours to take
+        yield
+        return
+    try:
+        yield
     finally:
-        store.close()
+        signal.signal(signal.SIGTERM, before)
+
+
+async def _build(
+    league_dir: Path, man: Manifest, dest: Path, settings: dict[str, Any], log_dir: Path
+) -> str:
+    """Build the copied version in its sandbox (:mod:`uno_tournament.build`); '' once built,
+    else why not (the refusal's reason). SIGTERM stops it as Ctrl-C does."""
+    if not man.build:
+        return ""
+    spec = gate_config(man, dest, settings, GATE_HANDS).bots[0]
+    loop = asyncio.get_running_loop()
+    me = asyncio.current_task()
+    stopped: list[int] = []
+
+    def stop() -> None:
+        stopped.append(1)
+        if me is not None:
+            me.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    try:
+        # as the gate's runner hid them: the league's folder, and the other bots' folder
+        await build_bot(spec, log_dir, hide=[league_dir, Path.cwd()])
+    except BuildError as exc:
+        return str(exc)
+    except asyncio.CancelledError:
+        if stopped:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGTERM, _interrupt)  # the rest of the submission's
+    return ""
 
 
 def _confinable(settings: dict[str, Any]) -> None:
@@ -300,24 +431,34 @@ def _confinable(settings: dict[str, Any]) -> None:
 
 
 def gate_config(
-    man: Manifest, folder: Path, settings: dict[str, Any], gate_hands: int
+    man: Manifest,
+    folder: Path,
+    settings: dict[str, Any],
+    gate_hands: int,
+    name: str | None = None,
 ) -> TournamentConfig:
-    """The gate's tournament: the new version and the three built-in bots."""
+    """The gate's tournament: the new version and the three built-in bots. ``name``: the
+    version's name in the gate, without its build (built already); else ``man.name``, with it.
+
+    The bot is told the name it will have in the ladder, and its opponents are named as the
+    ladder's house bots: a bot that told the gate from the ladder by its names (``NAME`` against
+    ``gate-*`` there, ``NAME.ID`` against ``house-*`` here) behaved in its gate and flooded the
+    ladder's server (an examination)."""
     sandbox = _sandbox_from_dict(settings.get("sandbox"))
     bots = [
         BotSpec(
-            name=man.name,
+            name=name or man.name,
             command=man.run,
             cwd=str(folder.resolve()),
             sandbox=sandbox,
-            build=man.build,
+            build=man.build if name is None else (),
             build_timeout_s=man.build_timeout_s,
         )
     ]
-    for name, args in BUILT_IN:
+    for opponent, args in BUILT_IN:
         bots.append(
             BotSpec(
-                name=name,
+                name=opponent.replace("gate-", "house-"),
                 command=("{python}", *args, *SDK_ARGS),
                 cwd=str(Path.cwd()),
                 sandbox=sandbox,
@@ -338,12 +479,18 @@ def gate_config(
 
 
 def _gate(
-    league_dir: Path, man: Manifest, folder: Path, settings: dict[str, Any], gate_hands: int
+    league_dir: Path,
+    man: Manifest,
+    folder: Path,
+    settings: dict[str, Any],
+    gate_hands: int,
+    name: str,
 ) -> tuple[bool, str, dict[str, Any]]:
+    """Play the gate of the built version, as bot ``name``."""
     out = league_dir / "gates" / man.key
-    if out.exists():
-        shutil.rmtree(out)
-    config = gate_config(man, folder, settings, gate_hands)
+    with contextlib.suppress(FileNotFoundError):
+        (out / "tournament.sqlite").unlink()  # an earlier gate's, killed (the build's log stays)
+    config = gate_config(man, folder, settings, gate_hands, name)
     tid = new_tournament_id("gate")
     store = Store.create(out, {"tournament_id": tid, "config": config.to_dict()})
     log = io.StringIO()
@@ -353,6 +500,8 @@ def _gate(
     runner.hide.append(league_dir)
     try:
         code = asyncio.run(runner.run())
+        with contextlib.suppress(ValueError):  # the runner's SIGTERM is gone: the submission's
+            signal.signal(signal.SIGTERM, _interrupt)
     except RunnerError as exc:
         store.close()
         return False, str(exc), {"hands": 0}
@@ -363,17 +512,17 @@ def _gate(
         store.close()
         raise KeyboardInterrupt
     rows = [h for h in store.hand_rows()]
-    incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == man.name]
+    incidents = [(b, k, d) for _, b, k, d in store.incidents() if b == name]
     store.close()
     crashes = [d for _, k, d in incidents if k in ("crash", "given_up")]
     return judge(
         rows,
-        man.name,
+        name,
         gate_hands,
         out,
         crashes,
         runner.log_dir / "server.log",
-        bot_log=runner.log_dir / f"{man.name}.log",
+        bot_log=runner.log_dir / f"{name}.log",
     )
 
 
