@@ -261,19 +261,31 @@ def test_report_and_resume_refuse_an_edited_or_deleted_incident_but_not_a_new_on
     """The incidents (crashes, bots given up on: the report's crash counts and † marks) were
     chained as one digest, so `report` could not tell an edited incident from a new one and
     wrote the edited one into the report (an examination; `verify --head` caught it)."""
+    crash = "INSERT INTO incidents (at, bot, kind, detail) VALUES ({}, '{}', 'crash', '1')"
+    # a run stopped before its end (a hand not stored) stores new incidents when resumed
+    partial = _copy(played, tmp_path / "partial")
+    pdb = partial / "tournament.sqlite"
+    last = sqlite3.connect(pdb).execute("SELECT MAX(hand_id) FROM hands").fetchone()[0]
+    _edit(
+        pdb, *(f"DELETE FROM {t} WHERE hand_id = '{last}'" for t in ("seats", "replays", "hands"))
+    )
+    _edit(pdb, crash.format(1, "b1"))
+    (partial / "results.json").unlink()  # a report of the database as it is now
+    assert cli("tournament", "report", str(partial)).returncode == 0
+    seen = json.loads((partial / "results.json").read_text())["chain"]["columns"]
+    assert seen["incidents_seen"] == "1"
+    _edit(pdb, crash.format(2, "b2"))  # one more (a resumed run's): not a change
+    assert cli("tournament", "report", str(partial)).returncode == 0
+    assert (
+        json.loads((partial / "results.json").read_text())["chain"]["columns"]["incidents_seen"]
+        == "2"
+    )
+    # a finished run with two incidents, reported
     run = _copy(played, tmp_path / "run")
     db = run / "tournament.sqlite"
-    _edit(db, "INSERT INTO incidents (at, bot, kind, detail) VALUES (1, 'b1', 'crash', '3')")
-    (run / "results.json").unlink()  # a report of the database with its one incident
+    _edit(db, crash.format(1, "b1"), crash.format(2, "b2"))
+    (run / "results.json").unlink()
     assert cli("tournament", "report", str(run)).returncode == 0
-    seen = json.loads((run / "results.json").read_text())["chain"]["columns"]
-    assert seen["incidents_seen"] == "1"
-    # one more incident (a resumed run's): not a change
-    _edit(db, "INSERT INTO incidents (at, bot, kind, detail) VALUES (2, 'b2', 'crash', '1')")
-    assert cli("tournament", "report", str(run)).returncode == 0
-    assert (
-        json.loads((run / "results.json").read_text())["chain"]["columns"]["incidents_seen"] == "2"
-    )
     assert cli("tournament", "verify", str(run)).returncode == 0
     older = _copy(run, tmp_path / "older")  # as the version before incidents_seen wrote it
     data = json.loads((older / "results.json").read_text())
@@ -281,6 +293,20 @@ def test_report_and_resume_refuse_an_edited_or_deleted_incident_but_not_a_new_on
     (older / "results.json").write_text(json.dumps(data, indent=2))
     res = cli("tournament", "verify", str(older))
     assert res.returncode == 0, res.stdout[-1500:]
+    # a finished run stores no incident after its report: one added is refused (an examination
+    # added "given up" for the winner, which report marked with a dagger), in either file
+    for folder in (_copy(run, tmp_path / "late"), _copy(older, tmp_path / "older-late")):
+        _edit(folder / "tournament.sqlite", crash.format(3, "b0"))
+        line = refused("tournament", "report", str(folder))
+        assert "was stored after results.json chained every planned hand" in line, line
+    for base, name in ((older, "older-edited"), (partial, "older-partial-edited")):
+        folder = _copy(base, tmp_path / name)  # no count in the file: an edit is still caught
+        data = json.loads((folder / "results.json").read_text())
+        data["chain"]["columns"].pop("incidents_seen", None)
+        (folder / "results.json").write_text(json.dumps(data, indent=2))
+        _edit(folder / "tournament.sqlite", "UPDATE incidents SET bot = 'b3' WHERE id = 1")
+        line = refused("tournament", "report", str(folder))
+        assert "chained into results.json was edited" in line, (name, line)
     before = (run / "results.json").read_bytes()
     edited = _copy(run, tmp_path / "edited")  # the first incident's bot changed
     _edit(edited / "tournament.sqlite", "UPDATE incidents SET bot = 'b3' WHERE id = 1")

@@ -343,8 +343,9 @@ def changed_since(
     """What the store lost or changed since ``ref`` (the ``chain`` of a results.json written
     from it) was written, or ``None``: a hand the chain holds that the store no longer has or
     holds otherwise, or another configuration. Hands stored since (a resumed run's) and a
-    sequential decision or incidents that grew are not changes, but an incident the chain
-    holds that was edited or deleted is. ``None`` too for a chain of another algorithm or plan,
+    sequential decision or incidents that grew are not changes (unless results.json chained
+    every planned hand: a finished run stores no more), but an incident the chain holds that
+    was edited or deleted is. ``None`` too for a chain of another algorithm or plan,
     which this cannot compare (``verify`` says what it can)."""
     if not isinstance(ref, dict) or ref.get("algorithm") != now.algorithm:
         return None
@@ -368,7 +369,10 @@ def changed_since(
     columns = ref.get("columns")
     if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
         return "the stored configuration differs from the one chained into results.json"
-    return _incidents_changed(columns, store) if isinstance(columns, dict) else None  # store:
+    finished = chained == len(plan_ids) > 0  # results.json chained every planned hand
+    if not isinstance(columns, dict):
+        return None
+    return _incidents_changed(columns, store, finished)  # store:
     # the one ``now`` was computed from, to read its first incidents again
 
 
@@ -390,11 +394,43 @@ def _unplanned_added(
     )
 
 
-def _incidents_changed(columns: dict[str, Any], store: ResultStore | None) -> str | None:
+EDITED_INCIDENT = "an incident (a crash, a bot given up on) chained into results.json was edited"
+
+
+def _some_prefix_matches(store: ResultStore, want: str) -> bool:
+    """Whether the digest of the first n stored incidents, for some n, begins with ``want``
+    (an older results.json's digest of the incidents it chained, without their count)."""
+    h = hashlib.sha256()
+    if h.hexdigest().startswith(want):
+        return True
+    for row in _rows(store, "SELECT * FROM incidents ORDER BY id"):
+        h.update(_encode(row) + b"\n")
+        if h.hexdigest().startswith(want):
+            return True
+    return False
+
+
+def _incidents_changed(
+    columns: dict[str, Any], store: ResultStore | None, finished: bool = False
+) -> str | None:
     """An incident chained into results.json (the first ``incidents_seen`` of them) that the
-    store no longer holds as chained; incidents stored since are new, not changes."""
+    store no longer holds as chained; incidents stored since are new, not changes, unless
+    results.json chained every planned hand (``finished``): a finished run stores no more
+    (an examination added a "given up" for the winner, and report marked it †)."""
     seen, want = columns.get(INCIDENTS_SEEN), columns.get(INCIDENTS)
-    if store is None or not isinstance(want, str) or not isinstance(seen, str):
+    if store is None or not isinstance(want, str) or len(want) < 16:
+        return None
+    added = (
+        "an incident (a crash, a bot given up on) was stored after results.json chained every "
+        "planned hand: a finished run stores none"
+    )
+    if seen is None:  # a results.json written before incidents_seen: some first n must match
+        if finished and not incidents_digest(store)[0].startswith(want):
+            return added if _some_prefix_matches(store, want) else EDITED_INCIDENT
+        if _some_prefix_matches(store, want):
+            return None
+        return EDITED_INCIDENT
+    if not isinstance(seen, str):
         return None
     if not seen.isdigit() or len(seen) > 12:
         return None
@@ -405,7 +441,9 @@ def _incidents_changed(columns: dict[str, Any], store: ResultStore | None) -> st
             f"holds {n}"
         )
     if got[: len(want)] != want:
-        return "an incident (a crash, a bot given up on) chained into results.json was edited"
+        return EDITED_INCIDENT
+    if finished and incidents_digest(store)[1] > int(seen):
+        return added
     return None
 
 
