@@ -251,3 +251,8 @@ def test_a_report_with_no_bot_rated_says_so_and_nothing_of_ratings_it_does_not_s
     assert "% vs " not in md.split("## Going out first")[1].split("##")[0]  # no predicted share
     data = json.loads((tmp_path / "results.json").read_text())
     assert {b["interval"] for b in data["leaderboard"]} == {"not rated"}
+    assert {b["ranks"] for b in data["leaderboard"]} == {"-"}  # ranks 1-4 read as a ranking
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text())))
+    assert {r["ranks"] for r in rows} == {"-"} and {r["interval"] for r in rows} == {"not rated"}
+    table = [ln for ln in md.splitlines() if ln.startswith("| ") and not ln.startswith("| # ")]
+    assert all(ln.split("|")[1].strip() == "-" for ln in table[:4]), table[:4]

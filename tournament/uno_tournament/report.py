@@ -43,7 +43,7 @@ from .standings import TIED_NOTE, fit_played, rated_outcomes
 from .store import ResultStore
 
 NONE_RATED = (
-    "No bot is rated yet: a rating needs rated hands in at least two deals (an interval needs two)."
+    "Not rated yet: no bot has rated hands in two deals or more, and a rating's interval needs two."
 )
 FILES = ("leaderboard.md", "leaderboard.csv", "results.json", "report.html")
 GIVEN_UP_MARK = "†"
@@ -244,10 +244,11 @@ def summarize(
         cols.hand_ids, cols.deal_ids, cols.bots, cols.places, cols.taken_over, policy
     )
     ratings, note = fit_played(cols, outcomes)  # over the bots that played
-    if ratings is not None and not ratings.rated.any():
-        # no bot has rated hands in two deals: the fit's notes (limits, a reference bot) and
-        # its predicted shares would describe ratings the table does not show (an examination)
-        ratings, note = None, NONE_RATED
+    # no bot has rated hands in two deals: the fit's notes (limits, a reference bot) and its
+    # predicted shares would describe ratings the table does not show (an examination)
+    none_rated = ratings is not None and not ratings.rated.any()
+    if none_rated:
+        note = NONE_RATED
     if given_up is None:
         given_up = {}
         for _, bot, _, detail in store.incidents(["given_up"]):
@@ -375,7 +376,9 @@ def summarize(
                 if j != i
             }
         unrated = sorted(set(ratings.bots) - set(rated_names))
-        if unrated:
+        if none_rated:
+            los = {}
+        elif unrated:
             note = _join(
                 note,
                 f"not rated: {', '.join(unrated)} (rated hands in fewer than two deals; an "
@@ -394,7 +397,7 @@ def summarize(
         tid,
         n_hands,
         planned or n_hands,
-        ratings,
+        None if none_rated else ratings,
         stats,
         cross,
         first_out,
@@ -458,6 +461,8 @@ def rank_ranges(s: Summary) -> list[str]:
     not overlap). ``"1"`` for a bot apart from every other, ``"1-2"`` while it and a neighbour
     are not told apart (two copies of one bot stay ``1-2``), ``"-"`` for a bot not rated."""
     names = [b.bot for b in s.bots]
+    if s.ratings is None:  # no bot rated (or no hand): no rank either (an examination saw 1-4)
+        return ["-"] * len(names)
     rated = {b.bot for b in s.bots if not (math.isnan(b.rating) or math.isnan(b.ci_low))}
     return ranks_allowed(s.ratings, names, rated)
 
