@@ -256,3 +256,31 @@ def test_a_report_with_no_bot_rated_says_so_and_nothing_of_ratings_it_does_not_s
     assert {r["ranks"] for r in rows} == {"-"} and {r["interval"] for r in rows} == {"not rated"}
     table = [ln for ln in md.splitlines() if ln.startswith("| ") and not ln.startswith("| # ")]
     assert all(ln.split("|")[1].strip() == "-" for ln in table[:4]), table[:4]
+
+
+def test_a_bot_that_played_no_hand_itself_shows_no_share_or_points(tmp_path: Path) -> None:
+    """An examination: a bot that crashed on every decision (a stand-in played all its seats)
+    read "win % 0.0, pts left 0.0": 0.0 points left is the best a bot can do."""
+    store = Store.create(tmp_path, {"tournament_id": "t"})
+    for i in range(8):
+        store.add_hand(_hand(i, winner=i % 3, taken=3))  # d: every seat a stand-in's
+    write_all(tmp_path, store, _config(), "t", planned=8)
+    store.close()
+    md = (tmp_path / "leaderboard.md").read_text()
+    head = next(ln for ln in md.splitlines() if ln.startswith("| # |"))
+    names = [c.strip() for c in head.strip("|").split("|")]
+    line = next(ln for ln in md.splitlines() if ln.startswith("| ") and "| d |" in ln)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert [cells[names.index(c)] for c in ("hands", "win %", "pts left", "pts won")] == [
+        "0",
+        "-",
+        "-",
+        "-",
+    ]
+    rows = {
+        r["bot"]: r for r in csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text()))
+    }
+    assert rows["d"]["mean_points_left"] == "" and rows["a"]["mean_points_left"] != ""
+    data = json.loads((tmp_path / "results.json").read_text())
+    d = next(b for b in data["leaderboard"] if b["bot"] == "d")
+    assert d["win_rate"] is None and d["mean_points_left"] is None

@@ -333,7 +333,6 @@ def summarize(
         else:  # no rated hand, or rated hands from a single deal: no rating to stand behind
             rating = se = lo = hi = math.nan
         h = int(hands_of[i])
-        d = max(1, h)
         stats.append(
             BotStats(
                 bot=n,
@@ -343,9 +342,11 @@ def summarize(
                 ci_high=hi,
                 hands=h,
                 wins=int(wins[i]),
-                win_rate=wins[i] / d,
-                mean_points_left=left[i] / d,
-                mean_points_won=won[i] / d,
+                # no hand played itself (a stand-in played every seat): no share, no mean
+                # (0.0 points left read as the best possible; an examination)
+                win_rate=wins[i] / h if h else math.nan,
+                mean_points_left=left[i] / h if h else math.nan,
+                mean_points_won=won[i] / h if h else math.nan,
                 timeouts=int(timeouts[i]),
                 strikes=int(strikes[i]),
                 illegal_actions=int(illegal[i]),
@@ -519,9 +520,9 @@ def _row(rank: str, b: BotStats, ref: str | None) -> list[str]:
         _estimate(b) if rated else "-",
         interval_text(b.ci_low, b.ci_high, b.bot == ref) if rated else "not rated",
         str(b.hands),
-        f"{100 * b.win_rate:.1f}",
-        f"{b.mean_points_left:.1f}",
-        f"{b.mean_points_won:.1f}",
+        "-" if math.isnan(b.win_rate) else f"{100 * b.win_rate:.1f}",
+        "-" if math.isnan(b.mean_points_left) else f"{b.mean_points_left:.1f}",
+        "-" if math.isnan(b.mean_points_won) else f"{b.mean_points_won:.1f}",
         str(b.timeouts),
         str(b.illegal_actions),
         str(b.late_answers),
