@@ -39,3 +39,36 @@ def test_watch_and_the_report_agree_on_a_bot_that_never_went_out_first(tmp_path:
     for bot in "abc":
         rank, b = report[bot]
         assert rows[bot][0] == rank and rows[bot][1] == f"{b.rating:+.0f}", (bot, rows[bot])
+
+
+def test_watch_shows_bots_tied_exactly_and_a_bot_given_up_on_as_the_report_does(
+    tmp_path: Path,
+) -> None:
+    """An examination: for four copies of one deterministic bot the report gave +0 [+0, +0]
+    ("tied exactly") and watch +0/-0 [-161, +161] in another order; watch also left out the
+    mark of a bot given up on."""
+    import dataclasses
+
+    store = Store.create(tmp_path, {"tournament_id": "t", "config": _config().to_dict()})
+    for i in range(24):  # seat 0 always goes out, seat 3 is always last; the bots rotate
+        h = _hand(i, winner=0)
+        bots = BOTS[i % 4 :] + BOTS[: i % 4]
+        seats = [dataclasses.replace(s, bot=bots[k], place=k + 1) for k, s in enumerate(h.seats)]
+        store.add_hand(dataclasses.replace(h, seats=seats))
+    store.add_incident("c", "given_up", "it kept crashing")
+    s = summarize(store, _config(), "t", 24)
+    assert s.tied
+    text = io.StringIO()
+    assert watch(store, once=True, stream=text) == 0
+    store.close()
+    rows = {}
+    for line in text.getvalue().splitlines():
+        m = re.match(r"\s*(\S+)\s+([abcd])( †)?\s+(\S+)\s+(\[.*\])\s*$", line)
+        if m:
+            rows[m.group(2)] = (m.group(1), m.group(3) or "", m.group(4), m.group(5))
+    assert rows == {
+        "a": ("1-4", "", "+0", "[+0, +0]"),
+        "b": ("1-4", "", "+0", "[+0, +0]"),
+        "c": ("1-4", " †", "+0", "[+0, +0]"),
+        "d": ("1-4", "", "+0", "[+0, +0]"),
+    }, text.getvalue()

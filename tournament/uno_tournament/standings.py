@@ -313,8 +313,18 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
     """:func:`fit_ratings` over the bots that played a seat in ``cols`` (a bot named in the
     columns without a hand is left out of the fit); ``outcomes`` are the columns' hands as
     :func:`rated_outcomes` gives them, bots indexed as in ``cols.bot_names``."""
-    seen = sorted({int(b) for b in cols.bots[cols.bots >= 0]})
-    remap = np.full(len(cols.bot_names) + 1, -1, dtype=np.int64)
+    return fit_shown(outcomes, list(cols.bot_names), cols.bots)
+
+
+def fit_shown(
+    outcomes: Outcomes, bot_names: Sequence[str], bots: IntArray | None = None
+) -> tuple[Ratings | None, str]:
+    """The report's fit (:func:`fit_played`) of ``outcomes``, bots indexed as in
+    ``bot_names``, over the bots that played a seat in ``bots`` (default: the outcomes'):
+    also what ``tournament watch`` shows, so the two agree (bots tied exactly included)."""
+    played = outcomes.bots if bots is None else bots
+    seen = sorted({int(b) for b in played[played >= 0]})
+    remap = np.full(len(bot_names) + 1, -1, dtype=np.int64)
     for j, i in enumerate(seen):
         remap[i] = j
     fit_out = Outcomes(
@@ -324,7 +334,7 @@ def fit_played(cols: Columns, outcomes: Outcomes) -> tuple[Ratings | None, str]:
         outcomes.n_clusters,
         outcomes.out_first,
     )
-    r, note = fit_ratings(fit_out, [cols.bot_names[i] for i in seen])
+    r, note = fit_ratings(fit_out, [bot_names[i] for i in seen])
     if r is not None and tied_exactly(fit_out):
         # exact by symmetry: what the fit leaves is rounding (1e-14 Elo, either sign), which
         # ordered the leaderboard and printed "-0". The intervals have no width, as every

@@ -20,8 +20,8 @@ from rich.table import Table
 
 from .config import load_config
 from .ratings import Ratings
-from .report import interval_text, ranks_allowed
-from .standings import Standings
+from .report import GIVEN_UP_MARK, interval_text, ranks_allowed
+from .standings import Standings, fit_shown
 from .store import FOLLOW_OVERLAP, ResultStore, ShardStatus
 
 STALE_S = 30.0
@@ -53,6 +53,10 @@ class Follower:
                 self._add(h.hand_id, h.deal_id, [(s.bot, s.place, s.taken_over) for s in h.seats])
         return len(self.seen) - before
 
+    def given_up(self) -> set[str]:
+        """The bots the runner gave up on (marked as in the report)."""
+        return {bot for _, bot, _, _ in self.store.incidents(["given_up"])}
+
     def _add(self, hand_id: str, deal_id: str, seats: list[tuple[str, int, bool]]) -> None:
         if hand_id not in self.seen:
             self.seen.add(hand_id)
@@ -70,22 +74,24 @@ def _shard_table(shards: list[ShardStatus], now: float) -> Table:
     return t
 
 
-def _board_rows(board: Table, r: Ratings) -> None:
+def _board_rows(board: Table, r: Ratings, given_up: set[str]) -> None:
     """The leaderboard as the report shows it: by estimate, with the ranks the ratings allow,
-    a one-sided bot's limit in place of its estimate, and "-" for a bot not rated."""
+    a one-sided bot's limit in place of its estimate, "-" for a bot not rated, and the mark of
+    a bot given up on."""
     lo, hi = r.ci_low, r.ci_high
     order = sorted(range(len(r.bots)), key=lambda i: (-_key(float(r.elo[i])), r.bots[i]))
     names = [r.bots[i] for i in order]
     rated = {r.bots[i] for i in order if not (math.isnan(r.elo[i]) or math.isnan(lo[i]))}
     for rank, i in zip(ranks_allowed(r, names, rated), order, strict=True):
         low, high = float(lo[i]), float(hi[i])
+        name = f"{r.bots[i]} {GIVEN_UP_MARK}" if r.bots[i] in given_up else r.bots[i]
         if r.bots[i] not in rated:
-            board.add_row(rank, r.bots[i], "-", "not rated")
+            board.add_row(rank, name, "-", "not rated")
             continue
         est = f"{float(r.elo[i]):+.0f}"
         if math.isinf(low) != math.isinf(high):
             est = f"≤ {high:+.0f}" if math.isinf(low) else f"≥ {low:+.0f}"
-        board.add_row(rank, r.bots[i], est, interval_text(low, high))
+        board.add_row(rank, name, est, interval_text(low, high))
 
 
 def _key(elo: float) -> float:
@@ -113,9 +119,9 @@ def render(
         # as the ratings allow): a fit with a prior showed such a bot's prior artefact as a
         # rating, two-sided, ranked (an examination: a bot that never played read -1375, rank 4,
         # where the report gave an upper limit and ranks 1-4)
-        r, _ = follower.standings.fit()
+        r, _ = fit_shown(follower.standings.outcomes(), follower.names)
     if r is not None:
-        _board_rows(board, r)
+        _board_rows(board, r, follower.given_up())
     else:
         board.add_row("", "(ratings from 8 hands on)", "", "")
     parts.append(board)
