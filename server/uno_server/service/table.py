@@ -508,6 +508,7 @@ class Table:
                 INVALID_ARGUMENT,
                 errors_pb2.ERROR_REASON_MALFORMED_ACTION,
                 str(exc),
+                legal=self._legal_on_wire(req.legal),  # what was offered: the gate quotes it
             )
         except (WrongSeatError, IllegalActionError) as exc:
             reason = _REASONS.get(exc.reason, errors_pb2.ERROR_REASON_ILLEGAL_ACTION)

@@ -70,6 +70,10 @@ def settings_from(path: Path | None) -> dict[str, Any]:
     d = cfg.to_dict()
     out = {k: d[k] for k in SECTIONS if k != "league"}
     out["league"] = limits
+    # the deals' secret: every deal seed derives from it and the table, block and deal numbers
+    # each match's labels give a bot, so with a known seed (every league had 1) any stranger's
+    # bot computed every seat's cards (an examination). Kept in the league's own records only
+    out["seed"] = secrets.randbits(62) + 1
     # strangers' bots: a protection this machine cannot give refuses them, unless the file says
     # `required = false` (a tournament's bots are the organiser's, and only warn)
     given = data.get("sandbox")

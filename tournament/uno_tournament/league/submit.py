@@ -467,7 +467,7 @@ def gate_config(
     data = {
         "name": "gate",
         "bots": [dataclasses.asdict(b) for b in bots],
-        "seed": 1,
+        "seed": int(settings.get("seed", 1)),  # the league's secret (cli.settings_from)
         "blocks": gate_hands // 24,
         "concurrency": 4,
         "rules": settings.get("rules", {}),
