@@ -6,6 +6,9 @@
 2. Request ids: an Action naming another seat's request (open or closed) gets the same
    ActionResult as an id never issued, so probing ids tells a bot nothing about which seat was
    asked, or when; a bot's own ids are numbered per seat.
+3. A seat that keeps a playable drawn card makes a decision that one drawing an unplayable card
+   does not: MatchSeat.decisions and its response times are withheld while the match runs (an
+   examination counted them with GetMatch and found every kept card).
 """
 
 from __future__ import annotations
@@ -149,6 +152,10 @@ async def test_another_seats_request_is_answered_as_one_never_issued(live: Live)
         NO_SUCH_REQUEST,
     )
     assert _seen(elsewhere) == _seen(nowhere) and elsewhere.match_id == "", got
+    # every one of them is stamped: a missing received_at told a running match's id apart
+    # from a made-up one (an examination)
+    for r in (open_, never, nxt, closed, elsewhere, nowhere):
+        assert r.result is not None and r.result.HasField("received_at"), r
     await b0.stop()
     await b1.stop()
 
@@ -168,3 +175,35 @@ async def test_a_bots_request_ids_are_numbered_per_seat(live: Live) -> None:
     assert len(ids) >= 2, ids
     assert ids == [f"{info.match_id}-{k * SEAT_STRIDE + 1}" for k in range(len(ids))]
     await b0.stop()
+
+
+async def test_the_seats_decision_counts_are_withheld_while_the_match_runs(live: Live) -> None:
+    answered = 0
+
+    def three_then_silence(dr: bot_pb2.DecisionRequest) -> int | None:
+        nonlocal answered
+        if not dr.required or answered >= 3:
+            return None
+        answered += 1
+        return dr.legal_actions[-1].id
+
+    bot = RawBot(live.port, "b0", BOTS["b0"], policy=three_then_silence).start()
+    await asyncio.wait_for(bot.welcomed.wait(), 30)
+    created = await live.create(
+        ["b0", HEUR, HEUR, HEUR], seed=SEED, tc=game_pb2.TimeControl(decision_ms=600_000)
+    )
+    mid = created.match_id
+    for _ in range(4):  # the fourth request is left unanswered: the match waits on it
+        await asyncio.wait_for(bot.requests.get(), 30)
+    info = await live.info(mid)
+    assert info.state == admin_pb2.MATCH_STATE_RUNNING
+    for seat in info.seats:
+        assert (seat.decisions, seat.mean_response_ms, list(seat.response_ms)) == (0, 0, []), seat
+    await live.admin.CancelMatch(
+        admin_pb2.CancelMatchRequest(match_id=mid, reason="test"), metadata=live.md
+    )
+    ended = (
+        await live.admin.AwaitMatch(admin_pb2.AwaitMatchRequest(match_id=mid), metadata=live.md)
+    ).match
+    assert ended.seats[0].decisions == 3 and len(ended.seats[0].response_ms) == 3, ended.seats[0]
+    await bot.stop()

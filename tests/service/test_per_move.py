@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from uno_server.gen.uno.v1 import bot_pb2, errors_pb2, game_pb2
+from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
 from .conftest import BOTS, Live
 from .rawbot import RawBot
@@ -131,7 +131,10 @@ async def test_an_action_batch_applies_each_answer_as_if_alone(live: Live) -> No
     assert results[2].message.startswith("actions.actions[5].request_id: 300 characters")
     (empty,) = [m.error for m in bot.received if m.WhichOneof("kind") == "error"]
     assert empty.message == "empty PlayRequest: set one of hello, action, actions or ping"
-    for mid in matches:  # each answer was applied
+    for mid in matches:  # each answer was applied (counted once a match ends: withheld before)
+        await live.admin.CancelMatch(
+            admin_pb2.CancelMatchRequest(match_id=mid, reason="test"), metadata=live.md
+        )
         info = await live.info(mid)
         assert info.seats[0].decisions == 1
     await bot.stop()

@@ -146,6 +146,7 @@ class Hand:
         "drawn",
         "hand_number",
         "hands",
+        "kept",
         "log",
         "n",
         "phase",
@@ -157,6 +158,15 @@ class Hand:
         "window",
         "winner",
     )
+
+    @property
+    def public_turn(self) -> int:
+        """The moves of this hand every client may count: :attr:`turn` without the passes that
+        kept a drawn card. Drawing a card that cannot be played ends the turn by itself (one
+        action); keeping one that can is a second action, and the public events of the two are
+        the same (drew, passed), so a counter with that pass in it showed a bot that another
+        seat had kept a playable card (an examination, 2026-12-05)."""
+        return self.turn - self.kept
 
     def __init__(self, rules: RuleSet, seed: int, dealer: int, hand_number: int = 1) -> None:
         if not 0 <= dealer < rules.seats:
@@ -183,6 +193,7 @@ class Hand:
         self._wd4_evidence: tuple[int, ...] = ()
         self._stack = 0
         self.turn = 0
+        self.kept = 0
         self.winner = -1
         self.log: list[E.Event] = []
         self.actions: list[tuple[int, int]] = []
@@ -542,6 +553,7 @@ class Hand:
                     self._apply_play(seat, action_id, _TURN_CHECK)
             elif phase == DRAWN:
                 if action_id == A.PASS:
+                    self.kept += 1
                     self.log.append(_PASSED[seat])
                     self.phase = TURN
                     self.drawn = -1
@@ -941,6 +953,7 @@ class Hand:
         h.turn = d["turn"]
         h.winner = d["winner"]
         h.actions = d["actions"]
+        h.kept = sum(1 for a in h.actions if a[1] == A.PASS)  # a PASS only ever keeps a card
         return h
 
     @classmethod

@@ -71,7 +71,7 @@ def seat_view(hand: Hand, seat: int) -> SeatView:
     return SeatView(
         seat=seat,
         hand_number=hand.hand_number,
-        turn=hand.turn,
+        turn=hand.public_turn,
         phase=PHASE_NAMES[hand.phase],
         hand=tuple(sorted(hand.hands[seat])),
         top_card=hand.discard[-1] if hand.discard else -1,

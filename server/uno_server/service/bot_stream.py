@@ -567,6 +567,9 @@ class BotServicer:
                 reason=errors_pb2.ERROR_REASON_REQUEST_NOT_FOUND,
                 message=NO_SUCH_REQUEST,  # the same as for a known match's id
             )
+            # stamped as a known match's answer is: without it, an id naming a running match
+            # was told apart from one naming no match (an examination)
+            res.received_at.FromNanoseconds(time.time_ns())
             if act.HasField("action_id"):
                 res.action_id = act.action_id
             arena.metrics.illegal.labels(session.bot_name, "request_not_found").inc()

@@ -269,7 +269,7 @@ def seat_view(
         dealer=hand.dealer,
         phase=_PHASES[PHASE_NAMES[hand.phase]],
         hand_number=hand.hand_number,
-        turn=hand.turn,
+        turn=hand.public_turn,
         direction=direction(hand.direction),
     )
     v.hand.extend(CARDS[c] for c in sorted(hand.hands[seat]))
@@ -336,7 +336,7 @@ def seat_view_mapped(
         dealer=h2m[hand.dealer],
         phase=_PHASES[PHASE_NAMES[hand.phase]],
         hand_number=hand.hand_number,
-        turn=hand.turn,
+        turn=hand.public_turn,
         direction=direction(hand.direction),
     )
     v.hand.extend(CARDS[c] for c in sorted(hand.hands[seat]))

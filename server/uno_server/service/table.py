@@ -589,7 +589,7 @@ class Table:
                     req.request_id,
                     st.seat,
                     hand.hand_number,
-                    hand.turn,
+                    hand.public_turn,
                     prompt,
                     req.required,
                     deadline_ns,
@@ -614,7 +614,7 @@ class Table:
         dr.match_id = self.match_id
         dr.seat = st.seat
         dr.hand_number = hand.hand_number
-        dr.turn = hand.turn
+        dr.turn = hand.public_turn
         dr.prompt = prompt
         dr.decision_ms = self.time_control.decision_ms
         dr.time_bank_ms = st.bank_ms
@@ -811,11 +811,15 @@ class Table:
 
     def info(self) -> admin_pb2.MatchInfo:
         """MatchInfo message for the admin service. The seed is withheld (0) while the match
-        runs: it deals every hand, so it would show every seat's cards to a spectator."""
+        runs: it deals every hand, so it would show every seat's cards to a spectator. So are
+        the seats' decision counts and response times: a seat that keeps a playable drawn card
+        makes a decision one that draws an unplayable card does not (an examination counted
+        them live)."""
+        running = self.state == 1
         mi = admin_pb2.MatchInfo(
             match_id=self.match_id,
             state=self.state,
-            seed=self.match.seed if self.state != 1 else 0,
+            seed=self.match.seed if not running else 0,
             hand_number=self.match.hand_number,
             totals=self.match.totals,
             winners=sorted(self.match.winners) if self.state != 3 else [],
@@ -847,11 +851,14 @@ class Table:
                 taken_over=st.taken_over,
                 takeover_cause=st.takeover_cause,
                 time_bank_ms=st.bank_ms,
-                decisions=st.decisions,
-                mean_response_ms=int(st.response_ms_total / st.decisions) if st.decisions else 0,
             )
             ms.player.CopyFrom(self.player_proto(st))
-            ms.response_ms.extend([int(x) for x in st.response_ms])
+            if not running:  # how many decisions a seat made so far would count its kept cards
+                ms.decisions = st.decisions
+                ms.mean_response_ms = (
+                    int(st.response_ms_total / st.decisions) if st.decisions else 0
+                )
+                ms.response_ms.extend([int(x) for x in st.response_ms])
         return mi
 
 

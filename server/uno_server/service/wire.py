@@ -237,8 +237,9 @@ def seat_view(
             p = uint(1, game_pb2.PENALTY_KIND_DRAW_TWO_STACK) + uint(2, owed)
         parts.append(ld(15, p))
     parts.append(k[16] + varint(hand.hand_number))
-    if hand.turn:
-        parts.append(k[17] + varint(hand.turn))
+    turn = hand.public_turn  # without the passes that kept a drawn card (Hand.public_turn)
+    if turn:
+        parts.append(k[17] + varint(turn))
     if over:
         parts.append(k[18] + small[hand.winner])
     return b"".join(parts)

@@ -109,7 +109,10 @@ type MatchSeat struct {
 	TakeoverCause EndCause `protobuf:"varint,8,opt,name=takeover_cause,json=takeoverCause,proto3,enum=uno.v1.EndCause" json:"takeover_cause,omitempty"`
 	// Time bank left, in milliseconds.
 	TimeBankMs int32 `protobuf:"varint,9,opt,name=time_bank_ms,json=timeBankMs,proto3" json:"time_bank_ms,omitempty"`
-	// Decisions the seat's bot answered (accepted actions).
+	// Decisions the seat's bot answered (accepted actions). 0 while the match is
+	// MATCH_STATE_RUNNING, as are mean_response_ms and response_ms: a seat that keeps a playable
+	// drawn card makes a decision that one drawing an unplayable card does not, so a live count
+	// would show which it was. Set once the match has ended.
 	Decisions int32 `protobuf:"varint,10,opt,name=decisions,proto3" json:"decisions,omitempty"`
 	// Mean time from DecisionRequest.sent_at to the accepted Action, in milliseconds (thinking
 	// time plus network lag).

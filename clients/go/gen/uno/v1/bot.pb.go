@@ -1189,7 +1189,8 @@ type DecisionRequest struct {
 	Seat int32 `protobuf:"varint,3,opt,name=seat,proto3" json:"seat,omitempty"`
 	// Hand number within the match, 1-based.
 	HandNumber int32 `protobuf:"varint,4,opt,name=hand_number,json=handNumber,proto3" json:"hand_number,omitempty"`
-	// The hand's action counter when the request was made (SeatView.turn).
+	// The hand's public move counter when the request was made (SeatView.turn: a pass that kept
+	// a drawn card is not counted).
 	Turn int32 `protobuf:"varint,5,opt,name=turn,proto3" json:"turn,omitempty"`
 	// Why the seat is asked.
 	Prompt Prompt `protobuf:"varint,6,opt,name=prompt,proto3,enum=uno.v1.Prompt" json:"prompt,omitempty"`

@@ -1251,8 +1251,10 @@ type SeatView struct {
 	PendingPenalty *PendingPenalty `protobuf:"bytes,15,opt,name=pending_penalty,json=pendingPenalty,proto3" json:"pending_penalty,omitempty"`
 	// Hand number within the match, 1-based.
 	HandNumber int32 `protobuf:"varint,16,opt,name=hand_number,json=handNumber,proto3" json:"hand_number,omitempty"`
-	// Actions applied so far in this hand, 0-based (engine Hand.turn). Increases by one with every
-	// accepted action of any seat, including window answers and the server closing a window.
+	// Public moves so far in this hand, 0-based (engine Hand.public_turn). Increases by one with
+	// every accepted action of any seat, including window answers and the server closing a window,
+	// except a pass that keeps a drawn card: that pass and an unplayable drawn card's automatic
+	// one look alike in the events (drew, passed), and counting it would show which it was.
 	Turn int32 `protobuf:"varint,17,opt,name=turn,proto3" json:"turn,omitempty"`
 	// The winner of the hand once it is over; unset while it is in play.
 	Winner        *int32 `protobuf:"varint,18,opt,name=winner,proto3,oneof" json:"winner,omitempty"`

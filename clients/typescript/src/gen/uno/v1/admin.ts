@@ -108,7 +108,12 @@ export interface MatchSeat {
   takeoverCause: EndCause;
   /** Time bank left, in milliseconds. */
   timeBankMs: number;
-  /** Decisions the seat's bot answered (accepted actions). */
+  /**
+   * Decisions the seat's bot answered (accepted actions). 0 while the match is
+   * MATCH_STATE_RUNNING, as are mean_response_ms and response_ms: a seat that keeps a playable
+   * drawn card makes a decision that one drawing an unplayable card does not, so a live count
+   * would show which it was. Set once the match has ended.
+   */
   decisions: number;
   /**
    * Mean time from DecisionRequest.sent_at to the accepted Action, in milliseconds (thinking

@@ -473,7 +473,10 @@ export interface DecisionRequest {
   seat: number;
   /** Hand number within the match, 1-based. */
   handNumber: number;
-  /** The hand's action counter when the request was made (SeatView.turn). */
+  /**
+   * The hand's public move counter when the request was made (SeatView.turn: a pass that kept
+   * a drawn card is not counted).
+   */
   turn: number;
   /** Why the seat is asked. */
   prompt: Prompt;

@@ -815,8 +815,10 @@ export interface SeatView {
   /** Hand number within the match, 1-based. */
   handNumber: number;
   /**
-   * Actions applied so far in this hand, 0-based (engine Hand.turn). Increases by one with every
-   * accepted action of any seat, including window answers and the server closing a window.
+   * Public moves so far in this hand, 0-based (engine Hand.public_turn). Increases by one with
+   * every accepted action of any seat, including window answers and the server closing a window,
+   * except a pass that keeps a drawn card: that pass and an unplayable drawn card's automatic
+   * one look alike in the events (drew, passed), and counting it would show which it was.
    */
   turn: number;
   /** The winner of the hand once it is over; unset while it is in play. */
