@@ -93,7 +93,8 @@ const (
 	// FAILED_PRECONDITION (ends the stream): Hello.protocol_version is not supported; the message
 	// lists the supported versions.
 	ErrorReason_ERROR_REASON_UNSUPPORTED_PROTOCOL_VERSION ErrorReason = 22
-	// Not sent since 2026-12 (kept so that clients built before still decode it). It answered an
+	// FAILED_PRECONDITION, no longer sent since 2026-12 (kept so that clients built before still
+	// decode it). It answered an
 	// Action naming another bot's request, which told a bot which seat was asked, and when; that
 	// Action now gets REQUEST_NOT_FOUND, exactly as an id never issued does.
 	ErrorReason_ERROR_REASON_NOT_YOUR_SEAT ErrorReason = 23

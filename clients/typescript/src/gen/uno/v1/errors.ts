@@ -54,7 +54,8 @@ export enum ErrorReason {
    */
   UNSUPPORTED_PROTOCOL_VERSION = 22,
   /**
-   * NOT_YOUR_SEAT - Not sent since 2026-12 (kept so that clients built before still decode it). It answered an
+   * NOT_YOUR_SEAT - FAILED_PRECONDITION, no longer sent since 2026-12 (kept so that clients built before still
+   * decode it). It answered an
    * Action naming another bot's request, which told a bot which seat was asked, and when; that
    * Action now gets REQUEST_NOT_FOUND, exactly as an id never issued does.
    */
