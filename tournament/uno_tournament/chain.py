@@ -372,7 +372,7 @@ def changed_since(
     finished = chained == len(plan_ids) > 0  # results.json chained every planned hand
     if not isinstance(columns, dict):
         return None
-    return _incidents_changed(columns, store, finished)  # store:
+    return _incidents_changed(columns, now.columns, store, finished)  # store:
     # the one ``now`` was computed from, to read its first incidents again
 
 
@@ -411,12 +411,16 @@ def _some_prefix_matches(store: ResultStore, want: str) -> bool:
 
 
 def _incidents_changed(
-    columns: dict[str, Any], store: ResultStore | None, finished: bool = False
+    columns: dict[str, Any],
+    current: dict[str, str],
+    store: ResultStore | None,
+    finished: bool = False,
 ) -> str | None:
     """An incident chained into results.json (the first ``incidents_seen`` of them) that the
     store no longer holds as chained; incidents stored since are new, not changes, unless
     results.json chained every planned hand (``finished``): a finished run stores no more
-    (an examination added a "given up" for the winner, and report marked it †)."""
+    (an examination added a "given up" for the winner, and report marked it †). ``current``:
+    the store's chain's ``columns`` (the digest and count of every incident stored now)."""
     seen, want = columns.get(INCIDENTS_SEEN), columns.get(INCIDENTS)
     if store is None or not isinstance(want, str) or len(want) < 16:
         return None
@@ -425,7 +429,7 @@ def _incidents_changed(
         "planned hand: a finished run stores none"
     )
     if seen is None:  # a results.json written before incidents_seen: some first n must match
-        if finished and not incidents_digest(store)[0].startswith(want):
+        if finished and not current.get(INCIDENTS, "").startswith(want):
             return added if _some_prefix_matches(store, want) else EDITED_INCIDENT
         if _some_prefix_matches(store, want):
             return None
@@ -442,7 +446,7 @@ def _incidents_changed(
         )
     if got[: len(want)] != want:
         return EDITED_INCIDENT
-    if finished and incidents_digest(store)[1] > int(seen):
+    if finished and int(current.get(INCIDENTS_SEEN, "0")) > int(seen):
         return added
     return None
 
