@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from uno_server.engine import Hand, Match, RandomBot, RuleSet, StateError
 from uno_server.engine import cards as C
-from uno_server.engine.hand import CLOSE_WINDOW, DRAWN, OVER, SYSTEM
+from uno_server.engine.hand import CHALLENGE, CLOSE_WINDOW, DRAWN, OVER, SYSTEM
 from uno_server.engine.rules import FIRST_FLIP
 
 Snapshot = dict[str, Any]
@@ -290,6 +290,24 @@ def test_damaged_snapshots_are_refused_naming_the_field(
         Hand.from_dict(d)
     assert exc.value.field.startswith(field), (mutation.__name__, field, str(exc.value))
     assert str(exc.value).startswith(exc.value.field), str(exc.value)
+
+
+@rule(RULING)
+def test_a_stack_under_a_wild_draw_four_needs_a_draw_two_beneath_it() -> None:
+    """Under stacking_wd4 a challenge may owe a stack, but only when the Wild Draw Four was
+    played on a Draw Two (found by the mutation test above: a plain challenge given 2 owed cards
+    was restored)."""
+    rules = RuleSet(seats=2, stacking=True, stacking_wd4=True)
+    stacked = snapshot(real_hand(rules, 20, 3))
+    assert stacked["phase"] == CHALLENGE and stacked["stack"] == 2
+    Hand.from_dict(stacked)  # a real stacked challenge restores
+    plain = snapshot(real_hand(rules, 0, 25))
+    assert plain["phase"] == CHALLENGE and plain["stack"] == 0
+    plain["stack"] = 2
+    with pytest.raises(StateError) as exc:
+        Hand.from_dict(plain)
+    assert exc.value.field == "hand.stack", str(exc.value)
+    assert "not played on a Draw Two" in str(exc.value)
 
 
 @rule(RULING)

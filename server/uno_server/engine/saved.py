@@ -287,6 +287,12 @@ def check_hand(data: object, where: str = "hand") -> dict[str, Any]:
             raise r.fail("phase", "a challenge needs a Wild Draw Four on top")
         if stack and not rules.stacking_wd4:
             raise r.fail("stack", "a Wild Draw Four goes on a stack only with stacking_wd4")
+        under = discard[-2] if len(discard) > 1 else -1
+        if stack and (under < 0 or under & 15 != C.DRAW_TWO or under >= C.WILD):
+            raise r.fail(
+                "stack",
+                f"{stack} cards are owed, but the Wild Draw Four was not played on a Draw Two",
+            )
         if offender < 0 or offender == current:
             raise r.fail(
                 "wd4_offender",
