@@ -47,6 +47,7 @@ from uno_server.engine import (
 from uno_server.engine import actions as ids
 from uno_server.engine import events as ev
 from uno_server.engine.hand import CLOSE_WINDOW, TURN
+from uno_server.engine.match import choose_first_dealer, later_hand_seed
 from uno_server.engine.rules import FIRST_FLIP, SCORING
 from uno_server.engine.views import SPECTATOR, redact
 
@@ -574,6 +575,33 @@ def test_matches_score_and_restore(rules: RuleSet, seed: int, target: int) -> No
             else:
                 restored.apply(seat, action)
         assert restored.to_dict() == match.to_dict()
+
+
+def test_later_hand_seeds_do_not_come_from_the_matchs_generator() -> None:
+    """Every hand's seed is published when the hand ends, and 624 outputs of a Mersenne Twister
+    give away its whole state: seeds of hands 2 and later are a hash of the match seed and the
+    hand's number, so no run of published seeds predicts the next deal. The first hand keeps
+    the generator's seed (a tournament's single-hand matches deal as before)."""
+    seed = 20261206
+    rules = RuleSet(seats=4, scoring="lowest", target_score=10_000)
+    match = Match(rules, seed)
+    seeds = [match.hand.seed]
+    rng = random.Random(seed)
+    choose_first_dealer(rng, rules.seats, rules.decks)
+    assert seeds[0] == rng.getrandbits(63)
+    bots = [RandomBot(s) for s in range(4)]
+    for _ in range(5):
+        hand = match.hand
+        while not hand.over:
+            seat = hand.pending_seats()[0]
+            match.apply(seat, bots[seat].choose_from(hand.legal_actions(seat)))
+        match.rng.seed(0)  # the match's generator plays no part in the next hand's seed
+        seeds.append(match.next_hand().seed)
+    following = [rng.getrandbits(63) for _ in range(5)]
+    assert seeds[1:] == [later_hand_seed(seed, n) for n in range(2, 7)]
+    assert not set(seeds[1:]) & set(following)
+    assert all(0 <= s < 2**63 for s in seeds)
+    assert len(set(seeds)) == len(seeds)
 
 
 # ---------------------------------------------------------------------------------- found bugs

@@ -1,12 +1,21 @@
 """A match: hands in sequence with the deal passing left, scored until the match is decided.
 
-The match owns its own seeded generator, from which it draws the first-dealer cards and one
-seed per hand; each hand then owns its generator. ``(seed, rules, actions)`` replays a match.
+The match owns its own seeded generator, from which it draws the first-dealer cards and the
+first hand's seed; each later hand's seed is a one-way function of the match seed and the hand's
+number (:func:`later_hand_seed`), and each hand then owns its generator. ``(seed, rules,
+actions)`` replays a match.
+
+Why the later seeds are hashed: every hand's seed is published when the hand ends
+(``HandEndedEvent.seed``), and a Mersenne Twister's whole state can be rebuilt from 624 of its
+32-bit outputs. Drawn from the match's generator, the seeds of some 300 hands would have let a
+seat predict every later deal of a long match; a hash of the (withheld) match seed tells nothing
+about the next hand's.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import random
 from typing import Any
 
@@ -16,6 +25,14 @@ from .errors import HandOverError
 from .hand import Hand
 from .rules import RuleSet
 from .saved import check_match
+
+
+def later_hand_seed(match_seed: int, hand_number: int) -> int:
+    """The seed of hand ``hand_number`` (2 or more) of the match seeded ``match_seed``: the first
+    63 bits of SHA-256 over both numbers, so published hand seeds reveal neither the match seed
+    nor any other hand's seed."""
+    digest = hashlib.sha256(b"uno-arena/hand-seed/%d/%d" % (match_seed, hand_number)).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def choose_first_dealer(
@@ -72,7 +89,10 @@ class Match:
 
     def _deal(self) -> Hand:
         self.hand_number += 1
-        seed = self.rng.getrandbits(63)
+        if self.hand_number == 1:
+            seed = self.rng.getrandbits(63)
+        else:
+            seed = later_hand_seed(self.seed, self.hand_number)
         rules = self.rules
         if len(self.active) != rules.seats:
             rules = dataclasses.replace(rules, seats=len(self.active))
