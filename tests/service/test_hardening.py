@@ -331,9 +331,9 @@ async def test_retention_a_bot_away_at_the_end_still_gets_match_ended(live: Live
 
 
 async def test_watch_from_zero_on_a_long_finished_match_sends_everything(live: Live) -> None:
-    # 4 random built-ins to 2000 points: well over 10,000 events
+    # 4 random built-ins to 3000 points: well over 10,000 events
     info = await live.create(
-        [RAND] * 4, seed=11, rules=game_pb2.RuleSet(target_score=2000, uno_window_ms=0)
+        [RAND] * 4, seed=11, rules=game_pb2.RuleSet(target_score=3000, uno_window_ms=0)
     )
     first = await asyncio.wait_for(live.watch(info.match_id), 120)
     final = await live.info(info.match_id)
