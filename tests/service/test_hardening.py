@@ -713,8 +713,10 @@ async def test_contract_rejections_carry_the_documented_reasons(live: Live) -> N
     r = await _result(bot, n)
     n += 1
     assert (r.code, r.reason) == (10, E.ERROR_REASON_DEADLINE_PASSED)
-    # request ids the match never issued, with a well-formed match id
-    for rid in (info.match_id, f"{info.match_id}-99999", f"{info.match_id}-x"):
+    # request ids the match never issued, with a well-formed match id; "-01" was read as the
+    # issued "-1" and answered STALE_REQUEST (a closed request, counted as late)
+    never = ("", "-99999", "-x", "-01", "-001")
+    for rid in (info.match_id + suffix for suffix in never):
         bot.answer(rid, 0)
         r = await _result(bot, n)
         n += 1
@@ -728,6 +730,16 @@ async def test_contract_stream_faults_have_their_codes_and_end_properly(live: Li
     assert [(e.code, e.reason, e.fatal) for e in out.errors()] == [
         (3, E.ERROR_REASON_MALFORMED_MESSAGE, False)
     ]
+    assert out.code == grpc.StatusCode.OK
+    # a second Hello is a duplicate whatever it holds: over its limits too (it was
+    # LIMIT_EXCEEDED, which errors.proto does not give a second Hello)
+    long_version = frame(
+        bot_pb2.PlayRequest(hello=bot_pb2.Hello(protocol_version=1, bot_version="v" * 70))
+    )
+    out = await raw_play(live.port, BOTS["b0"], [HELLO, HELLO, long_version])
+    assert [(e.code, e.reason, e.fatal) for e in out.errors()] == [
+        (9, E.ERROR_REASON_DUPLICATE_HELLO, False)
+    ] * 2
     assert out.code == grpc.StatusCode.OK
     # bytes that do not decode, and a string that is not UTF-8: a fatal StreamError and
     # INVALID_ARGUMENT, never a silent OK
@@ -828,10 +840,11 @@ async def test_contract_list_matches_pages_and_order(live: Live) -> None:
             live.admin.ListMatches(admin_pb2.ListMatchesRequest(page_size=size), metadata=md)
         )
         assert got == (grpc.StatusCode.INVALID_ARGUMENT, "LIMIT_EXCEEDED", "page_size")
-    got = await refused(
-        live.admin.ListMatches(admin_pb2.ListMatchesRequest(page_token="50"), metadata=md)
-    )
-    assert got[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PAGE_TOKEN")
+    for token in ("50", "0" + page.next_page_token):
+        got = await refused(
+            live.admin.ListMatches(admin_pb2.ListMatchesRequest(page_token=token), metadata=md)
+        )
+        assert got[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PAGE_TOKEN"), token
 
 
 async def test_contract_a_second_cancel_is_refused(live: Live) -> None:

@@ -45,7 +45,9 @@ STREAM_BYTES_PER_S: Final = 1024 * 1024  # each Play stream is read at most this
 def _request_number(request_id: str) -> tuple[str, int]:
     """Match id and request number of a request id "<match id>-<n>" (-1 if malformed)."""
     mid, _, num = request_id.rpartition("-")
-    if num.isdigit() and len(num) <= 12:
+    # only the form the server writes: digits without a leading zero ("-01" was read as 1 and
+    # answered as a closed request, though no such id was ever issued)
+    if num.isdigit() and len(num) <= 12 and (num == "0" or num[0] != "0") and num.isascii():
         return mid, int(num)
     return mid, -1
 
@@ -453,7 +455,9 @@ class BotServicer:
                     for i, act in enumerate(acts):  # each exactly as if it had come alone
                         self._action(session, act, limits.check_action(act), i)
                     continue
-                bad = limits.check(req)
+                # a second Hello is a duplicate whatever it holds (errors.proto), so it is
+                # named as one before its fields are checked against their limits
+                bad = limits.check(req) if kind != "hello" else None
                 if bad is not None:
                     session.stream_error(
                         grpc.StatusCode.INVALID_ARGUMENT, bad.reason, bad.message, bad.field

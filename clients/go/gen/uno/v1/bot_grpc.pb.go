@@ -74,7 +74,7 @@ type BotServiceClient interface {
 	//
 	// Faults about one action never end the stream (see ActionResult). The stream ends with an
 	// error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
-	// BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+	// BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
 	// LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
 	// invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
 	// SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
@@ -140,7 +140,7 @@ type BotServiceServer interface {
 	//
 	// Faults about one action never end the stream (see ActionResult). The stream ends with an
 	// error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
-	// BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+	// BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
 	// LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
 	// invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
 	// SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with

@@ -88,7 +88,8 @@ const (
 	ErrorReason_ERROR_REASON_LIMIT_EXCEEDED ErrorReason = 7
 	// FAILED_PRECONDITION (ends the stream): the first message on a Play stream was not Hello.
 	ErrorReason_ERROR_REASON_HELLO_REQUIRED ErrorReason = 20
-	// FAILED_PRECONDITION: a second Hello on the same stream (ignored; the stream stays open).
+	// FAILED_PRECONDITION: a second Hello on the same stream, whatever it holds (ignored, its
+	// fields unchecked; the stream stays open).
 	ErrorReason_ERROR_REASON_DUPLICATE_HELLO ErrorReason = 21
 	// FAILED_PRECONDITION (ends the stream): Hello.protocol_version is not supported; the message
 	// lists the supported versions.

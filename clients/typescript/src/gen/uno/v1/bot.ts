@@ -4179,7 +4179,7 @@ export const BotServiceService = {
    *
    * Faults about one action never end the stream (see ActionResult). The stream ends with an
    * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
-   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
    * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
    * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
    * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
@@ -4212,7 +4212,7 @@ export interface BotServiceServer extends UntypedServiceImplementation {
    *
    * Faults about one action never end the stream (see ActionResult). The stream ends with an
    * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
-   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
    * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
    * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
    * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
@@ -4237,7 +4237,7 @@ export interface BotServiceClient extends Client {
    *
    * Faults about one action never end the stream (see ActionResult). The stream ends with an
    * error status only for: HELLO_REQUIRED, UNSUPPORTED_PROTOCOL_VERSION (FAILED_PRECONDITION);
-   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a Hello over its limits (INVALID_ARGUMENT /
+   * BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
    * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
    * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
    * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with

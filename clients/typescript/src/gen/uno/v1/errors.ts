@@ -46,7 +46,10 @@ export enum ErrorReason {
   LIMIT_EXCEEDED = 7,
   /** HELLO_REQUIRED - FAILED_PRECONDITION (ends the stream): the first message on a Play stream was not Hello. */
   HELLO_REQUIRED = 20,
-  /** DUPLICATE_HELLO - FAILED_PRECONDITION: a second Hello on the same stream (ignored; the stream stays open). */
+  /**
+   * DUPLICATE_HELLO - FAILED_PRECONDITION: a second Hello on the same stream, whatever it holds (ignored, its
+   * fields unchecked; the stream stays open).
+   */
   DUPLICATE_HELLO = 21,
   /**
    * UNSUPPORTED_PROTOCOL_VERSION - FAILED_PRECONDITION (ends the stream): Hello.protocol_version is not supported; the message
