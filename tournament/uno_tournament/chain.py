@@ -349,6 +349,11 @@ def changed_since(
     which this cannot compare (``verify`` says what it can)."""
     if not isinstance(ref, dict) or ref.get("algorithm") != now.algorithm:
         return None
+    columns = ref.get("columns")
+    # the configuration first: an edit that also changed the plan's size (more blocks) made
+    # the positions below incomparable, and the edit went unseen (an examination)
+    if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
+        return "the stored configuration differs from the one chained into results.json"
     positions = ref.get("hands_digests")
     if not isinstance(positions, str) or len(positions) != SHORT * len(plan_ids):
         return None
@@ -366,9 +371,6 @@ def changed_since(
     problem = _unplanned_added(ref.get("hands"), chained, now, plan_ids)
     if problem is not None:
         return problem
-    columns = ref.get("columns")
-    if isinstance(columns, dict) and columns.get(CONFIG) not in (None, now.columns.get(CONFIG)):
-        return "the stored configuration differs from the one chained into results.json"
     finished = chained == len(plan_ids) > 0  # results.json chained every planned hand
     if not isinstance(columns, dict):
         return None
@@ -451,6 +453,20 @@ def _incidents_changed(
     return None
 
 
+def reports_of_another(out: Path, tid: str | None) -> str | None:
+    """The tournament id of the reports ``out`` holds, when it is not ``tid`` (``None``: any
+    reports at all): a run must not write its reports over another's, or ``unchanged``
+    could not tell an edited database id from a new tournament."""
+    try:
+        old = json.loads(read_text_file(out / "results.json", 1 << 30, "results.json"))
+    except (TextFileError, ValueError, RecursionError):
+        return None
+    if not isinstance(old, dict) or "tournament_id" not in old:
+        return None
+    other = str(old["tournament_id"])[:80]
+    return other if other != tid else None
+
+
 def unchanged(
     out: Path, tid: str, plan_ids: list[str], store: ResultStore, now: Chain | None = None
 ) -> None:
@@ -465,8 +481,18 @@ def unchanged(
         old = json.loads(text)
     except (TextFileError, ValueError, RecursionError):
         return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
-    if not isinstance(old, dict) or old.get("tournament_id") != tid:
+    if not isinstance(old, dict):
         return
+    if old.get("tournament_id") != tid:
+        # a new run never writes over another tournament's reports (runner.start refuses the
+        # folder), so the database's id was changed, which turned every check below off (an
+        # examination edited meta.tournament_id and an illegal count, and reported)
+        raise StoreChangedError(
+            f"{out}: results.json reports tournament {str(old.get('tournament_id'))[:80]!r}, "
+            f"but the database holds {tid[:80]!r}; `uno-arena tournament verify {out}` names "
+            "every change. Restore the database from a copy, or, to report it as it is now, "
+            "move results.json away first"
+        )
     if now is None:  # the chain of the store as it is, computed only when there is a chain
         now = compute(store, plan_ids)  # to compare it with (it reads every stored hand)
     problem = changed_since(old.get("chain"), now, plan_ids, store)

@@ -304,7 +304,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if isinstance(store, Store):
             store.check_damage()  # the reports are never rewritten from a damaged file
         config = load_config(store, store.location)
-        tid = str(store.meta()["tournament_id"])
+        tid = store.tournament_id()
         planned = planned_hands(store, config, tid)  # a sequential run's: up to its stop
         if args.store and not args.out:
             report.print_leaderboard(report.summarize(store, config, tid, planned), sys.stdout)

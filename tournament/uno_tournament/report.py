@@ -32,6 +32,7 @@ from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
 from .fileread import write_text_atomic
 from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, likelihood_of_superiority
+from .report_fields import interval_kind, plain, published
 from .report_text import (
     CROSS_LEGEND,
     GOING_OUT_TEXT,
@@ -178,7 +179,11 @@ class Summary:
             "given_up": self.given_up,
             # plain JSON: an open end or a missing number is null ("interval" says which)
             "leaderboard": [
-                {**_plain(asdict(b)), "interval": _interval_kind(b, ref, self.tied), "ranks": rank}
+                {
+                    **plain(published(b, ref, self.tied)),
+                    "interval": interval_kind(b, ref, self.tied),
+                    "ranks": rank,
+                }
                 for b, rank in zip(self.bots, rank_ranges(self), strict=True)
             ],
             "cross_table": {
@@ -189,13 +194,8 @@ class Summary:
                 a: {b: {"won": v[0], "lost": v[1]} for b, v in row.items()}
                 for a, row in self.first_out.items()
             },
-            "likelihood_of_superiority": {a: _plain(row) for a, row in self.los.items()},
+            "likelihood_of_superiority": {a: plain(row) for a, row in self.los.items()},
         }
-
-
-def _plain(d: dict[str, Any]) -> dict[str, Any]:
-    """``d`` with every float that is not finite (NaN, +-inf) as None: standard JSON."""
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in d.items()}
 
 
 def few_deals_note(r: Ratings) -> str:
@@ -205,25 +205,6 @@ def few_deals_note(r: Ratings) -> str:
         f"{r.unmeasured} of its directions the clustered error is (nearly) 0, and the "
         "model-based one stands in."
     )
-
-
-def _interval_kind(b: BotStats, ref: str | None, tied: bool = False) -> str:
-    """How the results bound a bot's rating: both ways, one way only, or not at all; the
-    bot the others are measured from is the ``ref``; ``tied``: the bots are tied exactly
-    (:data:`~uno_tournament.standings.TIED_NOTE`), so an interval of no width is no certainty
-    (an examination: the CSV's "0.0, 0.0" looked like a collapsed fit)."""
-    if math.isnan(b.ci_low) or math.isnan(b.ci_high):
-        return "not rated"
-    if tied and b.ci_high - b.ci_low < 1e-6:
-        return "tied exactly"
-    if math.isinf(b.ci_high):
-        return "lower limit only"
-    if math.isinf(b.ci_low):
-        return "upper limit only"
-    if b.bot == ref:
-        # a frame of one bot (no two bots compared both ways): the others are measured from it
-        return "reference"
-    return "two-sided"
 
 
 def summarize(
@@ -594,8 +575,11 @@ def csv_text(s: Summary) -> str:
     ref = s.reference
     for i, (b, ranks) in enumerate(zip(s.bots, rank_ranges(s), strict=True), start=1):
         # a missing number (not rated; no answer timed) is an empty cell, not "nan"
-        row = ["" if isinstance(v, float) and math.isnan(v) else v for v in asdict(b).values()]
-        w.writerow([i, *row, s.forfeit_policy, ranks, _interval_kind(b, ref, s.tied)])
+        row = [
+            "" if isinstance(v, float) and math.isnan(v) else v
+            for v in published(b, ref, s.tied).values()
+        ]
+        w.writerow([i, *row, s.forfeit_policy, ranks, interval_kind(b, ref, s.tied)])
     return out.getvalue()
 
 

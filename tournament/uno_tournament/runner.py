@@ -982,7 +982,13 @@ def start(
 ) -> int:
     """Start a tournament: a new SQLite store in ``out``, or (``store_url``) a PostgreSQL store,
     new or already holding this tournament (a shard started again resumes)."""
+    from .chain import reports_of_another
+
     store: ResultStore
+    if (out / DB_NAME).exists():
+        pass  # Store.create says it holds a tournament already
+    elif store_url is None and (other := reports_of_another(out, None)) is not None:
+        raise StoreError(_other_reports(out, other))
     if store_url:
         from .pgstore import PgStore
 
@@ -998,6 +1004,9 @@ def start(
         except Exception:
             store.close()
             raise
+        if (other := reports_of_another(out, tid)) is not None:
+            store.close()
+            raise StoreError(_other_reports(out, other))
         return _run(Runner(out, store, config, tid, **kwargs))
     tid = new_tournament_id(config.name)
     lock = RunLock.acquire(out)
@@ -1018,6 +1027,13 @@ def start(
     return _run(Runner(out, store, config, tid, **kwargs), lock)
 
 
+def _other_reports(out: Path, other: str) -> str:
+    return (
+        f"{out} holds the reports of tournament {other!r} (results.json); choose another "
+        "output folder, or move those reports away first"
+    )
+
+
 def resume(out: Path, **kwargs: Any) -> int:
     if not (out / DB_NAME).is_file():
         Store.open(out)  # the one-line "no tournament here" error, before any lock file
@@ -1035,13 +1051,14 @@ def resume(out: Path, **kwargs: Any) -> int:
     try:
         meta = store.meta()
         config = load_config(store, out)
-    except ConfigError:
+        tid = store.tournament_id(meta)
+    except (ConfigError, StoreError):
         store.close()
         lock.release()
         raise
     if kwargs.get("server") is None and meta.get("server"):
         kwargs["server"] = meta["server"]
-    return _run(Runner(out, store, config, str(meta["tournament_id"]), **kwargs), lock)
+    return _run(Runner(out, store, config, tid, **kwargs), lock)
 
 
 def _run(runner: Runner, lock: RunLock | None = None) -> int:

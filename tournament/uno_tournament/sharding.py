@@ -182,7 +182,7 @@ def join_store(
             f"{where} is played by {meta['shards']} shards; this process says --shard I/"
             f"{shards}. Use the same N as the rest of the run (the partition depends on it)"
         )
-    return str(meta["tournament_id"])
+    return store.tournament_id(meta)
 
 
 def open_store(location: str, *, create: bool = False) -> ResultStore:

@@ -370,7 +370,27 @@ class ResultStore:
     def meta(self) -> dict[str, Any]:
         with self.lock:
             rows = self._execute("SELECT key, value FROM meta").fetchall()
-        return {k: json.loads(v) for k, v in rows}
+        out: dict[str, Any] = {}
+        for k, v in rows:
+            try:
+                out[k] = json.loads(v)
+            except (TypeError, ValueError, RecursionError):
+                # every value was written as JSON: this one was edited (a traceback before)
+                raise StoreError(
+                    f"{self.location}: the stored {str(k)[:40]!r} is not the JSON the run wrote "
+                    "(the database was edited); restore it from a copy"
+                ) from None
+        return out
+
+    def tournament_id(self, meta: dict[str, Any] | None = None) -> str:
+        """The stored tournament's id (from ``meta`` if read already), or a StoreError."""
+        tid = (self.meta() if meta is None else meta).get("tournament_id")
+        if not isinstance(tid, str) or not tid:
+            raise StoreError(
+                f"{self.location}: the database names no tournament (its tournament_id is "
+                "missing: it was edited); restore it from a copy"
+            )
+        return tid
 
     def set_meta(self, key: str, value: Any) -> None:
         with self.lock, self._transaction():

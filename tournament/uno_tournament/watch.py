@@ -137,7 +137,7 @@ def watch(
 ) -> int:
     out = stream or sys.stdout
     config = load_config(store, store.location)
-    tid = str(store.meta()["tournament_id"])
+    tid = store.tournament_id()
     planned = len(config.plan(tid))
     follower = Follower(store, [b.name for b in config.bots], config.faults.forfeit)
     console = Console(file=out, width=120)
