@@ -35,7 +35,13 @@ def _rules_from(args: argparse.Namespace) -> RuleSet:
             data[key] = json.loads(value)
         except json.JSONDecodeError:
             data[key] = value
-    return RuleSet.from_dict(data)
+    rules = RuleSet.from_dict(data)  # its own one-line errors for a seats= out of range
+    if rules.seats != len(args.bots):  # one bot a seat (seats=5 with four bots was an
+        # IndexError traceback, seats=2 dropped two of the bots without a word)
+        raise CliError(
+            f"--rule seats={rules.seats}: give one --bots entry per seat ({len(args.bots)} given)"
+        )
+    return rules
 
 
 def _make_bot(name: str, seed: int) -> Bot:

@@ -505,6 +505,11 @@ def test_a_busy_web_port_names_itself_and_stops_the_server() -> None:
         (["play", "--seed", "-1"], "--seed: must be from 0 to 18446744073709551615, got -1"),
         (["simulate", "--hands", "\uff11\uff12"], "--hands: must be a whole number"),
         (["simulate", "--hands", "1_000"], "--hands: must be a whole number, got '1_000'"),
+        # one bot a seat: seats=5 with the four default bots was an IndexError traceback, and
+        # seats=2 played two of them without a word
+        (["simulate", "--rule", "seats=5"], "--rule seats=5: give one --bots entry per seat"),
+        (["simulate", "--rule", "seats=2"], "--rule seats=2: give one --bots entry per seat"),
+        (["simulate", "--rule", "seats=3", "--bots", "random", "random"], "(2 given)"),
         (["match", "--admin-token", "t", "--seats", "a", "--decision-ms", "9" * 12], "2147483647"),
     ],
 )
@@ -530,3 +535,22 @@ def test_what_needs_no_admin_token_is_checked_before_it_is_asked_for(tmp_path: P
     assert line.startswith(f"uno-arena: {cfg}: server.retain_matches: must be"), line
     line = refused("serve", "--config", str(cfg), "--retain-matches", "-2")  # the flag's value
     assert line.startswith("uno-arena: server.retain_matches: must be"), line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["league"], ["league", "submit"], ["sandbox"], ["sandbox", "check"], ["tournament", "run"]],
+)
+def test_help_is_written_for_people_not_a_docstring(command: list[str]) -> None:
+    """`league --help` and `sandbox --help` printed module docstrings: reStructuredText marks
+    (``bwrap``, :mod:, :func:) and the names of internal functions (an examination)."""
+    res = subprocess.run(
+        [sys.executable, "-m", "uno_server.cli", *command, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    for mark in ("``", ":mod:", ":func:", ":class:", ":data:"):
+        assert mark not in res.stdout, (mark, res.stdout)

@@ -119,8 +119,17 @@ def test_an_author_at_the_bot_limit_is_refused_a_new_name_with_nothing_kept(
     for name, author in (("a9\n", "zed"), ("a9", "alice\n")):  # a final newline passed
         res = cli("league", "token", "add", str(league), name, "--author", author)
         assert res.returncode == 2 and "must be 1-40" in res.stderr, res.stderr
+    # a name that differs from another bot's only in case (a submitted one's, a remote one's):
+    # refused as a submission is (it was given a token, and stood beside alice's a1)
+    for name in ("A1", "GONE"):
+        res = cli("league", "token", "add", str(league), name, "--author", "bob")
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert f"{name}: too like the bot {name.lower()} (names differ only in case)" in res.stderr
+        assert res.stdout == ""
     res = cli("league", "token", "add", str(league), "b9", "--author", "bob")
     assert res.returncode == 0, res.stderr
+    res = cli("league", "token", "add", str(league), "B9", "--author", "bob")
+    assert res.returncode == 2 and "B9: too like the bot b9" in res.stderr, res.stderr
     store = LeagueStore.open(league)
     try:
         assert store.token_names() == [("b9", "bob")]

@@ -258,10 +258,25 @@ def _new_version(
     )
 
 
+def _not_a_league(folder: str | Path | None) -> None:
+    """Refuse a league's play folder: its hands follow the league's ladder, not a tournament's
+    schedule, so verify failed every one, and report and resume wrote a tournament's files
+    into the league (an examination)."""
+    if folder is None:
+        return
+    path = Path(folder)
+    if path.name == "play" and (path.parent / "league.sqlite").is_file():
+        raise TournamentCliError(
+            f"{path} is the play folder of the league {path.parent}, not a tournament: use "
+            f"`uno-arena league status {path.parent}` or `uno-arena league report {path.parent}`"
+        )
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     """Finish an interrupted tournament: only the hands not yet stored are played."""
     from . import runner
 
+    _not_a_league(args.dir)
     _check_metrics(args)
     return runner.resume(
         Path(args.dir),
@@ -285,6 +300,7 @@ def _open_for_report(args: argparse.Namespace) -> tuple[ResultStore, Path]:
         raise TournamentCliError("name the tournament: a folder, or --store URL")
     if args.store and args.dir:
         raise TournamentCliError("give a tournament folder or --store, not both")
+    _not_a_league(args.dir)
     store = open_store(where)
     if args.dir:
         return store, Path(args.dir)
@@ -337,6 +353,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .verify import head_problem, print_report, verify
 
     folder = Path(args.dir) if args.dir else None
+    _not_a_league(folder)
     store = None
     if args.head is not None and (problem := head_problem(args.head)):
         # a usage error, before the minutes of re-running every hand

@@ -8,7 +8,6 @@ import sys
 
 from .config import SandboxSpec
 from .sandbox import SandboxError, check, summary
-from .sandbox import __doc__ as SANDBOX_DOC
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -44,16 +43,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if missing else 0
 
 
+SANDBOX_HELP = """\
+The sandbox around every bot the harness launches: bubblewrap (Debian's bubblewrap package)
+gives each bot its own user, process, network and file-system namespaces, with its own folder
+read-only, a private size-limited /tmp, no network but its game server, and limits on
+processes, memory, CPU time, open files and log size. What this machine gives and lacks:
+
+  uno-arena sandbox check
+
+The protections, the settings ([sandbox] in a config) and what to install: docs/operations.md.
+"""
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sb = sub.add_parser(
         "sandbox",
         help="the sandbox around launched bots: which protections this machine gives",
-        description=SANDBOX_DOC,
+        description=SANDBOX_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sbsub = sb.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
     chk = sbsub.add_parser(
-        "check", help="print the active protections", description=cmd_check.__doc__
+        "check",
+        help="print the active protections",
+        description=(
+            "The protections a launched bot gets on this machine (one line), then one line per "
+            "missing protection with what to install or enable. Exit status 0 when every "
+            "protection is there, 1 when one is missing, 2 for a bad config."
+        ),
     )
     chk.add_argument("--config", help="a tournament config: its [sandbox] and each bot's")
     chk.set_defaults(func=cmd_check)

@@ -29,7 +29,7 @@ from .report import summarize, write_report
 from .run import MAX_TABLES
 from .start import run_league
 from .store import LeagueError, Version
-from .submit import GATE_HANDS, describe, submission_lock, submit
+from .submit import GATE_HANDS, describe, refuse_case_alike, submission_lock, submit
 
 EXIT_ERROR = 2
 SECTIONS = ("rules", "time_control", "faults", "sandbox", "league")
@@ -152,6 +152,7 @@ def cmd_token_add(args: argparse.Namespace) -> int:
                 raise LeagueError(
                     f"{args.name}: the name is taken (by {owner}); choose another name"
                 )
+            refuse_case_alike(store, args.name)
             check_author(store, args.author, args.name, store.settings())
             token = secrets.token_hex(24)
             store.add_token(args.name, args.author, token)
@@ -332,11 +333,22 @@ def _store_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+LEAGUE_HELP = """\
+A standing league: authors submit bots and new versions (each built, confined and gated), the
+ladder plays them in duplicate blocks, and the ratings say when the ranking is settled.
+Commands: init, submit, retire, token, run, status, report.
+
+Errors are one plain line (uno-arena: ...) and exit status 2; a refused submission is not an
+error of the command (its verdict is recorded and printed) but exits 1, so scripts can tell.
+How to run one: docs/league.md.
+"""
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lg = sub.add_parser(
         "league",
         help="a standing league: submit bots and new versions, each built and gated",
-        description=__doc__,
+        description=LEAGUE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     lsub = lg.add_subparsers(dest="league_command", metavar="COMMAND", required=True)

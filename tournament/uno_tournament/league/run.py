@@ -90,6 +90,21 @@ POLL_S = 0.5
 MAX_TABLES = 64
 
 
+def built_folder(league_dir: Path, stored: str) -> Path:
+    """Where a submitted version's built folder is: an absolute path as stored (a league in
+    PostgreSQL, its folder shared at one path on every machine); otherwise in the league's
+    ``bots/NAME/VERSION``, whatever folder the command runs in. (A folder league stored the
+    path as `league submit` was typed, relative to where it ran: `league run` from another
+    folder found no bot and gave every one up; an examination.)"""
+    path = Path(stored)
+    if path.is_absolute():
+        return path
+    parts = path.parts
+    if len(parts) >= 3 and parts[-3] == "bots":
+        return league_dir / "bots" / parts[-2] / parts[-1]
+    return league_dir / path
+
+
 def hidden_from_bot(
     league_dir: Path, own: Path, other_folders: Sequence[str | Path]
 ) -> list[str | Path]:
@@ -479,10 +494,17 @@ class LeagueRunner(RemoteBots):
     async def _seat(self, v: Version, others: list[Version]) -> None:
         man = self.league.manifest(v.id)
         name = server_name(v)
+        folder = built_folder(self.league_dir, v.folder)
+        if not folder.is_dir():  # the organiser's fault, not the bot's: no restarts, no give-up
+            raise RunnerError(
+                f"{v.key}: its built folder {str(folder)[:200]} is missing; put it back (or "
+                f"retire the bot: uno-arena league retire {self.league_dir} {v.name}), "
+                f"then: {self.again}"
+            )
         spec = BotSpec(
             name=name,
             command=tuple(man.get("run", ())),
-            cwd=str(Path(v.folder).resolve()),
+            cwd=str(folder.resolve()),
             sandbox=self.sandbox,
         )
         try:
@@ -505,7 +527,9 @@ class LeagueRunner(RemoteBots):
                 f"{error_reason(err)}: {err.details()}"
             ) from err
         hide = hidden_from_bot(
-            self.league_dir, Path(spec.cwd), [o.folder for o in others if o.folder]
+            self.league_dir,
+            Path(spec.cwd),
+            [built_folder(self.league_dir, o.folder) for o in others if o.folder],
         )
         proc = BotProcess(
             spec,

@@ -280,7 +280,11 @@ def _submit(
                             version=man.version,
                             author=man.author,
                             language=man.language,
-                            folder=str(dest.resolve() if store_url else dest),
+                            # a folder league's own bots/NAME/VERSION, found from
+                            # wherever `league run` runs (league.run.built_folder)
+                            folder=str(
+                                dest.resolve() if store_url else dest.relative_to(league_dir)
+                            ),
                             manifest=dataclasses.asdict(man),
                             state="active" if accepted else "refused",
                             reason=reason,
@@ -303,6 +307,19 @@ def _submit(
     return Verdict(man.key, accepted, reason, tuple(retired), gate)
 
 
+def refuse_case_alike(store: Any, name: str) -> None:
+    """Refuse a new bot name (a submission's or a remote bot's token) that differs from a name
+    the league knows only in case: it would sit in the standings beside the other author's
+    bot, looking like it (an examination registered `Example-Heuristic` by token)."""
+    folded = name.casefold()
+    names = {v.name for v in store.versions()} | {n for n, _ in store.token_names()}
+    like = sorted(n for n in names if n.casefold() == folded)
+    if like:
+        raise LeagueError(
+            f"{name}: too like the bot {like[0]} (names differ only in case); choose another name"
+        )
+
+
 def _admissible(store: Any, man: Manifest, bot_folder: Path) -> dict[str, Any]:
     """Raise :class:`LeagueError` for a submission the league does not take (a name of another
     author or too like another, a remote bot's name, a version that exists, an author over a
@@ -313,14 +330,7 @@ def _admissible(store: Any, man: Manifest, bot_folder: Path) -> dict[str, Any]:
             f"{man.name}: the name belongs to another author ({owner}); choose another name"
         )
     if owner is None:  # a new name: not one that differs from another only in case
-        folded = man.name.casefold()
-        names = {v.name for v in store.versions()} | {n for n, _ in store.token_names()}
-        like = sorted(n for n in names if n.casefold() == folded)
-        if like:
-            raise LeagueError(
-                f"{man.name}: too like the bot {like[0]} (names differ only in case); "
-                "choose another name"
-            )
+        refuse_case_alike(store, man.name)
     if any(n == man.name for n, _ in store.token_names()):
         # a remote bot of this name would retire the submitted one when it connected
         raise LeagueError(
