@@ -101,19 +101,31 @@ def test_an_edited_tournament_id_is_refused_and_a_new_run_keeps_off_old_reports(
     assert not (run / "tournament.sqlite").exists()
 
 
-@pytest.mark.parametrize("edit", ["missing id", "not json"])
+@pytest.mark.parametrize("edit", ["missing id", "not json", "bad blocks", "bad seed", "policy"])
 def test_a_missing_id_or_a_value_that_is_not_json_is_one_line(
     played: Path, tmp_path: Path, edit: str
 ) -> None:
-    """Both were tracebacks (KeyError, JSONDecodeError) from report, resume and watch."""
+    """The first two were tracebacks (KeyError, JSONDecodeError) from report, resume and
+    watch; the others were reported as stored."""
     run = _copy(played, tmp_path / "run")
     db = run / "tournament.sqlite"
     if edit == "missing id":
         _edit(db, "DELETE FROM meta WHERE key = 'tournament_id'")
         want = "the database names no tournament"
-    else:
+    elif edit == "not json":
         _edit(db, "UPDATE meta SET value = 'not json' WHERE key = 'config'")
         want = "the stored 'config' is not the JSON the run wrote"
+    else:  # report rated an edited blocks = -3 and seed = "abc" (verify did list problems)
+        cfg = _meta(db, "config")
+        assert isinstance(cfg, dict)
+        field, value, want = {
+            "bad blocks": ("blocks", -3, "the stored configuration's tournament.blocks"),
+            "bad seed": ("seed", "abc", "the stored configuration's tournament.seed"),
+            "policy": ("faults", {**cfg["faults"], "forfeit": "x"}, "faults.forfeit: 'x'"),
+        }[edit]
+        cfg[field] = value
+        _edit(db, "UPDATE meta SET value = ? WHERE key = 'config'", params=(json.dumps(cfg),))
+        (run / "results.json").unlink()  # no chain to compare with: the values themselves
     for args in (("report", str(run)), ("resume", str(run), "--quiet")):
         line = refused("tournament", *args)
         assert want in line and "restore it from a copy" in line, line

@@ -756,9 +756,44 @@ def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> Tour
         raise ConfigError(f"{p}: {_cut(' '.join(str(exc).split()), 600)}") from exc
 
 
+def _check_stored(c: TournamentConfig) -> None:
+    """The stored configuration's numbers within the limits a config file has (the database is
+    a file too: `report` rated an edited ``blocks = -3``, ``seed = "abc"``; an examination)."""
+    _int("tournament.seed", c.seed, 0, 2**63 - 1)
+    _int("tournament.blocks", c.blocks, 1, 10_000)
+    _int("tournament.concurrency", c.concurrency, 1, 1024)
+    _int("tournament.pair_meetings", c.pair_meetings, 1, 100)
+    _int("tournament.hands", c.hands, 0, schedule.MAX_PLAN_HANDS)
+    if c.precision_elo:
+        _float("tournament.precision_elo", c.precision_elo, 1.0, 1000.0)
+    if c.until not in ("", *UNTIL_VALUES):
+        raise ConfigError(f"tournament.until: {_shown(c.until)} is not a value a run takes")
+    if c.until:
+        _float("tournament.alpha", c.alpha, 1e-12, ALPHA_RANGE[1] - 1e-12)
+        _float("tournament.indifference_elo", c.indifference_elo, *INDIFFERENCE_RANGE)
+        _int("tournament.max_hands", c.max_hands, *MAX_HANDS_RANGE)
+    if c.faults.forfeit not in FORFEIT_DESCRIPTIONS:
+        raise ConfigError(f"faults.forfeit: {_shown(c.faults.forfeit)} is not a policy")
+    names = [b.name for b in c.bots]
+    if len(names) < 4 or len(set(names)) != len(names):
+        raise ConfigError("bots: a table needs four distinct bots")
+    try:
+        RuleSet.from_dict(c.rules)
+    except InvalidRulesError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
 def load_config(store: ResultStore, out: Path | str) -> TournamentConfig:
     meta = store.meta()
     try:
-        return TournamentConfig.from_dict(meta["config"])
+        config = TournamentConfig.from_dict(meta["config"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{out}: the stored configuration is unreadable ({exc})") from exc
+    try:
+        _check_stored(config)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{out}: the stored configuration's {exc} (the database was edited; restore it "
+            "from a copy)"
+        ) from None
+    return config
