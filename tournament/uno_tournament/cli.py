@@ -179,7 +179,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if config.sequential or args.candidate is not None:
             raise TournamentCliError(
                 '--blocks: not with a run that sizes itself (until = "settled" or '
-                "--candidate); give its budget as max_hands"
+                "--candidate); give its budget as max_hands in [tournament], beside until = "
+                '"settled" (a --candidate run reads max_hands, alpha and indifference_elo there)'
             )
         # the flag sizes the run: a hand budget or precision in the file would otherwise win
         config = TournamentConfig.from_dict(

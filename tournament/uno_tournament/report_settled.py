@@ -90,7 +90,7 @@ PAIR_COLS = [
     "status",
     "claimed at hands",
     f"interval of {'a - b'} (Elo)",
-    "status over time",
+    "status while adjacent in the ranking (hands: status)",
 ]
 
 
@@ -103,18 +103,22 @@ def markdown(rec: SequentialRecord) -> str:
             out.append("| " + " | ".join(r) + " |")
         out += _block_rows(rec)
     else:
-        out.append("| hands | LLR | gap (Elo) | verdict |")
+        # the gap with its 95% range, as the progress line gives it (it was +- one standard
+        # error, unlabelled, beside the progress line's 95%; an examination)
+        out.append("| hands | LLR | gap (Elo, 95%) | verdict |")
         out.append("|---|---|---|---|")
-        for look in rec.looks:
-            if not look.get("looked"):
-                continue
+        looked = [look for look in rec.looks if look.get("looked")]
+        for k, look in enumerate(looked):
             gap = look.get("gap")
             se = look.get("se")
-            g = f"{gap:+.1f} +- {se:.1f}" if gap is not None and se is not None else "-"
+            g = f"{gap:+.1f} +- {1.96 * se:.1f}" if gap is not None and se is not None else "-"
             llr = f"{look['llr']:.2f}"
             if look.get("bounded"):  # a one-sided fit: its limits were read, not an LLR
                 g, llr = str(look["bounded"]).replace("|", "/"), "-"
-            out.append(f"| {look['through']} | {llr} | {g} | {look['verdict']} |")
+            verdict = str(look["verdict"])
+            if k == len(looked) - 1 and rec.stop is not None and verdict == "continue":
+                verdict = f"{rec.stop['reason']}: stopped"  # the budget, undecided
+            out.append(f"| {look['through']} | {llr} | {g} | {verdict} |")
     return "\n".join(out) + "\n"
 
 
