@@ -100,10 +100,12 @@ def adaptive(config: Any) -> bool:
 def adaptive_tables(names: Sequence[str]) -> int:
     """Tables of each block of an adaptive run: :data:`ADAPTIVE_TABLES`, or twice the floor
     (:func:`uno_tournament.adaptive.floor_tables`, the tables that seat every bot) when that
-    is more, so as many tables again go to the open pairs; at most every four-bot
-    combination (1 table for 4 bots, 5 for 5)."""
-    floor = floor_tables(names)
-    return min(math.comb(len(names), 4), max(ADAPTIVE_TABLES, 2 * floor))
+    is more, so as many tables again go to the open pairs. A small field repeats its four-bot
+    combinations (a table twice is two tables of other deals): its block was one table for 4
+    bots, 24 hands of 6 deals, too few for a block's own fit (a pair 145 Elo apart stayed
+    open to a 600-hand budget; an examination). Runs stored before keep their blocks'
+    size (:func:`settled_plan` reads it from the record)."""
+    return max(ADAPTIVE_TABLES, 2 * floor_tables(names))
 
 
 def first_block(config: Any) -> list[tuple[str, ...]]:
@@ -143,7 +145,7 @@ def settled_plan(config: Any, tournament_id: str, store: Any = None) -> list[Han
                 names,
                 config.seed,
                 config.max_hands,
-                adaptive_tables(names),
+                len(blocks[0]),  # a run's own block size, as recorded (see adaptive_tables)
                 tuple(tuple(tuple(t) for t in b) for b in blocks),
             )
         )
@@ -272,7 +274,8 @@ def settled_design(config: Any) -> schedule.Design:
     # beside the run's own doubled the memory a run starts with
     per_block = _block_hands(config)
     first = dataclasses.replace(config, max_hands=min(config.max_hands, per_block))
-    tables = list(dict.fromkeys(h.table_bots for h in settled_plan(first, "design")))
+    by_table = {h.table: h.table_bots for h in settled_plan(first, "design")}
+    tables = [by_table[t] for t in sorted(by_table)]  # a small field's repeats included
     blocks = math.ceil(config.max_hands / per_block)
     if config.candidate:
         why = (
@@ -437,7 +440,7 @@ class SequentialRecord:
         else:
             last = self.last_look()
             if last is None or not last.get("looked"):
-                return "settled test: waiting for the first look"
+                return "waiting for the first look"
             pairs = last.get("pairs", [])
             opened = [p["pair"] for p in pairs if p["status"] == "open"]
             text = f"{len(pairs) - len(opened)} of {len(pairs)} pairs decided"
