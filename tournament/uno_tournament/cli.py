@@ -191,6 +191,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.candidate is not None or args.baseline is not None:
         config = _new_version(config, args.candidate, args.baseline)
     shard_kw = _shard_kwargs(args)
+    if shard_kw.get("only") is not None and not _seed_given(text):
+        # each pod reads the file for itself: a seed drawn by each would be a tournament each
+        raise TournamentCliError(
+            f"--shard {args.shard}: every pod must deal the same cards, so set tournament.seed "
+            "in the configuration (a secret number, for example from: python3 -c 'import "
+            "secrets; print(secrets.randbits(63))')"
+        )
     store_url = args.store
     if store_url:
         from .pgstore import is_url
@@ -215,6 +222,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         max_hands=args.max_hands,
     )
+
+
+def _seed_given(text: str) -> bool:
+    """Whether a configuration's text sets ``tournament.seed`` (without it a run draws one)."""
+    from .fileread import loads_toml
+
+    section = loads_toml(text).get("tournament", {})
+    return isinstance(section, dict) and "seed" in section
 
 
 def _new_version(

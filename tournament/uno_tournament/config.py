@@ -4,7 +4,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
 
     [tournament]
     name = "example"        # letters, digits, - and _; part of every hand id
-    seed = 1                # seeds every deal
+    seed = 7                # seeds every deal (left out: a secret one, drawn for the run)
     blocks = 1              # duplicate blocks of 24 hands per table (or one of the next two)
     # hands = 5000          # a hand budget: a balanced design of about this many hands
     # precision_elo = 30    # or a precision: 95% CI of a gap between two bots about +-30 Elo
@@ -78,6 +78,7 @@ from .config_values import (
     _float,
     _int,
     _key,
+    _secret_seed,
     _shown,
     _str,
     _table,
@@ -538,7 +539,8 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
         raise ConfigError(
             f"tournament.name: {_shown(name)} must be 1-32 letters, digits, '.', '-' or '_'"
         )
-    seed = _int("tournament.seed", t.get("seed", 1), 0, 2**63 - 1)
+    # none given: a secret one (a known default let a bot recompute every seat's cards)
+    seed = _int("tournament.seed", t["seed"], 0, 2**63 - 1) if "seed" in t else _secret_seed()
     blocks = _int("tournament.blocks", t.get("blocks", 1), 1, 10_000)
     concurrency = _int("tournament.concurrency", t.get("concurrency", 8), 1, 1024)
     output = _str("tournament.output", t.get("output", f"tournament-{name}"))
@@ -757,8 +759,7 @@ def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> Tour
 
 
 def _check_stored(c: TournamentConfig) -> None:
-    """The stored configuration's numbers within the limits a config file has (the database is
-    a file too: `report` rated an edited ``blocks = -3``, ``seed = "abc"``; an examination)."""
+    """The stored configuration within a config file's limits (an edited blocks = -3 rated)."""
     _int("tournament.seed", c.seed, 0, 2**63 - 1)
     _int("tournament.blocks", c.blocks, 1, 10_000)
     _int("tournament.concurrency", c.concurrency, 1, 1024)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from typing import Any
 
 __all__ = ["MAX_ECHO", "ConfigError"]
@@ -74,3 +75,9 @@ def _table(where: str, v: Any, known: set[str]) -> dict[str, Any]:
                 f"{where}.{_key(key)}: unknown setting (known: {', '.join(sorted(known))})"
             )
     return v
+
+
+def _secret_seed() -> int:
+    """A tournament's seed when its config gives none: 63 random bits, kept in the run's
+    database (docs/tournaments.md)."""
+    return secrets.randbits(63)
