@@ -47,6 +47,16 @@ def test_a_valid_config_parses_with_defaults(tmp_path: Path) -> None:
             "bots[4].name: 'b0' is used twice",
         ),
         (_cfg() + '[[bots]]\nname = "x"\n', "bots[4]: give a command"),
+        # an examination's rough edges: an empty command was "must be a list of strings", and
+        # names alike but for case were accepted
+        (
+            _cfg() + '[[bots]]\nname = "x"\ncommand = []\n',
+            "bots[4].command: empty; give the program and its arguments",
+        ),
+        (
+            _cfg() + '[[bots]]\nname = "B0"\ntoken = "abcdefgh12"\n',
+            "bots[4].name: 'B0' differs from 'b0' only in case",
+        ),
         (_cfg() + '[[bots]]\nname = "bad name"\ntoken = "abcdefgh12"\n', "bots[4].name:"),
         (
             _cfg() + '[[bots]]\nname = "x"\ntoken = "abcdefgh12"\ncolour = 1\n',

@@ -24,7 +24,8 @@ from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
 from uno_tournament import chain, cli
 from uno_tournament.adaptive import block_hands
-from uno_tournament.config import BotSpec, ConfigError, TournamentConfig, load_config, parse
+from uno_tournament.config import BotSpec, ConfigError, TournamentConfig, parse
+from uno_tournament.config_stored import load_config
 from uno_tournament.ratings import HandResult
 from uno_tournament.schedule import plan as schedule_plan
 from uno_tournament.settled import SettledState, advance
@@ -597,7 +598,7 @@ def test_kill_9_then_resume_continues_the_same_test(tmp_path: Path) -> None:
     after = SequentialRecord.from_dict(_record(out))
     assert after.stop is not None
     assert after.looks[: len(before["looks"])] == before["looks"]  # type: ignore[arg-type]
-    from uno_tournament.config import load_config
+    from uno_tournament.config_stored import load_config
     from uno_tournament.standings import rated_result
     from uno_tournament.store import Store
 
@@ -666,7 +667,7 @@ def test_kill_9_in_an_adaptive_block_then_resume_continues_the_same_plan(tmp_pat
     assert after.stop is not None and after.blocks is not None
     assert after.blocks[: len(before.blocks)] == before.blocks  # the same plan, continued
     assert after.looks[: len(before.looks)] == before.looks
-    from uno_tournament.config import load_config
+    from uno_tournament.config_stored import load_config
     from uno_tournament.standings import rated_result
     from uno_tournament.store import Store
 

@@ -23,7 +23,8 @@ import pytest
 from tests.refusal import refused
 from uno_server.cli import main as cli_main
 from uno_tournament import chain
-from uno_tournament.config import TournamentConfig, load_config
+from uno_tournament.config import TournamentConfig
+from uno_tournament.config_stored import load_config
 from uno_tournament.store import DB_NAME, Store, content_hash
 
 from .helpers import bot_entry, write_config

@@ -327,7 +327,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write the reports of a tournament (also of an unfinished one, and of every shard of a
     run in a shared --store) and print the leaderboard."""
     from . import report
-    from .config import load_config
+    from .config_stored import load_config
     from .replay import ensure_replays
     from .verify_reports import planned_hands
 

@@ -85,7 +85,6 @@ from .config_values import (
 )
 from .fileread import TextFileError, loads_toml, read_text_file
 from .schedule import HandSpec
-from .store import ResultStore
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
 INTERPRETER_RE = re.compile(
@@ -427,7 +426,9 @@ def _bot(i: int, raw: Any, base: Path, sandbox: SandboxSpec = SandboxSpec()) -> 
     command: tuple[str, ...] = ()
     if "command" in d:
         c = d["command"]
-        if not isinstance(c, list) or not c or not all(isinstance(x, str) and x for x in c):
+        if isinstance(c, list) and not c:
+            raise ConfigError(f"{where}.command: empty; give the program and its arguments")
+        if not isinstance(c, list) or not all(isinstance(x, str) and x for x in c):
             raise ConfigError(f"{where}.command: must be a list of strings")
         command = tuple(c)
     token = _str(f"{where}.token", d.get("token", ""))
@@ -649,6 +650,12 @@ def parse(data: dict[str, Any], base: Path, *, warn: Any = None) -> TournamentCo
             warn(message)
         if b.name in seen:
             raise ConfigError(f"bots[{i}].name: {_shown(b.name)} is used twice")
+        like = [n for n in seen if n.casefold() == b.name.casefold()]
+        if like:  # two bots a reader (and a case-blind file system's logs) cannot tell apart
+            raise ConfigError(
+                f"bots[{i}].name: {_shown(b.name)} differs from {_shown(like[0])} only in case; "
+                "choose another name"
+            )
         seen.add(b.name)
         if b.token and token_of.setdefault(b.token, i) != i:
             raise ConfigError(
@@ -756,45 +763,3 @@ def load(path: str | Path, *, warn: Any = None, text: str | None = None) -> Tour
         return parse(data, p.resolve().parent, warn=warn)
     except ConfigError as exc:  # also what parse() passes on from elsewhere: never 200 KB
         raise ConfigError(f"{p}: {_cut(' '.join(str(exc).split()), 600)}") from exc
-
-
-def _check_stored(c: TournamentConfig) -> None:
-    """The stored configuration within a config file's limits (an edited blocks = -3 rated)."""
-    _int("tournament.seed", c.seed, 0, 2**63 - 1)
-    _int("tournament.blocks", c.blocks, 1, 10_000)
-    _int("tournament.concurrency", c.concurrency, 1, 1024)
-    _int("tournament.pair_meetings", c.pair_meetings, 1, 100)
-    _int("tournament.hands", c.hands, 0, schedule.MAX_PLAN_HANDS)
-    if c.precision_elo:
-        _float("tournament.precision_elo", c.precision_elo, 1.0, 1000.0)
-    if c.until not in ("", *UNTIL_VALUES):
-        raise ConfigError(f"tournament.until: {_shown(c.until)} is not a value a run takes")
-    if c.until:
-        _float("tournament.alpha", c.alpha, 1e-12, ALPHA_RANGE[1] - 1e-12)
-        _float("tournament.indifference_elo", c.indifference_elo, *INDIFFERENCE_RANGE)
-        _int("tournament.max_hands", c.max_hands, *MAX_HANDS_RANGE)
-    if c.faults.forfeit not in FORFEIT_DESCRIPTIONS:
-        raise ConfigError(f"faults.forfeit: {_shown(c.faults.forfeit)} is not a policy")
-    names = [b.name for b in c.bots]
-    if len(names) < 4 or len(set(names)) != len(names):
-        raise ConfigError("bots: a table needs four distinct bots")
-    try:
-        RuleSet.from_dict(c.rules)
-    except InvalidRulesError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def load_config(store: ResultStore, out: Path | str) -> TournamentConfig:
-    meta = store.meta()
-    try:
-        config = TournamentConfig.from_dict(meta["config"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{out}: the stored configuration is unreadable ({exc})") from exc
-    try:
-        _check_stored(config)
-    except ConfigError as exc:
-        raise ConfigError(
-            f"{out}: the stored configuration's {exc} (the database was edited; restore it "
-            "from a copy)"
-        ) from None
-    return config

@@ -63,7 +63,8 @@ from uno_server.gen.uno.v1 import admin_pb2_grpc
 
 from . import report, sandbox, schedule
 from .build import BuildError, build_bots
-from .config import ConfigError, TournamentConfig, load_config
+from .config import ConfigError, TournamentConfig
+from .config_stored import load_config
 from .metrics import Registries
 from .player import Player, RunnerError
 from .procs import announce_sandbox, token_on_command_line

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import chain
-from .config import load_config
+from .config_stored import load_config
 from .fileread import DuplicateKeyError, read_regular, unique_keys
 from .handcheck import ReplayMismatchError, compare, expected
 from .replay import ReplayError, check, load, replay_name, validate

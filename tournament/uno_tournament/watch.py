@@ -18,7 +18,7 @@ from typing import TextIO
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
-from .config import load_config
+from .config_stored import load_config
 from .ratings import Ratings
 from .report import GIVEN_UP_MARK, interval_text, ranks_allowed
 from .standings import Standings, fit_shown
