@@ -6,6 +6,7 @@ from . import _transport
 
 # before any module of the package imports grpc: gRPC reads this once (see _transport)
 _transport.apply()
+_transport.quiet_core()
 
 try:
     __version__ = version("uno-arena")

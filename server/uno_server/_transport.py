@@ -57,3 +57,14 @@ def apply(environ: MutableMapping[str, str] = os.environ) -> bool:
         return False
     environ["GRPC_EXPERIMENTS"] = SETTING
     return True
+
+
+def quiet_core(environ: MutableMapping[str, str] = os.environ) -> bool:
+    """Keep gRPC's C core to its errors (``GRPC_VERBOSITY=ERROR``) unless the user chose a level:
+    with TLS on, every failed handshake wrote one INFO line of the core's own format to the
+    server's stderr, which any client could provoke without limit (an examination: 300
+    connections, 300 lines), beside a log promised as rate-limited JSON. True if set here."""
+    if "GRPC_VERBOSITY" in environ:
+        return False
+    environ["GRPC_VERBOSITY"] = "ERROR"
+    return True

@@ -554,3 +554,20 @@ def test_help_is_written_for_people_not_a_docstring(command: list[str]) -> None:
     assert res.returncode == 0, res.stderr
     for mark in ("``", ":mod:", ":func:", ":class:", ":data:"):
         assert mark not in res.stdout, (mark, res.stdout)
+
+
+def test_a_bot_spec_without_its_name_is_refused_without_showing_the_token() -> None:
+    """`--bot TOKEN` with NAME= forgotten echoed the token (into a pod's log; an examination)."""
+    secret = "justatoken-secret-value"
+    line = refused("serve", "--port", "0", "--admin-token", "admin-secret-0001", "--bot", secret)
+    assert "--bot number 1 (23 characters): write it as NAME=TOKEN" in line, line
+    assert "justatoken" not in line
+
+
+def test_a_config_files_range_errors_name_the_file_and_read_as_numbers(tmp_path: Path) -> None:
+    """A field with no flag of its own was named without its file, and its limits printed as
+    2.09715e+06 (not even the real 2097152; an examination)."""
+    cfg = tmp_path / "server.toml"
+    cfg.write_text("[server]\nmax_message_bytes = 1\n")
+    line = refused("serve", "--config", str(cfg), "--admin-token", "admin-secret-0001")
+    assert f"{cfg}: server.max_message_bytes: must be 2097152-1073741824, got 1" in line, line

@@ -155,3 +155,9 @@ def test_a_rating_bound_on_one_side_publishes_no_estimate(tmp_path: Path) -> Non
     assert table["crash"]["rating"] == "" and table["crash"]["se"] == ""
     assert table["crash"]["ci_high"] != ""
     assert cli("tournament", "verify", str(out)).returncode == 0
+
+
+def test_the_database_holding_the_tokens_is_its_owners_alone(played: Path) -> None:
+    """The stored configuration holds every bot's token (a resume needs them); the file was
+    created 0644, readable by every user of the machine (an examination)."""
+    assert (played / "tournament.sqlite").stat().st_mode & 0o077 == 0

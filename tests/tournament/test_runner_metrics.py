@@ -104,6 +104,12 @@ def test_metrics_page_labels_counts_and_lingers(tmp_path: Path) -> None:
         assert cpu is not None and cpu > 0, who
         assert value(complete, "python_info", process=who) == 1, who
     assert "final values stay up 3 s" in out
+    # the ratings of every hand are on the page for that last scrape: refitted every 5 s while
+    # play goes on, a run shorter than that had none at all (an examination's Grafana panels
+    # showed "No data")
+    for bot in ("heur", "rand", "heur2", "rand2"):
+        assert value(last, "uno_tournament_rating", bot=bot) is not None, (bot, out)
+        assert value(last, "uno_tournament_rating_ci_high", bot=bot) is not None, bot
     # the embedded server's log: JSON, line by line
     lines = (tmp_path / "out" / "logs" / "server.log").read_text().splitlines()
     assert lines

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
+from uno_server.service.tlsclient import tls_ca_problem
+
 from . import cliargs
 from .chain import StoreChangedError
 from .config import ConfigError, TournamentConfig, load, read_text
@@ -46,6 +48,12 @@ def _server_args(p: argparse.ArgumentParser) -> None:
         help="the server's admin token, with --server (env UNO_ARENA_ADMIN_TOKEN)",
     )
     p.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="with --server: it speaks TLS; trust this CA certificate (PEM), or 'system' for the "
+        "system's roots. The launched bots need their own TLS options in their commands",
+    )
+    p.add_argument(
         "--metrics-port",
         type=cliargs.port,
         help="serve Prometheus metrics on this port (1-65535; with an embedded server, its "
@@ -73,6 +81,12 @@ def _check_metrics(args: argparse.Namespace) -> None:
     admin token."""
     if getattr(args, "server", None) and not args.admin_token:
         raise TournamentCliError("--server needs --admin-token (or UNO_ARENA_ADMIN_TOKEN)")
+    if getattr(args, "tls_ca", None) is not None:
+        if not getattr(args, "server", None):
+            raise TournamentCliError("--tls-ca is for a running server: give --server too")
+        problem = tls_ca_problem(args.tls_ca)
+        if problem is not None:
+            raise TournamentCliError(f"--tls-ca {args.tls_ca[:200]}: {problem}")
     bind = getattr(args, "bind", None)
     if bind and not getattr(args, "server", None):
         why = cliargs.unbindable(bind, 0)
@@ -216,6 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         **shard_kw,
         server=args.server,
         admin_token=args.admin_token,
+        server_ca=args.tls_ca,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         metrics_linger_s=args.metrics_linger,
@@ -299,6 +314,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         **_shard_kwargs(args),
         server=args.server,
         admin_token=args.admin_token,
+        server_ca=args.tls_ca,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         metrics_linger_s=args.metrics_linger,

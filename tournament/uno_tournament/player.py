@@ -119,6 +119,7 @@ class Player:
         *,
         server: str | None = None,
         admin_token: str | None = None,
+        server_ca: str | None = None,
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
         metrics_linger_s: float = 0.0,
@@ -138,6 +139,8 @@ class Player:
         self.tid = tournament_id
         self.server_addr = server
         self.admin_token = admin_token or ""
+        self.server_ca = server_ca
+        """``--tls-ca`` with ``--server``: the server speaks TLS (uno_server.service.tlsclient)."""
         self.metrics_port = metrics_port
         self.show_progress = progress
         self.stream = stream or sys.stdout

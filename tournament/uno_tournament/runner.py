@@ -54,12 +54,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import grpc
 import numpy as np
 from prometheus_client import start_http_server
 
 from uno_server import _sigint
 from uno_server.gen.uno.v1 import admin_pb2_grpc
+from uno_server.service.tlsclient import channel as tls_channel
 
 from . import report, sandbox, schedule
 from .build import BuildError, build_bots
@@ -659,8 +659,9 @@ class Runner(SequentialMixin, Player):
         self.shard = await self._start_shard()
         addr = self.shard.addr
         self._watch_metrics()
-        self.channel = grpc.aio.insecure_channel(
+        self.channel = tls_channel(
             addr,
+            self.server_ca if self.server_addr else None,
             options=[
                 ("grpc.max_receive_message_length", 64 * 1024 * 1024),
                 ("grpc.keepalive_time_ms", 20_000),
@@ -898,6 +899,10 @@ class Runner(SequentialMixin, Player):
         that Prometheus sees the final counts (``--metrics-linger``); not after a Ctrl-C."""
         if self.metrics_port is None or self.metrics_linger_s <= 0 or self.stop_requested:
             return
+        if len(self.standings) >= 8:  # the ratings of every hand, not of the last refit's (a
+            # run shorter than one refit interval showed none at all; an examination)
+            with contextlib.suppress(ValueError, np.linalg.LinAlgError, FloatingPointError):
+                await self.refit()
         self.say(
             f"metrics: final values stay up {self.metrics_linger_s:g} s for a last scrape "
             "(Ctrl-C ends the wait)"

@@ -763,6 +763,10 @@ class Store(ResultStore):
                 f"`uno-arena tournament resume {folder}` or choose another output folder"
             )
         store = cls(path, _connect(path))
+        # the stored configuration holds the bots' tokens (a resume starts them again with
+        # them): readable by its owner only, not by every user of the machine (it was 0644;
+        # an examination); SQLite gives its -wal and -shm files the same mode
+        os.chmod(path, 0o600)
         with store.conn:
             store.conn.executescript(_SCHEMA + _SHARDS_SCHEMA)
             store.conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))

@@ -135,8 +135,10 @@ def parse_bot_specs(specs: Iterable[str]) -> Mapping[str, str]:
     for spec in specs:
         name, sep, token = spec.partition("=")
         if not sep or not name.strip() or not token.strip():
-            shown = spec.split("=")[0][:40]
-            raise ValueError(f"--bot {shown!r}...: write it as NAME=TOKEN")
+            # the position, never the text: a NAME= forgotten leaves the token alone there
+            # (it was echoed, into a pod's log; an examination)
+            nth = len(out) + 1
+            raise ValueError(f"--bot number {nth} ({len(spec)} characters): write it as NAME=TOKEN")
         if name.strip() in out:
             raise ValueError(f"--bot {name.strip()[:64]}: given twice; give each bot once")
         out[name.strip()] = token.strip()

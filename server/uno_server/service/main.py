@@ -129,6 +129,13 @@ _FIELDS: dict[str, type] = {
 }
 
 # setting -> (lowest, highest) allowed
+
+
+def _num(x: float) -> str:
+    """A limit as a person writes it: 2097152, not 2.09715e+06."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 _RANGES: dict[str, tuple[float, float]] = {
     "max_message_bytes": (2 * 1024 * 1024, 1024 * 1024 * 1024),
     "send_queue": (16, 1_000_000),
@@ -268,7 +275,7 @@ def validate(cfg: ServerConfig) -> None:
     for name, (lo, hi) in _RANGES.items():
         v = getattr(cfg, name)
         if not lo <= v <= hi:
-            raise ConfigError(f"server.{name}: must be {lo:g}-{hi:g}, got {v!r}")
+            raise ConfigError(f"server.{name}: must be {_num(lo)}-{_num(hi)}, got {v!r}")
     for name, token in cfg.bots.items():  # before the admin token: each names its own entry
         check_bot_name(name, "bots")
         problem = token_problem(token)
@@ -489,7 +496,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         validate(cfg)
     except ConfigError as exc:  # a field the file set is named with the file, as its parse errors
         field_name = str(exc).partition(":")[0].removeprefix("server.")
-        from_file = args.config and getattr(args, field_name, "") is None
+        # a field with no flag of its own (max_message_bytes, drain_timeout_s...) can only have
+        # come from the file; one with a flag did when the flag was not given
+        from_file = args.config and getattr(args, field_name, None) is None
         raise (ConfigError(f"{args.config}: {exc}") if from_file else exc) from None
     if ":" in cfg.host and not cfg.host.startswith("["):
         cfg.host = f"[{cfg.host}]"  # a bare IPv6 address: gRPC reads "::1:50051" otherwise

@@ -20,6 +20,7 @@ import grpc
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
 from .main import SEED, ConfigError, whole
+from .tlsclient import channel, tls_ca_problem
 
 _BUILTIN = {"random": game_pb2.BUILTIN_BOT_RANDOM, "heuristic": game_pb2.BUILTIN_BOT_HEURISTIC}
 
@@ -64,6 +65,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server", default="127.0.0.1:50051", help="server address (HOST:PORT)")
     p.add_argument("--admin-token", required=True, help="the server's admin token")
     p.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="the server speaks TLS: trust this CA certificate (PEM), or 'system' for the "
+        "system's roots",
+    )
+    p.add_argument(
         "--seats",
         nargs="+",
         required=True,
@@ -89,7 +96,7 @@ async def _run(args: argparse.Namespace) -> int:
         for s in args.seats
     ]
     tallies = [SeatTally() for _ in players]
-    async with grpc.aio.insecure_channel(args.server) as ch:
+    async with channel(args.server, args.tls_ca) as ch:
         admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
         for i in range(args.hands):
             req = admin_pb2.CreateMatchRequest(
@@ -135,4 +142,6 @@ def cmd_match(args: argparse.Namespace) -> int:
         raise ConfigError("--hands must be at least 1")
     if not 2 <= len(args.seats) <= 10:
         raise ConfigError(f"--seats: give 2-10 seats, got {len(args.seats)}")
+    if args.tls_ca is not None and (problem := tls_ca_problem(args.tls_ca)) is not None:
+        raise ConfigError(f"--tls-ca {args.tls_ca[:200]}: {problem}")
     return asyncio.run(_run(args))
