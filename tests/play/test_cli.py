@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from uno_server.cli import main
+from uno_server.gen.uno.v1 import game_pb2
 from uno_server.play.app import PlayApp
 from uno_server.play.human import NO_DEADLINE_MS
 from uno_server.play.session import PRACTICE_WINDOW_MS, PlayOptions
@@ -73,6 +74,17 @@ async def test_a_refused_token_is_said_on_the_screen_and_after() -> None:
         (["play", "--seats", "me", "bad name!"], "is not a bot name"),
         (["play", "--rule", "stacking"], "--rule 'stacking': write it as NAME=VALUE"),
         (["play", "--rule", "colour=red"], "--rule colour: unknown rule option"),
+        (["play", "--rule", "colour=red"], "the options: decks, hand_size, first_flip"),
+        # a bad value: one plain line naming the rule, the value as given and what it takes
+        # (were "'str' object cannot be interpreted as an integer", "'FIRST_FLIP_XYZ'" and
+        # "'float' object ...")
+        (["play", "--rule", "stacking=yes"], "--rule stacking=yes: takes true or false"),
+        (["play", "--rule", "first_flip=xyz"], "--rule first_flip=xyz: takes one of apply, redraw"),
+        (["play", "--rule", "scoring=3"], "takes one of standard, lowest, single_hand"),
+        (["play", "--rule", "hand_size=1e3"], "--rule hand_size=1e3: takes a whole number"),
+        (["play", "--rule", "hand_size=true"], "--rule hand_size=true: takes a whole number"),
+        (["play", "--rule", "uno_penalty=-1"], "--rule uno_penalty=-1: takes a whole number"),
+        (["play", "--rule", "hand_size=" + "9" * 5000], "--rule hand_size=9999999999"),
         (["play", "--decision-ms", "700000"], "--decision-ms: must be 1-600000"),
         (["play", "--listen", "nowhere"], "write the address as HOST:PORT"),
         (["play", "--bot", "mybot=short"], "--bot mybot: a token is 8-128 characters"),
@@ -107,3 +119,20 @@ def test_bad_arguments_are_one_line(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
     assert message in err, err
+    assert len(err) < 400, err  # a long value is cut, not echoed whole
+
+
+def test_rule_values_are_json_and_said_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    options = PlayOptions(
+        rules={"stacking": "true", "hand_size": "5", "scoring": '"lowest"', "first_flip": "redraw"}
+    )
+    rules = options.rule_set()
+    assert rules.stacking and rules.hand_size == 5
+    assert rules.scoring == game_pb2.SCORING_LOWEST
+    assert rules.first_flip == game_pb2.FIRST_FLIP_REDRAW
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "VALUE is JSON" in text and '"lowest"' in text, text
+    for name in ("stacking", "challenge_uno", "first_flip", "hand_size", "seven_o"):
+        assert name in text, name

@@ -16,7 +16,7 @@ from uno_server.gen.uno.v1 import game_pb2
 from uno_server.play.cards import label
 from uno_server.play.follow import Follower
 from uno_server.play.model import LogLine
-from uno_server.play.watch import WatchApp
+from uno_server.play.watch import MAX_TABLES, WatchApp
 
 from .helpers import SPECTATOR, STALL_S, Stall
 from .live import (
@@ -207,6 +207,42 @@ async def test_a_tournaments_tables() -> None:
             await until(pilot, lambda: all(f.ended for f in app.followers.values()))
             await pilot.press("q")
         assert app.checked >= 10
+
+
+async def test_a_table_in_play_is_shown_before_finished_ones() -> None:
+    """Watching every table, the finished matches filled the nine places (oldest match ids
+    first) and a newer match in play never appeared: tables in play come first now."""
+    async with live_server(hold_at=3) as live:
+        finished = [
+            await live.create([HEURISTIC, RANDOM, HEURISTIC, RANDOM], seed=40 + i)
+            for i in range(MAX_TABLES + 1)
+        ]
+        watch = Stall(live.progress)
+        while any(m in live.server.arena.running for m in finished):
+            watch.check("waiting for the built-in bots' matches to finish")
+            await asyncio.sleep(0.02)
+        running = await live.create(["gate", HEURISTIC, RANDOM, HEURISTIC], seed=60)
+        await live.until_held()
+        app = WatchApp(live.addr, ADMIN, poll_s=0.05)
+        async with app.run_test(size=SIZE) as pilot:
+
+            def shown() -> set[str]:
+                return {f.match_id for f in app.followers.values()}
+
+            await until(
+                pilot,
+                lambda: (
+                    len(app.followers) == MAX_TABLES
+                    and all(f.caught_up for f in app.followers.values())
+                ),
+                stall=15,
+            )
+            assert running in shown(), sorted(shown())
+            assert len(app.query(".card")) == MAX_TABLES
+            # the finished ones fill the other places, the newest first
+            assert shown() - {running} == set(finished[-(MAX_TABLES - 1) :])
+            live.gate.open()
+            await pilot.press("q")
 
 
 async def test_the_check_sees_a_hidden_card() -> None:

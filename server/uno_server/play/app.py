@@ -641,11 +641,7 @@ class PlayApp(App[None]):
         items += chips(ev.hand) if ev.hand else [Text("no other card")]
         items.append(Text("when it played the Wild Draw Four on"))
         items.append(color_text(ev.color_before) + Text("."))
-        verdict = Text("")
-        if ev.bluff is True:
-            verdict = Text("It held that colour: a bluff, caught. It draws 4.", style="bold green")
-        elif ev.bluff is False:
-            verdict = Text("No card of that colour: an honest play. You draw 6.", style="bold red")
+        verdict = Text(ev.verdict, style="bold green" if ev.bluff else "bold red")
         panel.update(Group(Flow(items), verdict))
         panel.set_class(True, "shown")
 
@@ -710,10 +706,12 @@ class PlayApp(App[None]):
             out.append(": play it now, or p to keep it and pass.", style="bold")
         elif prompt == bot_pb2.PROMPT_WILD_DRAW_FOUR:
             off = req.view.pending_penalty.offender if req.view.HasField("pending_penalty") else -1
+            (accept, fail), stack = model.wd4_stakes(), model.stack
+            held = f"it draws 4 and you the stack's {stack}" if stack else "it draws 4"
             out.append(
-                f"{model.who(off, start=True)} played a Wild Draw Four on you. "
-                "a: accept (draw 4).  x: challenge: if it held the old colour it draws 4, "
-                "if not you draw 6.",
+                f"{model.who(off, start=True)} played a Wild Draw Four on you. a: accept (draw "
+                f"{accept}).  x: challenge: if it held the old colour {held}, if not you draw "
+                f"{fail}.",
                 style="bold",
             )
         elif prompt == bot_pb2.PROMPT_STACK:

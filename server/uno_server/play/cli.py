@@ -6,14 +6,15 @@ Bad arguments print one plain line and exit 2 before any screen opens.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import getpass
-import json
 import logging
 import os
 import re
+import signal
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import structlog
 
@@ -22,7 +23,10 @@ from uno_server.service.main import SEED, ConfigError, check_listen
 from uno_server.service.server import ServerConfig
 
 from .human import NO_DEADLINE_MS
-from .session import PRACTICE_WINDOW_MS, PlayOptions, SetupError, split_addr
+from .session import PRACTICE_WINDOW_MS, RULE_NAMES, PlayOptions, SetupError, split_addr
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 PLAY_HELP = """\
 Take a seat at a UNO table in the terminal.
@@ -113,7 +117,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         type=int,
         help="play hands until someone reaches this score (default: one hand, as WANGO does)",
     )
-    play.add_argument("--rule", action="append", metavar="NAME=VALUE", help="a house rule")
+    play.add_argument(
+        "--rule",
+        action="append",
+        metavar="NAME=VALUE",
+        help='a house rule; VALUE is JSON: true or false, a number (3), or a word ("lowest", '
+        f"quotes optional), e.g. --rule stacking=true. NAME is one of: {', '.join(RULE_NAMES)}",
+    )
     play.add_argument("--seed", type=SEED, help="seed of the deal (0 to 2^64-1, default: random)")
     play.add_argument("--log-file", help="write the client's and server's logs here")
     play.set_defaults(func=cmd_play)
@@ -193,12 +203,7 @@ def check_listen_addr(addr: str) -> None:
 
 
 def play_options(args: argparse.Namespace) -> PlayOptions:
-    rules: dict[str, object] = {}
-    for key, value in _kv(args.rule, "--rule").items():
-        try:
-            rules[key] = json.loads(value)
-        except json.JSONDecodeError:
-            rules[key] = value
+    rules: dict[str, object] = dict(_kv(args.rule, "--rule"))  # JSON text: PlayOptions.rule_set
     opts = PlayOptions(
         server=args.server,
         listen=args.listen,
@@ -239,6 +244,22 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
     return opts
 
 
+def run_screen(app: App[None]) -> None:
+    """Run a screen until it ends. SIGTERM ends it as q does: the screen closes and restores
+    the terminal (the signal's default action left it in the alternate screen with mouse
+    reporting on)."""
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, app.call_later, app.action_quit)
+        try:
+            await app.run_async()
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    asyncio.run(run())
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     """Take a seat at a table (see uno-arena play --help)."""
     try:
@@ -250,7 +271,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from .app import PlayApp
 
     app = PlayApp(opts)
-    app.run()
+    run_screen(app)
     if app.error:
         print(f"uno-arena play: {app.error}", file=sys.stderr)
         return 1
@@ -281,7 +302,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         labels=labels,
         pace=args.pace_ms / 1000 if args.from_start else 0.0,
     )
-    app.run()
+    run_screen(app)
     if app.error:
         print(f"uno-arena watch: {app.error}", file=sys.stderr)
         return 1

@@ -8,7 +8,8 @@ while a hand runs, every hand revealed when it ends).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import grpc
@@ -70,11 +71,26 @@ class Spectator:
         out.sort(key=lambda m: (m.created_at.ToNanoseconds(), m.match_id), reverse=True)
         return out[:limit]
 
+    async def match(self, match_id: str) -> admin_pb2.MatchInfo:
+        """One match's summary (``GetMatch``); a WatchError with NOT_FOUND if unknown."""
+        try:
+            res = await self.stub.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=match_id), metadata=self.md, timeout=10
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc, reached=self.reached) from exc
+        self.reached = True
+        info: admin_pb2.MatchInfo = res.match
+        return info
+
     async def stream(
         self, match_id: str, after: int = 0
-    ) -> AsyncIterator[admin_pb2.WatchMatchResponse]:
+    ) -> AsyncGenerator[admin_pb2.WatchMatchResponse, None]:
         """The WatchMatch stream from ``after``, resumed from the last event seen when the
-        connection drops or the server cuts a slow reader off."""
+        connection drops or the server cuts a slow reader off. Closing the generator (or
+        cancelling the task reading it) cancels the call at once: the server stops sending to
+        a viewer that went away (close it with :func:`contextlib.aclosing`, not by leaving it
+        to the garbage collector)."""
         last = after
         failures = 0
         while True:
@@ -96,7 +112,9 @@ class Spectator:
                 if exc.code() not in _RESUMABLE or failures >= 20 or not self.reached:
                     raise _error(exc, reached=self.reached) from exc
                 failures += 1
-                await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+            finally:
+                call.cancel()  # nothing if the call is over; else the server learns at once
+            await asyncio.sleep(min(2.0, 0.1 * 2**failures))
 
 
 def _explain(exc: grpc.aio.AioRpcError) -> str:
@@ -155,8 +173,17 @@ class Follower:
             await _call(listener, self, None)
 
     async def _run(self, listener: Listener) -> None:
+        async with contextlib.aclosing(self.spectator.stream(self.match_id)) as stream:
+            await self._follow(stream, listener)
+        self.ended = True
+        self.caught_up = True
+        await _call(listener, self, None)
+
+    async def _follow(
+        self, stream: AsyncIterator[admin_pb2.WatchMatchResponse], listener: Listener
+    ) -> None:
         target = 0
-        async for msg in self.spectator.stream(self.match_id):
+        async for msg in stream:
             kind = msg.WhichOneof("kind")
             if kind == "match":
                 first = self.info is None
@@ -182,9 +209,6 @@ class Follower:
             elif self.pace > 0 and line is not None:
                 await _call(listener, self, line)
                 await asyncio.sleep(self.pace)
-        self.ended = True
-        self.caught_up = True
-        await _call(listener, self, None)
 
 
 async def _call(listener: Listener, follower: Follower, line: LogLine | None) -> None:

@@ -88,6 +88,8 @@ class SeatInfo:
     revealed: tuple[int, ...] | None = None
     """The seat's cards, once its hand has ended (None while the hand runs)."""
     points_held: int | None = None
+    eliminated: bool = False
+    """Out of the match (Challenge UNO house rule): it sits every later hand out."""
 
 
 def player_name(player: game_pb2.Player) -> str:
@@ -115,6 +117,19 @@ class Evidence:
     """The active colour the Wild Draw Four was played on (-1 if unknown)."""
     bluff: bool | None = None
     """The public result, once the Challenged event arrives."""
+    stack: int = 0
+    """Draw Two stack cards under the Wild Draw Four (stacking): the challenger draws them
+    whatever the verdict."""
+
+    @property
+    def verdict(self) -> str:
+        """The result in the challenger's words (empty until the Challenged event)."""
+        if self.bluff is None:
+            return ""
+        if self.bluff:
+            stack = f" You draw the stack's {self.stack}." if self.stack else ""
+            return f"It held that colour: a bluff, caught. It draws 4.{stack}"
+        return f"No card of that colour: an honest play. You draw {6 + self.stack}."
 
 
 @dataclass
@@ -220,8 +235,30 @@ class TableModel:
     def _be(self, seat: int) -> str:
         return self.verb(seat, "was", "were")
 
-    def _next(self, seat: int) -> int:
-        return (seat + self.direction) % self.n
+    @property
+    def playing(self) -> list[int]:
+        """The seats dealt into the hand, in seat order (every seat but the eliminated)."""
+        return [s.seat for s in self.seats if not s.eliminated]
+
+    def _next(self, seat: int, direction: int | None = None) -> int:
+        """The seat after ``seat`` in the order of play, passing over eliminated seats."""
+        d = self.direction if direction is None else direction
+        for k in range(1, self.n + 1):
+            nxt = (seat + d * k) % self.n
+            if not self.seats[nxt].eliminated:
+                return nxt
+        return (seat + d) % self.n
+
+    @property
+    def stack(self) -> int:
+        """Draw Two stack cards under a Wild Draw Four waiting for an answer (stacking)."""
+        return max(0, self.penalty - 4) if self.phase == "challenge" else 0
+
+    def wd4_stakes(self) -> tuple[int, int]:
+        """What a Wild Draw Four costs the seat it was played on: the cards it draws if it
+        accepts, and if it challenges and the play was honest (the engine's 4 and 6, plus any
+        Draw Two stack under the Wild Draw Four)."""
+        return 4 + self.stack, 6 + self.stack
 
     # ------------------------------------------------------------------ the server's view
 
@@ -293,7 +330,14 @@ class TableModel:
         self.discard = 0
         self.winner = -1
         self.phase = "turn"
-        self.current = (e.dealer + 1) % self.n
+        if e.seats:  # the match seats dealt in: every other seat was eliminated
+            dealt = set(e.seats)
+            for s in self.seats:
+                s.eliminated = s.seat not in dealt
+        elif e.seat_count == self.n:  # every seat dealt in: nobody is out
+            for s in self.seats:
+                s.eliminated = False
+        self.current = self._next(e.dealer, 1)
         self.hand = []
         self.drawn = -1
         self.evidence = None
@@ -322,7 +366,7 @@ class TableModel:
             return ["The first card, ", CardRef(code), ", went back into the deck."]
         self.top = code
         self.discard = 1
-        self.current = (self.dealer + 1) % self.n
+        self.current = self._next(self.dealer, 1)
         if code >= C.WILD:
             self.phase = "choose_color"
             self.color = -1
@@ -443,6 +487,7 @@ class TableModel:
         return [f"{self.who(e.seat, start=True)} accepted the penalty."]
 
     def _on_challenged(self, e: game_pb2.ChallengedEvent, ev: game_pb2.Event) -> _Out:
+        stack = self.stack
         self.penalty = 0
         self.phase = "turn"
         if e.bluff:
@@ -455,9 +500,12 @@ class TableModel:
             verdict = (
                 f"a bluff! {self.who(loser, start=True)} {self.verb(loser, 'draws', 'draw')} 4."
             )
+            if stack:  # the Draw Twos under it still fall on the challenger
+                draws = self.verb(e.challenger, "draws", "draw")
+                verdict += f" {who} {draws} {stack} for the Draw Two stack."
         else:
             loser = e.challenger
-            verdict = f"it was honest. {who} {self.verb(loser, 'draws', 'draw')} 6."
+            verdict = f"it was honest. {who} {self.verb(loser, 'draws', 'draw')} {6 + stack}."
         return [f"{who} challenged {self.whose(e.offender)} Wild Draw Four: {verdict}"], _Kind(
             "challenge"
         )
@@ -468,7 +516,7 @@ class TableModel:
         if e.challenger != self.viewer:
             return None  # not for this viewer (a spectator never receives it)
         cards = tuple(c.code for c in e.hand)
-        self.evidence = Evidence(e.offender, cards, self._color_before_wd4)
+        self.evidence = Evidence(e.offender, cards, self._color_before_wd4, stack=self.stack)
         parts: list[Part] = [f"Evidence: {self.who(e.offender)} held "]
         parts += _card_list(list(cards)) if cards else ["no other card"]
         if self._color_before_wd4 >= 0:
@@ -516,11 +564,12 @@ class TableModel:
         return [f"{self.who(e.seat, start=True)} swapped hands with {self.who(e.target)}."]
 
     def _on_hands_rotated(self, e: game_pb2.HandsRotatedEvent, ev: game_pb2.Event) -> _Out:
-        counts = [s.cards for s in self.seats]
         d = -1 if e.direction == game_pb2.DIRECTION_DECREASING else 1
-        for i, s in enumerate(self.seats):
-            s.cards = counts[(i - d) % self.n]
-            s.uno = False
+        playing = self.playing  # eliminated seats hold no hand: the hands skip them
+        counts = [self.seats[i].cards for i in playing]
+        for k, i in enumerate(playing):
+            self.seats[i].cards = counts[(k - d) % len(playing)]
+            self.seats[i].uno = False
         return [f"Every hand passed one seat {direction_words(d)}."]
 
     def _on_hand_ended(self, e: game_pb2.HandEndedEvent, ev: game_pb2.Event) -> _Out:
@@ -533,8 +582,11 @@ class TableModel:
         self.drawn = -1
         for i, cards in enumerate(e.hands):
             if i < self.n:
-                self.seats[i].revealed = tuple(c.code for c in cards.cards)
-                self.seats[i].cards = len(cards.cards)
+                seat = self.seats[i]
+                seat.cards = len(cards.cards)
+                # an eliminated seat sat the hand out: it has no hand (the event's is empty,
+                # like the winner's), not one it went out with
+                seat.revealed = None if seat.eliminated else tuple(c.code for c in cards.cards)
         for i, pts in enumerate(e.points_held):
             if i < self.n:
                 self.seats[i].points_held = pts
@@ -555,6 +607,8 @@ class TableModel:
         return [f"{self.who(e.seat, start=True)} {self.verb(e.seat, 'deals', 'deal')} first."]
 
     def _on_seat_eliminated(self, e: game_pb2.SeatEliminatedEvent, ev: game_pb2.Event) -> _Out:
+        if 0 <= e.seat < self.n:
+            self.seats[e.seat].eliminated = True
         who = self.who(e.seat, start=True)
         return [f"{who} reached {e.total} points and {self.verb(e.seat, 'is', 'are')} out."]
 

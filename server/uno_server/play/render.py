@@ -73,7 +73,9 @@ def seats_table(model: TableModel, *, show_hands: bool = True) -> RenderableType
             name.stylize("bold")
             if model.names[s.seat] != "you":
                 name.append(" (you)")
-        if not s.connected:
+        if s.eliminated:
+            name.append(" (eliminated)", style="dim")
+        elif not s.connected:
             name.append(" (offline)", style="italic red")
         elif s.taken_over:
             name.append(" (AI plays)", style="italic red")
@@ -88,10 +90,12 @@ def seats_table(model: TableModel, *, show_hands: bool = True) -> RenderableType
         return t
     hands: list[RenderableType] = [t, Text("\nHands at the end:", style="bold")]
     for s in model.seats:
-        if s.revealed is None:
-            continue
         items = [Text(f"{model.names[s.seat]}:", style="bold")]
-        if s.revealed:
+        if s.revealed is None:
+            if not s.eliminated:
+                continue
+            items.append(Text("eliminated, sat the hand out", style="dim"))
+        elif s.revealed:
             items += chips(s.revealed)
             items.append(Text(f"({s.points_held or 0} points)", style="dim"))
         else:
@@ -136,9 +140,10 @@ def table_text(model: TableModel, *, now: float | None = None) -> Text:
 
 def direction_arrows(model: TableModel) -> str:
     """The order of play from the seat to play: ``0 → 1 → 2 → 3`` (or downwards)."""
-    n = model.n
-    start = model.current if model.current >= 0 else 0
-    order = [(start + model.direction * k) % n for k in range(n)]
+    playing = model.playing or list(range(model.n))  # eliminated seats are passed over
+    n = len(playing)
+    start = playing.index(model.current) if model.current in playing else 0
+    order = [playing[(start + model.direction * k) % n] for k in range(n)]
     word = "up" if model.direction > 0 else "down"
     return " → ".join(str(s) for s in order) + f"   (seat numbers {word})"
 

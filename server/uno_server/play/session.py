@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import secrets
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import grpc
+from google.protobuf.descriptor import FieldDescriptor
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from uno_bot import BotClient, ClientConfig
@@ -126,13 +128,10 @@ class PlayOptions:
         for key, value in self.rules.items():
             field_ = game_pb2.RuleSet.DESCRIPTOR.fields_by_name.get(key)
             if field_ is None:
-                raise SetupError(f"--rule {key}: unknown rule option")
-            try:
-                if field_.enum_type is not None:  # first_flip=redraw, scoring=lowest
-                    value = field_.enum_type.values_by_name[f"{key}_{value}".upper()].number
-                setattr(rules, key, value)
-            except (KeyError, TypeError, ValueError) as exc:
-                raise SetupError(f"--rule {key}={value!r}: {exc}") from exc
+                raise SetupError(
+                    f"--rule {key}: unknown rule option; the options: {', '.join(RULE_NAMES)}"
+                )
+            setattr(rules, key, rule_value(field_, value))
         return rules
 
     def time_control(self) -> game_pb2.TimeControl:
@@ -142,6 +141,40 @@ class PlayOptions:
         if not 1 <= ms <= NO_DEADLINE_MS:
             raise SetupError(f"--decision-ms: must be 1-{NO_DEADLINE_MS}, got {ms}")
         return game_pb2.TimeControl(decision_ms=ms)
+
+
+RULE_NAMES: Final = tuple(f.name for f in game_pb2.RuleSet.DESCRIPTOR.fields if f.name != "seats")
+"""The house rules ``--rule`` sets (the seats come from ``--seats``)."""
+
+
+def rule_value(field_: Any, value: object) -> object:
+    """``--rule NAME=VALUE``'s value for the RuleSet field ``field_`` (a FieldDescriptor):
+    ``value`` is JSON text (``true``, ``3``, ``"lowest"``; a bare word is taken as a string)
+    or already a value. A value of the wrong kind is refused in one line naming the rule, the
+    value and what it takes."""
+    if isinstance(value, str):
+        shown = value
+        try:
+            value = json.loads(value)
+        except ValueError:  # not JSON (a bare word), or a number of over 4,300 digits
+            pass
+    else:
+        shown = json.dumps(value)
+    name = field_.name
+    shown = shown if len(shown) <= 40 else shown[:40] + "..."
+    if field_.enum_type is not None:  # first_flip=redraw, scoring=lowest
+        prefix = f"{name}_".upper()
+        names = [v.name[len(prefix) :].lower() for v in field_.enum_type.values if v.number]
+        if isinstance(value, str) and value.lower() in names:
+            return field_.enum_type.values_by_name[f"{prefix}{value.upper()}"].number
+        raise SetupError(f"--rule {name}={shown}: takes one of {', '.join(names)}")
+    if field_.type == FieldDescriptor.TYPE_BOOL:
+        if isinstance(value, bool):
+            return value
+        raise SetupError(f"--rule {name}={shown}: takes true or false")
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    raise SetupError(f"--rule {name}={shown}: takes a whole number, 0 or more (e.g. 3)")
 
 
 def split_addr(addr: str) -> tuple[str, int]:

@@ -39,6 +39,18 @@ from .render import line_text, seats_table, table_text
 MAX_TABLES = 9
 
 
+def pick_tables(
+    chosen: Mapping[str, admin_pb2.MatchInfo], followed: Mapping[str, Follower]
+) -> list[str]:
+    """The tables to show, at most :data:`MAX_TABLES`: ``chosen`` holds each table's match,
+    newest table first. Tables in play come first (those already on the screen keep their
+    place, then the newest); finished ones only fill the places left, newest first."""
+    running = [k for k, i in chosen.items() if i.state == admin_pb2.MATCH_STATE_RUNNING]
+    done = [k for k in chosen if chosen[k].state != admin_pb2.MATCH_STATE_RUNNING]
+    running.sort(key=lambda k: k not in followed)  # a stable sort: newest first otherwise
+    return (running + done)[:MAX_TABLES]
+
+
 def table_key(info: admin_pb2.MatchInfo) -> str:
     """Matches of one tournament table share a key (labels ``tournament`` and ``table``)."""
     labels = info.labels
@@ -73,7 +85,8 @@ def compact(model: TableModel | None, follower: Follower) -> RenderableType:
     for s in model.seats:
         marker = "▶" if model.in_hand and s.seat == model.current else ""
         uno = "1!" if model.window == s.seat else ("UNO" if s.uno and s.cards == 1 else "")
-        seats.add_row(marker, f"{s.seat} {model.names[s.seat]}", str(s.cards), uno)
+        name = f"{s.seat} {model.names[s.seat]}" + (" (out)" if s.eliminated else "")
+        seats.add_row(marker, name, str(s.cards), uno)
     body: list[RenderableType] = [seats]
     top = Text(f"hand {model.hand_number}  top ")
     top.append_text(face(model.top) if model.top >= 0 else Text("-"))
@@ -232,7 +245,7 @@ class WatchApp(App[None]):
                 running = info.state == admin_pb2.MATCH_STATE_RUNNING
                 if have is None or (running and have.state != admin_pb2.MATCH_STATE_RUNNING):
                     chosen[key] = info
-            keys = sorted(chosen, key=_natural)[:MAX_TABLES]
+            keys = pick_tables(chosen, self.followers)
             changed = False
             for key in keys:
                 info = chosen[key]
@@ -243,7 +256,7 @@ class WatchApp(App[None]):
                     self.run_worker(follower.run(self._followed), name=f"follow-{key}")
                     changed = True
             for key in list(self.followers):
-                if key not in chosen and self.followers[key].ended and key != self.focus_key:
+                if key not in keys and self.followers[key].ended and key != self.focus_key:
                     del self.followers[key]
                     changed = True
             if changed:

@@ -7,6 +7,7 @@ stream per watched table.
 ``GET /api/matches``                matches, newest first (``?label=KEY=VALUE`` filters)
 ``GET /api/matches/{id}/events``    ``text/event-stream``: ``state`` events with the table as
                                     JSON after every change, ``end`` when the match is over
+                                    (404 for an unknown match, 400 for a malformed id)
 ==================================  =========================================================
 
 Every table state is built by :class:`~uno_server.play.model.TableModel` from the spectator
@@ -18,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 import grpc
 from aiohttp import web
@@ -75,6 +77,7 @@ def state_json(
                 if s.revealed is not None and model.phase == "over"
                 else None,
                 "points_held": s.points_held,
+                "eliminated": s.eliminated,
             }
         )
     labels = dict(info.labels) if info is not None else {}
@@ -158,7 +161,11 @@ class WebView:
         else:
             self.channel = grpc.aio.insecure_channel(self.target)
         self.spectator = Spectator(self.channel, self.admin_token)
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        # handler_cancellation: a browser tab that closes cancels its handler at once, and with
+        # it the WatchMatch call it reads (not when a write first fails, or garbage collection)
+        self._runner = web.AppRunner(
+            self.app(), access_log=None, handle_signals=False, handler_cancellation=True
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -220,6 +227,7 @@ class WebView:
     async def events(self, request: web.Request) -> web.StreamResponse:
         assert self.spectator is not None
         match_id = request.match_info["match_id"]
+        await self._check_match(match_id)
         resp = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -244,20 +252,24 @@ class WebView:
                 await send("state", state_json(f.model, f.info, ended=f.ended))
 
         async def beat() -> None:
-            while True:
-                await asyncio.sleep(HEARTBEAT_S)
-                async with lock:
-                    await resp.write(b": keep-alive\n\n")
+            with contextlib.suppress(ConnectionResetError):  # the handler is cancelled too
+                while True:
+                    await asyncio.sleep(HEARTBEAT_S)
+                    async with lock:
+                        await resp.write(b": keep-alive\n\n")
 
         task = asyncio.current_task()
         if task is not None:
             self._streams.add(task)
         heart = asyncio.create_task(beat())
         try:
+            # the follower closes its WatchMatch call however this ends: a write that fails
+            # (ConnectionResetError), or the handler cancelled (the browser went away, or the
+            # view stops)
             await follower.run(on_change)
             await send("end", {"match_id": match_id})
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass  # the browser went away, or the server stops
+        except ConnectionResetError:
+            return resp
         finally:
             heart.cancel()
             if task is not None:
@@ -265,6 +277,40 @@ class WebView:
         with contextlib.suppress(ConnectionResetError):
             await resp.write_eof()
         return resp
+
+    async def _check_match(self, match_id: str) -> None:
+        """Refuse a match id before the event stream starts: 400 for one that cannot be a match
+        id (the server's own limit: 1-64 printable ASCII characters), 404 for one the server
+        does not know. Only a short prefix of the id is said back."""
+        assert self.spectator is not None
+        if not MATCH_ID_RE.fullmatch(match_id):
+            raise web.HTTPBadRequest(
+                text=f"match id {shown_id(match_id)} ({len(match_id)} characters): a match id "
+                "is 1-64 printable ASCII characters"
+            )
+        try:
+            await self.spectator.match(match_id)
+        except WatchError as exc:
+            if exc.code == grpc.StatusCode.NOT_FOUND:
+                raise web.HTTPNotFound(
+                    text=f"no match {shown_id(match_id)}: unknown, or ended longer ago than "
+                    "the server keeps matches"
+                ) from exc
+            if exc.code == grpc.StatusCode.INVALID_ARGUMENT:
+                raise web.HTTPBadRequest(text=f"match id {shown_id(match_id)}: refused") from exc
+            raise web.HTTPBadGateway(text=str(exc)) from exc
+
+
+MATCH_ID_RE: Final = re.compile(r"[\x20-\x7e]{1,64}")
+"""What the server takes as a match id (uno_server.service.limits.MATCH_ID)."""
+ID_SHOWN: Final = 32
+
+
+def shown_id(match_id: str) -> str:
+    """A match id to say back: quoted, and cut to a short prefix (an id can be any length)."""
+    if len(match_id) <= ID_SHOWN:
+        return repr(match_id)
+    return repr(match_id[:ID_SHOWN]) + "..."
 
 
 def loopback(host: str, port: int) -> str:

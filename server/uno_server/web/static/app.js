@@ -9,6 +9,7 @@ let source = null;   // the EventSource of the table on show
 let listTimer = null;
 let clockTimer = null;
 let lastState = null;
+let shown = 0;       // counts the views shown: a late answer for an earlier one is dropped
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -30,6 +31,7 @@ function card(c, extra) {
 }
 
 function stopAll() {
+  shown += 1;
   if (source) { source.close(); source = null; }
   if (listTimer) { clearInterval(listTimer); listTimer = null; }
   if (clockTimer) { clearInterval(clockTimer); clockTimer = null; }
@@ -77,10 +79,12 @@ function showList() {
 // ---------------------------------------------------------------- one table
 
 function direction(s) {
-  const n = s.seats.length;
-  const start = s.current >= 0 ? s.current : 0;
+  // eliminated seats are passed over
+  const playing = s.seats.filter((x) => !x.eliminated).map((x) => x.seat);
+  const n = playing.length;
+  const start = Math.max(0, playing.indexOf(s.current));
   const order = [];
-  for (let k = 0; k < n; k++) order.push((start + s.direction * k + n * n) % n);
+  for (let k = 0; k < n; k++) order.push(playing[(start + s.direction * k + n * n) % n]);
   return order.join(" → ") + (s.direction > 0 ? "  (seat numbers up)" : "  (seat numbers down)");
 }
 
@@ -99,10 +103,12 @@ function seatBox(s, st) {
   if (st.current === s.seat) classes.push("turn");
   if (st.window && st.window.offender === s.seat) classes.push("window");
   if (st.match_over && st.winners.includes(s.seat)) classes.push("winner");
+  if (s.eliminated) classes.push("eliminated");
   const backs = el("div", { class: "backs" });
   for (let i = 0; i < Math.min(s.cards, 20); i++) backs.append(el("span", { class: "back" }));
   const box = el("div", { class: classes.join(" "), "data-seat": s.seat },
     el("div", { class: "name" }, `${s.seat} · ${s.name}`,
+      s.eliminated ? el("span", { class: "note", text: " (eliminated)" }) : null,
       s.taken_over ? el("span", { class: "note", text: " (AI plays)" }) : null,
       s.connected ? null : el("span", { class: "note", text: " (offline)" })),
     el("div", { class: "count" }, el("b", { class: "cards", text: String(s.cards) }),
@@ -110,7 +116,10 @@ function seatBox(s, st) {
       s.uno ? el("span", { class: "uno", text: "UNO" }) : null,
       el("span", { class: "points", text: `${s.total} pts` })),
     backs);
-  if (s.revealed) {
+  if (s.eliminated && !s.revealed && st.phase === "over") {
+    // it sat the hand out: no hand to show, and it did not go out
+    box.append(el("div", { class: "revealed", "data-hand": st.hand }, el("i", { text: "eliminated" })));
+  } else if (s.revealed) {
     box.append(el("div", { class: "revealed", "data-hand": st.hand },
       s.revealed.length ? s.revealed.map((c) => card(c, "small")) : el("b", { text: "out!" }),
       s.revealed.length ? el("span", { class: "note", text: ` ${s.points_held || 0} points` }) : null));
@@ -158,13 +167,30 @@ function renderTable(st) {
 
 function showMatch(id) {
   stopAll();
-  where.textContent = id;
+  where.textContent = id.length > 40 ? id.slice(0, 40) + "..." : id;
   main.replaceChildren(el("p", { class: "empty", text: "joining ..." }));
-  source = new EventSource(`/api/matches/${encodeURIComponent(id)}/events`);
+  const url = `/api/matches/${encodeURIComponent(id)}/events`;
+  let problem = "";  // a problem stays on the page: the end that follows it does not hide it
+  const view = shown;
+  const say = (text) => {
+    if (view !== shown) return;
+    conn.textContent = text;
+    if (!lastState) main.replaceChildren(el("p", { class: "empty problem", text }));
+  };
+  source = new EventSource(url);
   source.addEventListener("state", (ev) => { conn.textContent = ""; renderTable(JSON.parse(ev.data)); });
-  source.addEventListener("problem", (ev) => { conn.textContent = JSON.parse(ev.data).message; });
-  source.addEventListener("end", () => { source.close(); source = null; conn.textContent = "match over"; });
-  source.onerror = () => { if (source) conn.textContent = "reconnecting ..."; };
+  source.addEventListener("problem", (ev) => { problem = JSON.parse(ev.data).message; say(problem); });
+  source.addEventListener("end", () => { source.close(); source = null; say(problem || "match over"); });
+  source.onerror = () => {
+    if (!source) return;
+    if (source.readyState !== EventSource.CLOSED) { conn.textContent = "reconnecting ..."; return; }
+    // refused before the stream started (an unknown match, a malformed id): ask once for why
+    source = null;
+    fetch(url).then(async (res) => {
+      if (res.ok) { res.body.cancel(); say("the stream closed; reload to try again"); return; }
+      say(await res.text());
+    }).catch((err) => say("server unreachable: " + err.message));
+  };
   clockTimer = setInterval(() => {
     if (lastState && lastState.window) {
       const banner = document.getElementById("window");
