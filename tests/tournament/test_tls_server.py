@@ -6,14 +6,18 @@ client that fails its handshake no longer writes a line of gRPC's core to the se
 
 from __future__ import annotations
 
+import argparse
 import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import IO
 
+import pytest
+
 from tests.refusal import refused
 from tests.service.test_tls import _self_signed
+from uno_tournament import cli
 
 from .helpers import bot_entry, write_config
 from .test_resume import _cli
@@ -141,3 +145,19 @@ def test_tls_ca_needs_a_server(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, [bot_entry(f"b{i}") for i in range(4)], name="t")
     line = refused("tournament", "run", str(cfg), "--tls-ca", "system")
     assert "--tls-ca is for a running server: give --server too" in line
+
+
+def test_admin_token_needs_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An admin token given on the command line without --server used to be ignored in
+    silence (the run played on an embedded server); the environment's token is not an error."""
+    cfg = write_config(tmp_path, [bot_entry(f"b{i}") for i in range(4)], name="t")
+    line = refused("tournament", "run", str(cfg), "--admin-token", "x" * 32)
+    assert "--admin-token is for a running server: give --server too" in line
+    line = refused("tournament", "resume", str(tmp_path / "nowhere"), "--admin-token", "x")
+    assert "--admin-token is for a running server" in line
+    monkeypatch.setenv("UNO_ARENA_ADMIN_TOKEN", "from-the-environment")
+    args = argparse.Namespace(admin_token=None, server=None, metrics_port=None)
+    cli._check_metrics(args)  # no --server: the environment's token is not an error
+    args = argparse.Namespace(admin_token=None, server="127.0.0.1:1", metrics_port=None)
+    cli._check_metrics(args)
+    assert args.admin_token == "from-the-environment"

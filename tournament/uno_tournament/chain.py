@@ -453,15 +453,23 @@ def _incidents_changed(
     return None
 
 
-def reports_of_another(out: Path, tid: str | None) -> str | None:
-    """The tournament id of the reports ``out`` holds, when it is not ``tid`` (``None``: any
-    reports at all): a run must not write its reports over another's, or ``unchanged``
-    could not tell an edited database id from a new tournament."""
+def _reported(out: Path) -> dict[str, Any] | None:
+    """``out/results.json`` as an object, or ``None`` when it is missing, unreadable or not an
+    object. Read as verify reads it: a pipe, a device or a link to one is named, not waited on
+    or read for ever."""
     try:
         old = json.loads(read_text_file(out / "results.json", 1 << 30, "results.json"))
     except (TextFileError, ValueError, RecursionError):
         return None
-    if not isinstance(old, dict) or "tournament_id" not in old:
+    return old if isinstance(old, dict) else None
+
+
+def reports_of_another(out: Path, tid: str | None) -> str | None:
+    """The tournament id of the reports ``out`` holds, when it is not ``tid`` (``None``: any
+    reports at all): a run must not write its reports over another's, or ``unchanged``
+    could not tell an edited database id from a new tournament."""
+    old = _reported(out)
+    if old is None or "tournament_id" not in old:
         return None
     other = str(old["tournament_id"])[:80]
     return other if other != tid else None
@@ -476,13 +484,9 @@ def unchanged(
     and ``verify`` then passed it (an examination deleted a hand and resumed: it was played
     again with another result; it set a bot's illegal count and reported: the report showed
     it). ``now``: the store's chain, if computed already."""
-    try:  # a pipe, a device or a link to one is named there, not waited on or read for ever
-        text = read_text_file(out / "results.json", 1 << 30, "results.json")  # as verify
-        old = json.loads(text)
-    except (TextFileError, ValueError, RecursionError):
+    old = _reported(out)
+    if old is None:
         return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
-    if not isinstance(old, dict):
-        return
     if old.get("tournament_id") != tid:
         # a new run never writes over another tournament's reports (runner.start refuses the
         # folder), so the database's id was changed, which turned every check below off (an

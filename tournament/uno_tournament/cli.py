@@ -44,7 +44,7 @@ def _server_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--admin-token",
-        default=os.environ.get("UNO_ARENA_ADMIN_TOKEN"),
+        default=None,
         help="the server's admin token, with --server (env UNO_ARENA_ADMIN_TOKEN)",
     )
     p.add_argument(
@@ -79,6 +79,13 @@ def _check_metrics(args: argparse.Namespace) -> None:
     """What would stop a run once started is refused before it creates anything: a metrics
     page that cannot open, a game server address that is not this machine's, --server with no
     admin token."""
+    if args.admin_token is not None and not getattr(args, "server", None):
+        raise TournamentCliError(
+            "--admin-token is for a running server: give --server too, or leave it out to "
+            "use an embedded server"
+        )
+    if args.admin_token is None:
+        args.admin_token = os.environ.get("UNO_ARENA_ADMIN_TOKEN")
     if getattr(args, "server", None) and not args.admin_token:
         raise TournamentCliError("--server needs --admin-token (or UNO_ARENA_ADMIN_TOKEN)")
     if getattr(args, "tls_ca", None) is not None:
