@@ -404,8 +404,8 @@ class AdminServicer:
                     raise
             except Exception:  # the table's failure: it is logged, and the match cancelled
                 pass
-        while table.state == 1:
-            await table.changed()
+        while table.state == 1:  # shielded: the future is shared (see _watch)
+            await asyncio.shield(table.changed())
         records = table.records
         fields: list[bytes] = []
         size = 0
@@ -465,7 +465,10 @@ class AdminServicer:
                         await write(admin_pb2.WatchMatchResponse(event=ev))
                 if table.state != 1:
                     break
-                await table.changed()
+                # shielded: every watcher of the table awaits the same future, and a watcher
+                # that left (a closed tab, a killed curl) cancelled it for all of them, whose
+                # calls then ended as if the match had (an examination's spectators froze)
+                await asyncio.shield(table.changed())
             await write(admin_pb2.WatchMatchResponse(match=table.info()))
         except asyncio.CancelledError:  # cut by the janitor, or the call ended
             return

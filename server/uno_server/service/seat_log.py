@@ -134,7 +134,7 @@ class SeatLog:
     def changed(self) -> asyncio.Future[None]:
         """A future resolved when the next event is recorded or the match ends."""
         fut = self._changed
-        if fut is None:
+        if fut is None or fut.done():  # a cancelled one must not end the next waiter's wait
             fut = self._changed = asyncio.get_running_loop().create_future()
         return fut
 
