@@ -58,15 +58,23 @@ def test_every_output_shows_the_range() -> None:
 
 def test_a_one_sided_bot_and_a_bot_not_rated() -> None:
     # a bot that went out first in every hand it played: placed first only when its lower
-    # limit clears every other bot's upper limit
+    # limit clears every other bot's upper limit, or it finished ahead of each of them in every
+    # hand of enough deals (rating_bounds.always_ahead)
     o, _ = _strong_first(40, 1001)
     r, note = fit_ratings(o, FIVE)
-    assert r is not None and r.sides[0] == 1
+    assert r is not None and r.sides[0] == 1 and r.ahead_always is not None
     s = _summary_of(r, note)
     ranks = rank_ranges(s)
     top = ranks[[b.bot for b in s.bots].index(FIVE[0])]
+    above = [
+        float(r.ci_low[0]) > float(r.ci_high[i]) or bool(r.ahead_always[0, i]) for i in range(1, 5)
+    ]
+    assert (top == "1") == all(above), (top, r.ci_low, r.ci_high, r.ahead_always[0])
+    # by the limits alone it is not placed first here: the sign test did it
+    bare = dataclasses.replace(r, ahead_always=None)
+    top_bare = rank_ranges(_summary_of(bare, note))[[b.bot for b in s.bots].index(FIVE[0])]
     others_high = max(float(r.ci_high[i]) for i in range(1, 5))
-    assert (top == "1") == (float(r.ci_low[0]) > others_high), (top, r.ci_low, r.ci_high)
+    assert (top_bare == "1") == (float(r.ci_low[0]) > others_high)
     # a bot with no rating (no deals) has no rank
     gone = dataclasses.replace(s.bots[-1], rating=float("nan"), ci_low=float("nan"))
     s2 = dataclasses.replace(s, bots=[*s.bots[:-1], gone])

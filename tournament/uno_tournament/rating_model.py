@@ -401,6 +401,13 @@ class Ratings:
     bound: FloatArray | None = None
     """The one-sided 97.5% limit (Elo) of each bot with a non-zero :attr:`side`, NaN elsewhere:
     its interval is ``[bound, +inf)`` or ``(-inf, bound]``."""
+    ahead_always: BoolArray | None = None
+    """``ahead_always[o, i]``, for a pair with a bot of non-zero :attr:`side`: ``o`` finished
+    ahead of ``i`` in every hand they shared in so many deals that it is a 2.5% event or rarer
+    for an ``i`` at least as good as ``o`` (:func:`uno_tournament.rating_bounds.always_ahead`):
+    the pair is called different although the one-sided interval, which reads going out first
+    only, may overlap the other's (an examination's bot that finished last in all 24 hands was
+    ranked 1-4). ``None``: not computed (no bot one-sided)."""
     group: IntArray | None = None
     """Per bot, its group of bots linked by rated hands (``-1``: none), when there are several
     (``None``: one). Each group is centred among itself, and a pair across groups has no
@@ -507,6 +514,8 @@ class Ratings:
         if side.any():  # a pair with a one-sided bot: only intervals that do not overlap
             lo, hi = self.ci_low, self.ci_high
             apart = (lo[:, None] > hi[None, :]) | (lo[None, :] > hi[:, None])
+            if self.ahead_always is not None:
+                apart |= self.ahead_always | self.ahead_always.T
             either = (side[:, None] != 0) | (side[None, :] != 0)
             out = np.where(either, apart, out)
         out &= self.rated[:, None] & self.rated[None, :]

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .rating_bounds import (
+    always_ahead,
     bound_one_sided,
     comparison_groups,
     describe,
@@ -190,6 +191,10 @@ def _widened(r: Ratings, names: Sequence[str], keep: IntArray) -> Ratings:
     if r.group is not None:
         group = np.full(n, -1, dtype=np.int64)
         group[keep] = r.group
+    ahead_always = None
+    if r.ahead_always is not None:
+        ahead_always = np.zeros((n, n), dtype=np.bool_)
+        ahead_always[np.ix_(keep, keep)] = r.ahead_always
     return dataclasses.replace(
         r,
         bots=tuple(names),
@@ -199,6 +204,7 @@ def _widened(r: Ratings, names: Sequence[str], keep: IntArray) -> Ratings:
         side=side,
         bound=bound,
         group=group,
+        ahead_always=ahead_always,
         params=np.zeros(0),
     )
 
@@ -253,6 +259,7 @@ def _fit_ratings(
     note = f"maximum likelihood did not converge; fitted with {prior}"
     if side.any() and (side == 0).any():
         r = bound_one_sided(r, outcomes, side)
+        r = dataclasses.replace(r, ahead_always=always_ahead(outcomes, len(names), side))
         why = (
             "maximum likelihood is finite only through places 2-4, whose weight these hands do "
             "not tell from 0"
