@@ -27,11 +27,11 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import report_text
-from .axis import nice_step
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
 from .fileread import write_text_atomic
 from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, likelihood_of_superiority
+from .report_chart import Bar, rating_chart
 from .report_fields import interval_kind, plain, published
 from .report_text import (
     CROSS_LEGEND,
@@ -129,7 +129,7 @@ class Summary:
         lam = ""
         if r is not None and r.places == "discounted":
             lam = (
-                f" Places 2-4 weigh {r.loser_weight:.2f} ± {1.96 * r.loser_weight_se:.2f} of "
+                f" Places 2-4 weigh {loser_weight_text(r.loser_weight, r.loser_weight_se)} of "
                 "going out (fitted with the ratings; its uncertainty is in every interval)."
                 + (" A weak prior keeps it finite." if r.loser_weight_prior else "")
             )
@@ -196,6 +196,15 @@ class Summary:
             },
             "likelihood_of_superiority": {a: plain(row) for a, row in self.los.items()},
         }
+
+
+def loser_weight_text(w: float, se: float) -> str:
+    """The weight of places 2-4 with its 95% interval, clipped at 0: the weight is
+    ``tan(omega)`` with ``omega >= 0``, never negative, and a symmetric "0.00 ± 0.50" at that
+    boundary read as if it could be (an examination)."""
+    lo, hi = w - 1.96 * se, w + 1.96 * se
+    clip = ", clipped at 0: a weight is never negative" if lo < 0 else ""
+    return f"{w:.2f} (95% interval {max(lo, 0.0):.2f} to {hi:.2f}{clip})"
 
 
 def few_deals_note(r: Ratings) -> str:
@@ -465,7 +474,8 @@ def ranks_allowed(r: Ratings | None, names: list[str], rated_names: set[str]) ->
         if not sig[o, i]:
             return False
         if side[o] or side[i]:
-            return bool(lo[o] > hi[i])
+            always = r.ahead_always is not None and bool(r.ahead_always[o, i])
+            return bool(lo[o] > hi[i]) or always
         return bool(r.elo[o] > r.elo[i])
 
     rated = {idx[b] for b in rated_names if b in idx}
@@ -584,57 +594,29 @@ def csv_text(s: Summary) -> str:
 
 
 def svg_chart(s: Summary) -> str:
-    """Ratings with 95% error bars, one row per bot, strongest first."""
-    bots = [b for b in s.bots if not math.isnan(b.rating)]
+    """Ratings with 95% error bars, one row per bot, strongest first
+    (:func:`~uno_tournament.report_chart.rating_chart`). A rating the results bound on one side
+    only is drawn as the leaderboard shows it: its limit and an arrow to the chart's edge, no
+    estimate (the fit's number there is the prior's), and the axis leaves that number out."""
     ref = s.reference
-    if not bots:
-        return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
-    ends = [v for b in bots for v in (b.rating, b.ci_low, b.ci_high) if math.isfinite(v)]
-    lo, hi = min(ends), max(ends)
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
-    pad = (hi - lo) * 0.05 or 10.0
-    lo, hi = lo - pad, hi + pad
-    left, width, row = 170, 560, 26
-    height = row * len(bots) + 50
-
-    def x(v: float) -> float:  # an open end of an interval runs to the chart's edge
-        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * width
-
-    parts = [
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 30}' height='{height}' "
-        "font-family='sans-serif' font-size='12'>",
-        f"<line x1='{x(0):.1f}' y1='10' x2='{x(0):.1f}' y2='{height - 30}' stroke='#bbb' "
-        "stroke-dasharray='4 3'/>",
-    ]
-    for i, b in enumerate(bots):
-        y = 22 + i * row
-        parts.append(
-            f"<text x='{left - 8}' y='{y + 4}' text-anchor='end'>{html.escape(_name(b))}</text>"
-            f"<line x1='{x(b.ci_low):.1f}' y1='{y}' x2='{x(b.ci_high):.1f}' y2='{y}' "
-            "stroke='#357' stroke-width='2'/>"
-            f"<line x1='{x(b.ci_low):.1f}' y1='{y - 5}' x2='{x(b.ci_low):.1f}' y2='{y + 5}' "
-            "stroke='#357'/>"
-            f"<line x1='{x(b.ci_high):.1f}' y1='{y - 5}' x2='{x(b.ci_high):.1f}' y2='{y + 5}' "
-            "stroke='#357'/>"
-            f"<circle cx='{x(b.rating):.1f}' cy='{y}' r='4' fill='#c33'>"
-            f"<title>{html.escape(b.bot)}: {b.rating:+.1f} "
-            f"{interval_text(b.ci_low, b.ci_high, b.bot == ref)}</title></circle>"
-        )
-    axis_y = height - 30
-    parts.append(
-        f"<line x1='{left}' y1='{axis_y}' x2='{left + width}' y2='{axis_y}' stroke='#333'/>"
-    )
-    step = nice_step((hi - lo) / 6)
-    v = math.ceil(lo / step) * step
-    while v <= hi:
-        parts.append(
-            f"<line x1='{x(v):.1f}' y1='{axis_y}' x2='{x(v):.1f}' y2='{axis_y + 5}' "
-            f"stroke='#333'/><text x='{x(v):.1f}' y='{axis_y + 18}' "
-            f"text-anchor='middle'>{v:+.0f}</text>"
-        )
-        v += step
-    parts.append("</svg>")
-    return "".join(parts)
+    bars = []
+    for b in s.bots:
+        if math.isnan(b.rating):
+            continue
+        shown = interval_text(b.ci_low, b.ci_high, b.bot == ref)
+        open_low, open_high = math.isinf(b.ci_low), math.isinf(b.ci_high)
+        if not (open_low or open_high):
+            bars.append(
+                Bar(_name(b), b.ci_low, b.ci_high, b.rating, f"{b.bot}: {b.rating:+.1f} {shown}")
+            )
+            continue
+        if open_low and open_high:
+            title = f"{b.bot}: {shown} (the results bound it on neither side)"
+        else:
+            side = "below" if open_high else "above"
+            title = f"{b.bot}: {_estimate(b)} {shown} (one-sided: the results bound it {side} only)"
+        bars.append(Bar(_name(b), b.ci_low, b.ci_high, None, title))
+    return rating_chart(bars)
 
 
 def html_report(s: Summary) -> str:

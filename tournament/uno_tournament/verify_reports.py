@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .chain import COLUMN_SHORT, SHORT
 from .config import TournamentConfig
 from .fileread import DuplicateKeyError, read_regular, unique_keys
 from .store import ResultStore
@@ -186,7 +187,7 @@ def _close(a: float, b: float) -> bool:
 def _json_difference(a: Any, b: Any, path: str) -> str | None:
     """The first path at which ``a`` differs from ``b`` (numbers within the tolerance)."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return None if a is b else f"{path or 'the top'} is {_differ(a, b)}:"
+        return None if a is b else f"{path or 'the top'} is {_differ(a, b, path)}:"
     if isinstance(a, int | float) and isinstance(b, int | float):
         try:
             # a count (an integer in the report the database gives) is compared exactly: a
@@ -194,7 +195,7 @@ def _json_difference(a: Any, b: Any, path: str) -> str | None:
             same = a == b or (not isinstance(b, int) and _close(float(a), float(b)))
         except OverflowError:  # an integer of hundreds of digits: no report writes one
             same = False
-        return None if same else f"{path} is {_differ(a, b)}:"
+        return None if same else f"{path} is {_differ(a, b, path)}:"
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b), key=str):
             if k not in a or k not in b:
@@ -214,28 +215,78 @@ def _json_difference(a: Any, b: Any, path: str) -> str | None:
             if where is not None:
                 return where
         return None
-    return None if a == b else f"{path or 'the top'} is {_differ(a, b)}:"
+    return None if a == b else f"{path or 'the top'} is {_differ(a, b, path)}:"
 
 
 def _join(path: str, key: object) -> str:
     return f"{path}.{str(key)[:40]}" if path else str(key)[:40]
 
 
-def _differ(a: Any, b: Any) -> str:
+def _differ(a: Any, b: Any, path: str = "") -> str:
     """``A, not B`` for two values that differ, in full where the short forms would look the
-    same (an edited ``hands = 24.0000001`` read "hands is 24, not 24")."""
+    same (an edited ``hands = 24.0000001`` read "hands is 24, not 24"). Two long strings show
+    the window around their first difference (:func:`_string_window`): cut to their first 37
+    characters, two digests that differ at the 41st read the same (an examination)."""
+    if (
+        isinstance(a, str)
+        and isinstance(b, str)
+        and max(len(json.dumps(a)), len(json.dumps(b))) > SHOWN
+    ):
+        return _string_window(a, b, path)
     x, y = _show(a), _show(b)
     if x == y:
         x, y = _show(a, full=True), _show(b, full=True)
     return f"{x}, not {y}"
 
 
+SHOWN = 40
+"""The longest value a line repeats in full."""
+AROUND = 8
+"""Characters shown either side of the first difference of two long strings."""
+CHUNKS = {"chain.hands_digests": SHORT}
+"""Strings of one digest per hand in schedule order (:mod:`uno_tournament.chain`): the
+characters of a digest, per path; ``chain.column_digests.*`` hold :data:`COLUMN_SHORT`."""
+
+
+def _string_window(a: str, b: str, path: str = "") -> str:
+    """Two strings that differ, each shown from a few characters before their first difference
+    to a few after, the first differing character in brackets and a cut end marked "…" inside
+    the closed quotes; then where they differ (and, in a chain's digests, which hand)."""
+    at = next(
+        (i for i, (p, q) in enumerate(zip(a, b, strict=False)) if p != q), min(len(a), len(b))
+    )
+    start = max(at - AROUND, 0)
+
+    def window(v: str) -> str:
+        head = ("…" if start else "") + _inner(v[start:at])
+        if at >= len(v):  # the string ends where the other goes on
+            return f'"{head}" (its end)'
+        tail = _inner(v[at + 1 : at + 1 + AROUND]) + ("…" if at + 1 + AROUND < len(v) else "")
+        return f'"{head}[{_inner(v[at])}]{tail}"'
+
+    size = f"of {len(a)}" if len(a) == len(b) else f"({len(a)} characters, not {len(b)})"
+    where = f"first difference at character {at + 1} {size}, in brackets"
+    width = CHUNKS.get(path) or (COLUMN_SHORT if path.startswith("chain.column_digests.") else 0)
+    if width:
+        where += f"; hand {at // width + 1} in schedule order"
+    return f"{window(a)}, not {window(b)} ({where})"
+
+
+def _inner(text: str) -> str:
+    """``text`` as inside a JSON string (its escapes, without the quotes)."""
+    return json.dumps(text)[1:-1]
+
+
 def _show(v: Any, *, full: bool = False) -> str:
-    """A value of a report file as a line repeats it (a float to 6 digits, or all of them)."""
+    """A value of a report file as a line repeats it (a float to 6 digits, or all of them); a
+    long one cut, marked "…" (a string's quotes closed after it)."""
+    if isinstance(v, str):
+        text = json.dumps(v)
+        return text if len(text) <= SHOWN else f'"{_inner(v[: SHOWN - 6])}…"'
     if not isinstance(v, float):
         text = json.dumps(v)
     elif full:
         text = repr(v)
     else:
         text = f"{v:.6g}"
-    return text if len(text) <= 40 else text[:37] + "..."
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "…"
