@@ -79,12 +79,25 @@ def test_bad_settled_settings_name_the_field(keys: dict[str, object], field: str
     assert str(err.value).startswith(field + ":"), str(err.value)
 
 
-@pytest.mark.parametrize("alpha", [0, 0.5, -0.1, float("nan"), float("inf")])
+@pytest.mark.parametrize(
+    "alpha", [0, 0.5, -0.1, float("nan"), float("inf"), 1e-13, 5e-324, 0.4999999999999, 0.491]
+)
 def test_every_alpha_out_of_range_gets_one_wording(alpha: float) -> None:
-    """0 and 0.5 said "more than 0 and less than 0.5", nan "must be 0-0.5"."""
+    """0 and 0.5 said "more than 0 and less than 0.5", nan "must be 0-0.5"; 1e-13 and
+    0.4999999999999 were taken by a run that report, verify and resume then refused as edited
+    (the stored configuration's check had another range), and 5e-324 failed inside the run."""
     with pytest.raises(ConfigError) as err:
         parse(_tournament(until="settled", alpha=alpha), Path("."))
-    assert "tournament.alpha: must be more than 0 and less than 0.5, got " in str(err.value)
+    assert "tournament.alpha: must be at least 1e-9 and at most 0.49, got " in str(err.value)
+
+
+@pytest.mark.parametrize("alpha", [1e-9, 0.49])
+def test_the_ends_of_alpha_are_taken_by_a_file_and_by_a_stored_config(alpha: float) -> None:
+    from uno_tournament.config_stored import _check_stored
+
+    c = parse(_tournament(until="settled", alpha=alpha), Path("."))
+    assert c.alpha == alpha
+    _check_stored(c)  # what report, verify and resume check: the same range
 
 
 def test_settled_settings_and_defaults() -> None:
@@ -456,6 +469,16 @@ def test_run_stops_when_settled_on_shards_and_verify_checks_the_decision(tmp_pat
     _set_record(conn, edited)
     v = _verify(out)
     assert v.returncode == 1 and "the record's rho is" in v.stdout, v.stdout
+    # a record of another test (a shard with another alpha wrote it, an examination): the
+    # cause comes first, not as problem 386 after every hand past the stop listed as missing
+    edited = json.loads(json.dumps(rec))
+    edited["state"]["alpha"] = 0.05
+    _set_record(conn, edited)
+    v = _verify(out)
+    assert v.returncode == 1, v.stdout
+    first = v.stdout.splitlines()[:2]  # the chain's and the record's lines, before any hand's
+    assert "meta.sequential" in first[0] and "the record's alpha is 0.05" in first[1], first
+    assert "missing" not in v.stdout, v.stdout[:2000]
     _set_record(conn, rec)
     assert _verify(out).returncode == 0
 
@@ -759,6 +782,18 @@ def test_candidate_baseline_arguments_are_checked(
     assert cli.main(["tournament", "run", str(cfg), "--quiet", *args]) == cli.EXIT_ERROR
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0] and len(err[0]) < 500, err
+
+
+def test_a_size_in_the_file_is_not_dropped_by_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``blocks = 1`` in [tournament] with --candidate started a run of 20000 hands without a
+    word (an examination); --blocks on the command line was already refused."""
+    cfg = _settled_config(tmp_path, "blocks = 1\n")
+    args = ["--candidate", "g0", "--baseline", "g1"]
+    assert cli.main(["tournament", "run", str(cfg), "--quiet", *args]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tournament.blocks: not with --candidate/--baseline" in err[0], err
 
 
 def _new_version_run(cfg: Path, *extra: str) -> subprocess.CompletedProcess[str]:

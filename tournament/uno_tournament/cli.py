@@ -210,6 +210,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.concurrency is not None:
         config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
     if args.candidate is not None or args.baseline is not None:
+        if _seed_given(text, "blocks") and args.blocks is None:
+            # dropped in silence before: "blocks = 1" started a run of 20000 hands
+            raise TournamentCliError(
+                "tournament.blocks: not with --candidate/--baseline (the test sizes itself; "
+                'give its budget as max_hands with until = "settled", or leave blocks out)'
+            )
         config = _new_version(config, args.candidate, args.baseline)
     shard_kw = _shard_kwargs(args)
     if shard_kw.get("only") is not None and not _seed_given(text):
@@ -246,12 +252,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
 
-def _seed_given(text: str) -> bool:
-    """Whether a configuration's text sets ``tournament.seed`` (without it a run draws one)."""
+def _seed_given(text: str, key: str = "seed") -> bool:
+    """Whether a configuration's text sets ``tournament.seed`` (without it a run draws one),
+    or another ``key`` of ``[tournament]``."""
     from .fileread import loads_toml
 
     section = loads_toml(text).get("tournament", {})
-    return isinstance(section, dict) and "seed" in section
+    return isinstance(section, dict) and key in section
 
 
 def _new_version(

@@ -9,7 +9,7 @@ Every error names the offending field (``bots[2].command: must be a list of stri
     # hands = 5000          # a hand budget: a balanced design of about this many hands
     # precision_elo = 30    # or a precision: 95% CI of a gap between two bots about +-30 Elo
     # until = "settled"     # or play until every adjacent pair is decided (docs/tournaments.md)
-    # alpha = 0.05          #   with until: the chance of any wrong claim (0 < alpha < 0.5)
+    # alpha = 0.05          #   with until: the chance of any wrong claim (1e-9 to 0.49)
     # indifference_elo = 10 #   with until: pairs closer than this may be called tied (1-500)
     # max_hands = 20000     #   with until: the budget (default 20000; 24-2000000)
     concurrency = 8         # tables played at once
@@ -108,8 +108,11 @@ DEFAULT_INDIFFERENCE_ELO = 10.0
 DEFAULT_MAX_HANDS = 20_000
 """The budget of ``until = "settled"`` when ``max_hands`` is not given (the ladder of the
 example field settles within it; docs/tournaments.md)."""
-ALPHA_RANGE = (0.0, 0.5)
-"""``alpha`` lies strictly between these."""
+ALPHA_RANGE = (1e-9, 0.49)
+"""``alpha`` lies between these, both allowed: one range for a config file and for a stored
+configuration (a run with alpha = 1e-13 was played, then refused by report, verify and resume
+as edited; 5e-324 failed inside the test's arithmetic)."""
+ALPHA_TEXT = "must be at least 1e-9 and at most 0.49"
 INDIFFERENCE_RANGE = (1.0, 500.0)
 MAX_HANDS_RANGE = (24, schedule.MAX_PLAN_HANDS)
 UNTIL_VALUES = ("settled",)
@@ -728,8 +731,8 @@ def _until(t: dict[str, Any]) -> tuple[str, float, float, int]:
     alpha = t.get("alpha", DEFAULT_ALPHA)
     if isinstance(alpha, bool) or not isinstance(alpha, int | float):
         raise ConfigError(f"tournament.alpha: must be a number, got {_shown(alpha)}")
-    if not ALPHA_RANGE[0] < alpha < ALPHA_RANGE[1]:  # nan too: one wording for every miss
-        raise ConfigError(f"tournament.alpha: must be more than 0 and less than 0.5, got {alpha:g}")
+    if not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:  # nan too: one wording for every miss
+        raise ConfigError(f"tournament.alpha: {ALPHA_TEXT}, got {alpha:g}")
     indifference = _float(
         "tournament.indifference_elo",
         t.get("indifference_elo", DEFAULT_INDIFFERENCE_ELO),

@@ -36,7 +36,7 @@ def _check_stored(c: TournamentConfig) -> None:
     if c.until not in ("", *UNTIL_VALUES):
         raise ConfigError(f"tournament.until: {_shown(c.until)} is not a value a run takes")
     if c.until:
-        _float("tournament.alpha", c.alpha, 1e-12, ALPHA_RANGE[1] - 1e-12)
+        _float("tournament.alpha", c.alpha, *ALPHA_RANGE)
         _float("tournament.indifference_elo", c.indifference_elo, *INDIFFERENCE_RANGE)
         _int("tournament.max_hands", c.max_hands, *MAX_HANDS_RANGE)
     if c.faults.forfeit not in FORFEIT_DESCRIPTIONS:

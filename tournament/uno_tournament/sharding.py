@@ -139,6 +139,47 @@ def _difference(stored: dict[str, Any], mine: dict[str, Any]) -> str:
     return "its configuration differs from yours"
 
 
+SEQUENTIAL_KEYS = ("until", "alpha", "indifference_elo", "max_hands", "candidate", "baseline")
+"""The settings of a run's sequential test (``until = "settled"`` or a new-version test). They
+are not in the identity's digest (that would refuse every run stored before they were checked),
+so :func:`join_store` compares them with the stored configuration's: a shard started with
+``alpha = 0.3`` or another candidate joined a store and its test replaced the run's."""
+
+
+def _sequential_difference(theirs: TournamentConfig | None, mine: TournamentConfig) -> str:
+    if theirs is None:
+        return ""
+    a, b = theirs.to_dict(), mine.to_dict()
+    for k in SEQUENTIAL_KEYS:
+        if a.get(k) != b.get(k):
+            return f"its {k} is {_setting(a.get(k))}, yours {_setting(b.get(k))}"
+    return ""
+
+
+def _setting(v: object) -> str:
+    return "not set" if v in ("", 0, None) else repr(v)
+
+
+def _kind_difference(theirs: TournamentConfig | None, mine: TournamentConfig) -> str:
+    """The difference in kind, when one run is sequential and the other of a fixed size (the
+    size keys alone read "its hands is 0, yours 768")."""
+    if theirs is None or theirs.sequential == mine.sequential:
+        return ""
+
+    def kind(c: TournamentConfig) -> str:
+        if c.candidate:
+            return f"a new-version test of {c.candidate} against {c.baseline}"
+        if c.sequential:
+            return 'until = "settled"'
+        if c.hands:
+            return f"a fixed size of hands = {c.hands}"
+        if c.precision_elo:
+            return f"a fixed size of precision_elo = {c.precision_elo:g}"
+        return f"a fixed size of blocks = {c.blocks}"
+
+    return f"its run is {kind(theirs)}, yours {kind(mine)}"
+
+
 def new_tournament_id(name: str) -> str:
     return f"{name}-{secrets.token_hex(3)}"
 
@@ -167,15 +208,25 @@ def join_store(
         wanted["shards"] = shards
     meta = store.init_meta(wanted)
     where = f"store {store.location}"
+    try:
+        theirs: TournamentConfig | None = TournamentConfig.from_dict(meta["config"])
+    except (KeyError, TypeError, ValueError, ConfigError):
+        theirs = None
     if meta.get("identity") != digest:
-        try:
-            stored = identity(TournamentConfig.from_dict(meta["config"]))
-        except (KeyError, TypeError, ValueError, ConfigError):
-            stored = {}
+        stored = identity(theirs) if theirs is not None else {}
+        why = _kind_difference(theirs, config) or _difference(stored, mine)
         raise ShardError(
             f"{where} holds tournament {meta.get('tournament_id', '?')}, not this one: "
-            f"{_difference(stored, mine)}. A store holds one tournament: use another database "
+            f"{why}. A store holds one tournament: use another database "
             "(or schema) for a new run, or the configuration that started this one"
+        )
+    why = _sequential_difference(theirs, config)
+    if why:
+        raise ShardError(
+            f"{where} holds tournament {meta.get('tournament_id', '?')}, whose sequential test "
+            f"is not this process's: {why}. Every shard must run the same test (its decision "
+            "is the whole run's): give the configuration and the --candidate/--baseline that "
+            "started it"
         )
     if shards is not None and meta.get("shards", shards) != shards:
         raise ShardError(

@@ -193,8 +193,10 @@ class _Lines:
         self.other.append(_short(line))
 
     def lines(self) -> list[str]:
+        """The run's own problems first (its configuration, chain, decision): a cause
+        behind a list of hands was shown only as problem 386 of 386 (an examination)."""
         out = [_short(f"{hid}: " + "; ".join(items)) for hid, items in self.by_hand.items()]
-        return out + self.other
+        return self.other + out
 
 
 def _verify(
@@ -284,7 +286,8 @@ def _verify(
         rep.sequential = seq.summary
         if seq.stop_hands is not None:
             rep.planned = seq.stop_hands
-        else:
+        elif not seq.other:  # a record that cannot be trusted has no stop to count hands to:
+            # the hands after the real stop were listed as missing, hundreds of lines
             _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)
     else:
         _missing_against_schedule(store, ref, plan_ids, set(raw.digests), out)

@@ -1,0 +1,83 @@
+"""Shards of one store run one sequential test.
+
+An examination started ``--shard 0/2`` with ``alpha = 0.05``, then ``--shard 1/2`` with
+``alpha = 0.3, indifference_elo = 200`` on the same store: the second was accepted, its test
+replaced the run's stored one, and both shards stopped "settled" on the looser test. A shard with
+another ``--candidate`` was accepted the same way, and verify then found 134 problems. These
+settings are not in the identity's digest (old runs would be refused), so join_store compares
+them with the stored configuration's."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from uno_tournament.config import BotSpec, TournamentConfig
+from uno_tournament.sharding import ShardError, join_store
+from uno_tournament.store import Store
+
+
+def _config(**kw: object) -> TournamentConfig:
+    base = TournamentConfig(
+        name="sq",
+        seed=7,
+        bots=tuple(BotSpec(b, command=("x", b), cwd="/") for b in ("a", "b", "c", "d")),
+        until="settled",
+        max_hands=768,
+    )
+    return dataclasses.replace(base, **kw)  # type: ignore[arg-type]
+
+
+def _store(tmp_path: Path) -> Store:
+    return Store.create(tmp_path / "run", {})
+
+
+def test_a_shard_with_another_test_is_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    try:
+        tid = join_store(store, _config(), shards=2)
+        assert join_store(store, _config(), shards=2) == tid
+        with pytest.raises(ShardError, match=re.escape("its alpha is 0.05, yours 0.3")):
+            join_store(store, _config(alpha=0.3), shards=2)
+        with pytest.raises(
+            ShardError, match=re.escape("its indifference_elo is 10.0, yours 200.0")
+        ):
+            join_store(store, _config(indifference_elo=200.0), shards=2)
+        with pytest.raises(ShardError, match="its candidate is not set, yours 'c'"):
+            join_store(store, _config(candidate="c", baseline="d"), shards=2)
+        # the stored test is untouched by the refusals
+        assert join_store(store, _config(), shards=2) == tid
+        assert store.meta()["config"]["alpha"] == 0.05
+    finally:
+        store.close()
+
+
+def test_a_new_version_shard_must_test_the_same_pair(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    try:
+        mine = _config(until="", candidate="a", baseline="b")
+        tid = join_store(store, mine, shards=2)
+        assert join_store(store, mine, shards=2) == tid
+        with pytest.raises(ShardError, match="its candidate is 'a', yours 'c'"):
+            join_store(store, _config(until="", candidate="c", baseline="d"), shards=2)
+        with pytest.raises(ShardError, match="its baseline is 'b', yours 'c'"):
+            join_store(store, _config(until="", candidate="a", baseline="c"), shards=2)
+        with pytest.raises(ShardError, match="its until is not set, yours 'settled'"):
+            join_store(store, _config(candidate="a", baseline="b"), shards=2)
+    finally:
+        store.close()
+
+
+def test_a_fixed_size_shard_joining_a_settled_run_is_told_which_kind(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    try:
+        join_store(store, _config(), shards=2)
+        fixed = _config(until="", max_hands=0, hands=768)
+        with pytest.raises(ShardError) as err:
+            join_store(store, fixed, shards=2)
+        assert 'its run is until = "settled", yours a fixed size of hands = 768' in str(err.value)
+    finally:
+        store.close()
