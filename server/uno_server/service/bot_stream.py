@@ -40,6 +40,11 @@ MAX_WAITING_HELLO: Final = 8  # Play streams of one bot that may wait for their 
 UNAUTHENTICATED_READ_S: Final = 2.0  # the longest it waits for that message
 MAX_UNAUTHENTICATED: Final = 64  # refused streams that may wait at once; more are ended at once
 STREAM_BYTES_PER_S: Final = 1024 * 1024  # each Play stream is read at most this fast
+# said once, plainly (limits' generic wording for a Timestamp said "a valid Timestamp" twice)
+BAD_PING_SENT_AT: Final = (
+    "ping.sent_at: not a valid Timestamp: seconds must lie in years 1-9999 "
+    f"({limits.TIMESTAMP_MIN_S} to {limits.TIMESTAMP_MAX_S}) and nanos in 0-999999999"
+)
 
 
 def _request_number(request_id: str) -> tuple[str, int]:
@@ -193,10 +198,14 @@ class BotServicer:
             )
         it = request_iterator.__aiter__()
         arena.waiting_hello[name] += 1
+        raw: bytes | None = None
+        why = f"send Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream"
         try:
             raw = await asyncio.wait_for(it.__anext__(), HELLO_TIMEOUT_S)
-        except (StopAsyncIteration, TimeoutError):
-            raw = None
+        except StopAsyncIteration:  # closed at once: no time limit was hit
+            why = "the stream closed before its Hello: send Hello first"
+        except TimeoutError:
+            pass
         finally:
             arena.waiting_hello[name] -= 1
             if not arena.waiting_hello[name]:
@@ -206,7 +215,7 @@ class BotServicer:
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
                 errors_pb2.ERROR_REASON_HELLO_REQUIRED,
-                f"send Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
+                why,
                 bot=name,
                 maybe_transport=True,
             )
@@ -460,7 +469,10 @@ class BotServicer:
                 bad = limits.check(req) if kind != "hello" else None
                 if bad is not None:
                     session.stream_error(
-                        grpc.StatusCode.INVALID_ARGUMENT, bad.reason, bad.message, bad.field
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        bad.reason,
+                        BAD_PING_SENT_AT if bad.field == "ping.sent_at" else bad.message,
+                        bad.field,
                     )
                 elif kind == "ping":
                     out = bot_pb2.PlayResponse()
@@ -524,8 +536,10 @@ class BotServicer:
             # missing field first, naming the request's seat
             mid, number = _request_number(act.request_id)
             table, f = arena.lookup(mid)
-            if table is None and f is not None:
-                table = f.table  # answers after the end: stale, already answered...
+        # a match that ended is answered from its summary alone, never from its event log
+        # (f.table), which is kept only for a while (--log-linger-*): an answer must get the
+        # same result before and after the log is let go
+        ended = f is not None and session.bot_name in f.bots
         if table is not None:
             res = table.submit(
                 session,
@@ -533,6 +547,12 @@ class BotServicer:
                 number,
                 act.action_id if act.HasField("action_id") else None,
             )
+            if res is not None and entry is not None and res.field.startswith("action."):
+                # an entry of a batch is named by its place, as the rejections below name it
+                old = res.field
+                res.field = f"actions.actions[{entry}]{old.removeprefix('action')}"
+                if res.message.startswith(old):
+                    res.message = res.field + res.message.removeprefix(old)
         elif bad is not None:  # a field over its limit or missing: before NOT_FOUND
             # an entry of a batch is named by its place (its request id may be what is bad)
             path = bad.field
@@ -540,20 +560,24 @@ class BotServicer:
                 path = f"actions.actions[{entry}]{bad.field.removeprefix('action')}"
             res = bot_pb2.ActionResult(
                 request_id=act.request_id if bad.field != "action.request_id" else "",
+                match_id=mid if ended else "",
                 code=3,
                 reason=bad.reason,
                 message=path + bad.message.removeprefix(bad.field),
                 field=path,
             )
+            res.received_at.FromNanoseconds(time.time_ns())
             if act.HasField("action_id"):
                 res.action_id = act.action_id
             arena.metrics.illegal.labels(
                 session.bot_name, errors_pb2.ErrorReason.Name(bad.reason)[13:].lower()
             ).inc()
-        elif f is not None and session.bot_name in f.bots:
-            # its match ended and the full record was let go (--log-linger-*), the summary
-            # kept: every request of it is closed, so this is a late answer (a second answer,
-            # or one that crossed MatchEnded), as it was while the record lingered, not a fault
+        elif ended:
+            # its match ended: every request of it is closed, whichever the id names (this
+            # bot's, another seat's, one never issued: none is secret or open any more), so
+            # this is a late answer (a second answer, or one that crossed MatchEnded), not a
+            # fault, for as long as the summary is kept (errors.proto, STALE_REQUEST). No seat
+            # and no response_ms: the summary does not know the match's requests.
             res = bot_pb2.ActionResult(
                 request_id=act.request_id,
                 match_id=mid,
@@ -561,6 +585,7 @@ class BotServicer:
                 reason=errors_pb2.ERROR_REASON_STALE_REQUEST,
                 message=f"match {mid} has ended: its requests are closed (a late answer)",
             )
+            res.received_at.FromNanoseconds(time.time_ns())
             if act.HasField("action_id"):
                 res.action_id = act.action_id
             arena.metrics.late.labels(session.bot_name, "stale_request").inc()

@@ -57,6 +57,14 @@ _CLOSE_REASONS: Final = {
 }
 
 
+def response_ms(sent_at: float) -> int:
+    """ActionResult.response_ms of an answer arriving now to a request sent at loop time
+    ``sent_at`` (OpenRequest.sent_at, which DecisionRequest.sent_at and its deadline are counted
+    from; the same measure as an accepted answer's previous_response_ms). The table's clock is
+    the loop's, and an asyncio loop's clock is time.monotonic()."""
+    return max(0, min(2**31 - 1, int((time.monotonic() - sent_at) * 1000)))
+
+
 class RequestDesk:
     """The open and recently closed requests of one match (see the module docstring)."""
 
@@ -86,7 +94,8 @@ class RequestDesk:
         self.metrics = metrics
         self.lookup_session = lookup_session
         self.requests: dict[str, OpenRequest] = {}  # request id -> the open request
-        self._closed: dict[int, int] = {}  # request number -> close kind
+        # request number -> (close kind, loop time it was sent: OpenRequest.sent_at)
+        self._closed: dict[int, tuple[int, float]] = {}
         self._issued = [0] * len(seats)  # per match seat: requests sent to it so far
         self.log: Any = structlog.get_logger("uno.table")
 
@@ -133,7 +142,7 @@ class RequestDesk:
     def forget(self, req: OpenRequest, kind: int) -> None:
         self.requests.pop(req.request_id, None)
         closed = self._closed
-        closed[req.number] = kind
+        closed[req.number] = (kind, req.sent_at)
         if len(closed) > CLOSED_MEMORY:
             for key in list(closed)[: CLOSED_MEMORY // 2]:
                 del closed[key]
@@ -150,13 +159,18 @@ class RequestDesk:
     def result(
         self, request_id: str, action_id: int | None, seat: int | None = None
     ) -> bot_pb2.ActionResult:
-        """The ActionResult of a rejection (only rejections get one)."""
+        """The ActionResult of a rejection (only rejections get one). ``seat``: the request's
+        seat, given only when the request was sent to the answering bot; its response_ms is
+        then filled in if the request is open."""
         res = bot_pb2.ActionResult(request_id=request_id, match_id=self.match_id)
         res.received_at.FromNanoseconds(time.time_ns())
         if action_id is not None:
             res.action_id = action_id
         if seat is not None:
             res.seat = seat
+            req = self.requests.get(request_id)
+            if req is not None and req.seat == seat:
+                res.response_ms = response_ms(req.sent_at)
         return res
 
     def missing_action_id(
@@ -207,7 +221,9 @@ class RequestDesk:
         if st.bot_name != sender or not number <= self._issued[seat] * SEAT_STRIDE:
             return self.not_found(res, sender)
         res.seat = seat
-        kind = self._closed.get(number, -1)
+        kind, sent_at = self._closed.get(number, (-1, -1.0))
+        if kind >= 0:  # remembered: when it was sent is known
+            res.response_ms = response_ms(sent_at)
         # a request the seat was sent and that closed (timed out, answered, superseded) is
         # answered late, as RequestClosed says, even after the takeover its timeout caused:
         # only an answer naming no remembered request of the seat is for a seat taken over

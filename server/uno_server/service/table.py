@@ -508,6 +508,7 @@ class Table:
                 INVALID_ARGUMENT,
                 errors_pb2.ERROR_REASON_MALFORMED_ACTION,
                 str(exc),
+                field="action.action_id",  # a batch entry's place: bot_stream._action
                 legal=self._legal_on_wire(req.legal),  # what was offered: the gate quotes it
             )
         except (WrongSeatError, IllegalActionError) as exc:

@@ -367,6 +367,8 @@ func (x *ActionBatch) GetActions() []*Action {
 }
 
 // Introduces the bot. The token (metadata) authenticates it; the name identifies it in matches.
+// The first message of every Play stream, sent within 10 seconds of opening it (else
+// FAILED_PRECONDITION / HELLO_REQUIRED ends the stream).
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The bot's name, 0-64 characters of [A-Za-z0-9_.-], e.g. "alice". AdminService.CreateMatch
@@ -676,7 +678,10 @@ func (x *Action) GetActionId() int32 {
 }
 
 // Application-level heartbeat (optional; gRPC keepalive is enough for liveness). Useful to
-// measure round-trip time and clock offset.
+// measure round-trip time and clock offset. gRPC keepalive pings may come at most every 5
+// seconds (the server's min_ping_interval_without_data_ms is 5000): set keepalive_time_ms to
+// 5000 or more, 10,000-30,000 recommended. A client that pings more often gets its connection
+// closed by gRPC after a few such pings, with UNAVAILABLE "Too many pings" (not a shutdown).
 type Ping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Any value; echoed in Pong.
@@ -1453,12 +1458,20 @@ type ActionResult struct {
 	// Server time the Action arrived.
 	ReceivedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`
 	// Milliseconds from DecisionRequest.sent_at to received_at: your thinking time plus network
-	// lag as the server measured it.
+	// lag as the server measured it (counted, as the deadline is, from when the request was first
+	// sent; a resent request keeps that start). Set whenever the server knows the request as one
+	// sent to this bot: an open request, or a closed one it still remembers (ALREADY_ANSWERED,
+	// DEADLINE_PASSED, STALE_REQUEST while the match runs). 0 where it knows no such request:
+	// REQUEST_NOT_FOUND (an id never issued or another bot's), a request closed too long ago to
+	// be remembered, a missing action_id for a request that is not open, a request_id missing or
+	// over its limit, and every answer after the match ended.
 	ResponseMs int32 `protobuf:"varint,11,opt,name=response_ms,json=responseMs,proto3" json:"response_ms,omitempty"`
 	// The seat's time bank left, in milliseconds (the clock of an open request keeps running).
 	TimeBankMs int32 `protobuf:"varint,12,opt,name=time_bank_ms,json=timeBankMs,proto3" json:"time_bank_ms,omitempty"`
-	// For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id" (for an entry of
-	// an ActionBatch, its place: "actions.actions[2].request_id" is the third); empty otherwise.
+	// For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id", or
+	// "action.action_id" for a missing id or one that names no action (MALFORMED_ACTION); for an
+	// entry of an ActionBatch, its place: "actions.actions[2].action_id" is the third. Empty
+	// otherwise.
 	Field         string `protobuf:"bytes,13,opt,name=field,proto3" json:"field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

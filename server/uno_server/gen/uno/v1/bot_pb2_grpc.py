@@ -85,9 +85,11 @@ class BotServiceServicer:
         """The bot's one stream. Keep it open for the life of the bot process; the server multiplexes
         on it every decision of every seat the bot holds in any number of concurrent matches.
 
-        The first PlayRequest must be a Hello (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends
-        the stream). The server answers with Welcome, then re-sends every decision request still
-        open for this bot (a reconnecting bot picks up where it left off).
+        The first PlayRequest must be a Hello, sent at once: within 10 seconds of opening the
+        stream (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends the stream, as it does a stream
+        whose first message is not a Hello or that closes before its Hello). The server answers
+        with Welcome, then re-sends every decision request still open for this bot (a reconnecting
+        bot picks up where it left off).
 
         One session per bot name: a new Play stream of the same bot replaces the old one, which ends
         with ABORTED / SESSION_REPLACED. Seats belong to the bot name, not to a stream, so a
@@ -98,9 +100,14 @@ class BotServiceServicer:
         BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
         LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
         invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
-        SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
-        fatal = true precedes the status where possible. A bot that half-closes its side is
-        leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
+        SLOW_CONSUMER, TOO_MANY_STREAMS (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A
+        StreamError with fatal = true precedes the status where possible. gRPC itself also ends a
+        stream, with no StreamError and no ErrorInfo: RESOURCE_EXHAUSTED for a message over the
+        server's max_message_bytes, and UNAVAILABLE "Too many pings" (an HTTP/2 GOAWAY
+        ENHANCE_YOUR_CALM) for a client whose gRPC keepalive pings more often than every 5 seconds:
+        that is not a shutdown; set keepalive_time_ms to 5000 or more (10,000-30,000 recommended)
+        before reconnecting. A bot that half-closes its side is leaving: its seats enter the
+        reconnect grace period, then the takeover bot plays them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -241,7 +241,11 @@ export interface ActionBatch {
   actions: Action[];
 }
 
-/** Introduces the bot. The token (metadata) authenticates it; the name identifies it in matches. */
+/**
+ * Introduces the bot. The token (metadata) authenticates it; the name identifies it in matches.
+ * The first message of every Play stream, sent within 10 seconds of opening it (else
+ * FAILED_PRECONDITION / HELLO_REQUIRED ends the stream).
+ */
 export interface Hello {
   /**
    * The bot's name, 0-64 characters of [A-Za-z0-9_.-], e.g. "alice". AdminService.CreateMatch
@@ -348,7 +352,10 @@ export interface Action {
 
 /**
  * Application-level heartbeat (optional; gRPC keepalive is enough for liveness). Useful to
- * measure round-trip time and clock offset.
+ * measure round-trip time and clock offset. gRPC keepalive pings may come at most every 5
+ * seconds (the server's min_ping_interval_without_data_ms is 5000): set keepalive_time_ms to
+ * 5000 or more, 10,000-30,000 recommended. A client that pings more often gets its connection
+ * closed by gRPC after a few such pings, with UNAVAILABLE "Too many pings" (not a shutdown).
  */
 export interface Ping {
   /** Any value; echoed in Pong. */
@@ -611,14 +618,22 @@ export interface ActionResult {
     | undefined;
   /**
    * Milliseconds from DecisionRequest.sent_at to received_at: your thinking time plus network
-   * lag as the server measured it.
+   * lag as the server measured it (counted, as the deadline is, from when the request was first
+   * sent; a resent request keeps that start). Set whenever the server knows the request as one
+   * sent to this bot: an open request, or a closed one it still remembers (ALREADY_ANSWERED,
+   * DEADLINE_PASSED, STALE_REQUEST while the match runs). 0 where it knows no such request:
+   * REQUEST_NOT_FOUND (an id never issued or another bot's), a request closed too long ago to
+   * be remembered, a missing action_id for a request that is not open, a request_id missing or
+   * over its limit, and every answer after the match ended.
    */
   responseMs: number;
   /** The seat's time bank left, in milliseconds (the clock of an open request keeps running). */
   timeBankMs: number;
   /**
-   * For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id" (for an entry of
-   * an ActionBatch, its place: "actions.actions[2].request_id" is the third); empty otherwise.
+   * For INVALID_ARGUMENT: the Action field at fault, e.g. "action.request_id", or
+   * "action.action_id" for a missing id or one that names no action (MALFORMED_ACTION); for an
+   * entry of an ActionBatch, its place: "actions.actions[2].action_id" is the third. Empty
+   * otherwise.
    */
   field: string;
 }
@@ -4169,9 +4184,11 @@ export const BotServiceService = {
    * The bot's one stream. Keep it open for the life of the bot process; the server multiplexes
    * on it every decision of every seat the bot holds in any number of concurrent matches.
    *
-   * The first PlayRequest must be a Hello (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends
-   * the stream). The server answers with Welcome, then re-sends every decision request still
-   * open for this bot (a reconnecting bot picks up where it left off).
+   * The first PlayRequest must be a Hello, sent at once: within 10 seconds of opening the
+   * stream (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends the stream, as it does a stream
+   * whose first message is not a Hello or that closes before its Hello). The server answers
+   * with Welcome, then re-sends every decision request still open for this bot (a reconnecting
+   * bot picks up where it left off).
    *
    * One session per bot name: a new Play stream of the same bot replaces the old one, which ends
    * with ABORTED / SESSION_REPLACED. Seats belong to the bot name, not to a stream, so a
@@ -4182,9 +4199,14 @@ export const BotServiceService = {
    * BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
    * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
    * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
-   * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
-   * fatal = true precedes the status where possible. A bot that half-closes its side is
-   * leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
+   * SLOW_CONSUMER, TOO_MANY_STREAMS (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A
+   * StreamError with fatal = true precedes the status where possible. gRPC itself also ends a
+   * stream, with no StreamError and no ErrorInfo: RESOURCE_EXHAUSTED for a message over the
+   * server's max_message_bytes, and UNAVAILABLE "Too many pings" (an HTTP/2 GOAWAY
+   * ENHANCE_YOUR_CALM) for a client whose gRPC keepalive pings more often than every 5 seconds:
+   * that is not a shutdown; set keepalive_time_ms to 5000 or more (10,000-30,000 recommended)
+   * before reconnecting. A bot that half-closes its side is leaving: its seats enter the
+   * reconnect grace period, then the takeover bot plays them.
    */
   play: {
     path: "/uno.v1.BotService/Play" as const,
@@ -4202,9 +4224,11 @@ export interface BotServiceServer extends UntypedServiceImplementation {
    * The bot's one stream. Keep it open for the life of the bot process; the server multiplexes
    * on it every decision of every seat the bot holds in any number of concurrent matches.
    *
-   * The first PlayRequest must be a Hello (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends
-   * the stream). The server answers with Welcome, then re-sends every decision request still
-   * open for this bot (a reconnecting bot picks up where it left off).
+   * The first PlayRequest must be a Hello, sent at once: within 10 seconds of opening the
+   * stream (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends the stream, as it does a stream
+   * whose first message is not a Hello or that closes before its Hello). The server answers
+   * with Welcome, then re-sends every decision request still open for this bot (a reconnecting
+   * bot picks up where it left off).
    *
    * One session per bot name: a new Play stream of the same bot replaces the old one, which ends
    * with ABORTED / SESSION_REPLACED. Seats belong to the bot name, not to a stream, so a
@@ -4215,9 +4239,14 @@ export interface BotServiceServer extends UntypedServiceImplementation {
    * BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
    * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
    * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
-   * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
-   * fatal = true precedes the status where possible. A bot that half-closes its side is
-   * leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
+   * SLOW_CONSUMER, TOO_MANY_STREAMS (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A
+   * StreamError with fatal = true precedes the status where possible. gRPC itself also ends a
+   * stream, with no StreamError and no ErrorInfo: RESOURCE_EXHAUSTED for a message over the
+   * server's max_message_bytes, and UNAVAILABLE "Too many pings" (an HTTP/2 GOAWAY
+   * ENHANCE_YOUR_CALM) for a client whose gRPC keepalive pings more often than every 5 seconds:
+   * that is not a shutdown; set keepalive_time_ms to 5000 or more (10,000-30,000 recommended)
+   * before reconnecting. A bot that half-closes its side is leaving: its seats enter the
+   * reconnect grace period, then the takeover bot plays them.
    */
   play: handleBidiStreamingCall<PlayRequest, PlayResponse>;
 }
@@ -4227,9 +4256,11 @@ export interface BotServiceClient extends Client {
    * The bot's one stream. Keep it open for the life of the bot process; the server multiplexes
    * on it every decision of every seat the bot holds in any number of concurrent matches.
    *
-   * The first PlayRequest must be a Hello (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends
-   * the stream). The server answers with Welcome, then re-sends every decision request still
-   * open for this bot (a reconnecting bot picks up where it left off).
+   * The first PlayRequest must be a Hello, sent at once: within 10 seconds of opening the
+   * stream (otherwise FAILED_PRECONDITION / HELLO_REQUIRED ends the stream, as it does a stream
+   * whose first message is not a Hello or that closes before its Hello). The server answers
+   * with Welcome, then re-sends every decision request still open for this bot (a reconnecting
+   * bot picks up where it left off).
    *
    * One session per bot name: a new Play stream of the same bot replaces the old one, which ends
    * with ABORTED / SESSION_REPLACED. Seats belong to the bot name, not to a stream, so a
@@ -4240,9 +4271,14 @@ export interface BotServiceClient extends Client {
    * BOT_NAME_MISMATCH (PERMISSION_DENIED); a first Hello over its limits (INVALID_ARGUMENT /
    * LIMIT_EXCEEDED or MALFORMED_MESSAGE); bytes that do not decode as a PlayRequest, such as
    * invalid UTF-8 in a string (INVALID_ARGUMENT / MALFORMED_MESSAGE); SESSION_REPLACED (ABORTED);
-   * SLOW_CONSUMER (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A StreamError with
-   * fatal = true precedes the status where possible. A bot that half-closes its side is
-   * leaving: its seats enter the reconnect grace period, then the takeover bot plays them.
+   * SLOW_CONSUMER, TOO_MANY_STREAMS (RESOURCE_EXHAUSTED); SHUTTING_DOWN (UNAVAILABLE). A
+   * StreamError with fatal = true precedes the status where possible. gRPC itself also ends a
+   * stream, with no StreamError and no ErrorInfo: RESOURCE_EXHAUSTED for a message over the
+   * server's max_message_bytes, and UNAVAILABLE "Too many pings" (an HTTP/2 GOAWAY
+   * ENHANCE_YOUR_CALM) for a client whose gRPC keepalive pings more often than every 5 seconds:
+   * that is not a shutdown; set keepalive_time_ms to 5000 or more (10,000-30,000 recommended)
+   * before reconnecting. A bot that half-closes its side is leaving: its seats enter the
+   * reconnect grace period, then the takeover bot plays them.
    */
   play(): ClientDuplexStream<PlayRequest, PlayResponse>;
   play(options: Partial<CallOptions>): ClientDuplexStream<PlayRequest, PlayResponse>;

@@ -44,7 +44,10 @@ export enum ErrorReason {
    * "hello.bot_version", "labels", "page_size").
    */
   LIMIT_EXCEEDED = 7,
-  /** HELLO_REQUIRED - FAILED_PRECONDITION (ends the stream): the first message on a Play stream was not Hello. */
+  /**
+   * HELLO_REQUIRED - FAILED_PRECONDITION (ends the stream): the first message on a Play stream was not Hello,
+   * none came within 10 s of opening the stream, or the stream closed before its Hello.
+   */
   HELLO_REQUIRED = 20,
   /**
    * DUPLICATE_HELLO - FAILED_PRECONDITION: a second Hello on the same stream, whatever it holds (ignored, its
@@ -98,8 +101,11 @@ export enum ErrorReason {
   /**
    * STALE_REQUEST - ABORTED: the decision request is closed: the turn moved on, the UNO window closed, the hand
    * or match ended, or a newer request for the same seat superseded it. Not a strike. After a
-   * match ends, an answer from one of its bots gets this for as long as the server keeps the
-   * match's summary (GetMatch), also once its event log is freed.
+   * match ends, every answer from one of its bots naming one of its request ids gets this
+   * (its own seat's, another seat's or an id never issued: every request of the match is
+   * closed then), with the match id but no seat, for as long as the server keeps the match's
+   * summary (GetMatch), whether or not its event log is still kept; counted as a late answer
+   * (stale_actions), never as a fault.
    */
   STALE_REQUEST = 40,
   /**
@@ -128,10 +134,12 @@ export enum ErrorReason {
   /** MATCH_NOT_FOUND - NOT_FOUND: no match has this id. */
   MATCH_NOT_FOUND = 70,
   /**
-   * REQUEST_NOT_FOUND - NOT_FOUND: no decision request with this id was sent to this bot: the server never issued
-   * it, or it went to a seat of another bot (open or closed), or its match is no longer kept at
-   * all (not even its summary), or the sender is not one of the match's bots. All of these give
-   * the same ActionResult (code, reason and message; no seat), so they cannot be told apart.
+   * REQUEST_NOT_FOUND - NOT_FOUND: no decision request with this id was sent to this bot: while its match runs, the
+   * server never issued it, or it went to a seat of another bot (open or closed); or its match
+   * is no longer kept at all (not even its summary), or the sender is not one of the match's
+   * bots. All of these give the same ActionResult (code, reason and message; no seat), so they
+   * cannot be told apart. Once the match has ended, an answer from one of its bots is
+   * STALE_REQUEST instead, whatever request id of it the answer names.
    */
   REQUEST_NOT_FOUND = 71,
   /**
