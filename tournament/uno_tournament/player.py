@@ -37,6 +37,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from uno_server.gen.uno.v1 import admin_pb2, game_pb2
 from uno_server.service.convert import rules_to_proto
+from uno_server.service.tlsclient import connection_hint
 
 from . import schedule
 from .config import TournamentConfig
@@ -463,8 +464,13 @@ class Player:
         done = self.progress.done if self.progress is not None else 0
         planned = self.progress.planned if self.progress is not None else 0
         why = " ".join(f"{err.code().name}: {err.details()}".split())
+        why += connection_hint(why, self.server_ca)  # a TLS mistake: what to give
         own = self.shard is not None and self.shard.server is not None
-        hint = "" if own else " --server HOST:PORT --admin-token TOKEN"
+        # the address it knows; the token never (TOKEN, or the environment's, left as it is)
+        env = bool(self.admin_token) and os.environ.get("UNO_ARENA_ADMIN_TOKEN") == self.admin_token
+        ca = f" --tls-ca {self.server_ca}" if self.server_ca else ""
+        token = " (the admin token from UNO_ARENA_ADMIN_TOKEN)" if env else " --admin-token TOKEN"
+        hint = "" if own else f" --server {self.server_addr}{ca}{token}"
         raise RunnerError(
             f"lost the server {self.server_addr or 'embedded'}: unreachable for more than "
             f"{grace:g} s ({why}); {done} of {planned} hands stored "

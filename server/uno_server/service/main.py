@@ -16,7 +16,7 @@ import ssl
 import stat
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,9 @@ def load_config(path: str | None) -> ServerConfig:
     except RecursionError:  # `z = [[[...]]]` 1,000 deep was a traceback (an examination)
         raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     for key, value in data.items():
+        if key not in ("server", "bots") and not isinstance(value, dict):
+            # a key above the first [table] line: `port = 47612` was "unknown table [port]"
+            raise ConfigError(f"{path}: {top_level_key(key)}")
         if key not in ("server", "bots"):
             raise ConfigError(f"{path}: unknown table [{cut(key)}] (expected [server] and [bots])")
         if not isinstance(value, dict):
@@ -189,6 +192,17 @@ def load_config(path: str | None) -> ServerConfig:
             raise ConfigError(f"{path}: bots.{name}: {problem}")
         cfg.bots[name] = token
     return cfg
+
+
+def top_level_key(key: str) -> str:
+    """What a config file's key outside every table is told (keys above the first ``[table]``
+    line belong to none): where it goes."""
+    if key in _FIELDS:
+        return f"{key} is outside [server] (above the first [table] line); put {key} under [server]"
+    return (
+        f"{cut(key)} is outside every table (above the first [table] line); put settings under "
+        "[server] and bots' name = token under [bots]"
+    )
 
 
 def check_bot_name(name: str, where: str) -> None:
@@ -258,7 +272,19 @@ def _check_tls(cert: str, key: str) -> None:
         ) from None
 
 
-def validate(cfg: ServerConfig) -> None:
+ADMIN_TOKEN_ENV = "UNO_ARENA_ADMIN_TOKEN"
+ADMIN_TOKEN_FIELD = "server.admin_token"
+_BOT_FIELD = re.compile(r"\bbots\.([A-Za-z0-9_.\-]+)")
+
+
+def validate(
+    cfg: ServerConfig,
+    admin_source: str = ADMIN_TOKEN_FIELD,
+    bot_sources: dict[str, str] | None = None,
+) -> None:
+    """Check a whole configuration; a ConfigError names the field. ``admin_source`` (the flag
+    or the environment variable) and ``bot_sources`` (bot name -> ``bots.NAME (--bot)``) name
+    where a token came from when that was not the config file."""
     if not 0 <= cfg.port <= 65535:
         raise ConfigError(f"server.port: must be 0-65535, got {cfg.port}")
     if cfg.metrics_port is not None and not 0 <= cfg.metrics_port <= 65535:
@@ -282,12 +308,18 @@ def validate(cfg: ServerConfig) -> None:
         if problem is not None:
             raise ConfigError(f"bots.{name}: {problem}")
     if not cfg.admin_token:
-        raise ConfigError("server.admin_token: required (or set UNO_ARENA_ADMIN_TOKEN)")
+        raise ConfigError(f"{ADMIN_TOKEN_FIELD}: required (or set {ADMIN_TOKEN_ENV})")
     problem = token_problem(cfg.admin_token)
     if problem is not None:
-        raise ConfigError(f"server.admin_token: {problem}")
+        raise ConfigError(f"{admin_source}: {problem}")
     clash = token_clashes(cfg.bots, cfg.admin_token)
     if clash is not None:
+        # the bots and the admin token named where they came from (a bot name has no space or
+        # colon by now: each was checked above)
+        if admin_source != ADMIN_TOKEN_FIELD:
+            clash = clash.replace(f"({ADMIN_TOKEN_FIELD})", f"({admin_source})")
+        if bot_sources:
+            clash = _BOT_FIELD.sub(lambda m: bot_sources.get(m[1], m[0]), clash)
         raise ConfigError(clash)
 
 
@@ -318,15 +350,23 @@ def _check_unix_socket(path: str) -> None:
         )
 
 
-def check_listen(cfg: ServerConfig) -> None:
+def check_listen(cfg: ServerConfig, web_port: int | None = None) -> None:
     """Can this process listen where the config says? Tried with plain sockets before gRPC
     does (gRPC's own failure is a bare RuntimeError): the host resolves to an address of this
     machine, and a fixed port is not in use (gRPC's SO_REUSEPORT would otherwise let a second
-    server share the port of a running one)."""
+    server share the port of a running one). ``web_port`` (``serve --web-port``) too: a taken
+    one was found only after the server had started, and stopped it (an examination)."""
     host = cfg.host[1:-1] if cfg.host.startswith("[") and cfg.host.endswith("]") else cfg.host
     ports = [("port", cfg.port)]
     if cfg.metrics_port is not None:
         ports.append(("metrics_port", cfg.metrics_port))
+    if web_port:  # 0: a free one, found when the web view starts
+        for field_name, port in ports:
+            if port == web_port:
+                raise ConfigError(
+                    f"--web-port {web_port}: it is also server.{field_name}; give another port"
+                )
+        ports.append(("web_port", web_port))
     for field_name, port in ports:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -347,6 +387,16 @@ def check_listen(cfg: ServerConfig) -> None:
                 except OSError as exc:
                     errors.append(exc)
         codes = {e.errno for e in errors}
+        if (
+            field_name == "web_port"
+            and errors
+            and (errno.EADDRINUSE in codes or len(errors) == len(infos))
+        ):
+            why = "address already in use" if errno.EADDRINUSE in codes else errors[0].strerror
+            raise ConfigError(
+                f"--web-port {port}: cannot serve the web view on {cut(cfg.host)}:{port} "
+                f"({why}); choose another port"
+            )
         if errno.EADDRINUSE in codes:
             raise ConfigError(
                 f"server.{field_name}: {port} is in use on {cut(cfg.host)} (another "
@@ -468,8 +518,23 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-format", default="json", choices=["json", "console"])
 
 
+def _from_file(message: str, args: argparse.Namespace, flag_bots: Mapping[str, str]) -> bool:
+    """Whether the field a message of :func:`validate` names first came from the config file.
+    A field with no flag of its own (max_message_bytes, drain_timeout_s...) can only have come
+    from the file; one with a flag did when the flag was not given; a bot did unless --bot
+    gave it. A message that starts with a flag or the environment variable (a token's source)
+    is not the file's: they were named as its fields (an examination)."""
+    field_name = message.partition(":")[0].split(" ")[0]
+    if field_name.startswith("bots."):
+        return field_name.removeprefix("bots.") not in flag_bots
+    if field_name.startswith("server."):
+        return getattr(args, field_name.removeprefix("server."), None) is None
+    return False
+
+
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     cfg = load_config(args.config)
+    admin_source = ADMIN_TOKEN_FIELD  # where the admin token comes from: the file's field, ...
     for name in (
         "host",
         "port",
@@ -486,19 +551,27 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         v = getattr(args, name)
         if v is not None:
             setattr(cfg, name, v)
+    if args.admin_token:
+        admin_source = "--admin-token"  # ... the flag, or the environment: a bad token from
+        # either was named as the file's server.admin_token (an examination)
     if not cfg.admin_token:
-        cfg.admin_token = os.environ.get("UNO_ARENA_ADMIN_TOKEN", "")
+        cfg.admin_token = os.environ.get(ADMIN_TOKEN_ENV, "")
+        if cfg.admin_token:
+            admin_source = ADMIN_TOKEN_ENV
     try:
-        cfg.bots.update(parse_bot_specs(args.bot))
+        flag_bots = parse_bot_specs(args.bot)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+    for name, token in flag_bots.items():  # named as flags, never as the file's [bots]
+        check_bot_name(name, "bots")
+        problem = token_problem(token)
+        if problem is not None:
+            raise ConfigError(f"--bot {name}: {problem}")
+    cfg.bots.update(flag_bots)
     try:
-        validate(cfg)
+        validate(cfg, admin_source, {name: f"bots.{name} (--bot)" for name in flag_bots})
     except ConfigError as exc:  # a field the file set is named with the file, as its parse errors
-        field_name = str(exc).partition(":")[0].removeprefix("server.")
-        # a field with no flag of its own (max_message_bytes, drain_timeout_s...) can only have
-        # come from the file; one with a flag did when the flag was not given
-        from_file = args.config and getattr(args, field_name, None) is None
+        from_file = args.config and _from_file(str(exc), args, flag_bots)
         raise (ConfigError(f"{args.config}: {exc}") if from_file else exc) from None
     if ":" in cfg.host and not cfg.host.startswith("["):
         cfg.host = f"[{cfg.host}]"  # a bare IPv6 address: gRPC reads "::1:50051" otherwise
@@ -570,7 +643,7 @@ def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = No
     if web_port is not None and not 0 <= web_port <= 65535:
         raise ConfigError(f"--web-port: must be 0-65535, got {web_port}")
     cfg = config_from_args(args)
-    check_listen(cfg)
+    check_listen(cfg, web_port)
     try:
         return asyncio.run(serve(cfg, web_port, web_view))
     except OSError as exc:

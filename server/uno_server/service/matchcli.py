@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,8 +20,8 @@ import grpc
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
-from .main import SEED, ConfigError, whole
-from .tlsclient import channel, tls_ca_problem
+from .main import ADMIN_TOKEN_ENV, SEED, ConfigError, whole
+from .tlsclient import channel, connection_hint, tls_ca_problem
 
 _BUILTIN = {"random": game_pb2.BUILTIN_BOT_RANDOM, "heuristic": game_pb2.BUILTIN_BOT_HEURISTIC}
 
@@ -63,7 +64,11 @@ def summary_lines(names: Sequence[str], tallies: Sequence[SeatTally]) -> list[st
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server", default="127.0.0.1:50051", help="server address (HOST:PORT)")
-    p.add_argument("--admin-token", required=True, help="the server's admin token")
+    p.add_argument(
+        "--admin-token",
+        help=f"the server's admin token (or env {ADMIN_TOKEN_ENV}, as serve and tournament "
+        "run take it)",
+    )
     p.add_argument(
         "--tls-ca",
         metavar="FILE",
@@ -118,7 +123,9 @@ async def _run(args: argparse.Namespace) -> int:
                     )
                 ).match
             except grpc.aio.AioRpcError as exc:
-                raise ConfigError(f"{exc.code().name}: {exc.details()}") from exc
+                details = " ".join(str(exc.details()).split())  # one line
+                hint = connection_hint(details, args.tls_ca)
+                raise ConfigError(f"{exc.code().name}: {details}{hint}") from exc
             w = info.winners[0] if info.winners else -1
             if w >= 0:
                 tallies[w].wins += 1
@@ -138,6 +145,10 @@ async def _run(args: argparse.Namespace) -> int:
 
 def cmd_match(args: argparse.Namespace) -> int:
     """Play single-hand matches on a running server between connected bots and built-ins."""
+    if not args.admin_token:  # the environment's, as serve and tournament run read it
+        args.admin_token = os.environ.get(ADMIN_TOKEN_ENV)
+    if not args.admin_token:
+        raise ConfigError(f"--admin-token: required (or set {ADMIN_TOKEN_ENV})")
     if args.hands < 1:
         raise ConfigError("--hands must be at least 1")
     if not 2 <= len(args.seats) <= 10:

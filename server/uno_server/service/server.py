@@ -55,6 +55,10 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+MAX_WATCH_STREAMS = 1024
+"""Calls one connection may hold beyond ``max_matches`` (spectators, AwaitMatch)."""
+
+
 class ArenaServer:
     """Everything one ``uno-arena serve`` runs, startable in process (tests use port 0)."""
 
@@ -70,7 +74,10 @@ class ArenaServer:
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
             ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.max_concurrent_streams", 1000),
+            # one connection may carry a call for each match the server runs, and as many
+            # watchers again: at 1000, a runner at 1024 tables or a client's 1500 PlayMatch
+            # calls on one channel had the surplus refused (RST_STREAM), unlogged, uncounted
+            ("grpc.max_concurrent_streams", max(1000, config.max_matches + MAX_WATCH_STREAMS)),
         ]
         self.server = grpc.aio.server(options=opts)
         bots = BotServicer(self.arena)

@@ -33,6 +33,26 @@ def tls_ca_problem(ca: str) -> str | None:
     return None
 
 
+def connection_hint(details: str, ca: str | None) -> str:
+    """The next step after a failed connection whose gRPC details (``AioRpcError.details()``)
+    show a TLS mistake, as ``"; ..."`` to add to the line; ``""`` for any other failure. gRPC's
+    own text ("Socket closed", "CERTIFICATE_VERIFY_FAILED") never said what to do (an
+    examination). ``ca`` is the ``--tls-ca`` given, if any."""
+    if "CERTIFICATE_VERIFY_FAILED" in details:
+        return "; give --tls-ca the CA certificate that signed the server's certificate"
+    if "Hostname Verification Check failed" in details:
+        return (
+            "; the server's certificate is not for the name or address in --server: connect by "
+            "a name its certificate holds"
+        )
+    if ca is not None and "WRONG_VERSION_NUMBER" in details:
+        return "; the server does not speak TLS: leave --tls-ca out"
+    if ca is None and ("Socket closed" in details or "Connection reset by peer" in details):
+        # a TLS server hangs up on a plaintext client's first bytes
+        return "; if the server speaks TLS, give --tls-ca FILE (its CA) or --tls-ca system"
+    return ""
+
+
 def channel(
     target: str, ca: str | None, options: Sequence[tuple[str, Any]] = ()
 ) -> grpc.aio.Channel:
