@@ -1031,3 +1031,46 @@ def test_fallocate_is_unsupported_and_posix_fallocate_still_works(tmp_path: Path
     assert "posix_fallocate 1048576\n" in filtered, filtered
     plain = _keeper_run(tmp_path, argv)  # the same probe without the filter reserves at once
     assert "fallocate 0 " in plain, plain
+
+
+LOCK_PROBE = """
+import fcntl, os, sys
+fd = os.open(sys.executable, os.O_RDONLY)
+for name, how in (("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                  ("lockf", lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                  ("ofd", lambda: fcntl.fcntl(fd, 37, bytes(32)))):  # F_OFD_SETLK
+    try:
+        how()
+        print(name, "locked", flush=True)
+    except OSError as e:
+        print(name, e.errno, flush=True)
+print("getfl", fcntl.fcntl(fd, fcntl.F_GETFL) & 3, flush=True)  # other commands still work
+"""
+
+
+def test_file_locks_are_no_channel_between_sandboxes(tmp_path: Path) -> None:
+    """An examination's bot held and dropped a lock on ``sys.executable`` every two seconds, and
+    a bot of another author, in another sandbox, read the bits by trying the lock. The filter
+    answers every file lock EOPNOTSUPP, as a file system without locks does: what another
+    process holds is not seen."""
+    _need_sandbox()
+    import fcntl
+
+    from uno_tournament.config import BotSpec
+    from uno_tournament.seccomp import program
+
+    spec = BotSpec(name="x", command=("python3",), cwd=str(tmp_path))
+    argv = sandbox.build_argv(
+        sandbox.probe().bwrap, spec, [sys.executable, "-I", "-S", "-c", LOCK_PROBE]
+    )
+    held = os.open(sys.executable, os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the sender: a lock every sandbox's file shares
+        plain = _keeper_run(tmp_path, argv)  # without the filter, the receiver sees it
+        assert f"flock {errno.EWOULDBLOCK}\n" in plain, plain
+        filtered = _keeper_run(tmp_path, argv, seccomp=program().hex())
+    finally:
+        os.close(held)
+    for call in ("flock", "lockf", "ofd"):
+        assert f"{call} {errno.EOPNOTSUPP}\n" in filtered, filtered
+    assert "getfl 0\n" in filtered, filtered

@@ -15,7 +15,16 @@ So the filter answers ``EPERM`` to:
 * ``bpf``: loading kernel programs (refused to unprivileged users on most machines already);
 * ``userfaultfd``: a tool of kernel exploits, used by no bot runtime;
 
-and ``EOPNOTSUPP`` to ``fallocate`` (see :data:`UNSUPPORTED`).
+and ``EOPNOTSUPP`` to ``fallocate`` (see :data:`UNSUPPORTED`), and to file locks: ``flock``
+and ``fcntl``'s lock commands (see :data:`LOCK_COMMANDS`).
+
+**File locks** are a channel between sandboxes. Every bot reads the same files (the Python
+interpreter, the runtime's libraries, the runner's code); a lock on one is seen by every process
+that opens it, whatever its mount namespace, and needs only read access (``flock``, a read lock
+of ``fcntl``). An examination's bot held and dropped a lock on ``sys.executable`` every two
+seconds, and a bot of another author read the bits by trying the lock: one bot can pass its hand
+to an accomplice at another table. A file system without locks answers ``EOPNOTSUPP``; Go's and
+Cargo's build caches take that as "no locking here" and go on without it.
 
 Every other call is allowed: the sandbox's namespaces, read-only file system, cgroups and
 rlimits confine the rest, and a filter that refused what a language runtime needs would break
@@ -59,6 +68,14 @@ reserved gigabytes with one fast ``fallocate`` a file between two looks of its d
 (an examination's build left 3 GiB behind ``build_disk_mb = 1024``). ``posix_fallocate`` (glibc)
 then writes the blocks itself, at the disk's pace, so runtimes that call it still work."""
 
+LOCKING = ("flock",)
+"""Calls answered ``EOPNOTSUPP`` whatever their arguments: whole-file locks."""
+LOCK_COMMANDS = (5, 6, 7, 12, 13, 14, 36, 37, 38)
+"""``fcntl`` commands answered ``EOPNOTSUPP`` (asm-generic/fcntl.h): ``F_GETLK``, ``F_SETLK``,
+``F_SETLKW``, their 32-bit ``*64`` forms, and the open-file-description locks ``F_OFD_GETLK``,
+``F_OFD_SETLK``, ``F_OFD_SETLKW``. Every other command (``F_GETFL``, ``F_DUPFD``...) is allowed."""
+_ARG1 = 24  # struct seccomp_data: __u64 args[6] at 16; the low word of args[1] (little-endian)
+
 _NUMBERS: dict[int, dict[str, int]] = {
     # asm/unistd_64.h (x32 uses the same numbers with _X32_BIT set)
     AUDIT_ARCH_X86_64: {
@@ -69,6 +86,8 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "bpf": 321,
         "userfaultfd": 323,
         "fallocate": 285,
+        "flock": 73,
+        "fcntl": 72,
     },
     # asm/unistd_32.h
     AUDIT_ARCH_I386: {
@@ -79,6 +98,9 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "bpf": 357,
         "userfaultfd": 374,
         "fallocate": 324,
+        "flock": 143,
+        "fcntl": 55,
+        "fcntl64": 221,
     },
 }
 _MACHINES = {
@@ -126,10 +148,17 @@ def program(machine: str | None = None) -> bytes:
             insns.append((None, _Insn(_AND_K, 0xFFFFFFFF ^ _X32_BIT)))
         for name in REFUSED:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "deny", 0)))
-        for name in UNSUPPORTED:
+        for name in UNSUPPORTED + LOCKING:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "unsupported", 0)))
+        for name in ("fcntl", "fcntl64"):
+            if name in _NUMBERS[arch]:
+                insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "fcntl", 0)))
         insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
     insns.append(("allow", _Insn(_RET_K, _RET_ALLOW)))  # another calling convention
+    insns.append(("fcntl", _Insn(_LD_W_ABS, _ARG1)))
+    for cmd in LOCK_COMMANDS:
+        insns.append((None, _Insn(_JEQ_K, cmd, "unsupported", 0)))
+    insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
     insns.append(("deny", _Insn(_RET_K, _RET_ERRNO | errno.EPERM)))
     insns.append(("unsupported", _Insn(_RET_K, _RET_ERRNO | errno.EOPNOTSUPP)))
     return _assemble(insns)
