@@ -65,7 +65,7 @@ async def test_watch_ends_on_a_refused_admin_token() -> None:
         assert "admin token" in await _ends(WatchApp(live.addr, "wrong-admin-token-1"))
         one = WatchApp(live.addr, "wrong-admin-token-1", match_id="m1")
         assert "admin token" in await _ends(one)
-        assert "NOT_FOUND" in await _ends(WatchApp(live.addr, ADMIN, match_id="m999999-none"))
+        assert "on this server" in await _ends(WatchApp(live.addr, ADMIN, match_id="m999999-none"))
 
 
 @pytest.mark.asyncio

@@ -32,16 +32,20 @@ def _line(viewer: int, **event: object) -> str:
     ("viewer", "bluff", "expected"),
     [
         # the viewer challenged
-        (0, True, "You challenged ai-1's Wild Draw Four: a bluff! ai-1 draws 4."),
-        (0, False, "You challenged ai-1's Wild Draw Four: it was honest. You draw 6."),
+        (0, True, "You challenged the Wild Draw Four from ai-1: a bluff! ai-1 draws 4."),
+        (0, False, "You challenged the Wild Draw Four from ai-1: it was honest. You draw 6."),
         # the viewer was challenged
         (1, True, "ai-0 challenged your Wild Draw Four: a bluff! You draw 4."),
         (1, False, "ai-0 challenged your Wild Draw Four: it was honest. ai-0 draws 6."),
         # neither (a player beside them, or a spectator)
-        (2, True, "ai-0 challenged ai-1's Wild Draw Four: a bluff! ai-1 draws 4."),
-        (2, False, "ai-0 challenged ai-1's Wild Draw Four: it was honest. ai-0 draws 6."),
-        (SPECTATOR, True, "ai-0 challenged ai-1's Wild Draw Four: a bluff! ai-1 draws 4."),
-        (SPECTATOR, False, "ai-0 challenged ai-1's Wild Draw Four: it was honest. ai-0 draws 6."),
+        (2, True, "ai-0 challenged the Wild Draw Four from ai-1: a bluff! ai-1 draws 4."),
+        (2, False, "ai-0 challenged the Wild Draw Four from ai-1: it was honest. ai-0 draws 6."),
+        (SPECTATOR, True, "ai-0 challenged the Wild Draw Four from ai-1: a bluff! ai-1 draws 4."),
+        (
+            SPECTATOR,
+            False,
+            "ai-0 challenged the Wild Draw Four from ai-1: it was honest. ai-0 draws 6.",
+        ),
     ],
 )
 def test_a_challenge_line_for_every_subject_and_object(

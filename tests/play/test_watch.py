@@ -266,7 +266,7 @@ async def test_an_unknown_match_is_said() -> None:
         app = WatchApp(live.addr, ADMIN, match_id="m999999-nothere")
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: bool(app.error))
-        assert "NOT_FOUND" in app.error and not app.is_running
+        assert "no match 'm999999-nothere' on this server" in app.error and not app.is_running
         bad = WatchApp(live.addr, "wrong-admin-token", match_id="m1")
         async with bad.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: bool(bad.error))

@@ -48,7 +48,7 @@ async def test_list_pages_and_a_table_followed_to_the_reveal(held: tuple[Live, W
             data = await res.json()
         [m] = data["matches"]
         assert m["match_id"] == mid and m["state"] == "running" and m["labels"] == {"t": "x"}
-        assert m["seats"] == ["gate", "heuristic", "random", "heuristic"]
+        assert m["seats"] == ["gate", "heuristic #1", "random", "heuristic #3"]  # as screens
         async with http.get(f"{base}/api/matches?label=t=y") as res:
             assert (await res.json())["matches"] == []
         async with http.get(f"{base}/") as res:

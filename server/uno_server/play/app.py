@@ -13,9 +13,9 @@ a / x   accept a Wild Draw Four / challenge it (you then see the evidence)
 m / q   another match (when you host the table) / quit
 ======  ================================================================================
 
-One module of a little over 800 lines: the screen's widgets are small classes that only this
-screen uses, and its key handling, clocks and redraws share the one model of the table
-(:mod:`uno_server.play.model` holds everything that is not drawing).
+The screen's key handling, clocks and redraws share the one model of the table
+(:mod:`uno_server.play.model` holds everything that is not drawing, :mod:`.render` the panels'
+contents, :mod:`.dialogs` the colour and seat dialogs).
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.css.query import NoMatches
-from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, RichLog, Static
+from textual.widgets import Footer, RichLog, Static
 
 from uno_server.engine import actions as A
 from uno_server.engine import cards as C
@@ -42,91 +41,18 @@ from uno_server.engine.hand import most_held_color
 from uno_server.gen.uno.v1 import bot_pb2, game_pb2
 
 from .cards import Flow, chips, color_text, face, label
+from .dialogs import ColorScreen, SeatScreen
 from .human import NO_DEADLINE_MS, Decision
 from .model import TableModel, player_name
-from .render import line_text, seats_table, seconds, span, table_text
+from .render import TableInfo, line_text, seats_table, seconds, span, status_line
 from .session import PlayOptions, SetupError, TableSession
 
 KIND = game_pb2  # enum numbers of ActionKind
-
-
-class ColorScreen(ModalScreen[int | None]):
-    """Name a colour: for a Wild you play, or for a Wild flipped as the first card."""
-
-    DEFAULT_CSS = """
-    ColorScreen { align: center middle; }
-    ColorScreen > Vertical {
-        width: 60; height: auto; border: thick $accent; background: $surface; padding: 1 2;
-    }
-    ColorScreen Horizontal { height: auto; }
-    ColorScreen Button { margin: 0 1; min-width: 10; }
-    #red { background: rgb(198,40,40); color: white; }
-    #yellow { background: rgb(240,200,20); color: black; }
-    #green { background: rgb(30,130,60); color: white; }
-    #blue { background: rgb(25,90,200); color: white; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "pick(0)", "red"),
-        Binding("y", "pick(1)", "yellow"),
-        Binding("g", "pick(2)", "green"),
-        Binding("b", "pick(3)", "blue"),
-        Binding("escape", "pick(-1)", "cancel"),
-    ]
-
-    def __init__(self, title: str, suggested: int, *, can_cancel: bool = True) -> None:
-        super().__init__()
-        self.title_text = title
-        self.suggested = suggested
-        self.can_cancel = can_cancel
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text(self.title_text, style="bold"))
-            with Horizontal():
-                for i, name in enumerate(("red", "yellow", "green", "blue")):
-                    yield Button(Text(f"{name} ({name[0]})"), id=name, name=str(i))
-            hint = "You hold the most " + ("red", "yellow", "green", "blue")[self.suggested] + "."
-            if self.can_cancel:
-                hint += "  Esc: play something else."
-            yield Static(hint)
-
-    def action_pick(self, color: int) -> None:
-        if color < 0 and not self.can_cancel:
-            return
-        self.dismiss(color if color >= 0 else None)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(int(event.button.name or 0))
-
-
-class SeatScreen(ModalScreen[int | None]):
-    """Seven-o: choose the seat to swap hands with."""
-
-    DEFAULT_CSS = """
-    SeatScreen { align: center middle; }
-    SeatScreen > Vertical {
-        width: 60; height: auto; border: thick $accent; background: $surface; padding: 1 2;
-    }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(str(i), f"pick({i})", f"seat {i}", show=False) for i in range(10)),
-        Binding("escape", "pick(-1)", "cancel"),
-    ]
-
-    def __init__(self, choices: list[tuple[int, str]]) -> None:
-        super().__init__()
-        self.choices = choices
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text("Your 7 swaps hands: with which seat?", style="bold"))
-            for seat, text in self.choices:
-                yield Static(f"{seat}: {text}")
-            yield Static("Press the seat's number, Esc to play something else.")
-
-    def action_pick(self, seat: int) -> None:
-        if seat < 0 or any(s == seat for s, _ in self.choices):
-            self.dismiss(seat if seat >= 0 else None)
+NARROW = 60
+"""Below this many columns the Seats and Table panels are stacked, not side by side."""
+SHORT = 36
+"""Below this many rows the panels keep only their top border, the table says itself in fewer
+lines and the moves panel drops its empty message line: the legal moves stay on the screen."""
 
 
 CARD_KEYS = "1234567890"
@@ -149,7 +75,9 @@ class PlayApp(App[None]):
 
     TITLE = "UNO Arena"
     CSS = """
-    #status { height: 1; background: $boost; padding: 0 1; }
+    #status {
+        height: 1; background: $boost; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     #upper { height: auto; }
     #seats, #table { width: 1fr; height: auto; border: round $primary; padding: 0 1; }
     #log { height: 1fr; min-height: 6; border: round $primary; padding: 0 1; }
@@ -157,7 +85,18 @@ class PlayApp(App[None]):
     #evidence.shown { display: block; }
     #hand { height: auto; min-height: 3; border: round $accent; padding: 0 1; }
     #moves { height: auto; min-height: 4; border: round $accent; padding: 0 1; }
+    /* a narrow terminal: the seats above the table; a short one: each panel keeps only its top
+       border (with its title), and the log gives way first, so the legal moves stay */
+    Screen.-narrow #upper { layout: vertical; }
+    Screen.-short #seats, Screen.-short #table { border: none; border-top: round $primary; }
+    Screen.-short #log { border: none; border-top: round $primary; min-height: 1; }
+    Screen.-short #evidence { border: none; border-top: round cyan; }
+    Screen.-short #hand, Screen.-short #moves { border: none; border-top: round $accent; }
+    Screen.-short #hand, Screen.-short #moves { min-height: 2; }
     """
+    # App declares their type (not as a ClassVar mypy knows)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # noqa: RUF012
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT, "-tall")]  # noqa: RUF012
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(k, f"card({i})", f"card {k}", show=False) for i, k in enumerate(CARD_KEYS)),
         Binding("left", "cursor(-1)", "previous card", show=False),
@@ -228,6 +167,9 @@ class PlayApp(App[None]):
         self.set_interval(0.2, self._tick)
         self.run_worker(self._run_table(), name="table", exit_on_error=False)
         self._refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._refresh()  # the table's and the moves' wording follow the terminal's size
 
     async def _run_table(self) -> None:
         try:
@@ -590,18 +532,22 @@ class PlayApp(App[None]):
             self._laid_out = False
 
     def _refresh_status(self) -> None:
+        # what the table is doing first, the long parts (address, match id) last: a narrow
+        # terminal cuts them off, not the rest
         opts = self.options
         parts = ["UNO Arena"]
-        if self.match_id:
-            parts.append(f"match {self.match_id}")
         if self.model is not None and self.model.hand_number:
             parts.append(f"hand {self.model.hand_number}")
+        if self.result:
+            parts.append("match over")
         if opts.practice:
             parts.append(self._practice_pace())
         if self.session is not None and self.session.addr:
             where = "embedded server" if opts.embedded else "server"
             parts.append(f"{where} {self.session.addr}")
-        self.query_one("#status", Static).update(Text("  ·  ".join(parts), style="bold"))
+        if self.match_id:
+            parts.append(f"match {self.match_id}")
+        self.query_one("#status", Static).update(status_line(parts))
 
     def _practice_pace(self) -> str:
         """The practice table's pace as configured: its UNO window (the match's own rules once
@@ -629,7 +575,7 @@ class PlayApp(App[None]):
             table.update(Text(""))
             return
         seats.update(seats_table(model))
-        table.update(table_text(model, now=self.wall()))
+        table.update(TableInfo(model, now=self.wall(), compact=self.size.height < SHORT))
 
     def _refresh_evidence(self) -> None:
         panel = self.query_one("#evidence", Static)
@@ -674,7 +620,10 @@ class PlayApp(App[None]):
         if not self._laid_out:
             return
         panel = self.query_one("#moves", Static)
-        panel.update(Group(self._moves_text(), self.message))
+        if self.message.plain or self.size.height >= SHORT:
+            panel.update(Group(self._moves_text(), self.message))
+        else:  # a short terminal: no empty line under the clock
+            panel.update(self._moves_text())
 
     def _moves_text(self) -> Text:
         model = self.model
@@ -806,10 +755,11 @@ class PlayApp(App[None]):
                 # option); say it is a long clock, not that there is none
                 if d.deadline is not None:
                     out.append(f"{seconds(d.deadline - now)} to decide", style="bold")
-                out.append(
-                    f" (practice: {NO_DEADLINE_MS // 60_000} min a move, the server's longest)",
-                    style="dim",
-                )
+                if self.size.width >= 76:  # else a second line for what the status bar says
+                    out.append(
+                        f" (practice: {NO_DEADLINE_MS // 60_000} min a move, the server's longest)",
+                        style="dim",
+                    )
             elif d.deadline is not None:
                 left = d.deadline - now
                 out.append(f"{seconds(left)} to decide", style="bold red" if left < 5 else "bold")

@@ -162,6 +162,8 @@ class Follower:
     caught_up: bool = False
     ended: bool = False
     error: str = ""
+    error_code: grpc.StatusCode | None = None
+    """The gRPC status of the refusal behind :attr:`error` (a screen words it its own way)."""
     lines: list[LogLine] = field(default_factory=list)
 
     async def run(self, listener: Listener) -> None:
@@ -169,6 +171,7 @@ class Follower:
             await self._run(listener)
         except WatchError as exc:
             self.error = str(exc)
+            self.error_code = exc.code
             self.ended = True
             await _call(listener, self, None)
 

@@ -222,7 +222,8 @@ class TableModel:
         return f"seat {seat}"
 
     def whose(self, seat: int, *, start: bool = False) -> str:
-        """The possessive of :meth:`who`: "your" for the viewer, "ai-1's" for anyone else."""
+        """The possessive of :meth:`who`: "your" for the viewer, "ai-1's" for anyone else.
+        The narration does not use it on a name (a player named "me" would read "me's")."""
         if seat == self.viewer:
             return "Your" if start else "your"
         return f"{self.who(seat, start=start)}'s"
@@ -506,9 +507,13 @@ class TableModel:
         else:
             loser = e.challenger
             verdict = f"it was honest. {who} {self.verb(loser, 'draws', 'draw')} {6 + stack}."
-        return [f"{who} challenged {self.whose(e.offender)} Wild Draw Four: {verdict}"], _Kind(
-            "challenge"
+        # no possessive on a name: "challenged me's Wild Draw Four" for a player named me
+        wd4 = (
+            "your Wild Draw Four"
+            if e.offender == self.viewer
+            else f"the Wild Draw Four from {self.who(e.offender)}"
         )
+        return [f"{who} challenged {wd4}: {verdict}"], _Kind("challenge")
 
     def _on_challenge_evidence(
         self, e: game_pb2.ChallengeEvidenceEvent, ev: game_pb2.Event

@@ -3,12 +3,12 @@ watch screens. Pure functions of the model and the time, so screens can be snaps
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from .cards import TEXT_STYLES, Flow, chips, color_text, face
-from .model import CardRef, ColorRef, LogLine, TableModel
+from .model import CardRef, ColorRef, LogLine, SeatInfo, TableModel
 
 LINE_STYLES = {
     "uno": "bold magenta",
@@ -52,40 +52,85 @@ def span(ms: int) -> str:
     return f"{ms / 1000:g} s"
 
 
+FULL_SEATS = 50
+"""From this width of the Seats panel up, the seat number has a column of its own and the
+headers are words; below it the seat number goes in front of the name and the points shrink
+(or drop) first, so the name, the arrow and "(you)" stay."""
+
+
 def seats_table(model: TableModel, *, show_hands: bool = True) -> RenderableType:
     """Every seat: who plays it, how many cards, UNO, points; an arrow at the seat to play.
-    Once a hand has ended, each seat's revealed cards below."""
-    t = Table(box=None, expand=True, pad_edge=False, show_edge=False)
-    t.add_column("", width=2, no_wrap=True)
-    t.add_column("seat", justify="right", width=4)
-    t.add_column("player", ratio=3, no_wrap=True, overflow="ellipsis")
-    t.add_column("cards", justify="right", width=5)
-    t.add_column("", width=4)
-    t.add_column("points", justify="right", width=6)
+    Once a hand has ended, each seat's revealed cards below. Laid out for the width it is drawn
+    at (:class:`Seats`)."""
+    return Seats(model, show_hands=show_hands)
+
+
+class Seats:
+    """The seats as a table fitted to the width it is given: in a narrow panel the columns
+    that matter least (the seat number's own column, then the points) give way first, and a
+    long name is shortened with … before its "(you)" is."""
+
+    def __init__(self, model: TableModel, *, show_hands: bool = True) -> None:
+        self.model = model
+        self.show_hands = show_hands
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield _seats(self.model, options.max_width, self.show_hands)
+
+
+def _seats(model: TableModel, width: int, show_hands: bool) -> RenderableType:
+    full = width >= FULL_SEATS
+    points = [str(s.total) for s in model.seats]
+    pts_w = max(3, *(len(p) for p in points)) if points else 3
+    # fixed columns and the gaps between them (a column pads one space each side, none at the
+    # edges, in the full table; one space on the right in the narrow one)
+    fixed = 2 + 4 + 5 + 4 + 6 + 10 if full else 1 + 5 + 3 + pts_w + 4
+    # the points give way when the names are cut to fewer than 8 characters, or when without
+    # them more names show whole
+    lengths = [_seat_name(model, s, 1 << 10, full=False).cell_len for s in model.seats]
+    cut_with = sum(n > width - fixed for n in lengths)
+    cut_without = sum(n > width - fixed + pts_w + 1 for n in lengths)
+    with_points = full or not (width - fixed < 8 or cut_without < cut_with)
+    if not with_points:
+        fixed -= pts_w + 1
+    cards_w = 5 if full or width - fixed >= 12 else 3  # "cards", or "cds" in a tiny panel
+    fixed -= 5 - cards_w
+    name_w = max(1, width - fixed)
+    if full:
+        t = Table(box=None, expand=True, pad_edge=False, show_edge=False)
+        t.add_column("", width=2, no_wrap=True)
+        t.add_column("seat", justify="right", width=4)
+        t.add_column("player", ratio=3, no_wrap=True, overflow="ellipsis")
+        t.add_column("cards", justify="right", width=5)
+        t.add_column("", width=4)
+        t.add_column("points", justify="right", width=6)
+    else:
+        t = Table(box=None, expand=True, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
+        t.add_column("", width=1, no_wrap=True)
+        t.add_column("player", width=name_w, no_wrap=True, overflow="ellipsis")
+        t.add_column("cards" if cards_w == 5 else "cds", justify="right", width=cards_w)
+        t.add_column("", width=3, no_wrap=True)
+        if with_points:
+            t.add_column("pts", justify="right", width=pts_w, no_wrap=True)
     for s in model.seats:
         marker = ""
         if model.in_hand and s.seat == model.current:
             marker = "▶"
         if model.match_over and s.seat in model.winners:
             marker = "★"
-        name = Text(model.names[s.seat])
-        if s.seat == model.viewer:
-            name.stylize("bold")
-            if model.names[s.seat] != "you":
-                name.append(" (you)")
-        if s.eliminated:
-            name.append(" (eliminated)", style="dim")
-        elif not s.connected:
-            name.append(" (offline)", style="italic red")
-        elif s.taken_over:
-            name.append(" (AI plays)", style="italic red")
+        name = _seat_name(model, s, name_w, full=full)
         uno = Text("")
         if model.window == s.seat:
             uno = Text("1!", style="bold reverse yellow")
         elif s.uno and s.cards == 1:
             uno = Text("UNO", style="bold magenta")
         count = Text(str(s.cards), style="bold red" if s.cards == 1 and model.in_hand else "")
-        t.add_row(marker, str(s.seat), name, count, uno, str(s.total))
+        row: list[RenderableType] = [marker, str(s.seat), name, count, uno, str(s.total)]
+        if not full:
+            del row[1]
+            if not with_points:
+                row.pop()
+        t.add_row(*row)
     if not show_hands or model.phase != "over":
         return t
     hands: list[RenderableType] = [t, Text("\nHands at the end:", style="bold")]
@@ -104,24 +149,79 @@ def seats_table(model: TableModel, *, show_hands: bool = True) -> RenderableType
     return Group(*hands)
 
 
-def table_text(model: TableModel, *, now: float | None = None) -> Text:
+def _seat_name(model: TableModel, s: SeatInfo, width: int, *, full: bool) -> Text:
+    """A seat's name with what is said about it, "(you)", "(offline)", ...; a name too long
+    for ``width`` is shortened with … so that what follows it still shows. A narrow table puts
+    the seat number in front and says the states in short."""
+    head = "" if full else f"{s.seat} "
+    tail = Text()
+    if s.seat == model.viewer and model.names[s.seat] != "you":
+        tail.append(" (you)")
+    if s.eliminated:
+        tail.append(" (eliminated)" if full else " (out)", style="dim")
+    elif not s.connected:
+        tail.append(" (offline)" if full else " (off)", style="italic red")
+    elif s.taken_over:
+        tail.append(" (AI plays)" if full else " (AI)", style="italic red")
+    name = Text(model.names[s.seat])
+    room = width - len(head) - tail.cell_len
+    if name.cell_len > room:
+        name.truncate(max(1, room), overflow="ellipsis")
+    out = Text(head) + name
+    if s.seat == model.viewer:
+        out.stylize("bold")
+    out.append_text(tail)
+    return out
+
+
+def table_text(
+    model: TableModel, *, now: float | None = None, width: int | None = None, compact: bool = False
+) -> Text:
     """Top card, active colour, direction, piles, hand number, UNO window and its clock.
-    ``now`` is the server time in Unix seconds (for the UNO window clock)."""
+    ``now`` is the server time in Unix seconds (for the UNO window clock). ``width``: a line
+    that would not fit says it in fewer words (the direction without "(seat numbers up)", the
+    piles in short); ``compact``: fewer lines (top card and colour on one, the piles with the
+    hand number, no dealer), for a short terminal."""
     out = Text()
+    fits = (lambda n: True) if width is None else (lambda n: n <= width)
     if model.phase == "waiting":
         out.append("No hand dealt yet.", style="italic")
         return out
-    out.append("Top card  ")
-    out.append_text(face(model.top) if model.top >= 0 else Text("none", style="italic"))
-    out.append("\nColour    ")
+    top = face(model.top) if model.top >= 0 else Text("none", style="italic")
+    penalty = f"penalty waiting: {model.penalty} cards" if model.penalty and model.in_hand else ""
+    if compact and fits(4 + top.cell_len + 9 + color_text(model.color).cell_len):
+        out.append("Top ")
+        out.append_text(top)
+        out.append("  colour ")
+    elif compact:
+        out.append("Top    ")
+        out.append_text(top)
+        out.append("\nColour ")
+    else:
+        out.append("Top card  ")
+        out.append_text(top)
+        out.append("\nColour    ")
     out.append_text(color_text(model.color))
-    if model.penalty and model.in_hand:
-        out.append(f"   penalty waiting: {model.penalty} cards", style="bold red")
+    if penalty:
+        line = out.plain.rsplit("\n", 1)[-1]
+        out.append("   " if fits(len(line) + 3 + len(penalty)) else "\n")
+        out.append(penalty, style="bold red")
+    arrows = direction_arrows(model)
+    if not fits(len("Direction ") + len(arrows)):
+        arrows = arrows.split("   (", 1)[0]
     out.append("\nDirection ")
-    out.append(direction_arrows(model), style="bold")
-    out.append(f"\nDraw pile {model.draw_pile}   discard pile {model.discard}")
-    dealer = model.names[model.dealer] if 0 <= model.dealer < model.n else "?"
-    out.append(f"\nHand {model.hand_number}, dealt by {dealer}")
+    out.append(arrows, style="bold")
+    piles = f"Draw pile {model.draw_pile}   discard pile {model.discard}"
+    if compact:
+        piles = f"Hand {model.hand_number} · draw pile {model.draw_pile} · discard {model.discard}"
+        if not fits(len(piles)):
+            piles = f"Hand {model.hand_number} · draw {model.draw_pile} · discard {model.discard}"
+    elif not fits(len(piles)):
+        piles = f"Draw {model.draw_pile}, discard {model.discard}"
+    out.append(f"\n{piles}")
+    if not compact:
+        dealer = model.names[model.dealer] if 0 <= model.dealer < model.n else "?"
+        out.append(f"\nHand {model.hand_number}, dealt by {dealer}")
     if model.window >= 0:
         out.append("\nUNO window on ", style="bold yellow")
         out.append(model.who(model.window), style="bold yellow")
@@ -136,6 +236,46 @@ def table_text(model: TableModel, *, now: float | None = None) -> Text:
     elif model.phase == "over":
         out.append(f"\n{model.who(model.winner, start=True)} won the hand", style="bold green")
     return out
+
+
+class TableInfo:
+    """:func:`table_text` fitted to the width it is drawn at."""
+
+    def __init__(
+        self, model: TableModel, *, now: float | None = None, compact: bool = False
+    ) -> None:
+        self.model = model
+        self.now = now
+        self.compact = compact
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield table_text(self.model, now=self.now, width=options.max_width, compact=self.compact)
+
+
+class StatusLine:
+    """A one-line status bar: ``parts`` joined, the most important first, closer together when
+    the line is too long, and cut after a whole word with … at the terminal's edge (never
+    wrapped onto a line that is not shown, never half a match id or an address)."""
+
+    def __init__(self, parts: list[str]) -> None:
+        self.parts = [p for p in parts if p]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        line = "  ·  ".join(self.parts)
+        if len(line) > width:
+            line = " · ".join(self.parts)
+        if len(line) > width:
+            cut = line[: max(0, width - 2)]  # room for " …"
+            if line[len(cut)] != " " and " " in cut:  # the edge falls inside a word: not it
+                cut = cut[: cut.rfind(" ")]
+            line = cut.rstrip(" ·") + " …"
+        yield Text(line, style="bold", no_wrap=True, overflow="ellipsis")
+
+
+def status_line(parts: list[str]) -> StatusLine:
+    """The status bar of ``parts`` (see :class:`StatusLine`)."""
+    return StatusLine(parts)
 
 
 def direction_arrows(model: TableModel) -> str:

@@ -23,6 +23,7 @@ import grpc
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical
@@ -34,9 +35,11 @@ from uno_server.gen.uno.v1 import admin_pb2
 from .cards import color_text, face
 from .follow import Follower, Spectator, WatchError
 from .model import LogLine, TableModel
-from .render import line_text, seats_table, table_text
+from .render import TableInfo, line_text, seats_table, status_line
 
 MAX_TABLES = 9
+SHORT = 30
+"""Below this many rows a table says itself in fewer lines (see the play screen's)."""
 
 
 def pick_tables(
@@ -71,10 +74,23 @@ def card_title(follower: Follower) -> str:
     return " · ".join(parts)
 
 
+def error_text(follower: Follower, server: str = "HOST:PORT") -> str:
+    """Why ``follower`` cannot follow its match, in words that say what to do next: an unknown
+    match is not the server's raw refusal (a gRPC status name and an API's name)."""
+    if follower.error_code == grpc.StatusCode.NOT_FOUND:
+        shown = follower.match_id if len(follower.match_id) <= 64 else follower.match_id[:64] + "…"
+        return (
+            f"no match {shown!r} on this server (unknown, or ended longer ago than the server "
+            f"keeps matches); run `uno-arena watch --server {server}` without a match id to "
+            "list the matches in play"
+        )
+    return follower.error
+
+
 def compact(model: TableModel | None, follower: Follower) -> RenderableType:
     """One table in a few lines, for the tables view."""
     if follower.error:
-        return Text(follower.error, style="red")
+        return Text(error_text(follower), style="red")
     if model is None or not follower.caught_up:
         return Text("joining ...", style="italic")
     seats = Table(box=None, expand=True, pad_edge=False, show_header=False)
@@ -136,13 +152,13 @@ class TableView(Vertical):
         table = self.query_one(".table", Static)
         log = self.query_one(RichLog)
         if f.error:
-            seats.update(Text(f.error, style="red"))
+            seats.update(Text(error_text(f), style="red"))
             return
         if model is None:
             seats.update(Text("joining ...", style="italic"))
             return
         seats.update(seats_table(model))
-        table.update(table_text(model, now=now))
+        table.update(TableInfo(model, now=now, compact=self.app.size.height < SHORT))
         if not log.size.width:  # not laid out yet: lines would wrap at a default width
             self.call_after_refresh(self.update, now)
             return
@@ -158,10 +174,17 @@ class WatchApp(App[None]):
 
     TITLE = "UNO Arena · watch"
     CSS = """
-    #status { height: 1; background: $boost; padding: 0 1; }
+    #status {
+        height: 1; background: $boost; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     #tables { grid-size: 3; grid-gutter: 0 1; height: 1fr; }
     .card { border: round $primary; padding: 0 1; height: auto; }
+    /* a narrow terminal: fewer cards a row, a table's seats above its top card */
+    Screen.-narrow #tables { grid-size: 1; }
+    Screen.-medium #tables { grid-size: 2; }
+    Screen.-narrow TableView .upper { layout: vertical; }
     """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-medium"), (100, "-wide")]  # noqa: RUF012
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "open(1)", "open a table", key_display="1-9"),
         *(Binding(str(i), f"open({i})", f"table {i}", show=False) for i in range(2, 10)),
@@ -269,7 +292,7 @@ class WatchApp(App[None]):
         if follower.error and self.match_id:
             # the one match cannot be followed any more (refused, or the server stayed away):
             # the command ends and says why
-            self.error = follower.error
+            self.error = error_text(follower, self.server)
             self.exit()
             return
         self._draw(follower)
@@ -317,6 +340,9 @@ class WatchApp(App[None]):
                 card.border_title = f"{numbers.get(card.name or '', '?')}  {card_title(f)}"
         self._status()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._status()  # what the status bar leaves out follows the terminal's width
+
     def _tick(self) -> None:
         for view in self.query(TableView):
             model = view.follower.model
@@ -324,28 +350,36 @@ class WatchApp(App[None]):
                 view.update(now=_wall())
 
     def _status(self) -> None:
-        parts = ["UNO Arena · watching (read-only)", self.server]
+        # the state first, the long parts (the table, the match id, the server) last: a narrow
+        # terminal cuts those off, not whether the match still runs
+        width = self.size.width
+        title = "watching" if width < 60 else "UNO Arena · watching"
+        parts = [title if width < 80 else "UNO Arena · watching (read-only)"]
+        long: list[str] = []
         if self.focus_key is not None and self.focus_key in self.followers:
             f = self.followers[self.focus_key]
-            parts.append(card_title(f))
-            if f.model is not None and f.model.hand_number:
-                parts.append(f"hand {f.model.hand_number}")
             if f.ended:
                 parts.append("ended")
             elif not f.caught_up:
                 parts.append("replaying from the start" if self.pace else "joining")
+            else:
+                parts.append("running")
+            if f.model is not None and f.model.hand_number:
+                parts.append(f"hand {f.model.hand_number}")
+            long.append(card_title(f))
         else:
             running = sum(1 for f in self.followers.values() if not f.ended)
             parts.append(f"{len(self.followers)} tables, {running} in play")
             if self.labels:
-                parts.append(" ".join(f"{k}={v}" for k, v in sorted(self.labels.items())))
+                long.append(" ".join(f"{k}={v}" for k, v in sorted(self.labels.items())))
         if self.error:
             parts.append(self.error)
+        parts += [*long, self.server]
         try:
             status = self.query_one("#status", Static)
         except NoMatches:  # the app is closing: a worker's last update has nowhere to go
             return
-        status.update(Text("  ·  ".join(parts), style="bold"))
+        status.update(status_line(parts))
         for empty in self.query("#empty").results(Static):
             empty.update(self._empty_text())
 

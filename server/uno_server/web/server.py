@@ -30,7 +30,7 @@ from aiohttp import web
 from uno_server.gen.uno.v1 import admin_pb2
 from uno_server.play.cards import COLOR_WORDS, label
 from uno_server.play.follow import Follower, Spectator, WatchError, names_of
-from uno_server.play.model import CardRef, ColorRef, LogLine, TableModel
+from uno_server.play.model import CardRef, ColorRef, LogLine, TableModel, unique_names
 
 LOG_LINES = 40
 HEARTBEAT_S = 15.0
@@ -115,7 +115,8 @@ def match_json(info: admin_pb2.MatchInfo) -> dict[str, Any]:
     return {
         "match_id": info.match_id,
         "state": _STATES.get(info.state, "unknown"),
-        "seats": names_of(info),
+        # the labels the event stream and the screens use: "heuristic #1", "heuristic #3"
+        "seats": unique_names(names_of(info)),
         "hand": info.hand_number,
         "totals": list(info.totals),
         "winners": list(info.winners),
