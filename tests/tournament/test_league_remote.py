@@ -313,5 +313,6 @@ def test_token_names_of_the_league_and_unknown_tokens_are_one_line_errors(tmp_pa
     assert "waiting for first connection" in res.stdout, res.stdout
     res = _cli("token", "revoke", str(league), "nobody")
     assert res.returncode == 2 and res.stderr == (
-        "uno-arena: nobody: no token of that name; `uno-arena league status` lists the tokens\n"
+        f"uno-arena: nobody: no token of that name; `uno-arena league status {league}` lists "
+        "the tokens\n"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .config import SandboxSpec
 from .sandbox import SandboxError, check, summary
@@ -13,18 +14,19 @@ from .sandbox import SandboxError, check, summary
 def cmd_check(args: argparse.Namespace) -> int:
     """``uno-arena sandbox check [--config FILE]``: the protections a launched bot gets on this
     machine (one line), then one line per missing protection with what to install or enable.
-    Exit status 0 when every protection is there, 1 when one is missing, 2 for a bad config."""
-    from .config import ConfigError, load
+    Exit status 0 when every protection is there, 1 when one is missing, 2 for a bad config.
+    FILE is a tournament's config (its ``[sandbox]`` and each bot's) or a league's (the file of
+    ``league init --config``: its ``[sandbox]``, as the league would keep it)."""
+    from .config import ConfigError
+    from .league.store import LeagueError
 
     specs: list[tuple[str, SandboxSpec]] = [("defaults", SandboxSpec())]
     if args.config:
         try:
-            cfg = load(args.config)
-        except ConfigError as exc:
+            specs = _configured(Path(args.config))
+        except (ConfigError, LeagueError) as exc:
             print(f"uno-arena: {exc}", file=sys.stderr)
             return 2
-        specs = [("[sandbox]", cfg.sandbox)]
-        specs += [(f"bot {b.name}", b.sandbox) for b in cfg.bots if not b.external]
     shown: set[str] = set()
     for who, spec in specs:
         line = summary(spec)
@@ -36,11 +38,41 @@ def cmd_check(args: argparse.Namespace) -> int:
     except SandboxError as exc:  # sandbox.required and a protection is missing
         print(f"uno-arena: {exc}", file=sys.stderr)
         return 1
+    # a sandbox turned off lacks every protection: "every protection is active" said otherwise
+    missing += [
+        f"every protection ({'' if who == '[sandbox]' else who + ': '}sandbox.enabled = false; "
+        "its bots run unconfined, as this user)"
+        for who, spec in specs
+        if not spec.enabled
+    ]
     for line in missing:
         print(f"missing: {line}")
     if not missing:
         print("every protection is active")
     return 1 if missing else 0
+
+
+def _configured(path: Path) -> list[tuple[str, SandboxSpec]]:
+    """The sandboxes a config file gives its bots: a league's (only the sections of ``league
+    init --config``: its ``[sandbox]``, with a league's ``required = true`` unless it says
+    otherwise) or a tournament's (its ``[sandbox]`` and each launched bot's)."""
+    import tomllib
+
+    from .config import _sandbox_from_dict, load, read_text
+    from .fileread import loads_toml
+    from .league.settings import is_league_config, settings_from
+
+    text = read_text(path)
+    try:
+        data = loads_toml(text)
+    except tomllib.TOMLDecodeError:
+        data = {}  # load() says what is wrong with it
+    if is_league_config(data):
+        settings = settings_from(path)
+        return [("[sandbox]", _sandbox_from_dict(settings["sandbox"]))]
+    cfg = load(path, text=text)
+    specs = [("[sandbox]", cfg.sandbox)]
+    return specs + [(f"bot {b.name}", b.sandbox) for b in cfg.bots if not b.external]
 
 
 SANDBOX_HELP = """\
@@ -72,5 +104,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "protection is there, 1 when one is missing, 2 for a bad config."
         ),
     )
-    chk.add_argument("--config", help="a tournament config: its [sandbox] and each bot's")
+    chk.add_argument(
+        "--config",
+        help="a tournament config (its [sandbox] and each bot's) or a league's (its [sandbox])",
+    )
     chk.set_defaults(func=cmd_check)

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .cli import settings_from
+from .settings import settings_from
 from .store import LeagueStore
 
 SDK = ["--log-level", "warning", "--addr", "{addr}", "--name", "{name}"]

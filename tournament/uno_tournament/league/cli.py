@@ -11,75 +11,28 @@ import os
 import secrets
 import sys
 import time
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from .. import cliargs
-from ..config import ConfigError, parse, read_text
-from ..fileread import FileWriteError, loads_toml
+from ..fileread import FileWriteError
 from ..pgstore import redact
 from ..procs import printable
 from ..sharding import ShardError, ShardSpec
 from .manifest import AUTHOR_RE, AUTHOR_RULE, NAME_RE, NAME_RULE, RESERVED_RULE, reserved
-from .quota import check_author, league_section
+from .quota import check_author
 from .records import create_league, open_league
 from .report import rows as report_rows
 from .report import summarize, write_report
 from .run import MAX_TABLES
+from .settings import league_sandbox, settings_from
 from .start import run_league
-from .store import LeagueError, Version
+from .store import DB_NAME, STORE_NOTE, LeagueError, Version
 from .submit import GATE_HANDS, describe, refuse_case_alike, submission_lock, submit
 
+__all__ = ["EXIT_ERROR", "add_parser", "run_command", "settings_from"]
+"""(``settings_from`` is :mod:`.settings`'s, still importable from here.)"""
+
 EXIT_ERROR = 2
-SECTIONS = ("rules", "time_control", "faults", "sandbox", "league")
-"""The config sections a league takes from a tournament-style file (``[league]``, the
-per-author limits, is the league's own: :mod:`.quota`)."""
-
-
-def settings_from(path: Path | None) -> dict[str, Any]:
-    """The league's settings: the sections of ``path`` that a league uses (validated as a
-    tournament's), or the defaults."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            text = read_text(path)
-        except ConfigError as exc:
-            raise LeagueError(str(exc)) from None
-        try:
-            data = loads_toml(text)  # nested too deeply: bad TOML, not a traceback
-        except tomllib.TOMLDecodeError as exc:
-            raise LeagueError(f"{path}: not valid TOML ({exc})") from None
-        extra = sorted(set(data) - set(SECTIONS))
-        if extra:
-            raise LeagueError(
-                f"{path}: [{extra[0]}] is not a league setting (a league takes "
-                f"{', '.join('[' + s + ']' for s in SECTIONS)}; bots are submitted)"
-            )
-    try:
-        limits = league_section(data.get("league"))
-    except ConfigError as exc:
-        raise LeagueError(f"{path}: {exc}") from None
-    probe = {k: data[k] for k in SECTIONS if k in data and k != "league"}
-    probe["tournament"] = {"hands": 24}
-    probe["bots"] = [{"name": f"probe-{i}", "token": f"probe-token-{i}"} for i in range(4)]
-    try:
-        cfg = parse(probe, path.parent if path else Path.cwd())
-    except ConfigError as exc:
-        raise LeagueError(f"{path}: {exc}") from None
-    d = cfg.to_dict()
-    out = {k: d[k] for k in SECTIONS if k != "league"}
-    out["league"] = limits
-    # the deals' secret: every deal seed derives from it and the table, block and deal numbers
-    # each match's labels give a bot, so with a known seed (every league had 1) any stranger's
-    # bot computed every seat's cards (an examination). Kept in the league's own records only
-    out["seed"] = secrets.randbits(62) + 1
-    # strangers' bots: a protection this machine cannot give refuses them, unless the file says
-    # `required = false` (a tournament's bots are the organiser's, and only warn)
-    given = data.get("sandbox")
-    if not (isinstance(given, dict) and "required" in given):
-        out["sandbox"] = {**out["sandbox"], "required": True}
-    return out
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -89,6 +42,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if folder.exists() and not folder.is_dir():  # mkdir said FileExistsError, as a traceback
         raise LeagueError(f"{folder}: not a folder; give a new or an existing folder")
+    outer = _league_around(folder)
+    if outer is not None:  # its bots folder, say: hidden from bots, removed with a version
+        raise LeagueError(
+            f"{folder}: inside the folder of the league {outer}; give a folder outside any league"
+        )
+    league_sandbox(settings, str(args.config))  # with required = false: the warning
     store = create_league(folder, settings, args.store)
     where = f"{redact(args.store)} (local files in {args.dir})" if args.store else args.dir
     store.close()
@@ -97,6 +56,15 @@ def cmd_init(args: argparse.Namespace) -> int:
         f"league ready in {where}; submit a bot with: uno-arena league submit {args.dir} PATH{more}"
     )
     return 0
+
+
+def _league_around(folder: Path) -> Path | None:
+    """The league whose folder holds ``folder`` (a folder above it with the records of one),
+    if any."""
+    for parent in folder.resolve().parents:
+        if (parent / DB_NAME).is_file() or (parent / STORE_NOTE).is_file():
+            return parent
+    return None
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -113,8 +81,9 @@ def cmd_retire(args: argparse.Namespace) -> int:
     from the next block of a league that is running); its hands and history stay. A remote
     bot's token is revoked with `league token revoke`."""
     why = " ".join(str(args.reason).split())
-    if not why or len(why) > 200 or not why.isprintable():
-        raise LeagueError("--reason: 1-200 printable characters")
+    # a reason of quotes alone ('' typed where the shell kept them) says nothing either
+    if not any(c.isalnum() for c in why) or len(why) > 200 or not why.isprintable():
+        raise LeagueError("--reason: 1-200 printable characters, saying why (not empty)")
     store = open_league(Path(args.dir), args.store)
     try:
         if any(n == args.name for n, _ in store.token_names()):
@@ -148,9 +117,17 @@ def cmd_token_add(args: argparse.Namespace) -> int:
         store = open_league(Path(args.dir), args.store)
         try:
             owner = store.owner(args.name)
+            if owner == args.author and any(n == args.name for n, _ in store.token_names()):
+                raise LeagueError(  # the same author again: no new token beside the old
+                    f"{args.name}: the name is taken (by {owner}), and this remote bot has a "
+                    "token already; for a new one, revoke that first: uno-arena league token "
+                    f"revoke {args.dir} {args.name}"
+                )
             if owner is not None:
                 raise LeagueError(
-                    f"{args.name}: the name is taken (by {owner}); choose another name"
+                    f"{args.name}: the name is taken (by {owner}"
+                    + (", for a submitted bot" if owner == args.author else "")
+                    + "); choose another name"
                 )
             refuse_case_alike(store, args.name)
             check_author(store, args.author, args.name, store.settings())
@@ -172,6 +149,11 @@ def cmd_token_revoke(args: argparse.Namespace) -> int:
     its next connection) and its version is retired; its hands and history stay."""
     store = open_league(Path(args.dir), args.store)
     try:
+        if not any(n == args.name for n, _ in store.token_names()):
+            raise LeagueError(
+                f"{printable(args.name[:40])}: no token of that name; `uno-arena league status "
+                f"{args.dir}` lists the tokens"
+            )
         retired = store.revoke_token(args.name)
     finally:
         store.close()
@@ -295,6 +277,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--until settled: not with --shard I/N for N > 1 (shard 0 alone refits); use "
             "--hands N, or stop the shards yourself"
         )
+    _check_addresses(args)
     return run_league(
         Path(args.dir),
         store_url=args.store,
@@ -313,6 +296,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         server_host=args.bind,
         server_port=args.port or 0,
     )
+
+
+def _check_addresses(args: argparse.Namespace) -> None:
+    """``--bind``/``--port``, ``--metrics-host``/``--metrics-port`` and ``--web-host``/
+    ``--web-port``, each checked before the league starts anything: a host that is no address of
+    this machine is the host's fault, not the port's (it said "choose another port"), and a bad
+    ``--bind`` stopped the game server with its own error repeated in the league's."""
+    for host_opt, host, port_opt, port in (
+        ("--bind", args.bind, "--port", args.port),
+        ("--metrics-host", args.metrics_host, "--metrics-port", args.metrics_port),
+        ("--web-host", args.web_host, "--web-port", args.web_port),
+    ):
+        if port is None and host_opt != "--bind":
+            continue  # no page: its host is not used
+        why = cliargs.unbindable(host, 0)
+        if why:
+            detail = why[why.find("(") + 1 : why.rfind(")")] if "(" in why else why
+            raise LeagueError(
+                f"{host_opt} {printable(host[:100])}: cannot listen there ({detail}); give an "
+                "address of this machine"
+            )
+        why = cliargs.unbindable(host, port) if port else ""
+        if why:
+            raise LeagueError(f"{port_opt} {port}: {why}; choose another port")
 
 
 def _shard(text: str) -> ShardSpec:

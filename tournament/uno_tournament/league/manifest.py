@@ -50,14 +50,17 @@ KEYS = ("name", "version", "author", "language", "build", "build_timeout_s", "ru
 
 def reserved(name: str) -> bool:
     """A name the league keeps for its own bots: its house bots (``house-``), the gate's
-    opponents (``gate-``) and versions' seat names (ending in ``.DIGITS``)."""
-    return bool(re.search(r"\.[0-9]+$", name)) or name.startswith(("house-", "gate-"))
+    opponents (``gate-``) and versions' seat names (ending in ``.DIGITS``), in any case
+    (``House-random`` was taken, and stood in the standings as one of the house bots)."""
+    folded = name.casefold()
+    return bool(re.search(r"\.[0-9]+$", folded)) or folded.startswith(("house-", "gate-"))
 
 
 RESERVED_RULE = (
     "is reserved (a name ending in .DIGITS, or starting with house- or gate-, is the league's "
     "own); choose another name"
 )
+"""Said of a reserved name (:func:`reserved`; its case does not matter)."""
 
 
 class ManifestError(ValueError):

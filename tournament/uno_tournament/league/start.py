@@ -14,6 +14,7 @@ from ..sharding import ShardSpec
 from .hands import open_hands
 from .records import open_league
 from .run import LeagueRunner
+from .settings import league_sandbox
 from .shards import ShardedLeagueRunner
 from .store import LeagueError
 
@@ -45,6 +46,9 @@ def run_league(
     block plans of :mod:`.shards`, as ``shard`` I/N of it or as 0/1)."""
     league = open_league(league_dir, store_url)
     try:
+        # a sandbox turned off without the organiser's `required = false` runs nothing (and
+        # with it, the warning): before the hand store is made or the run's lock taken
+        league_sandbox(league.settings(), league.location)
         part = shard or ShardSpec(0, 1)
         store, release = open_hands(league_dir, league, store_url, part.index)
         try:

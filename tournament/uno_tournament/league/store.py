@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -92,6 +93,15 @@ row per rated version in it) and the new-version verdict of every replacement. C
 league is opened (a league made before ``league run`` existed gains them)."""
 
 
+def private(path: Path) -> None:
+    """Make the league database ``path`` (and its ``-wal`` and ``-shm``) its owner's only, as
+    ``init`` makes it now: a league made before kept its seed readable by every user."""
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):  # not ours to change, or gone: left as it is
+            if p.stat().st_mode & 0o077:
+                p.chmod(0o600)
+
+
 class LeagueError(RuntimeError):
     """A league command that cannot be done; the message says what to do instead."""
 
@@ -163,6 +173,10 @@ class LeagueStore:
                     f"{folder} already holds a league; use it, or choose another folder"
                 )
             tmp.unlink(missing_ok=True)
+            # its settings hold the deals' secret seed (and its tokens' hashes): readable by
+            # the league's user only (it was 0644; an examination), from the file's first byte;
+            # SQLite gives its -wal and -shm files the same mode
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
             conn = sqlite3.connect(tmp)
             try:
                 conn.executescript(_SCHEMA)
@@ -215,14 +229,40 @@ class LeagueStore:
             raise LeagueError(f"{path}: league schema {row[0] if row else '?'}, expected 1")
         if not readonly:
             conn.executescript(_PLAY_SCHEMA)
+            private(path)
         return cls(path, conn)
 
     def close(self) -> None:
         self.conn.close()
 
+    def _loads(self, text: Any, what: str) -> dict[str, Any]:
+        """Stored JSON ``text`` of ``what`` (a table's column) as a dict: a damaged value (an
+        edited database) is one line naming the database and the value, not a traceback."""
+        try:
+            value = json.loads(text)
+            if not isinstance(value, dict):
+                raise ValueError(f"a JSON {type(value).__name__}, not an object")
+        except (TypeError, ValueError) as exc:
+            why = " ".join(str(exc).split())[:200]
+            raise LeagueError(f"{self.location}: not a league database ({what}: {why})") from None
+        return value
+
     def settings(self) -> dict[str, Any]:
-        row = self._x(f"SELECT value FROM {self.meta_table} WHERE key = 'settings'").fetchone()
-        return dict(json.loads(row[0])) if row else {}
+        table = self.meta_table
+        row = self._x(f"SELECT value FROM {table} WHERE key = 'settings'").fetchone()
+        if row is None:
+            return {}
+        settings = self._loads(row[0], f"{table}.settings")
+        for key in ("rules", "time_control", "faults", "sandbox", "league"):
+            if not isinstance(settings.get(key, {}), dict):
+                raise LeagueError(
+                    f"{self.location}: not a league database ({table}.settings: {key} is no table)"
+                )
+        if not isinstance(settings.get("seed", 1), int):
+            raise LeagueError(
+                f"{self.location}: not a league database ({table}.settings: seed is no integer)"
+            )
+        return settings
 
     # ------------------------------------------------------------------ versions
 
@@ -247,7 +287,7 @@ class LeagueStore:
                 float(r[6]),
                 str(r[7]),
                 str(r[8]),
-                dict(json.loads(r[9])),
+                self._loads(r[9], f"versions.gate of {r[1]}@{r[2]}"),
             )
             for r in rows
         ]
@@ -331,7 +371,7 @@ class LeagueStore:
 
     def manifest(self, version_id: int) -> dict[str, Any]:
         row = self._x("SELECT manifest FROM versions WHERE id = ?", (version_id,)).fetchone()
-        return dict(json.loads(row[0])) if row else {}
+        return self._loads(row[0], f"versions.manifest of version {version_id}") if row else {}
 
     def give_up(self, version_id: int, why: str) -> None:
         """Retire a version ``league run`` gave up on (it crashed too often or never
@@ -397,7 +437,7 @@ class LeagueStore:
     def replacements(self) -> list[tuple[int, int, float, str, dict[str, Any]]]:
         """``(old id, new id, retired at, verdict, test state)`` of every replacement."""
         return [
-            (int(a), int(b), float(c), str(d), dict(json.loads(e)))
+            (int(a), int(b), float(c), str(d), self._loads(e, f"replacements.test of {a}"))
             for a, b, c, d, e in self._x(
                 "SELECT old_id, new_id, retired_at, verdict, test FROM replacements ORDER BY old_id"
             )

@@ -42,7 +42,7 @@ from typing import Any
 from ..build import BuildError, build_bot
 from ..config import BotSpec, TournamentConfig, _sandbox_from_dict
 from ..player import RunnerError
-from ..procs import printable
+from ..procs import printable, tail
 from ..replay import replay_name
 from ..runner import Runner
 from ..sandbox import SandboxError
@@ -52,6 +52,7 @@ from ..store import HandRecord, Store
 from .manifest import RESERVED_RULE, Manifest, ManifestError, read_manifest, reserved
 from .quota import check_author
 from .records import open_league
+from .settings import league_sandbox
 from .store import LeagueError
 
 __all__ = [
@@ -238,7 +239,7 @@ def _submit(
             settings = _admissible(store, man, bot_folder)
         finally:
             store.close()
-    _confinable(settings)
+    _confinable(settings, store.location)
     size = _folder_size(bot_folder)
     if size > MAX_FOLDER_BYTES:
         raise LeagueError(
@@ -420,12 +421,13 @@ async def _build(
     return ""
 
 
-def _confinable(settings: dict[str, Any]) -> None:
+def _confinable(settings: dict[str, Any], where: str) -> None:
     """Before a stranger's bot is built or run: can this machine confine it? With the league's
     ``[sandbox] required`` (the default of ``league init``) a missing protection refuses the
     submission, which is the organiser's to fix, so nothing is recorded against the author's
-    version; without it each missing protection is one warning line on stderr."""
-    spec = _sandbox_from_dict(settings.get("sandbox"))
+    version; without it each missing protection is one warning line on stderr. A sandbox
+    turned off refuses too, unless ``required = false`` (then a warning: :mod:`.settings`)."""
+    spec = league_sandbox(settings, where)
     if not spec.enabled:
         return
     try:
@@ -548,7 +550,10 @@ def judge(
 ) -> tuple[bool, str, dict[str, Any]]:
     """The gate's verdict on bot ``name`` from its gate hands (a submission's, or a remote
     bot's on its first connection): it passes with every planned hand played, 0 illegal
-    actions, 0 timeouts and 0 crashes; else the reason names the first fault's hand and seat,
+    actions, 0 timeouts and 0 crashes; else the reason says why. A crash comes first (the limit
+    that stopped the bot, or its exit, and the last lines of ``bot_log``): the decisions a
+    crashed bot left pending time out, and "3 timeout(s)" hid a bot the memory limit stopped.
+    Otherwise the reason names the first fault's hand and seat,
     with the replay to look at, and for an illegal action what the server said of the first
     one (read from ``server_log``, the game server's JSON log: the reason, the server's
     explanation, the request it answered and the action id it sent). ``out`` is the gate's
@@ -572,6 +577,14 @@ def judge(
         "crashes": len(crashes),
         "folder": str(out),
     }
+    if crashes:  # first: a bot stopped by a limit left its pending decisions to time out
+        last = " | ".join(x[:300] for x in tail(bot_log, 3)) if bot_log is not None else ""
+        return (
+            False,
+            f"the bot crashed during the gate: {crashes[0]}"
+            + (f"; last log lines: {last} (log: {bot_log})" if last else ""),
+            gate,
+        )
     if illegal:
         first = next((h, s) for h, s in seats if s.illegal)
         said = first_rejection(server_log, name, {h.match_id for h in rows}) if server_log else ""
@@ -591,8 +604,6 @@ def judge(
             f"time control); the first in hand {first[0]}, seat {first[1].seat}",
             gate,
         )
-    if crashes:
-        return False, f"the bot crashed during the gate: {crashes[0]}", gate
     if played < planned:
         return False, f"only {played} of {planned} gate hands were played", gate
     failed, first_failure = decide_failures(bot_log) if bot_log is not None else (0, "")
