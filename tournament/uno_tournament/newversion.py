@@ -261,6 +261,61 @@ class NewVersionState:
             span = "not bounded either way"
         return f"{self.bounded}: the gap is {span}, one-sided limits at 95%, no LLR"
 
+    def limits_note(self) -> str:
+        """Why one-sided limits have not decided though they could: ``these limits decide only
+        when alpha >= 0.05, this run's is 0.01`` ('' when the LLR was read, or the error asked
+        of the decision the limits point to allows it)."""
+        if not self.bounded:
+            return ""
+        errors = {"alpha": self.alpha, "beta": self.beta}
+        if self.high <= self.delta0:
+            asked = ["beta"]  # the limits point to H0
+        elif self.low >= self.delta1:
+            asked = ["alpha"]
+        else:
+            asked = ["alpha", "beta"]
+        low = [n for n in asked if errors[n] < BOUND_ERROR]
+        if not low:
+            return ""
+        name = low[0] if self.alpha != self.beta else "alpha"
+        return (
+            f"these limits decide only when {name} >= {BOUND_ERROR:g}, this run's is "
+            f"{errors[name]:g}"
+        )
+
+    def hands_to_decide(self, hands: int) -> float | None:
+        """Hands past ``hands`` (the last look's) until the LLR reaches the bound it moves
+        towards, at the last look's gap and information per hand; None without an LLR."""
+        mid = (self.delta0 + self.delta1) / 2.0
+        if self.bounded or not (math.isfinite(self.gap) and math.isfinite(self.se)):
+            return None
+        if self.gap == mid:
+            return None
+        bound = self.upper if self.gap > mid else self.lower
+        t_need = bound / ((self.delta1 - self.delta0) * (self.gap - mid))
+        return max(0.0, hands * t_need * self.se**2 - hands)
+
+    def budget_hint(self) -> str:
+        """Why a gap far outside ``[delta0, delta1]`` ran to the budget undecided (more than
+        that interval's width beyond it), and what would decide it: '' otherwise."""
+        width = self.delta1 - self.delta0
+        if self.verdict != "budget" or self.bounded or not math.isfinite(self.gap):
+            return ""
+        if self.delta0 - width < self.gap < self.delta1 + width:
+            return ""
+        more = self.hands_to_decide(self.hands)
+        h1 = self.gap > self.delta1
+        side = f"beyond delta1 = {self.delta1:g}" if h1 else f"below delta0 = {self.delta0:g}"
+        name = "log((1-beta)/alpha)" if h1 else "log(beta/(1-alpha))"
+        bound = self.upper if h1 else self.lower
+        rate = f", about {math.ceil(more)} more hands at this rate" if more is not None else ""
+        return (
+            f"the gap {self.gap:+.0f} Elo is far {side}, but the GSPRT weighs delta1 = "
+            f"{self.delta1:g} against delta0 = {self.delta0:g}: its LLR, (delta1 - delta0) x "
+            f"(gap - (delta0 + delta1)/2) / se^2, must still reach {name} = {bound:.2f}{rate}; "
+            "a larger delta1 (indifference_elo) decides sooner"
+        )
+
     def _decision(self, looked: bool) -> NewVersionDecision:
         return NewVersionDecision(self.verdict, self.llr, self.hands, self.gap, self.se, looked)
 
@@ -273,6 +328,8 @@ class NewVersionState:
         )
         if self.bounded:
             line = f"{self.candidate} - {self.baseline}: {self.limits_text()}"
+            note = self.limits_note()
+            line += f" ({note})" if note else ""
         elif math.isfinite(self.gap):
             # the margin of a 95% interval, as fastchess's "Elo: x +/- y" (it was one standard
             # error, under a line the docs called fastchess's)

@@ -39,7 +39,15 @@ def why_line(rec: SequentialRecord) -> str:
         "H1": "the new-version test accepted H1",
         "H0": "the new-version test accepted H0",
     }.get(reason, reason)
-    return f"Stopped after {rec.stop['hands']} hands because {why}: {rec.stop['line']}."
+    nv = rec.newversion
+    if reason == "budget" and nv is not None:  # one question, no pairs (an examination)
+        if nv.bounded:
+            why = "the budget (max_hands) was reached before the test decided (the gap's "
+            why += "one-sided limits, read instead of an LLR, decided nothing)"
+        else:
+            why = "the budget (max_hands) was reached before the test decided (LLR "
+            why += f"{nv.llr:.2f} within its bounds {nv.lower:.2f} and {nv.upper:.2f})"
+    return f"Stopped after {rec.stop['hands']} hands because {why}: {rec.stop_text()}."
 
 
 def _method(rec: SequentialRecord) -> str:
@@ -60,22 +68,40 @@ def _method(rec: SequentialRecord) -> str:
     )
 
 
+def _ranked(rec: SequentialRecord) -> dict[str, int]:
+    """Each bot's place in the last look's ranking (the order the stop line names pairs in)."""
+    last = rec.last_look()
+    ranking = list(last.get("ranking") or []) if last else []
+    return {b: k for k, b in enumerate(ranking)}
+
+
+def _in_order(key: str, place: dict[str, int]) -> tuple[str, str]:
+    """A pair ``"a~b"`` as the ranking orders it, the higher first (by name if unranked)."""
+    a, b = key.split("~")
+    return (a, b) if (place.get(a, len(place)), a) <= (place.get(b, len(place)), b) else (b, a)
+
+
 def _pair_rows(rec: SequentialRecord) -> list[list[str]]:
-    """One row per pair that was ever adjacent: final claim, when, interval, statuses."""
+    """One row per pair that was ever adjacent: final claim, when, interval, statuses; each
+    pair in the ranking's order, the higher first (the stop line's order), its interval of
+    the first bot's rating minus the second's."""
     hist = pair_history(rec)
     rows: list[list[str]] = []
     if rec.state is None:
         return rows
+    place = _ranked(rec)
     for key, seq in hist.items():
-        a, b = key.split("~")
-        p = rec.state.pair(a, b)
+        x, y = _in_order(key, place)
+        p = rec.state.pair(x, y)
+        low, high = (p.low, p.high) if p.a == x else (-p.high, -p.low)  # of x - y
+        sign = {"better": ">" if low > 0 else "<", "tied": "~"}.get(p.status, "?")
         when = str(p.claimed_at) if p.claimed_at is not None else "-"
-        lo = f"{p.low:+.0f}" if math.isfinite(p.low) else "-inf"
-        hi = f"{p.high:+.0f}" if math.isfinite(p.high) else "+inf"
+        lo = f"{low:+.0f}" if math.isfinite(low) else "-inf"
+        hi = f"{high:+.0f}" if math.isfinite(high) else "+inf"
         changes = [seq[0]] + [s for i, s in enumerate(seq[1:], 1) if s[1] != seq[i - 1][1]]
         rows.append(
             [
-                p.claim(),
+                f"{x} {sign} {y}",
                 p.status,
                 when,
                 f"[{lo}, {hi}]",
@@ -86,10 +112,10 @@ def _pair_rows(rec: SequentialRecord) -> list[list[str]]:
 
 
 PAIR_COLS = [
-    "pair",
+    "pair (higher ranked first)",
     "status",
     "claimed at hands",
-    f"interval of {'a - b'} (Elo)",
+    "gap, first minus second: interval (Elo)",
     "status while adjacent in the ranking (hands: status)",
 ]
 
@@ -173,16 +199,16 @@ def svg_timeline(rec: SequentialRecord) -> str:
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 30}' height='{height}' "
         "font-family='sans-serif' font-size='12'>"
     ]
+    place = _ranked(rec)
     for i, (key, seq) in enumerate(hist.items()):
         y = 20 + i * row
-        parts.append(
-            f"<text x='{left - 8}' y='{y + 4}' text-anchor='end'>{html.escape(key)}</text>"
-        )
+        label = html.escape("~".join(_in_order(key, place)))  # the stop line's order
+        parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end'>{label}</text>")
         prev = 0
         for h, status in seq:
             parts.append(
                 f"<rect x='{x(prev):.1f}' y='{y - 7}' width='{max(x(h) - x(prev), 1.0):.1f}' "
-                f"height='14' fill='{COLORS.get(status, '#bbb')}'><title>{html.escape(key)} "
+                f"height='14' fill='{COLORS.get(status, '#bbb')}'><title>{label} "
                 f"at {h} hands: {status}</title></rect>"
             )
             prev = h

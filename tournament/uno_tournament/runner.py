@@ -482,7 +482,8 @@ class Runner(SequentialMixin, Player):
         if shown:  # a warning: on stderr, where it is not lost in a redirected leaderboard
             print(shown, file=sys.stderr, flush=True)
         self.say(
-            f"tournament {self.tid}: {len(self.config.bots)} bots, {n_tables} tables, "
+            f"tournament {self.tid}: {len(self.config.bots)} bots, "
+            f"{n_tables} table{'s' if n_tables != 1 else ''}, "
             f"{where}{len(full_plan)} hands ({stored} done; {design.reason}; 95% CI of a gap "
             f"{'within a group ' if split else ''}"
             f"about +-{schedule.expected_precision(len(full_plan), len(self.config.bots)):.0f} "

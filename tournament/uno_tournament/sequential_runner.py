@@ -81,7 +81,11 @@ class SequentialMixin:
         return all(h in self._seq_stored for h in self._seq_ids[seq.through : nb])
 
     def _kick_looks(self) -> None:
-        """Start the looks that are due (one task at a time; it takes every due look)."""
+        """Start the looks that are due (one task at a time; it takes every due look); the
+        projection of the hands still expected moves with the hands stored between looks."""
+        if self.seq is not None and not self.seq.stopped:
+            self.seq.played = len(self._seq_stored)
+            self.metrics.set_sequential(len(self.seq.open_pairs()), self.seq.expected_hands())
         if self._seq_task is not None and not self._seq_task.done():
             return
         if self._looks_due():
@@ -127,6 +131,7 @@ class SequentialMixin:
             if self.seq is not seq:
                 continue
             self.seq = new
+            new.played = len(self._seq_stored)
             self._seq_changed.set()
             self._show_record(new)
             if new.stopped:
@@ -187,6 +192,7 @@ class SequentialMixin:
         with contextlib.suppress(KeyError, ValueError, TypeError):
             have = SequentialRecord.from_dict(self.store.meta()[META_KEY])
             if have.through > self.seq.through or (have.stopped and not self.seq.stopped):
+                have.played = len(self._seq_stored)
                 self.seq = have
 
     def _show_record(self, rec: SequentialRecord) -> None:
@@ -219,6 +225,8 @@ class SequentialMixin:
         if self._seq_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._seq_task
+        if self.seq is not None:
+            self.seq.played = len(self._seq_stored)
         if self.seq is not None and not self.seq.stopped and self._looks_due():
             self._seq_task = asyncio.get_running_loop().create_task(self._take_looks())
             await self._seq_task

@@ -101,6 +101,7 @@ __all__ = [
     "fit_block",
     "fit_hands",
     "half_width",
+    "information_at",
     "stop_line",
     "tune_rho",
 ]
@@ -125,6 +126,21 @@ def half_width(t: float, rho: float, alpha_pair: float) -> float:
         return math.inf
     level = 2.0 * math.log(1.0 / alpha_pair) + math.log((t + rho) / rho)
     return math.sqrt((t + rho) * level) / t
+
+
+def information_at(half: float, rho: float, alpha_pair: float) -> float:
+    """The information at which :func:`half_width` is ``half`` (bisection on log t; the
+    half-width falls as t grows): the progress line's projection of the hands still expected."""
+    if not half > 0.0:
+        return math.inf
+    lo, hi = -30.0, 30.0
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        if half_width(math.exp(mid), rho, alpha_pair) > half:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(hi)
 
 
 def tune_rho(alpha_pair: float, target_half_width: float) -> float:

@@ -60,7 +60,14 @@ from .adaptive import block_hands, floor_tables, next_block_tables
 from .newversion import NewVersionState, newversion_tables
 from .rating_model import HandResult
 from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
-from .settled import SettledDecision, SettledState, advance, fit_hands, stop_line
+from .settled import (
+    SettledDecision,
+    SettledState,
+    advance,
+    fit_hands,
+    information_at,
+    stop_line,
+)
 
 __all__ = [
     "META_KEY",
@@ -268,26 +275,34 @@ def _block_hands(config: Any) -> int:
 
 
 def settled_design(config: Any) -> schedule.Design:
-    """The first block's tables and the budget's blocks, with the reason the run's first line
-    prints."""
+    """The first block's tables (the whole block, even where the budget cuts it: the run's
+    first line names the blocks' true size) and the budget's blocks, with the reason the
+    run's first line prints."""
     # the first block alone: a plan of the whole budget (up to 2,000,000 hands) made here
     # beside the run's own doubled the memory a run starts with
     per_block = _block_hands(config)
-    first = dataclasses.replace(config, max_hands=min(config.max_hands, per_block))
+    first = dataclasses.replace(config, max_hands=per_block)
     by_table = {h.table: h.table_bots for h in settled_plan(first, "design")}
     tables = [by_table[t] for t in sorted(by_table)]  # a small field's repeats included
     blocks = math.ceil(config.max_hands / per_block)
+    n = len(tables)
+    size = f"blocks of {n} table{'s' if n != 1 else ''} ({per_block} hands)"
+    cut = ""
+    if config.max_hands < per_block:  # it said "blocks of 6 tables" for 24 hands of 8 tables
+        at = min(n, math.ceil(config.max_hands / ROTATIONS))  # deal by deal across the tables
+        cut = f"; the budget is less than one block: {config.max_hands} of its hands, at {at}"
+        cut += f" of its {n} tables"
     if config.candidate:
         why = (
             f"new-version test {config.candidate} vs {config.baseline} (delta0 0, delta1 "
             f"{config.indifference_elo:g} Elo, alpha = beta = {config.alpha:g}), at most "
-            f"{config.max_hands} hands"
+            f"{config.max_hands} hands; {size}{cut}"
         )
     else:
         why = (
             f"until settled (alpha {config.alpha:g}, indifference {config.indifference_elo:g} "
-            f"Elo), at most {config.max_hands} hands; blocks of {len(tables)} tables, each "
-            "block's chosen at the look before it for the open pairs"
+            f"Elo), at most {config.max_hands} hands; {size}, each block's chosen at the look "
+            f"before it for the open pairs{cut}"
         )
     return schedule.Design(tables, blocks, why)
 
@@ -331,6 +346,12 @@ class SequentialRecord:
     """The tournament seed the blocks were chosen with."""
     n_tables: int = 0
     """Tables of each block (adaptive runs)."""
+    played: int | None = dataclasses.field(default=None, compare=False)
+    """Hands of the plan stored so far, as the runner counts them (not in the JSON): the
+    progress line's projection moves with them between looks."""
+    _need_at: tuple[int, float | None] = dataclasses.field(
+        default=(-1, None), init=False, repr=False, compare=False
+    )
 
     def tables(self) -> list[list[tuple[str, ...]]] | None:
         """The recorded tables of each block, as tuples (None for a fixed plan)."""
@@ -391,13 +412,15 @@ class SequentialRecord:
             return []
         return [p["pair"] for p in last.get("pairs", []) if p["status"] == "open"]
 
-    def expected_hands(self) -> int | None:
-        """Hands still expected before the decision (a projection from the last look: each open
-        pair's interval narrows as 1/sqrt(information), information grows with the hands),
-        capped at the budget; None before the first look."""
-        if self.stop is not None:
-            return 0
-        left = self.plan_hands - self.through
+    def _need(self) -> float | None:
+        """Hands past the last look the decision is projected to need (each open pair's
+        interval, or the LLR, moves with the information, which grows with the hands); None
+        before the first look or when nothing can be projected (an interval not finite yet)."""
+        if self._need_at[0] != len(self.looks):  # once a look: the runner asks every hand
+            self._need_at = (len(self.looks), self._project())
+        return self._need_at[1]
+
+    def _project(self) -> float | None:
         last = self.last_look()
         if last is None or not last.get("looked"):
             return None
@@ -411,29 +434,83 @@ class SequentialRecord:
                     continue
                 low, high = float(p["low"]), float(p["high"])
                 if not (math.isfinite(low) and math.isfinite(high)):
-                    return left
+                    return None
                 mid, half = (low + high) / 2.0, (high - low) / 2.0
                 target = max(abs(mid), st.indifference_elo - abs(mid))
-                t_now = _information(half, st.rho, st.alpha_pair)
-                t_need = _information(target, st.rho, st.alpha_pair)
+                t_now = information_at(half, st.rho, st.alpha_pair)
+                t_need = information_at(target, st.rho, st.alpha_pair)
                 need = max(need, at * t_need / t_now - at)
-        else:
-            assert self.newversion is not None
-            nv = self.newversion
-            mid = (nv.delta0 + nv.delta1) / 2.0
-            if not (math.isfinite(nv.gap) and math.isfinite(nv.se)) or nv.gap == mid:
-                return left
-            bound = nv.upper if nv.gap > mid else nv.lower
-            t_now = 1.0 / nv.se**2
-            t_need = bound / ((nv.delta1 - nv.delta0) * (nv.gap - mid))
-            need = max(0.0, at * t_need / t_now - at)
-        return int(min(left, math.ceil(need)))
+            return need
+        assert self.newversion is not None
+        return self.newversion.hands_to_decide(at)
+
+    def projected_stop(self) -> tuple[int, bool] | None:
+        """The plan's hand count at the look the decision is projected at, and whether the
+        projection lies beyond the budget (the count is then the look past the budget's end,
+        or 0 if too far to say); None once stopped or when nothing can be projected. The run
+        stops only at a look, so the projection is rounded up to one, at least the next."""
+        need = None if self.stop is not None else self._need()
+        if need is None:
+            return None
+        at = int(self.looks[-1]["through"])
+        if not need < 100.0 * self.plan_hands:
+            return 0, True
+        target = at + max(1, math.ceil(need / self.look_every)) * self.look_every
+        if at + need > self.plan_hands:
+            return target, True
+        return min(target, self.plan_hands), False
+
+    def _played(self) -> int:
+        return min(self.plan_hands, max(self.through, self.played or 0))
+
+    def expected_hands(self) -> int | None:
+        """Hands still expected before the decision (:meth:`projected_stop`, less the hands
+        played since the last look), capped at the budget's; None when not projected."""
+        if self.stop is not None:
+            return 0
+        proj = self.projected_stop()
+        if proj is None:
+            return None
+        end = self.plan_hands if proj[1] else proj[0]
+        return max(0, end - self._played())
+
+    def expected_text(self) -> str:
+        """The progress line's projection: ``about 163 hands still expected (to the look at
+        384)``, ``... more than the 475 the budget leaves``, or '' before the first look."""
+        last = self.last_look()
+        if self.stop is not None or last is None or not last.get("looked"):
+            return ""
+        played = self._played()
+        left = self.plan_hands - played
+        proj = self.projected_stop()
+        if proj is None:
+            return f"the hands still expected are not known yet ({left} left in the budget)"
+        target, beyond = proj
+        if beyond:
+            if not target:
+                return f"far more hands still expected than the {left} the budget leaves"
+            more = f"about {target - played} hands still expected, more"
+            return f"{more} than the {left} the budget leaves"
+        if target <= played:
+            return f"the look at {target} hands is due"
+        return f"about {target - played} hands still expected (to the look at {target})"
+
+    def stop_text(self) -> str:
+        """The stop line with what the report adds to it: why a new-version test's budget came
+        first (:meth:`NewVersionState.budget_hint`, :meth:`~NewVersionState.limits_note`); the
+        record's line itself stays as ``verify`` re-derives it."""
+        assert self.stop is not None
+        line = str(self.stop["line"])
+        nv = self.newversion
+        if nv is not None and self.stop["reason"] == "budget":
+            line += "".join(f"; {x}" for x in (nv.limits_note(), nv.budget_hint()) if x)
+        return line
 
     def status_line(self) -> str:
         """The progress line's sequential part: the pairs decided and open and the hands still
         expected, or the new-version test's LLR line; after the stop, the stop line."""
         if self.stop is not None:
-            return str(self.stop["line"])
+            return self.stop_text()
         if self.kind == "new-version":
             assert self.newversion is not None
             text = self.newversion.progress_line()
@@ -446,10 +523,8 @@ class SequentialRecord:
             text = f"{len(pairs) - len(opened)} of {len(pairs)} pairs decided"
             if opened:
                 text += ", open: " + ", ".join(opened[:6]) + (" ..." if len(opened) > 6 else "")
-        exp = self.expected_hands()
-        if exp is not None:
-            text += f"; about {exp} hands still expected"
-        return text
+        exp = self.expected_text()
+        return f"{text}; {exp}" if exp else text
 
     # -------------------------------------------------------------- JSON
 
@@ -530,23 +605,6 @@ def _blocks_of(raw: Any, kind: str) -> list[list[list[str]]] | None:
             tables.append([str(x) for x in t])
         out.append(tables)
     return out
-
-
-def _information(half: float, rho: float, alpha_pair: float) -> float:
-    """The information at which the confidence sequence's half-width is ``half`` (bisection on
-    log t; the half-width falls as t grows)."""
-    from .settled import half_width
-
-    if not half > 0.0:
-        return math.inf
-    lo, hi = -30.0, 30.0
-    for _ in range(80):
-        mid = (lo + hi) / 2.0
-        if half_width(math.exp(mid), rho, alpha_pair) > half:
-            lo = mid
-        else:
-            hi = mid
-    return math.exp(hi)
 
 
 # ------------------------------------------------------------------------------ the looks
