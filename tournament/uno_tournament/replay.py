@@ -40,6 +40,7 @@ from .fileread import (
     write_all,
 )
 from .handcheck import ReplayMismatchError, compare, expected
+from .replay_events import events_problem
 from .schedule import deal_seed, seating
 from .schedule import hand_id as schedule_hand_id
 from .store import DB_NAME, HandRecord, ResultStore, Store, canonical_json, content_hash
@@ -276,6 +277,9 @@ def check(data: dict[str, Any], path: Path | None = None) -> Verdict:
         return Verdict(
             False, f"diverges: the engine's points held are {points}, recorded {want_points}"
         )
+    problem = events_problem(data.get("events"), hand.log)
+    if problem:
+        return Verdict(False, f"the events differ from the engine's re-run: {problem}")
     problem = _identity_problem(data, rules, path)
     if problem:
         return Verdict(False, problem)
