@@ -10,6 +10,7 @@ them with the stored configuration's."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -81,3 +82,20 @@ def test_a_fixed_size_shard_joining_a_settled_run_is_told_which_kind(tmp_path: P
         assert 'its run is until = "settled", yours a fixed size of hands = 768' in str(err.value)
     finally:
         store.close()
+
+
+def test_resume_of_a_postgres_runs_folder_says_how_to_carry_on(tmp_path: Path) -> None:
+    """A ``--store postgresql://`` run keeps only logs/ in its folder; resume said "no
+    tournament here (tournament.sqlite is missing)" with no way forward (an examination)."""
+    from tests.refusal import refused
+
+    logs = tmp_path / "run" / "logs"
+    logs.mkdir(parents=True)
+    line = {"event": "run started", "store": "postgresql://uno:***@db:5432/t1", "shard": "0/2"}
+    (logs / "tournament.log").write_text('{"event": "other"}\n' + json.dumps(line) + "\n")
+    got = refused("tournament", "resume", str(tmp_path / "run"))
+    assert "stored its results in PostgreSQL (postgresql://uno:***@db:5432/t1)" in got, got
+    assert "--shard 0/2 --store URL" in got, got
+    # a folder with no run at all keeps its message
+    (tmp_path / "empty").mkdir()
+    assert "no tournament here" in refused("tournament", "resume", str(tmp_path / "empty"))

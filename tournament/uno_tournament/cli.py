@@ -21,6 +21,7 @@ from .chain import StoreChangedError
 from .config import ConfigError, TournamentConfig, load, read_text
 from .fileread import FileWriteError
 from .replay import ReplayError
+from .runlog import postgres_run
 from .sharding import ShardError, ShardSpec, check_shards, default_shards
 from .store import ResultStore, Store, StoreError
 
@@ -322,6 +323,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from . import runner
 
     _not_a_league(args.dir)
+    elsewhere = postgres_run(Path(args.dir))
+    if elsewhere is not None:
+        raise TournamentCliError(elsewhere)
     _check_metrics(args)
     return runner.resume(
         Path(args.dir),

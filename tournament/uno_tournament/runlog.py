@@ -92,3 +92,45 @@ class RunLog:
 
     def close(self) -> None:
         self._file.close()
+
+
+_LOG_HEAD = 256 * 1024
+
+
+def postgres_run(folder: Path) -> str | None:
+    """What to do with ``folder`` when its run stored its hands in PostgreSQL (``tournament run
+    --store postgresql://... --out DIR``), else ``None``. Such a run keeps no tournament.sqlite
+    there, only ``logs/``, whose "run started" lines name the store (the password hidden) and the
+    shard: ``resume`` said "no tournament here", with no way forward (an examination)."""
+    import json
+
+    if (folder / "tournament.sqlite").exists():
+        return None
+    found: tuple[str, str, object] | None = None
+    try:
+        with (folder / "logs" / LOG_NAME).open(encoding="utf-8", errors="replace") as f:
+            for line in f.read(_LOG_HEAD).splitlines():
+                if '"run started"' not in line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                store = entry.get("store") if isinstance(entry, dict) else None
+                if isinstance(store, str) and store.startswith(("postgresql://", "postgres://")):
+                    found = (store[:200], str(entry.get("shard", ""))[:20], entry.get("shards"))
+    except OSError:
+        return None
+    if found is None:
+        return None
+    store, shard, shards = found
+    again = ""
+    if "/" in shard:  # one pod of --shard I/N
+        again = f" --shard {shard}"
+    elif isinstance(shards, int) and not isinstance(shards, bool) and shards > 1:
+        again = f" --shards {shards}"
+    return (
+        f"{folder}: this run stored its results in PostgreSQL ({store}), not in the folder; to "
+        f"carry on, run it again: uno-arena tournament run CONFIG --out {folder}{again} --store "
+        "URL (the same configuration and URL: it plays only the hands not yet stored)"
+    )
