@@ -120,4 +120,4 @@ def test_blocks_on_the_command_line_sizes_a_run_whose_file_gives_a_budget(tmp_pa
     cfg.write_text(f'[tournament]\nhands = 240\noutput = "{tmp_path / "out"}"\n{bots}')
     code, lines, out = _cli("tournament", "run", str(cfg), "--blocks", "1", "--quiet")
     assert code == 0, (lines[-10:], out[-2000:])
-    assert "4 bots, 1 tables, 24 hands (0 done; 1 block;" in out, out[:2000]
+    assert "4 bots, 1 table, 24 hands (0 done; 1 block;" in out, out[:2000]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from uno_tournament.replay import check
-from uno_tournament.replay_events import SERVICE
+from uno_tournament.replay_events import SERVICE, events_problem
 
 FIXTURE = Path(__file__).parent / "data" / "replay_with_events.json"
 
@@ -75,3 +75,56 @@ def test_what_the_engine_cannot_know_is_not_compared() -> None:
     kinds = {k for e in data["events"] for k in e}
     assert kinds & SERVICE  # the match's score and end are the service's
     assert check(data).ok
+
+
+def spectator_protos(hand: Any) -> list[Any]:
+    """What the service sends a spectator of ``hand``: each engine event redacted and converted
+    as the table does."""
+    from uno_server.engine.views import SPECTATOR, redact
+    from uno_server.service import convert
+
+    out = []
+    for seq, ev in enumerate(hand.log, 1):
+        view = redact(ev, SPECTATOR)
+        if view is not None:
+            msg = convert.event_to_proto(view, seq, 1, convert.timestamp(1.8e9 + seq))
+            if msg.WhichOneof("kind") == "dealt":  # the count is public (seat_log._convert)
+                msg.dealt.amount = len(ev.cards)
+            out.append(msg)
+    return out
+
+
+def _spectator_events(hand: Any) -> list[dict[str, Any]]:
+    """:func:`spectator_protos` as a replay stores them."""
+    from uno_tournament.eventjson import event_dicts
+
+    return list(event_dicts(spectator_protos(hand)))
+
+
+def test_every_rule_set_s_spectator_events_check_clean() -> None:
+    """The check against the service's own conversion, under the house rules (stacking, jump-in,
+    seven-o, partners, draw until playable) and 2-5 seats; and an edit is still found."""
+    import random
+
+    from uno_server.engine import Hand
+
+    from .test_eventjson import RULES
+
+    kinds: set[str] = set()
+    for rules in RULES:
+        for seed in range(8):
+            rng = random.Random(seed)
+            hand = Hand.deal(rules, seed, seed % rules.seats)
+            while not hand.over and hand.turn < 600:
+                seat = rng.choice(hand.pending_seats())
+                legal = hand.legal_actions(seat)
+                plays = [a for a in legal if a >= 1000]
+                hand.apply(seat, rng.choice(plays if plays and rng.random() < 0.8 else legal))
+            events = _spectator_events(hand)
+            assert events_problem(events, hand.log) == "", (rules, seed)
+            kinds.update(k for e in events for k in e if k not in ("hand_number", "sequence"))
+            played = [e for e in events if "played" in e]
+            if played:
+                played[-1]["played"]["seat"] = (played[-1]["played"].get("seat", 0) + 1) % 2
+                assert events_problem(events, hand.log) != ""
+    assert {"played", "drew", "hand_ended", "dealt", "skipped", "reversed"} <= kinds, kinds

@@ -203,7 +203,7 @@ def test_stored_replays_hold_the_old_bytes_and_the_file_matches(tmp_path: Path) 
 
 def test_a_stored_engine_hand_still_verifies(tmp_path: Path) -> None:
     """A replay written by the new path is one the engine re-runs and confirms (the actions
-    are the hand's own, so the check reaches the end)."""
+    and the events are the hand's own, so the check reaches the end)."""
     from uno_server.engine import Hand
 
     rng = random.Random(4)
@@ -215,7 +215,9 @@ def test_a_stored_engine_hand_still_verifies(tmp_path: Path) -> None:
         a = rng.choice(hand.legal_actions(seat))
         hand.apply(seat, a)
         actions.append([seat, a])
-    rec = _record(0, _hand_events(rules, 5))
+    from .test_replay_events import spectator_protos
+
+    rec = _record(0, spectator_protos(hand))  # the hand's own events, as a spectator saw them
     rec.replay.update(
         seed=12345,
         dealer=0,
