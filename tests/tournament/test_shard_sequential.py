@@ -99,3 +99,16 @@ def test_resume_of_a_postgres_runs_folder_says_how_to_carry_on(tmp_path: Path) -
     # a folder with no run at all keeps its message
     (tmp_path / "empty").mkdir()
     assert "no tournament here" in refused("tournament", "resume", str(tmp_path / "empty"))
+
+
+def test_a_dying_servers_reason_shows_each_sentence_once(tmp_path: Path) -> None:
+    """``league run --bind 8.8.8.8``: the server's refusal was shown twice in one line (as text,
+    then again after its JSON log line) (an examination)."""
+    from uno_tournament.shard import ServerProcess
+
+    sp = object.__new__(ServerProcess)
+    sp.log_path = tmp_path / "server.log"
+    msg = "uno-arena: server.host: 8.8.8.8 is not an address of this machine"
+    sp.log_path.write_text(f'{msg}\n{{"event": "server stopped"}}\n{msg}\n')
+    why = sp._why("exited with status 2")
+    assert why.count("8.8.8.8") == 1 and '"server stopped"' in why, why

@@ -493,9 +493,10 @@ def unchanged(
         # examination edited meta.tournament_id and an illegal count, and reported)
         raise StoreChangedError(
             f"{out}: results.json reports tournament {str(old.get('tournament_id'))[:80]!r}, "
-            f"but the database holds {tid[:80]!r}; `uno-arena tournament verify {out}` names "
-            "every change. Restore the database from a copy, or, to report it as it is now, "
-            "move results.json away first"
+            f"but the database holds {tid[:80]!r}: one of the two was changed since the last "
+            f"report; `uno-arena tournament verify {out}` names every change. Restore the "
+            "changed one from a copy, or, to report the database as it is now, move "
+            "results.json away first"
         )
     if now is None:  # the chain of the store as it is, computed only when there is a chain
         now = compute(store, plan_ids)  # to compare it with (it reads every stored hand)
@@ -513,9 +514,10 @@ def unchanged(
             )
     if problem is not None:
         raise StoreChangedError(
-            f"{out}: {problem} (it was changed since the last report); `uno-arena tournament "
-            f"verify {out}` names every change. Restore the database from a copy, or, to "
-            "report it as it is now, move results.json away first"
+            f"{out}: {problem} (the database or results.json was changed since the last "
+            f"report); `uno-arena tournament verify {out}` names every change and which of the "
+            "two holds it. Restore the changed one from a copy, or, to report the database as "
+            "it is now, move results.json away first"
         )
 
 

@@ -196,7 +196,10 @@ class ServerProcess:
                         log.write(json_line(text.removeprefix("uno-arena: "), logger="stdout"))
 
     def _why(self, what: str) -> str:
-        lines = tail(self.log_path, 3)
+        lines: list[str] = []
+        for line in tail(self.log_path, 3):  # a sentence the log holds twice is shown once
+            if not any(line in seen or seen in line for seen in lines):
+                lines.append(line)
         last = " | ".join(lines) if lines else "(log empty)"
         return f"the game server {what}; last log lines: {last} (log: {self.log_path})"
 
@@ -367,7 +370,10 @@ class WorkerProcess:
                 yield msg
 
     def why(self, what: str) -> str:
-        lines = tail(self.log_path, 3)
+        lines: list[str] = []
+        for line in tail(self.log_path, 3):  # a sentence the log holds twice is shown once
+            if not any(line in seen or seen in line for seen in lines):
+                lines.append(line)
         last = " | ".join(lines) if lines else "(log empty)"
         return f"shard {self.name}: {what}; last log lines: {last} (log: {self.log_path})"
 
