@@ -14,7 +14,7 @@ import pytest
 from uno_server.gen.uno.v1 import admin_pb2, game_pb2
 
 from .conftest import Live
-from .test_service import HEUR, connected
+from .test_spectator_leaves import waiting_match
 
 pytestmark = pytest.mark.asyncio
 
@@ -22,13 +22,7 @@ CALLS = 1100
 
 
 async def test_more_than_a_thousand_calls_on_one_connection(live: Live) -> None:
-    bot = await connected(live, "b0", policy=None)  # never answers: the match waits for it
-    info = await live.create(
-        ["b0", HEUR, HEUR, HEUR],
-        rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
-        tc=game_pb2.TimeControl(decision_ms=600_000),
-    )
-    mid = info.match_id
+    bot, mid = await waiting_match(live)
     watchers = live.server.arena.watchers
     calls: list[asyncio.Future[list[game_pb2.Event]]] = []
     # opened 100 at a time, each batch reaching the server before the next: every call reaches

@@ -16,6 +16,7 @@ import pytest
 from uno_server.gen.uno.v1 import admin_pb2, game_pb2
 
 from .conftest import Live
+from .rawbot import RawBot
 from .test_service import HEUR, connected
 
 pytestmark = pytest.mark.asyncio
@@ -46,14 +47,20 @@ async def _follow(
     return out
 
 
-async def test_one_spectator_leaving_does_not_end_the_others(live: Live) -> None:
-    bot = await connected(live, "b0", policy=None)  # never answers: the match waits for it
+async def waiting_match(live: Live) -> tuple[RawBot, str]:
+    """A one-hand match that waits for its first seat's bot, which never answers (its
+    deadline is 10 minutes away): spectators stay in it until the test cancels it."""
+    bot = await connected(live, "b0", policy=None)
     info = await live.create(
         ["b0", HEUR, HEUR, HEUR],
         rules=game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND),
-        tc=game_pb2.TimeControl(decision_ms=60_000),
+        tc=game_pb2.TimeControl(decision_ms=600_000),
     )
-    mid = info.match_id
+    return bot, info.match_id
+
+
+async def test_one_spectator_leaving_does_not_end_the_others(live: Live) -> None:
+    bot, mid = await waiting_match(live)
     await _until(lambda: mid in live.server.arena.running, "the table")
     watchers = live.server.arena.watchers
     seen_a, seen_b = asyncio.Event(), asyncio.Event()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 PY_BOT = '["{python}", "-m", "%s", "--log-level", "warning"%s]'
 
@@ -35,3 +36,34 @@ def write_config(
     path = folder / "tournament.toml"
     path.write_text(text)
     return path
+
+
+def bot_stats(name: str, rating: float, se: float, low: float, high: float, **over: Any) -> Any:
+    """A leaderboard row (report.BotStats) with a rating and its interval, the rest ordinary:
+    10 hands, no fault; ``over`` replaces any field."""
+    from uno_tournament.report import BotStats
+
+    fields: dict[str, Any] = {
+        "bot": name,
+        "rating": rating,
+        "se": se,
+        "ci_low": low,
+        "ci_high": high,
+        "hands": 10,
+        "wins": 1,
+        "win_rate": 0.1,
+        "mean_points_left": 9.0,
+        "mean_points_won": 3.0,
+        "timeouts": 0,
+        "strikes": 0,
+        "illegal_actions": 0,
+        "late_answers": 0,
+        "crashes": 0,
+        "seats_taken_over": 0,
+        "forfeits": 0,
+        "given_up": False,
+        "decisions": 30,
+        "mean_decision_ms": 1.0,
+        "p99_decision_ms": 2.0,
+    }
+    return BotStats(**{**fields, **over})

@@ -28,7 +28,9 @@ def _slow(e: game_pb2.Event) -> dict[str, object]:
     return json_format.MessageToDict(e, preserving_proto_field_name=True)
 
 
-def _hand_events(rules: RuleSet, seed: int) -> list[game_pb2.Event]:
+def random_hand(rules: RuleSet, seed: int) -> Hand:
+    """A hand played to its end (or 600 turns) by random seats that play a card 80% of the
+    time they can."""
     rng = random.Random(seed)
     hand = Hand.deal(rules, seed, seed % rules.seats)
     while not hand.over and hand.turn < 600:
@@ -36,6 +38,11 @@ def _hand_events(rules: RuleSet, seed: int) -> list[game_pb2.Event]:
         legal = hand.legal_actions(seat)
         plays = [a for a in legal if a >= 1000]
         hand.apply(seat, rng.choice(plays if plays and rng.random() < 0.8 else legal))
+    return hand
+
+
+def _hand_events(rules: RuleSet, seed: int) -> list[game_pb2.Event]:
+    hand = random_hand(rules, seed)
     out = []
     for seq, ev in enumerate(hand.log, 1):
         for view in (ev, redact(ev, SPECTATOR)):  # the owner's and a spectator's view

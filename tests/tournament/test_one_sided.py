@@ -23,7 +23,6 @@ from uno_tournament.engine_hands import engine_bot_names, play_engine_hands
 from uno_tournament.rating_bounds import going_out_graph, going_out_sides
 from uno_tournament.ratings import HandResult, Outcomes, Ratings, likelihood_of_superiority
 from uno_tournament.report import (
-    BotStats,
     Summary,
     csv_text,
     interval_text,
@@ -32,6 +31,8 @@ from uno_tournament.report import (
 )
 from uno_tournament.standings import fit_ratings
 from uno_tournament.synthetic import SyntheticConfig, bot_names, simulate_hands
+
+from .helpers import bot_stats
 
 NAMES = list(bot_names(5))
 
@@ -168,29 +169,7 @@ def test_a_bot_that_never_went_out_first_gets_an_upper_limit_only() -> None:
 
 def _summary_of(r: Ratings, note: str) -> Summary:
     stats = [
-        BotStats(
-            bot=b,
-            rating=float(r.elo[k]),
-            se=float(r.se[k]),
-            ci_low=float(r.ci_low[k]),
-            ci_high=float(r.ci_high[k]),
-            hands=10,
-            wins=1,
-            win_rate=0.1,
-            mean_points_left=9.0,
-            mean_points_won=3.0,
-            timeouts=0,
-            strikes=0,
-            illegal_actions=0,
-            late_answers=0,
-            crashes=0,
-            seats_taken_over=0,
-            forfeits=0,
-            given_up=False,
-            decisions=30,
-            mean_decision_ms=1.0,
-            p99_decision_ms=2.0,
-        )
+        bot_stats(b, float(r.elo[k]), float(r.se[k]), float(r.ci_low[k]), float(r.ci_high[k]))
         for k, b in enumerate(r.bots)
     ]
     stats.sort(key=lambda b: -b.rating)

@@ -104,22 +104,12 @@ def _spectator_events(hand: Any) -> list[dict[str, Any]]:
 def test_every_rule_set_s_spectator_events_check_clean() -> None:
     """The check against the service's own conversion, under the house rules (stacking, jump-in,
     seven-o, partners, draw until playable) and 2-5 seats; and an edit is still found."""
-    import random
-
-    from uno_server.engine import Hand
-
-    from .test_eventjson import RULES
+    from .test_eventjson import RULES, random_hand
 
     kinds: set[str] = set()
     for rules in RULES:
         for seed in range(8):
-            rng = random.Random(seed)
-            hand = Hand.deal(rules, seed, seed % rules.seats)
-            while not hand.over and hand.turn < 600:
-                seat = rng.choice(hand.pending_seats())
-                legal = hand.legal_actions(seat)
-                plays = [a for a in legal if a >= 1000]
-                hand.apply(seat, rng.choice(plays if plays and rng.random() < 0.8 else legal))
+            hand = random_hand(rules, seed)
             events = _spectator_events(hand)
             assert events_problem(events, hand.log) == "", (rules, seed)
             kinds.update(k for e in events for k in e if k not in ("hand_number", "sequence"))

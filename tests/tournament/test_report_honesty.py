@@ -18,33 +18,13 @@ from typing import Any
 from uno_tournament.report import BotStats, Summary, loser_weight_text, svg_chart
 from uno_tournament.verify_reports import _difference
 
+from .helpers import bot_stats
+
 INF = float("inf")
 
 
 def _bot(name: str, rating: float, low: float, high: float) -> BotStats:
-    return BotStats(
-        bot=name,
-        rating=rating,
-        se=50.0,
-        ci_low=low,
-        ci_high=high,
-        hands=40,
-        wins=10,
-        win_rate=0.25,
-        mean_points_left=9.0,
-        mean_points_won=3.0,
-        timeouts=0,
-        strikes=0,
-        illegal_actions=0,
-        late_answers=0,
-        crashes=0,
-        seats_taken_over=0,
-        forfeits=0,
-        given_up=False,
-        decisions=100,
-        mean_decision_ms=1.0,
-        p99_decision_ms=2.0,
-    )
+    return bot_stats(name, rating, 50.0, low, high, hands=40, wins=10, win_rate=0.25, decisions=100)
 
 
 def _summary(bots: list[BotStats], ratings: Any = None) -> Summary:
