@@ -211,7 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.concurrency is not None:
         config = TournamentConfig.from_dict({**config.to_dict(), "concurrency": args.concurrency})
     if args.candidate is not None or args.baseline is not None:
-        if _seed_given(text, "blocks") and args.blocks is None:
+        if _file_sets(text, "blocks") and args.blocks is None:
             # dropped in silence before: "blocks = 1" started a run of 20000 hands
             raise TournamentCliError(
                 "tournament.blocks: not with --candidate/--baseline (the test sizes itself; "
@@ -219,7 +219,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         config = _new_version(config, args.candidate, args.baseline)
     shard_kw = _shard_kwargs(args)
-    if shard_kw.get("only") is not None and not _seed_given(text):
+    if shard_kw.get("only") is not None and not _file_sets(text, "seed"):
         # each pod reads the file for itself: a seed drawn by each would be a tournament each
         raise TournamentCliError(
             f"--shard {args.shard}: every pod must deal the same cards, so set tournament.seed "
@@ -253,9 +253,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
 
 
-def _seed_given(text: str, key: str = "seed") -> bool:
-    """Whether a configuration's text sets ``tournament.seed`` (without it a run draws one),
-    or another ``key`` of ``[tournament]``."""
+def _file_sets(text: str, key: str) -> bool:
+    """Whether a configuration's text sets ``key`` of ``[tournament]`` itself (a config read
+    from it has a value either way: without ``seed`` a run draws one, ``blocks`` defaults
+    to 1)."""
     from .fileread import loads_toml
 
     section = loads_toml(text).get("tournament", {})
