@@ -78,6 +78,28 @@ def test_reopen_keeps_meta_and_hands_and_checks_the_schema(tmp_path: Path) -> No
         Store.open(tmp_path)
 
 
+def test_a_current_file_whose_version_was_edited_to_1_is_called_edited(tmp_path: Path) -> None:
+    """An examination set schema_version to 1 in a current file: verify (read-only) told the
+    user that `report` would upgrade it, and report then failed inside the upgrade (no column
+    `replay`). The tables, not the row, say which schema a file has."""
+    store = Store.create(tmp_path, {"tournament_id": "x", "config": {"a": 1}})
+    store.add_hand(_hand("x/1"))
+    store.close()
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("UPDATE schema_version SET version = 1")
+    conn.commit()
+    conn.close()
+    for readonly in (True, False):
+        with pytest.raises(StoreError) as err:
+            Store.open(tmp_path, readonly=readonly)
+        text = str(err.value)
+        assert "says 1, but its tables are schema 2's: the file was edited" in text, text
+        assert "upgrade" in text and "report" not in text, text
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    assert conn.execute("SELECT version FROM schema_version").fetchone() == (1,)  # untouched
+    conn.close()
+
+
 def test_open_without_a_tournament_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no tournament here"):
         Store.open(tmp_path)

@@ -149,12 +149,14 @@ class _Unchecked(WebView):
 async def test_the_page_keeps_a_problem_and_says_why_a_stream_was_refused() -> None:
     async with web(_Unchecked) as (_, _view, base), chromium() as page:
         await page.goto(f"{base}/#/match/m999999-nothere")
-        await page.wait_for("document.getElementById('conn')?.textContent.includes('NOT_FOUND')")
+        await page.wait_for("document.getElementById('conn')?.textContent.includes('no match')")
         await asyncio.sleep(0.3)  # the end event follows the problem
         text = await page.evaluate("document.getElementById('conn').textContent")
-        assert "NOT_FOUND" in text and "match over" not in text, text
+        assert "no match" in text and "match over" not in text, text
+        # the stream's own problem is worded for a person, not as the server's status name
         main = await page.evaluate("document.getElementById('main').innerText")
-        assert "NOT_FOUND" in main, main
+        assert "no match 'm999999-nothere'" in main and "NOT_FOUND" not in main, main
+        assert "list of matches" in main, main
     async with web() as (_, _view, base), chromium() as page:
         await page.goto(f"{base}/#/match/m999999-nothere")
         await page.wait_for("document.getElementById('conn')?.textContent.includes('no match')")

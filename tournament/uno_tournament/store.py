@@ -800,6 +800,13 @@ class Store(ResultStore):
             conn.close()
             raise _unreadable(path, exc) from exc
         version = row[0] if row else None
+        if version == 1 and not _schema_1_layout(conn):
+            conn.close()
+            raise StoreError(
+                f"{path}: its schema_version says 1, but its tables are schema "
+                f"{SCHEMA_VERSION}'s: the file was edited, and no upgrade can read it; restore "
+                "the run's folder from a copy"
+            )
         if version == 1 and not readonly:
             try:
                 _upgrade_1_to_2(conn)
@@ -974,6 +981,15 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _schema_1_layout(conn: sqlite3.Connection) -> bool:
+    """Whether the file's ``hands`` table is schema 1's (each replay a JSON text in
+    ``hands.replay``), whatever its ``schema_version`` row says."""
+    try:
+        return any(r[1] == "replay" for r in conn.execute("PRAGMA table_info(hands)"))
+    except sqlite3.DatabaseError:
+        return False
 
 
 def _upgrade_1_to_2(conn: sqlite3.Connection) -> None:

@@ -247,7 +247,7 @@ class WebView:
 
         async def on_change(f: Follower, line: LogLine | None) -> None:
             if f.error:
-                await send("problem", {"message": f.error})
+                await send("problem", {"message": problem_text(f)})
                 return
             if f.model is not None:
                 await send("state", state_json(f.model, f.info, ended=f.ended))
@@ -300,6 +300,18 @@ class WebView:
             if exc.code == grpc.StatusCode.INVALID_ARGUMENT:
                 raise web.HTTPBadRequest(text=f"match id {shown_id(match_id)}: refused") from exc
             raise web.HTTPBadGateway(text=str(exc)) from exc
+
+
+def problem_text(follower: Follower) -> str:
+    """Why the stream of ``follower``'s match stopped, for the page: a match the server does
+    not know (it ended long ago, or went with a restarted server) in the 404's words, not as
+    the server's raw refusal (a gRPC status name)."""
+    if follower.error_code == grpc.StatusCode.NOT_FOUND:
+        return (
+            f"no match {shown_id(follower.match_id)}: unknown, or ended longer ago than the "
+            "server keeps matches; go back to the list of matches"
+        )
+    return follower.error
 
 
 MATCH_ID_RE: Final = re.compile(r"[\x20-\x7e]{1,64}")
