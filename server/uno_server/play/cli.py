@@ -21,6 +21,7 @@ import structlog
 from uno_server.service.auth import token_problem
 from uno_server.service.main import SEED, ConfigError, check_listen
 from uno_server.service.server import ServerConfig
+from uno_server.service.tlsclient import tls_ca_problem
 
 from .human import NO_DEADLINE_MS
 from .session import PRACTICE_WINDOW_MS, RULE_NAMES, PlayOptions, SetupError, split_addr
@@ -87,6 +88,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     play.add_argument("--token", help="your seat's bot token on that server")
     play.add_argument("--name", default=None, help="your name at the table (a bot name)")
     play.add_argument("--admin-token", help="the server's admin token, to start the match")
+    play.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="with --server: it speaks TLS (serve --tls-cert); trust this CA certificate (PEM), "
+        "or 'system' for the system's roots",
+    )
     play.add_argument("--seats", nargs="+", metavar="SEAT", help="who sits where (see above)")
     play.add_argument(
         "--bot",
@@ -140,6 +147,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--admin-token",
         default=os.environ.get("UNO_ARENA_ADMIN_TOKEN"),
         help="the server's admin token (or env UNO_ARENA_ADMIN_TOKEN)",
+    )
+    watch.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="the server speaks TLS (serve --tls-cert): trust this CA certificate (PEM), or "
+        "'system' for the system's roots",
     )
     watch.add_argument("--tournament", help="only the tables of this tournament id")
     watch.add_argument("--label", action="append", metavar="NAME=VALUE", help="filter by label")
@@ -210,6 +223,7 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
         name=args.name or default_name(),
         token=args.token or "",
         admin_token=args.admin_token or "",
+        tls_ca=args.tls_ca,
         seats=list(args.seats or []),
         bot_tokens=_kv(args.bot, "--bot"),
         practice=args.practice,
@@ -224,7 +238,13 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
         if not opts.token:
             raise SetupError("--token: your seat's bot token on that server is required")
     else:
+        if opts.tls_ca is not None:
+            raise SetupError(
+                "--tls-ca is for a running server that speaks TLS: give --server too (the "
+                "embedded table is plaintext on this machine)"
+            )
         check_listen_addr(opts.listen)
+    _check_tls_ca(opts.tls_ca)
     owner: dict[str, str] = {}
     for name, token in opts.bot_tokens.items():
         problem = token_problem(token)  # the server's rule for tokens (docs/service.md)
@@ -242,6 +262,13 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
     if opts.target_score is not None and not 1 <= opts.target_score <= 100_000:
         raise SetupError("--target-score: must be 1-100000")
     return opts
+
+
+def _check_tls_ca(ca: str | None) -> None:
+    """``--tls-ca``: refused before any screen opens if it is neither ``system`` nor a readable
+    PEM file (the rule of ``uno-arena match`` and ``tournament run``)."""
+    if ca is not None and (problem := tls_ca_problem(ca)) is not None:
+        raise SetupError(f"--tls-ca {ca[:200]}: {problem}")
 
 
 def run_screen(app: App[None]) -> None:
@@ -289,6 +316,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             labels["tournament"] = args.tournament
         if args.pace_ms < 0:
             raise SetupError("--pace-ms: must be 0 or more")
+        _check_tls_ca(args.tls_ca)
         quiet_logs(args.log_file)
     except SetupError as exc:
         print(f"uno-arena watch: {exc}", file=sys.stderr)
@@ -301,6 +329,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         match_id=args.match_id,
         labels=labels,
         pace=args.pace_ms / 1000 if args.from_start else 0.0,
+        tls_ca=args.tls_ca,
     )
     run_screen(app)
     if app.error:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc
+from uno_server.service.tlsclient import connection_hint
 
 from .model import LogLine, TableModel, player_name
 
@@ -37,16 +38,23 @@ class WatchError(Exception):
         self.permanent = permanent or (code is not None and code not in _RESUMABLE)
 
 
-def _error(exc: grpc.aio.AioRpcError, *, reached: bool = True) -> WatchError:
-    return WatchError(_explain(exc), exc.code(), permanent=not reached)
+def _error(
+    exc: grpc.aio.AioRpcError, *, reached: bool = True, tls_ca: str | None = None
+) -> WatchError:
+    return WatchError(_explain(exc, tls_ca), exc.code(), permanent=not reached)
 
 
 class Spectator:
     """The admin calls a spectator needs, over one channel."""
 
-    def __init__(self, channel: grpc.aio.Channel, admin_token: str) -> None:
+    def __init__(
+        self, channel: grpc.aio.Channel, admin_token: str, *, tls_ca: str | None = None
+    ) -> None:
         self.stub = admin_pb2_grpc.AdminServiceStub(channel)  # type: ignore[no-untyped-call]
         self.md = (("authorization", f"Bearer {admin_token}"),)
+        self.tls_ca = tls_ca
+        """The ``--tls-ca`` the channel was made with (None: plaintext), for the hint of a
+        failed connection."""
         self.reached = False
         """True once the server has answered a call (a later outage is waited out)."""
 
@@ -67,7 +75,7 @@ class Spectator:
                     break
                 req.page_token = res.next_page_token
         except grpc.aio.AioRpcError as exc:
-            raise _error(exc, reached=self.reached) from exc
+            raise _error(exc, reached=self.reached, tls_ca=self.tls_ca) from exc
         out.sort(key=lambda m: (m.created_at.ToNanoseconds(), m.match_id), reverse=True)
         return out[:limit]
 
@@ -78,7 +86,7 @@ class Spectator:
                 admin_pb2.GetMatchRequest(match_id=match_id), metadata=self.md, timeout=10
             )
         except grpc.aio.AioRpcError as exc:
-            raise _error(exc, reached=self.reached) from exc
+            raise _error(exc, reached=self.reached, tls_ca=self.tls_ca) from exc
         self.reached = True
         info: admin_pb2.MatchInfo = res.match
         return info
@@ -110,21 +118,22 @@ class Spectator:
                 return
             except grpc.aio.AioRpcError as exc:
                 if exc.code() not in _RESUMABLE or failures >= 20 or not self.reached:
-                    raise _error(exc, reached=self.reached) from exc
+                    raise _error(exc, reached=self.reached, tls_ca=self.tls_ca) from exc
                 failures += 1
             finally:
                 call.cancel()  # nothing if the call is over; else the server learns at once
             await asyncio.sleep(min(2.0, 0.1 * 2**failures))
 
 
-def _explain(exc: grpc.aio.AioRpcError) -> str:
+def _explain(exc: grpc.aio.AioRpcError, tls_ca: str | None = None) -> str:
     code = exc.code()
     if code == grpc.StatusCode.UNAUTHENTICATED:
         return "the server refused the admin token (--admin-token)"
     if code == grpc.StatusCode.UNAVAILABLE:
-        return (
-            f"cannot reach the server ({(exc.details() or '')[:160]}); is `uno-arena serve` "
-            "running at that address (--server HOST:PORT)?"
+        details = exc.details() or ""
+        hint = connection_hint(details, tls_ca)
+        return f"cannot reach the server ({details[:160]})" + (
+            hint or "; is `uno-arena serve` running at that address (--server HOST:PORT)?"
         )
     return f"{code.name}: {exc.details()}"
 

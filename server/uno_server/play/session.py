@@ -24,6 +24,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from uno_bot import BotClient, ClientConfig
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+from uno_server.service.tlsclient import SYSTEM as SYSTEM_CA
+from uno_server.service.tlsclient import channel as tls_channel
+from uno_server.service.tlsclient import connection_hint
 
 from .human import NO_DEADLINE_MS, HumanBot, Sink
 from .practice import AiStyle, PracticeBot
@@ -60,6 +63,9 @@ class PlayOptions:
     """Your seat's bot token (running server only; the embedded server makes its own)."""
     admin_token: str = ""
     """Running server: the admin token to create the match (without it you wait to be seated)."""
+    tls_ca: str | None = None
+    """Running server that speaks TLS: its CA certificate (PEM file), or ``system`` for the
+    system's roots (``--tls-ca``); None: plaintext."""
     seats: list[str] = field(default_factory=list)
     bot_tokens: dict[str, str] = field(default_factory=dict)
     """Embedded server: tokens for connected bots named in the seats (others get new ones)."""
@@ -253,7 +259,7 @@ class TableSession:
             self.public_addr = f"{socket.gethostname()}:{port}" if anywhere else self.addr
         elif not token:
             raise SetupError("--token: your seat's bot token on that server is required")
-        self.channel = grpc.aio.insecure_channel(self.addr)
+        self.channel = tls_channel(self.addr, None if opts.embedded else opts.tls_ca)
         if not opts.embedded:
             await self._reachable()
         self.human = self._client(HumanBot(opts.name, self.sink), opts.name, token)
@@ -263,8 +269,17 @@ class TableSession:
                 self._client(bot, spec.name, self.tokens[spec.name])
 
     def _client(self, bot: Any, name: str, token: str) -> BotClient:
+        ca = None if self.options.embedded else self.options.tls_ca
         client = BotClient(
-            bot, ClientConfig(addr=self.addr, token=token, name=name, push_events=True)
+            bot,
+            ClientConfig(
+                addr=self.addr,
+                token=token,
+                name=name,
+                push_events=True,
+                tls=ca is not None,
+                ca_file=None if ca in (None, SYSTEM_CA) else ca,
+            ),
         )
         self.clients.append(client)
         task = asyncio.get_running_loop().create_task(self._run_client(client, name))
@@ -281,9 +296,15 @@ class TableSession:
             await stub.Check(health_pb2.HealthCheckRequest(), timeout=10)
         except grpc.aio.AioRpcError as exc:
             if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                details = exc.details() or ""
+                hint = connection_hint(details, self.options.tls_ca)
                 raise SetupError(
-                    f"cannot reach the server at {self.addr[:80]} ({(exc.details() or '')[:120]});"
-                    " is `uno-arena serve` running there (--server HOST:PORT)?"
+                    f"cannot reach the server at {self.addr[:80]} ({details[:120]});"
+                    + (
+                        hint[1:]
+                        if hint
+                        else " is `uno-arena serve` running there (--server HOST:PORT)?"
+                    )
                 ) from exc
 
     async def _run_client(self, client: BotClient, name: str) -> None:

@@ -31,6 +31,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, RichLog, Static
 
 from uno_server.gen.uno.v1 import admin_pb2
+from uno_server.service.tlsclient import channel as tls_channel
 
 from .cards import color_text, face
 from .follow import Follower, Spectator, WatchError
@@ -202,9 +203,12 @@ class WatchApp(App[None]):
         pace: float = 0.0,
         poll_s: float = 1.0,
         channel: grpc.aio.Channel | None = None,
+        tls_ca: str | None = None,
     ) -> None:
         super().__init__()
         self.server = server
+        self.tls_ca = tls_ca
+        """``--tls-ca``: the server's CA certificate (PEM file) or ``system``; None: plaintext."""
         self.admin_token = admin_token
         self.match_id = match_id
         self.labels = dict(labels or {})
@@ -227,8 +231,8 @@ class WatchApp(App[None]):
 
     async def on_mount(self) -> None:
         if self._channel is None:
-            self._channel = grpc.aio.insecure_channel(self.server)
-        self.spectator = Spectator(self._channel, self.admin_token)
+            self._channel = tls_channel(self.server, self.tls_ca)
+        self.spectator = Spectator(self._channel, self.admin_token, tls_ca=self.tls_ca)
         if self.match_id:
             follower = Follower(self.spectator, self.match_id, pace=self.pace)
             self.followers[self.match_id] = follower
