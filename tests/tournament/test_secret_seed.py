@@ -39,6 +39,20 @@ def test_a_config_without_a_seed_draws_a_secret_one_that_the_run_keeps(tmp_path:
     assert stored not in seeds | {1}  # drawn again for the run, and kept
     assert cli("tournament", "verify", str(out)).returncode == 0  # deals re-derived from it
     assert cli("tournament", "report", str(out)).returncode == 0
+    # only the database (mode 0600) holds it: every replay file (0644, the records a run hands
+    # out) wrote it as schedule.tournament_seed, and so did every report or log, checked here
+    assert (out / "tournament.sqlite").stat().st_mode & 0o077 == 0
+    files = [p for p in out.rglob("*") if p.is_file() and not p.name.startswith("tournament.")]
+    assert len([p for p in files if p.parent.name == "replays"]) == 24, files
+    for path in files:
+        assert str(stored).encode() not in path.read_bytes(), path
+    replay = next((out / "replays").iterdir())
+    res = cli("replay", str(replay))
+    assert res.returncode == 0 and "matches the tournament's database" in res.stdout, res.stdout
+    alone = tmp_path / replay.name
+    alone.write_bytes(replay.read_bytes())
+    res = cli("replay", str(alone))
+    assert res.returncode == 0 and "--tournament DIR" in res.stdout, res.stdout
 
 
 def test_shard_pods_must_be_given_the_seed(tmp_path: Path) -> None:

@@ -713,8 +713,9 @@ class Player:
             "seed": ended.seed,
             "match_seed": spec.seed,
             "dealer": ended.dealer,
+            # no tournament seed: it deals every hand of the run (a secret one, or a league's,
+            # kept in the 0600 database), and a replay file is what gets handed out
             "schedule": {
-                "tournament_seed": self.config.seed,
                 "table": spec.table,
                 "block": spec.block,
                 "deal": spec.deal,

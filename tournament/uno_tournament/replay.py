@@ -8,9 +8,12 @@ in order, as the server's HandEndedEvent gave them. :func:`check` proves three t
    says where the two diverge otherwise;
 2. the deal: the hand's seed is the one a single-hand match with the recorded match seed and
    dealer 0 deals (``uno_server.engine.Match``), so the cards belong to that match seed;
-3. the identity (format 2 files): the hand id, the seating and the match seed are the ones the
-   tournament's schedule gives for the recorded table, block, deal and rotation, and the file's
-   name is the hand's.
+3. the identity (format 2 files): the hand id and the seating are the ones the tournament's
+   schedule gives for the recorded table, block, deal and rotation, and the file's name is the
+   hand's. Files written before 2026-12-06 also hold the tournament seed
+   (``schedule.tournament_seed``), and their match seed is checked against it; newer ones leave
+   the seed out (it is the run's secret: it deals every hand), so the match seed is checked
+   against the database only.
 
 :func:`check_against_store` then compares the file with the tournament's database: the same hand
 id, the same bot in every seat, the same match seed, and the same content hash (SHA-256 of the
@@ -186,6 +189,8 @@ def validate(data: Any) -> dict[str, Any]:
     if "schedule" in data:
         sch = _field(data, "schedule", dict)
         for key in ("tournament_seed", "table", "block", "deal", "rotation"):
+            if key == "tournament_seed" and key not in sch:
+                continue  # written by runs before 2026-12-06 only (it is the run's secret)
             v = _field(sch, key, int, "schedule.")
             if v < 0:
                 raise ReplayError(f"'schedule.{key}' must be 0 or more, got {v}")
@@ -324,7 +329,7 @@ def _identity_problem(data: dict[str, Any], rules: RuleSet, path: Path | None) -
     bots = list(data.get("bots") or [])
     if bots and tuple(bots) != seats:
         return _seating_problem(bots, list(seats), "the schedule")
-    if "match_seed" in data:
+    if "match_seed" in data and "tournament_seed" in sch:  # an older run's file
         want_seed = deal_seed(int(sch["tournament_seed"]), t, b, d)
         if int(data["match_seed"]) != want_seed:
             return (
@@ -408,8 +413,9 @@ def verify_file(path: Path, tournament: Path | None = None) -> Verdict:
     if folder is None:
         return Verdict(
             True,
-            verdict.message + " (no tournament database beside it: checked the "
-            "engine and the schedule only)",
+            verdict.message + " (no tournament database beside it: checked the engine's "
+            "re-run and the file's own consistency only; who sat where and the deal's seed "
+            "are confirmed against the run's database: give --tournament DIR)",
         )
     store = Store.open(folder, readonly=True)
     try:

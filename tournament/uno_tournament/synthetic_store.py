@@ -148,7 +148,6 @@ def make_folder(
                 "match_seed": spec.seed,
                 "dealer": 0,
                 "schedule": {
-                    "tournament_seed": config.seed,
                     "table": spec.table,
                     "block": spec.block,
                     "deal": spec.deal,
