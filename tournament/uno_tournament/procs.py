@@ -316,7 +316,16 @@ def keeper_limits(sb: SandboxSpec, cg: sandbox.BotCgroup | None) -> dict[str, ob
     """The keeper's settings for the limits of one launch (a bot's run or its build): rlimits,
     the cgroups it moves the command into, the RSS watchdog where no memory cgroup can be had,
     and how its incidents name each limit."""
-    rlimits = {"FSIZE": sb.file_size_mb * sandbox.MiB, "CORE": 0}
+    rlimits = {
+        "FSIZE": sb.file_size_mb * sandbox.MiB,
+        "CORE": 0,
+        # budgets the kernel counts per user over the whole machine, which a bot's user is
+        # outside its namespace: capped per bot (its namespace is made under these limits), so
+        # no bot can use them up for the others or signal through them (an examination queued
+        # 96,365 signals, every one the machine allowed the user)
+        "SIGPENDING": sandbox.SIGPENDING_MAX,
+        "MSGQUEUE": 0,
+    }
     if cg is None or "pids" not in cg.dirs:
         rlimits["NPROC"] = _nproc_limit(sb.pids)
     out: dict[str, object] = {"rlimits": rlimits}

@@ -85,6 +85,11 @@ class SandboxError(Exception):
 
 
 MiB = 2**20
+SIGPENDING_MAX = 1024
+"""RLIMIT_SIGPENDING of a confined bot or build: the signals its processes may have queued at
+once (``sigqueue``, timers). The kernel counts them per user over the machine (about 96,000 on
+a machine of 24 GiB), and a bot's user is the organiser's outside its namespace; runtimes queue
+a handful. ``RLIMIT_MSGQUEUE`` is 0: no POSIX message queue, counted the same way."""
 
 
 # ------------------------------------------------------------------------------------- probing
@@ -123,7 +128,10 @@ class Protections:
             out.append("files (own folder read-only, private /tmp and /dev/shm)")
             out.append("network (game server only)")
             if seccomp.program():
-                out.append("seccomp (no keyrings, perf events, bpf, userfaultfd or fallocate)")
+                out.append(
+                    "seccomp (no keyrings, perf events, bpf, userfaultfd, fallocate, file locks, "
+                    "inotify or io_uring)"
+                )
         cg = self.cgroups
         ctl = []
         if cg.has("cpu"):
@@ -139,7 +147,10 @@ class Protections:
             out.append(f"cgroup v{cg.version} ({', '.join(ctl)})")
         if not cg.has("memory"):
             out.append(f"RSS watchdog {spec.memory_mb} MiB")
-        out.append(f"rlimits (file size {spec.file_size_mb} MiB, no core dumps)")
+        out.append(
+            f"rlimits (file size {spec.file_size_mb} MiB, no core dumps, {SIGPENDING_MAX} queued "
+            "signals, no message queues)"
+        )
         out.append(f"logs rotated at {spec.log_mb} MiB")
         return out
 

@@ -15,8 +15,19 @@ So the filter answers ``EPERM`` to:
 * ``bpf``: loading kernel programs (refused to unprivileged users on most machines already);
 * ``userfaultfd``: a tool of kernel exploits, used by no bot runtime;
 
-and ``EOPNOTSUPP`` to ``fallocate`` (see :data:`UNSUPPORTED`), and to file locks: ``flock``
-and ``fcntl``'s lock commands (see :data:`LOCK_COMMANDS`).
+``EOPNOTSUPP`` to ``fallocate`` (see :data:`UNSUPPORTED`), and to file locks: ``flock``
+and ``fcntl``'s lock commands (see :data:`LOCK_COMMANDS`); and ``ENOSYS``, as a kernel built
+without them does, to ``inotify_init``/``inotify_init1`` and ``io_uring_*`` (see :data:`ABSENT`).
+
+**Counts the kernel keeps per user, machine-wide.** A bot's user namespace maps it to the
+organiser's user, and some of the kernel's budgets are that user's, over every process it runs:
+inotify instances (128 on most machines), and memory ``io_uring`` locks. An examination's bot
+held 100 inotify instances, and a bot of another author, in another sandbox, read the count it
+could still create (128 - k): a channel between tables, and a bot that takes all 128 breaks
+file watching for the organiser's own tools. No bot runtime needs either at start (Node.js's
+``fs.watch`` and libuv's io_uring fall back or fail only when used). The queued-signal and
+message-queue budgets are counted the same way; the keeper's rlimits bound those per bot
+(``procs.keeper_limits``).
 
 **File locks** are a channel between sandboxes. Every bot reads the same files (the Python
 interpreter, the runtime's libraries, the runner's code); a lock on one is seen by every process
@@ -68,6 +79,10 @@ reserved gigabytes with one fast ``fallocate`` a file between two looks of its d
 (an examination's build left 3 GiB behind ``build_disk_mb = 1024``). ``posix_fallocate`` (glibc)
 then writes the blocks itself, at the disk's pace, so runtimes that call it still work."""
 
+ABSENT = ("inotify_init", "inotify_init1", "io_uring_setup", "io_uring_enter", "io_uring_register")
+"""The calls the filter answers ``ENOSYS``, as a kernel built without them does: budgets the
+kernel keeps per user over the whole machine (see the module docstring)."""
+
 LOCKING = ("flock",)
 """Calls answered ``EOPNOTSUPP`` whatever their arguments: whole-file locks."""
 LOCK_COMMANDS = (5, 6, 7, 12, 13, 14, 36, 37, 38)
@@ -88,6 +103,11 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "fallocate": 285,
         "flock": 73,
         "fcntl": 72,
+        "inotify_init": 253,
+        "inotify_init1": 294,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
     },
     # asm/unistd_32.h
     AUDIT_ARCH_I386: {
@@ -101,6 +121,11 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "flock": 143,
         "fcntl": 55,
         "fcntl64": 221,
+        "inotify_init": 291,
+        "inotify_init1": 332,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
     },
 }
 _MACHINES = {
@@ -150,6 +175,8 @@ def program(machine: str | None = None) -> bytes:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "deny", 0)))
         for name in UNSUPPORTED + LOCKING:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "unsupported", 0)))
+        for name in ABSENT:
+            insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "absent", 0)))
         for name in ("fcntl", "fcntl64"):
             if name in _NUMBERS[arch]:
                 insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "fcntl", 0)))
@@ -161,4 +188,5 @@ def program(machine: str | None = None) -> bytes:
     insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
     insns.append(("deny", _Insn(_RET_K, _RET_ERRNO | errno.EPERM)))
     insns.append(("unsupported", _Insn(_RET_K, _RET_ERRNO | errno.EOPNOTSUPP)))
+    insns.append(("absent", _Insn(_RET_K, _RET_ERRNO | errno.ENOSYS)))
     return _assemble(insns)
