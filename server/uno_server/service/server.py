@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import resource
 from typing import Any
 
 import grpc
@@ -55,6 +56,30 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+HANDSHAKE_TIMEOUT_MS = 10_000
+"""A connection that has not finished its HTTP/2 handshake (and TLS's) in this time is closed.
+gRPC's default is 120 s: an examination's client opened connections that sent the preface and
+nothing more, and held every one of the server's file descriptors with them."""
+IDLE_CONNECTION_MS = 30_000
+"""A connection with no call for this long is closed (a GOAWAY; a client's next call opens a
+new one). Bots hold their Play stream, and spectators their WatchMatch calls, so only a client
+that has stopped calling is cut."""
+FD_RESERVE = 256
+"""File descriptors kept for the server's own files, its metrics page and its logs, below the
+process's limit (RLIMIT_NOFILE) when the connections are capped."""
+
+
+def connection_cap() -> int:
+    """The most connections the server accepts at once: the process's file descriptor limit less
+    :data:`FD_RESERVE`. Without a cap, a client that opened connections by the thousand took
+    every descriptor (gRPC then logged "File descriptor limit reached" and accepted nothing,
+    from anyone); with it, the surplus is refused at once and the server keeps working."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft > 2**30:
+        return 2**30
+    return max(16, soft - FD_RESERVE)
+
+
 MAX_WATCH_STREAMS = 1024
 """Calls one connection may hold beyond ``max_matches`` (spectators, AwaitMatch)."""
 
@@ -78,6 +103,10 @@ class ArenaServer:
             # watchers again: at 1000, a runner at 1024 tables or a client's 1500 PlayMatch
             # calls on one channel had the surplus refused (RST_STREAM), unlogged, uncounted
             ("grpc.max_concurrent_streams", max(1000, config.max_matches + MAX_WATCH_STREAMS)),
+            # connections from anyone who can reach the port: see the constants' notes
+            ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
+            ("grpc.max_connection_idle_ms", IDLE_CONNECTION_MS),
+            ("grpc.max_allowed_incoming_connections", connection_cap()),
         ]
         self.server = grpc.aio.server(options=opts)
         bots = BotServicer(self.arena)
