@@ -8,7 +8,6 @@ finished in ``HANDSHAKE_TIMEOUT_MS``, and one with no call for ``IDLE_CONNECTION
 from __future__ import annotations
 
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -28,17 +27,21 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HUNG_S = 180.0
 
 
-def _limit_fds() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+LIMITED = (
+    "import resource, runpy, sys\n"
+    f"resource.setrlimit(resource.RLIMIT_NOFILE, ({NOFILE}, {NOFILE}))\n"
+    "sys.argv = ['uno-arena', *sys.argv[1:]]\n"
+    "runpy.run_module('uno_server.cli', run_name='__main__')\n"
+)
+"""``uno-arena serve`` with a small descriptor limit (set in the process itself)."""
 
 
 def _serve(err: IO[str]) -> tuple[subprocess.Popen[str], int]:
     srv = subprocess.Popen(
-        [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token", ADMIN],
+        [sys.executable, "-c", LIMITED, "serve", "--port", "0", "--admin-token", ADMIN],
         stdout=subprocess.PIPE,
         stderr=err,
         text=True,
-        preexec_fn=_limit_fds,
     )
     assert srv.stdout is not None
     line = srv.stdout.readline().strip()
