@@ -233,8 +233,15 @@ def test_degenerate_fits_are_skipped_not_claimed() -> None:
     zero = fake_ratings(elo, 0.0, 100)  # no information: nothing is claimed from a zero error
     dec = st.look(zero)
     assert dec.looked and not st.claims() and not dec.settled
-    with pytest.raises(ValueError, match="other bots"):
-        SettledState(BOTS[:5]).look(fake_ratings(elo, 1.0, 100))
+    with pytest.raises(ValueError, match="other bots"):  # a bot the test does not know
+        SettledState(BOTS[:3]).look(fake_ratings(elo, 1.0, 100))
+    # a fit of some of its bots (one with no rated hand left out): only their pairs move
+    part = SettledState(BOTS[:5], min_hands_per_bot=0)
+    dec = part.look(fake_ratings(elo, 1.0, 100))
+    assert dec.looked and BOTS[4] not in dec.ranking
+    left = [p for p in part.pairs.values() if BOTS[4] in (p.a, p.b)]
+    assert left and all((p.low, p.high) == (-math.inf, math.inf) for p in left)
+    assert any(math.isfinite(p.low) for p in part.pairs.values() if BOTS[4] not in (p.a, p.b))
     gated = SettledState(BOTS[:4], min_hands_per_bot=50)
     dec = gated.look(fake_ratings(elo, 1.0, 100), {b: 40 for b in BOTS[:4]})
     assert not dec.looked and not gated.claims()

@@ -160,6 +160,9 @@ class NewVersionState:
     """At the last look, if :attr:`bounded`: the gap's lower limit (Elo; -inf if none)."""
     high: float = math.nan
     """At the last look, if :attr:`bounded`: the gap's upper limit (Elo; +inf if none)."""
+    unrated: str = ""
+    """At the last look due, the candidate or baseline that had no rated hand (every seat of it
+    played by the stand-in, left out under forfeit "exclude"): no look was taken."""
 
     def __post_init__(self) -> None:
         if not self.candidate or not self.baseline or self.candidate == self.baseline:
@@ -330,6 +333,8 @@ class NewVersionState:
             line = f"{self.candidate} - {self.baseline}: {self.limits_text()}"
             note = self.limits_note()
             line += f" ({note})" if note else ""
+        elif self.unrated:
+            line += f", {self.unrated}: no rated hand (every seat played by the stand-in)"
         elif math.isfinite(self.gap):
             # the margin of a 95% interval, as fastchess's "Elo: x +/- y" (it was one standard
             # error, under a line the docs called fastchess's)
@@ -366,6 +371,7 @@ class NewVersionState:
             "bounded": self.bounded,
             "low": _finite_or_text(self.low),
             "high": _finite_or_text(self.high),
+            "unrated": self.unrated,
         }
 
     @classmethod
@@ -393,6 +399,7 @@ class NewVersionState:
             bounded=str(data.get("bounded") or ""),
             low=_float_of(data.get("low")),
             high=_float_of(data.get("high")),
+            unrated=str(data.get("unrated") or ""),
         )
 
 

@@ -313,7 +313,7 @@ class SettledState:
     ) -> SettledDecision:
         """Update every pair's sequence from a refit and decide. ``hands_per_bot`` (hands each bot
         has played) gates the first looks; without it every look counts."""
-        if set(ratings.bots) != set(self.bots):
+        if not set(ratings.bots) <= set(self.bots) or len(set(ratings.bots)) < 2:
             raise ValueError("the fit rates other bots than the sequential test")
         hands = int(ratings.n_hands)
         ranking = tuple(ratings.ranking())
@@ -323,13 +323,14 @@ class SettledState:
             note = "the fit has no finite ratings or errors; look skipped"
         elif (
             hands_per_bot is not None
-            and min(hands_per_bot.get(b, 0) for b in self.bots) < self.min_hands_per_bot
+            and min(hands_per_bot.get(b, 0) for b in ratings.bots) < self.min_hands_per_bot
         ):
             note = f"fewer than {self.min_hands_per_bot} hands for some bot; look skipped"
         if note:
             return SettledDecision(hands, ranking, self._adjacent(ranking), False, note)
         idx = {b: i for i, b in enumerate(ratings.bots)}
-        keys = list(self.pairs)
+        # a bot the fit leaves out (no rated hand: see advance) gives its pairs no information
+        keys = [k for k in self.pairs if k[0] in idx and k[1] in idx]
         ia = np.array([idx[a] for a, _ in keys])
         ib = np.array([idx[b] for _, b in keys])
         var = ratings.cov[ia, ia] + ratings.cov[ib, ib] - 2.0 * ratings.cov[ia, ib]
@@ -381,7 +382,7 @@ class SettledState:
             note = "the block's fit has no finite ratings or errors; block left out"
         elif (
             hands_per_bot is not None
-            and min(hands_per_bot.get(b, 0) for b in self.bots) < self.min_hands_per_bot
+            and min(hands_per_bot.get(b, 0) for b in ranking) < self.min_hands_per_bot
         ):
             note = f"fewer than {self.min_hands_per_bot} hands for some bot; look skipped"
         if usable:
@@ -673,7 +674,12 @@ def advance(
                     per_bot[f.bot] += 1
         new_results = [r for h in plan_ids[state.through : upto] if (r := stored[h]) is not None]
         state.through = upto
-        fitted = fit_hands(results, state.bots) if results else None
+        # a bot with no rated hand so far (its every seat played by the stand-in, which the
+        # forfeit policy "exclude" leaves out) has no rating: left out of the fit and the
+        # ranking, not given the fit's arbitrary value for a bot it never saw (an examination's
+        # bot that crashed at once was "ranked first", and every look was skipped for it)
+        rated = tuple(b for b in state.bots if per_bot[b] > 0)
+        fitted = fit_hands(results, rated) if len(rated) >= 2 else None
         if fitted is None:
             ranking = tuple(state.bots)
             out.append(

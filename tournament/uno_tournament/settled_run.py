@@ -687,7 +687,9 @@ def catch_up(
             record.stop = {
                 "reason": "settled",
                 "hands": st.settled_at,
-                "line": stop_line(dec, budget_reached=False) + f" after {st.settled_at} hands",
+                "line": stop_line(dec, budget_reached=False)
+                + _left_out(st.bots, final["ranking"])
+                + f" after {st.settled_at} hands",
             }
         elif st.through >= record.plan_hands:
             last = record.looks[-1] if record.looks else None
@@ -696,7 +698,9 @@ def catch_up(
             record.stop = {
                 "reason": "budget",
                 "hands": st.through,
-                "line": stop_line(dec, budget_reached=True) + f" after {st.through} hands",
+                "line": stop_line(dec, budget_reached=True)
+                + _left_out(st.bots, ranking)
+                + f" after {st.through} hands",
             }
         return record
     assert record.newversion is not None
@@ -708,7 +712,20 @@ def catch_up(
             break
         results = [r for h in prefix if (r := stored[h]) is not None]
         record.through = upto
-        fitted = fit_hands(results, tuple(names), bounds=True) if results else None
+        # only bots with a rated hand are fitted: a bot whose every seat the stand-in played
+        # (left out under forfeit "exclude") got the fit's arbitrary value, and an examination's
+        # candidate that crashed at once was "better than the baseline" by 349 Elo
+        seated = {f.bot for r in results for f in r.finishes}
+        unrated = [b for b in (nv.candidate, nv.baseline) if b not in seated]
+        rated = tuple(n for n in names if n in seated)
+        if unrated:
+            nv.unrated, nv.hands = ", ".join(unrated), len(results)
+            record.looks.append(
+                {"through": upto, "hands": len(results), "looked": False, "note": _no_rated(nv)}
+            )
+            continue
+        nv.unrated = ""
+        fitted = fit_hands(results, rated, bounds=True) if len(rated) >= 2 else None
         if fitted is None:
             record.looks.append({"through": upto, "hands": len(results), "looked": False})
             continue
@@ -735,6 +752,22 @@ def catch_up(
     return record
 
 
+def _left_out(bots: Sequence[str], ranking: Sequence[str]) -> str:
+    """The stop line's note on the bots the looks left out: no rated hand at all (every seat
+    played by the stand-in, which forfeit "exclude" leaves out of the ratings)."""
+    out = [b for b in bots if b not in ranking]
+    if not out:
+        return ""
+    return f" ({', '.join(out)} left out: no rated hand, every seat played by the stand-in)"
+
+
+def _no_rated(nv: NewVersionState) -> str:
+    return (
+        f"{nv.unrated} has no rated hand (every seat played by the stand-in, which forfeit "
+        '"exclude" leaves out of the ratings); no look taken'
+    )
+
+
 def _by(delta0: float) -> str:
     """ " by 5 Elo", or nothing for 0 ("not better than old by 0 Elo" read oddly)."""
     return f" by {delta0:g} Elo" if delta0 else ""
@@ -759,6 +792,8 @@ def _nv_line(nv: NewVersionState, at: int | None) -> str:
             f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline}"
             f"{_by(nv.delta0)} (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
         )
+    if nv.unrated:
+        return f"stopped: budget, undecided: {_no_rated(nv)} after {nv.hands} hands"
     return (
         f"stopped: budget, undecided (LLR {nv.llr:.2f} within ({nv.lower:.2f}, "
         f"{nv.upper:.2f})) after {nv.hands} hands"
