@@ -227,6 +227,20 @@ def test_a_bot_folder_that_holds_the_league_is_refused_without_debris(tmp_path: 
     assert not (league / "bots").exists()
 
 
+def test_a_bot_folder_inside_the_league_is_said_to_be_inside(tmp_path: Path) -> None:
+    """An examination submitted a version's own folder, LEAGUE/bots/NAME/VERSION: it was told
+    the folder "holds the league's own folder", which it does not."""
+    league = tmp_path / "L"
+    assert _cli("init", str(league)).returncode == 0
+    bot = _bot(league / "bots" / str(GOOD["name"]) / str(GOOD["version"]), **GOOD)
+    res = _cli("submit", str(league), str(bot))
+    assert res.returncode == 2, res.stdout + res.stderr[-2000:]
+    assert res.stderr.strip() == (
+        f"uno-arena: {bot}: is inside the league's folder ({league}); submit a bot folder "
+        "outside the league"
+    )
+
+
 def test_init_on_a_file_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     res = _cli("init", str(tmp_path / "f"))

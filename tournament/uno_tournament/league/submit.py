@@ -172,9 +172,13 @@ def submit(
         raise LeagueError(f"{bot_folder / 'bot.toml'}: name: {man.name!r} {RESERVED_RULE}")
     dest = (league_dir / "bots" / man.name / man.version).resolve()
     if dest.is_relative_to(bot_folder.resolve()):  # the copy would copy itself, for ever
+        where = (
+            "is inside the league's folder"
+            if bot_folder.resolve().is_relative_to(league_dir.resolve())
+            else "holds the league's own folder"
+        )
         raise LeagueError(
-            f"{bot_folder}: holds the league's own folder ({league_dir}); submit a bot folder "
-            "outside the league"
+            f"{bot_folder}: {where} ({league_dir}); submit a bot folder outside the league"
         )
     # one author's submissions, and one name's, one at a time (their checks stay true while
     # the build runs outside the league's lock, and two of one name never share a folder);
