@@ -174,10 +174,22 @@ def test_the_run_says_a_split_plan_before_its_first_hand(tmp_path: Path) -> None
 
 def test_a_budget_that_is_no_multiple_of_a_table_says_what_is_played() -> None:
     # an examination: "25 hands (budget of 25 hands)" was promised and 24 were played
-    for n, asked, played in ((4, 25, 24), (5, 25, 48), (5, 130, 120), (5, 3000, 3000)):
+    # and one that doubles (13 bots, hands = 48: 96) says why: every bot must play
+    cases = (
+        (4, 25, 24, ""),
+        (5, 25, 48, 2),
+        (5, 130, 120, ""),
+        (5, 3000, 3000, ""),
+        (13, 48, 96, 4),
+    )
+    for n, asked, played, floor in cases:
         d = schedule.design([f"b{i}" for i in range(n)], hands=asked)
         assert len(d.tables) * d.blocks * schedule.HANDS_PER_BLOCK == played
+        least = f", and at least {floor} tables so that every one of the {n} bots plays"
         if asked == played:
             assert d.reason == f"budget of {asked} hands"
         else:
-            assert d.reason == f"budget of {asked} hands, played as {played} (whole tables of 24)"
+            assert d.reason == (
+                f"budget of {asked} hands, played as {played} (whole tables of 24"
+                f"{least if floor else ''})"
+            )

@@ -167,7 +167,13 @@ def design(
         whole, played = 1, units
         tables = balanced_tables(bots, count=units, seed=seed)
     if played * HANDS_PER_BLOCK != hands:  # a table plays whole duplicate blocks of 24
-        why += f", played as {played * HANDS_PER_BLOCK} (whole tables of {HANDS_PER_BLOCK})"
+        floor = math.ceil(n / 4)
+        least = (
+            f", and at least {floor} tables so that every one of the {n} bots plays"
+            if units == floor and floor > round(hands / HANDS_PER_BLOCK)
+            else ""
+        )
+        why += f", played as {played * HANDS_PER_BLOCK} (whole tables of {HANDS_PER_BLOCK}{least})"
     return Design(tables, whole, why)
 
 
