@@ -370,3 +370,20 @@ def test_report_and_resume_are_not_held_by_a_pipe_or_a_device_at_results_json(
             assert res.returncode == 0, (plant, args, res.stderr[-1000:])
         assert (run / "results.json").is_file() and not (run / "results.json").is_symlink()
         assert cli("tournament", "verify", str(run)).returncode == 0
+
+
+def test_a_bot_with_a_syntax_error_is_named_by_its_file_and_line(tmp_path: Path) -> None:
+    """An examination: the one line of a bot that failed to start gave the caret, the message
+    and the exit note (`^ | SyntaxError: invalid syntax | --- exited with status 1`): the file
+    and the line that matter were in the log only."""
+    broken = tmp_path / "broken.py"
+    broken.write_text("import sys\n\n\ndef decide(x:\n    return 1\n")
+    bots = [bot_entry(f"b{i}") for i in range(3)] + [
+        f'[[bots]]\nname = "broken"\ncommand = ["{{python}}", "{broken}"]\n'
+    ]
+    cfg = write_config(tmp_path, bots, startup_timeout_s=60)
+    res = cli("tournament", "run", str(cfg), "--quiet", timeout=120)
+    assert res.returncode != 0
+    line = next(ln for ln in res.stderr.splitlines() if "failed to start" in ln)
+    assert f'File "{broken}", line 4' in line and "SyntaxError" in line, line
+    assert "--- " not in line, line

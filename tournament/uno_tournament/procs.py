@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -28,6 +29,7 @@ from .config import BotSpec, SandboxSpec
 from .host_relay import HostRelay
 
 LOG_TAIL_LINES = 5
+_TRACE_LINE = re.compile(r'\s*File ".+", line \d+')
 
 
 def token_on_command_line(bots: Sequence[BotSpec]) -> str:
@@ -302,8 +304,14 @@ class BotProcess:
 
     def failure(self, why: str) -> str:
         """A one-line startup failure report with the last log lines."""
-        lines = tail(self.log_path)
-        last = " | ".join(lines[-3:]) if lines else "(log empty)"
+        lines = [ln for ln in tail(self.log_path, 12) if not ln.startswith("--- ")]
+        shown = lines[-3:]
+        # where a Python error is: its traceback's last "File ..., line N" (a syntax error's
+        # last three lines are the caret, the message and the exit note: the file was lost)
+        where = next((ln.strip() for ln in reversed(lines) if _TRACE_LINE.match(ln)), None)
+        if where is not None and not any(where in ln for ln in shown):
+            shown = [where, *shown]
+        last = " | ".join(shown) if shown else "(log empty)"
         if self.token:  # the bot's own output may echo it ("unrecognized arguments: TOKEN")
             last = last.replace(self.token, "<token>")
         return (
