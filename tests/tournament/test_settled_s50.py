@@ -20,9 +20,9 @@ import math
 
 from uno_tournament import report_settled
 from uno_tournament.config import BotSpec, TournamentConfig
-from uno_tournament.newversion import NewVersionState
+from uno_tournament.newversion import NewVersionState, stop_line_of
 from uno_tournament.settled import SettledState
-from uno_tournament.settled_run import SequentialRecord, _nv_line, settled_design
+from uno_tournament.settled_run import SequentialRecord, settled_design
 
 
 def _config(names: list[str], **kw: object) -> TournamentConfig:
@@ -108,7 +108,7 @@ def _budget_nv(gap: float, se: float) -> SequentialRecord:
     nv.gap, nv.se, nv.hands, nv.looks = gap, se, 480, 5
     nv.llr = nv.llr_of(gap, se)
     nv.verdict, nv.decided_at = "budget", 480
-    stop = {"reason": "budget", "hands": 480, "line": _nv_line(nv, None)}
+    stop = {"reason": "budget", "hands": 480, "line": stop_line_of(nv, None)}
     look = {"through": 480, "hands": 480, "looked": True, "llr": nv.llr, "gap": gap, "se": se}
     looks: list[dict[str, object]] = [{**look, "verdict": "budget"}]
     return SequentialRecord(
@@ -155,7 +155,7 @@ def test_one_sided_limits_that_a_strict_alpha_keeps_from_deciding_say_so() -> No
     nv = _bounded(0.01)
     note = "these limits decide only when alpha >= 0.05, this run's is 0.01"
     assert note in nv.progress_line()
-    stop = {"reason": "budget", "hands": 480, "line": _nv_line(nv, None)}
+    stop = {"reason": "budget", "hands": 480, "line": stop_line_of(nv, None)}
     rec = SequentialRecord("new-version", 480, 96, newversion=nv, through=480, stop=stop)
     line = rec.status_line()
     assert line.startswith("stopped: budget, undecided (x never went out ahead") and note in line

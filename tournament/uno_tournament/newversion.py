@@ -89,6 +89,8 @@ __all__ = [
     "NewVersionState",
     "fixed_information",
     "newversion_tables",
+    "no_rated_note",
+    "stop_line_of",
 ]
 
 Verdict = Literal["H0", "H1", "continue", "budget"]
@@ -401,6 +403,47 @@ class NewVersionState:
             high=_float_of(data.get("high")),
             unrated=str(data.get("unrated") or ""),
         )
+
+
+def no_rated_note(nv: NewVersionState) -> str:
+    """The note of a look not taken because the candidate or the baseline has no rated hand."""
+    return (
+        f"{nv.unrated} has no rated hand (every seat played by the stand-in, which forfeit "
+        '"exclude" leaves out of the ratings); no look taken'
+    )
+
+
+def _by(delta0: float) -> str:
+    """ " by 5 Elo", or nothing for 0 ("not better than old by 0 Elo" read oddly)."""
+    return f" by {delta0:g} Elo" if delta0 else ""
+
+
+def stop_line_of(nv: NewVersionState, at: int | None) -> str:
+    """The run's stop line for the test's verdict (``at``: the hands at the decision)."""
+    if nv.bounded:  # the last look's fit bounded the gap on one side only: its limits spoke
+        if nv.verdict == "H1":
+            head = f"H1 accepted, {nv.candidate} is better than {nv.baseline} by {nv.delta1:g} Elo"
+        elif nv.verdict == "H0":
+            head = f"H0 accepted, {nv.candidate} is not better than {nv.baseline}{_by(nv.delta0)}"
+        else:
+            head, at = "budget, undecided", nv.hands
+        return f"stopped: {head} ({nv.limits_text()}) after {at} hands"
+    if nv.verdict == "H1":
+        return (
+            f"stopped: H1 accepted, {nv.candidate} is better than {nv.baseline} by "
+            f"{nv.delta1:g} Elo (LLR {nv.llr:.2f} >= {nv.upper:.2f}) after {at} hands"
+        )
+    if nv.verdict == "H0":
+        return (
+            f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline}"
+            f"{_by(nv.delta0)} (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
+        )
+    if nv.unrated:
+        return f"stopped: budget, undecided: {no_rated_note(nv)} after {nv.hands} hands"
+    return (
+        f"stopped: budget, undecided (LLR {nv.llr:.2f} within ({nv.lower:.2f}, "
+        f"{nv.upper:.2f})) after {nv.hands} hands"
+    )
 
 
 def _finite_or_text(x: float) -> float | str | None:

@@ -57,7 +57,7 @@ from typing import Any
 
 from . import schedule
 from .adaptive import block_hands, floor_tables, next_block_tables
-from .newversion import NewVersionState, newversion_tables
+from .newversion import NewVersionState, newversion_tables, no_rated_note, stop_line_of
 from .rating_model import HandResult
 from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
 from .settled import (
@@ -721,7 +721,7 @@ def catch_up(
         if unrated:
             nv.unrated, nv.hands = ", ".join(unrated), len(results)
             record.looks.append(
-                {"through": upto, "hands": len(results), "looked": False, "note": _no_rated(nv)}
+                {"through": upto, "hands": len(results), "looked": False, "note": no_rated_note(nv)}
             )
             continue
         nv.unrated = ""
@@ -743,12 +743,12 @@ def catch_up(
             look["bounded"] = nv.limits_text()
         record.looks.append(look)
         if nv.verdict in ("H0", "H1"):
-            record.stop = {"reason": nv.verdict, "hands": upto, "line": _nv_line(nv, upto)}
+            record.stop = {"reason": nv.verdict, "hands": upto, "line": stop_line_of(nv, upto)}
             return record
     if record.through >= record.plan_hands and record.stop is None:
         nv.verdict = "budget"
         nv.decided_at = nv.hands
-        record.stop = {"reason": "budget", "hands": record.through, "line": _nv_line(nv, None)}
+        record.stop = {"reason": "budget", "hands": record.through, "line": stop_line_of(nv, None)}
     return record
 
 
@@ -759,45 +759,6 @@ def _left_out(bots: Sequence[str], ranking: Sequence[str]) -> str:
     if not out:
         return ""
     return f" ({', '.join(out)} left out: no rated hand, every seat played by the stand-in)"
-
-
-def _no_rated(nv: NewVersionState) -> str:
-    return (
-        f"{nv.unrated} has no rated hand (every seat played by the stand-in, which forfeit "
-        '"exclude" leaves out of the ratings); no look taken'
-    )
-
-
-def _by(delta0: float) -> str:
-    """ " by 5 Elo", or nothing for 0 ("not better than old by 0 Elo" read oddly)."""
-    return f" by {delta0:g} Elo" if delta0 else ""
-
-
-def _nv_line(nv: NewVersionState, at: int | None) -> str:
-    if nv.bounded:  # the last look's fit bounded the gap on one side only: its limits spoke
-        if nv.verdict == "H1":
-            head = f"H1 accepted, {nv.candidate} is better than {nv.baseline} by {nv.delta1:g} Elo"
-        elif nv.verdict == "H0":
-            head = f"H0 accepted, {nv.candidate} is not better than {nv.baseline}{_by(nv.delta0)}"
-        else:
-            head, at = "budget, undecided", nv.hands
-        return f"stopped: {head} ({nv.limits_text()}) after {at} hands"
-    if nv.verdict == "H1":
-        return (
-            f"stopped: H1 accepted, {nv.candidate} is better than {nv.baseline} by "
-            f"{nv.delta1:g} Elo (LLR {nv.llr:.2f} >= {nv.upper:.2f}) after {at} hands"
-        )
-    if nv.verdict == "H0":
-        return (
-            f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline}"
-            f"{_by(nv.delta0)} (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
-        )
-    if nv.unrated:
-        return f"stopped: budget, undecided: {_no_rated(nv)} after {nv.hands} hands"
-    return (
-        f"stopped: budget, undecided (LLR {nv.llr:.2f} within ({nv.lower:.2f}, "
-        f"{nv.upper:.2f})) after {nv.hands} hands"
-    )
 
 
 def run_looks(
