@@ -321,6 +321,8 @@ class AdminServicer:
                 "ones",
                 field="bot_name",
             )
+        if name not in self.arena.bot_tables:  # it plays no match now: its series go
+            self.arena.metrics.remove_bot(name)  # (else when its last match ends, in arena)
         log.info("bot retired", bot=name)
         return admin_pb2.RetireBotResponse(connected=name in self.arena.sessions)
 

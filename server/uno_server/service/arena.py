@@ -487,6 +487,8 @@ class Arena:
                 tables.pop(mid, None)
                 if not tables:
                     del self.bot_tables[name]
+                    if name not in self.tokens.bots:  # retired, and this was its last match
+                        self.metrics.remove_bot(name)
         pending: dict[str, list[int]] = {}
         for st in table.seats:
             if st.bot_name and not st.ended_sent:

@@ -22,6 +22,8 @@ from typing import Any
 
 import structlog
 
+from uno_server.gen.uno.v1 import game_pb2
+
 from .auth import parse_bot_specs, token_clashes, token_problem
 from .limits import NAME_RE
 from .server import ArenaServer, ServerConfig, tune_gc
@@ -327,9 +329,37 @@ UNIX_PATH_MAX = 107
 """The longest Unix socket path Linux takes (``sun_path`` holds 108 bytes with its NUL)."""
 
 
+UNIX_PROBE_TIMEOUT_S = 5.0
+"""How long :func:`_unix_socket_in_use` waits for a connection to a socket file to be taken: a
+listener answers at once, or at once refuses; only one whose backlog is full makes it wait."""
+
+
+def _unix_socket_in_use(path: str) -> bool:
+    """Whether something accepts connections on the Unix socket ``path``: a connection is
+    taken (or waits in a full backlog). Refused, or no such file: free, or a stale file an
+    earlier server left. gRPC replaces a socket file when it binds, so a running server's
+    socket was taken over (its clients reached the new server, which deleted the file when it
+    stopped: an examination)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(UNIX_PROBE_TIMEOUT_S)
+        try:
+            s.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            return False
+        except (TimeoutError, BlockingIOError):  # a listener whose backlog is full
+            return True
+        except OSError as exc:
+            raise ConfigError(
+                f"server.unix_socket: cannot check whether a server listens on {cut(path)} "
+                f"({exc.strerror or exc}); give another path (--unix-socket)"
+            ) from None
+    return True
+
+
 def _check_unix_socket(path: str) -> None:
-    """A Unix socket path the server can bind: short enough, in an existing folder, and not a
-    file of another kind (a socket left by an earlier server is replaced)."""
+    """A Unix socket path the server can bind: short enough, in an existing folder, not a file
+    of another kind, and no server listening on it (a socket file left by an earlier server,
+    which refuses connections, is replaced)."""
     if "\0" in path or len(path.encode()) > UNIX_PATH_MAX:
         raise ConfigError(
             f"server.unix_socket: {cut(path)} is over {UNIX_PATH_MAX} bytes (or holds a NUL); "
@@ -347,6 +377,12 @@ def _check_unix_socket(path: str) -> None:
     if not stat.S_ISSOCK(mode):
         raise ConfigError(
             f"server.unix_socket: {cut(path)} exists and is not a socket; give a new path"
+        )
+    if _unix_socket_in_use(path):
+        raise ConfigError(
+            # the whole path (at most 107 bytes, checked above): the operator needs it
+            f"server.unix_socket: another server listens on {cut(path, 4 * UNIX_PATH_MAX)}; "
+            "stop it, or give another path (--unix-socket)"
         )
 
 
@@ -598,6 +634,8 @@ async def serve(
         ) from exc
     tune_gc()
     print(f"uno-arena: serving on {cfg.host}:{port}", flush=True)
+    if cfg.unix_socket:  # a line of its own: the first one ends with the port, as tools read it
+        print(f"uno-arena: also serving on the Unix socket {cfg.unix_socket}", flush=True)
     if server.metrics_port is not None:
         print(f"uno-arena: metrics on http://{cfg.host}:{server.metrics_port}/metrics", flush=True)
     web = None
@@ -624,16 +662,50 @@ async def serve(
         print(f"uno-arena: web view on http://{cfg.host}:{web.port}/", flush=True)
         if web_view is not None:
             print(f"uno-arena: league standings on http://{cfg.host}:{web.port}/league", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    print("uno-arena: stopping: no new matches; finishing hands in play", flush=True)
+    await _until_stopped(server)
     if web is not None:
         await web.stop()
     await server.stop()
     return 0
+
+
+STOP_NOW = "uno-arena: stopping now: the hands in play end as shut down"
+"""The line of a second Ctrl-C during the drain."""
+
+
+async def _until_stopped(server: ArenaServer) -> None:
+    """Wait for SIGTERM or Ctrl-C, then say that the drain begins. From then on a Ctrl-C
+    (a second one, or the first after SIGTERM) stops now: the hands in play end at once with
+    END_CAUSE_SHUTDOWN, as at the end of server.drain_timeout_s, and the server exits as it
+    would then (status 0). It was ignored, silently."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    first: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        first.append(sig)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig)
+    await stop.wait()
+    ctrl_c = "Ctrl-C again" if first[0] == signal.SIGINT else "Ctrl-C"
+    loop.add_signal_handler(signal.SIGINT, _stop_now, server)
+    loop.add_signal_handler(signal.SIGTERM, lambda: None)  # a second SIGTERM: the drain goes on
+    print(
+        f"uno-arena: stopping: no new matches; finishing hands in play ({ctrl_c}: stop now)",
+        flush=True,
+    )
+
+
+def _stop_now(server: ArenaServer) -> None:
+    """End every hand in play now, as a shutdown (a later Ctrl-C: the same line again, and
+    nothing left to end)."""
+    print(STOP_NOW, flush=True)
+    server.arena.draining = True  # and none begins (server.stop says so too, a little later)
+    for table in list(server.arena.running.values()):
+        if table.task is not None and not table.task.done():
+            table.cancel(game_pb2.END_CAUSE_SHUTDOWN, "the server is shutting down")
 
 
 def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = None) -> int:

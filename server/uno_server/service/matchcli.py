@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 
 from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 
@@ -94,6 +96,92 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _reason(exc: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason of a failed call (``SHUTTING_DOWN``), or ''."""
+    for key, value in exc.trailing_metadata() or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            for detail in status_pb2.Status.FromString(value).details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""
+
+
+def _one_line(exc: grpc.aio.AioRpcError) -> str:
+    return f"{exc.code().name}: {' '.join(str(exc.details()).split())}"
+
+
+class ServerGoneError(Exception):
+    """The server stopped answering (it shut down, or went away) after the first hand began."""
+
+    def __init__(self, exc: grpc.aio.AioRpcError) -> None:
+        super().__init__(_one_line(exc))
+        self.shut_down = _reason(exc) == "SHUTTING_DOWN"
+
+
+def _gone(exc: grpc.aio.AioRpcError) -> bool:
+    """A call failed because the server is not there any more (or is stopping)."""
+    return exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
+
+async def _follow(
+    admin: admin_pb2_grpc.AdminServiceStub, mid: str, md: tuple[tuple[str, str], ...]
+) -> admin_pb2.MatchInfo:
+    """The match's final MatchInfo, once it has stopped running. WatchMatch ends with it
+    (after the events), so it is there even when the server exits right after the match: a
+    hand the server finished during its drain was lost when a GetMatch followed (an
+    examination). GetMatch only if the stream ended without it; :class:`ServerGoneError` if the
+    server is gone by then."""
+    last: admin_pb2.MatchInfo | None = None
+    watch_error: grpc.aio.AioRpcError | None = None
+    try:
+        async for msg in admin.WatchMatch(admin_pb2.WatchMatchRequest(match_id=mid), metadata=md):
+            if msg.WhichOneof("kind") == "match":
+                last = msg.match
+    except grpc.aio.AioRpcError as exc:  # e.g. the event log was freed: its summary stays
+        watch_error = exc
+    if last is not None and last.state != admin_pb2.MATCH_STATE_RUNNING:
+        return last
+    try:
+        got = await admin.GetMatch(admin_pb2.GetMatchRequest(match_id=mid), metadata=md, timeout=10)
+    except grpc.aio.AioRpcError as exc:
+        if _gone(exc):
+            raise ServerGoneError(watch_error if watch_error is not None else exc) from exc
+        raise
+    info: admin_pb2.MatchInfo = got.match
+    if info.state == admin_pb2.MATCH_STATE_RUNNING and watch_error is not None:
+        raise watch_error  # the stream broke off (a slow reader is cut), the match goes on
+    return info
+
+
+@dataclass
+class Stopped:
+    """Why the hands stopped before the last: the server went away."""
+
+    at: int  # index of the first hand without a result
+    why: str  # the failed call
+    shut_down: bool  # the server said it was shutting down
+    lost: bool  # hand ``at`` began and its result is unknown
+    ended_by_shutdown: bool = False  # hand ``at`` was ended by the shutdown
+
+
+def stopped_line(st: Stopped, hands: int, first_seed: int) -> str:
+    """The one line after the summary when the server went away: how many hands were played,
+    what became of the last, and how to play the rest."""
+    rest = hands - st.at
+    if st.shut_down or st.ended_by_shutdown:
+        head = "the server shut down"
+    else:
+        head = f"the server stopped answering ({st.why})"
+    line = f"{head}: {st.at} of {hands} hands played"
+    if st.ended_by_shutdown:
+        line += f"; the last, hand {st.at + 1}, ended by the shutdown"
+    elif st.lost:
+        line += f"; the result of hand {st.at + 1} is lost"
+    seed = (first_seed + st.at) % 2**64
+    return f"{line}; to play the other {rest}, run match again with --hands {rest} --seed {seed}"
+
+
 async def _run(args: argparse.Namespace) -> int:
     md = (("authorization", f"Bearer {args.admin_token}"),)
     players = [
@@ -101,6 +189,7 @@ async def _run(args: argparse.Namespace) -> int:
         for s in args.seats
     ]
     tallies = [SeatTally() for _ in players]
+    stopped: Stopped | None = None
     async with channel(args.server, args.tls_ca) as ch:
         admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
         for i in range(args.hands):
@@ -111,36 +200,48 @@ async def _run(args: argparse.Namespace) -> int:
                 time_control=game_pb2.TimeControl(decision_ms=args.decision_ms),
             )
             try:
-                created = await admin.CreateMatch(req, metadata=md, timeout=10)
+                try:
+                    created = await admin.CreateMatch(req, metadata=md, timeout=10)
+                except grpc.aio.AioRpcError as exc:
+                    if i > 0 and _gone(exc):  # it answered before: it has gone since
+                        gone = ServerGoneError(exc)
+                        stopped = Stopped(i, str(gone), gone.shut_down, lost=False)
+                        break
+                    raise
                 mid = created.match.match_id
-                async for _ in admin.WatchMatch(
-                    admin_pb2.WatchMatchRequest(match_id=mid), metadata=md
-                ):
-                    pass
-                info = (
-                    await admin.GetMatch(
-                        admin_pb2.GetMatchRequest(match_id=mid), metadata=md, timeout=10
-                    )
-                ).match
+                try:
+                    info = await _follow(admin, mid, md)
+                except ServerGoneError as gone:
+                    stopped = Stopped(i, str(gone), gone.shut_down, lost=True)
+                    break
             except grpc.aio.AioRpcError as exc:
-                details = " ".join(str(exc.details()).split())  # one line
-                hint = connection_hint(details, args.tls_ca)
-                raise ConfigError(f"{exc.code().name}: {details}{hint}") from exc
-            w = info.winners[0] if info.winners else -1
-            if w >= 0:
-                tallies[w].wins += 1
+                hint = connection_hint(" ".join(str(exc.details()).split()), args.tls_ca)
+                raise ConfigError(f"{_one_line(exc)}{hint}") from exc
             for s in info.seats:
                 if 0 <= s.seat < len(tallies):
                     tallies[s.seat].add(s)
-            print(
-                f"hand {i + 1:>3}  {mid}  winner: seat {w} ({args.seats[w]}), "
-                f"points {max(info.totals)}",
-                flush=True,
-            )
+            if info.end_cause == game_pb2.END_CAUSE_SHUTDOWN:
+                print(f"hand {i + 1:>3}  {mid}  ended by the server's shutdown", flush=True)
+                stopped = Stopped(i, "", True, lost=False, ended_by_shutdown=True)
+                break
+            w = info.winners[0] if info.winners else -1
+            if 0 <= w < len(tallies):
+                tallies[w].wins += 1
+                print(
+                    f"hand {i + 1:>3}  {mid}  winner: seat {w} ({args.seats[w]}), "
+                    f"points {max(info.totals)}",
+                    flush=True,
+                )
+            else:  # cancelled (CancelMatch): no winner
+                cause = game_pb2.EndCause.Name(info.end_cause).removeprefix("END_CAUSE_").lower()
+                print(f"hand {i + 1:>3}  {mid}  no winner (ended: {cause})", flush=True)
     print()
     for line in summary_lines(args.seats, tallies):
-        print(line)
-    return 0
+        print(line, flush=True)
+    if stopped is None:
+        return 0
+    print(f"uno-arena: {stopped_line(stopped, args.hands, args.seed)}", file=sys.stderr)
+    return 1 if stopped.lost or stopped.ended_by_shutdown else 0
 
 
 def cmd_match(args: argparse.Namespace) -> int:

@@ -8,13 +8,17 @@ Every label set that can be known in advance is created at zero (:meth:`ServiceM
 for each bot of the token file, every reason and cause from the protocol's enums), so that
 ``rate()`` and ``increase()`` see a bot's first timeout, takeover or error: a series born at its
 first increment has no earlier sample to rise from.
+
+A bot's series go with the bot: :meth:`ServiceMetrics.remove_bot` removes every series labelled
+with it (a retired bot's), so that a server on which bots come and go (``league run``) keeps a
+page the size of the bots it has now.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from prometheus_client import (
     GC_COLLECTOR,
@@ -123,13 +127,27 @@ class _LoopFamily(Generic[_Child]):
     def _new_child(self) -> _Child:
         raise NotImplementedError
 
+    gone: set[str] | frozenset[str] = frozenset()
+    """Values of the label ``bot`` whose series were removed (:meth:`remove_where`): a new
+    child of one is handed out, not kept (see :class:`BotCounter`)."""
+
     def labels(self, *values: str) -> _Child:
         child = self._children.get(values)
         if child is None:
             if len(values) != len(self.labelnames):
                 raise ValueError(f"{self.name}: expected labels {self.labelnames}, got {values}")
+            if self.gone and "bot" in self.labelnames:
+                if values[self.labelnames.index("bot")] in self.gone:
+                    return self._new_child()
             child = self._children[values] = self._new_child()
         return child
+
+    def remove_where(self, label: str, value: str) -> None:
+        """Drop every series whose ``label`` is ``value`` (none: nothing happens). A child
+        someone still holds keeps counting, unseen: it is no longer exported."""
+        i = self.labelnames.index(label)
+        for key in [k for k in self._children if k[i] == value]:
+            del self._children[key]
 
 
 class LoopCounter(_LoopFamily[LoopCount]):
@@ -223,11 +241,47 @@ def add_process_collectors(registry: CollectorRegistry, process: str) -> None:
         registry.register(Labelled(c, {"process": process}))
 
 
+class BotCounter(Counter):
+    """A prometheus_client Counter whose first label is ``bot``, whose series of a removed bot
+    stay removed (:meth:`ServiceMetrics.remove_bot`).
+
+    A retired bot's stream may outlive its series: its end counts a disconnect and perhaps a
+    ``transport`` stream error, its last answers a fault or a late answer. Each would create a
+    series again, a few per bot, on and on in a league. Such a count goes to a series of its own
+    that is never exported, until the name is registered again (:meth:`ServiceMetrics.add_bot`).
+    """
+
+    gone: set[str] | frozenset[str] = frozenset()
+    """The removed bots (shared by every counter of one ServiceMetrics)."""
+    detached: BotCounter | None = None
+    """Where a removed bot's counts go: unlabelled, on no registry."""
+    label_order: tuple[str, ...] = ()
+
+    def labels(self, *labelvalues: Any, **labelkwargs: Any) -> BotCounter:
+        bot = labelvalues[0] if labelvalues else labelkwargs.get("bot")
+        if bot in self.gone and self.detached is not None:
+            return self.detached
+        return super().labels(*labelvalues, **labelkwargs)
+
+    def remove_bot(self, bot: str) -> None:
+        """Remove every series of ``bot`` (each label set this counter has with it)."""
+        keys = {
+            tuple(smp.labels[n] for n in self.label_order)
+            for fam in self.collect()
+            for smp in fam.samples
+            if smp.labels.get("bot") == bot
+        }
+        for key in keys:
+            self.remove(*key)
+
+
 class ServiceMetrics:
     """All metrics of one server, on their own registry (so tests can run several servers)."""
 
     def __init__(self, registry: CollectorRegistry | None = None, *, process: bool = True) -> None:
         self.registry = r = registry or CollectorRegistry()
+        self._removed: set[str] = set()  # bots whose series remove_bot removed
+        self._per_bot: list[BotCounter] = []  # every counter labelled with a bot
         if process:
             add_process_collectors(r, "server")
         self.hands = Counter("uno_hands_total", "Hands finished.", registry=r)
@@ -246,10 +300,11 @@ class ServiceMetrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
-        self.timeouts = Counter(
+        self.decision_latency.gone = self._removed
+        self.timeouts = self._bot_counter(
             "uno_timeouts_total", "Decisions a bot did not answer in time.", ["bot"], registry=r
         )
-        self.illegal = Counter(
+        self.illegal = self._bot_counter(
             "uno_illegal_actions_total",
             "Faults: actions rejected for any reason but lateness, per bot and reason (malformed, "
             "over a limit, not legal now, another bot's seat, an unknown request, a seat taken "
@@ -257,7 +312,7 @@ class ServiceMetrics:
             ["bot", "reason"],
             registry=r,
         )
-        self.late = Counter(
+        self.late = self._bot_counter(
             "uno_late_actions_total",
             "Late answers, per bot and reason: answers to a request that had already closed "
             "(stale_request: superseded, expired or the hand moved on; already_answered; "
@@ -265,7 +320,7 @@ class ServiceMetrics:
             ["bot", "reason"],
             registry=r,
         )
-        self.stream_errors = Counter(
+        self.stream_errors = self._bot_counter(
             "uno_stream_errors_total",
             "Faults on a bot's Play stream not tied to one action, per bot and reason "
             "(StreamErrors, fatal ones included; 'transport': the stream ended without a "
@@ -282,10 +337,10 @@ class ServiceMetrics:
         )
         self.watchers = Gauge("uno_watchers", "WatchMatch calls in progress.", registry=r)
         self.on_stream_error: Callable[[str], None] | None = None
-        self.disconnects = Counter(
+        self.disconnects = self._bot_counter(
             "uno_disconnects_total", "Bot streams that ended, per bot.", ["bot"], registry=r
         )
-        self.takeovers = Counter(
+        self.takeovers = self._bot_counter(
             "uno_takeovers_total",
             "Seats handed to the built-in AI, per bot and cause.",
             ["bot", "cause"],
@@ -309,8 +364,25 @@ class ServiceMetrics:
         for code in ERROR_CODES:
             self.errors.labels(code)
 
+    def _bot_counter(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: list[str],
+        registry: CollectorRegistry,
+    ) -> BotCounter:
+        """A counter labelled ``bot`` first, which :meth:`remove_bot` empties of a bot."""
+        assert labelnames[0] == "bot", labelnames
+        c = BotCounter(name, documentation, labelnames, registry=registry)
+        c.gone = self._removed
+        c.detached = BotCounter(name, documentation, registry=None)
+        c.label_order = tuple(labelnames)
+        self._per_bot.append(c)
+        return c
+
     def add_bot(self, bot: str) -> None:
         """Create every per-bot series of ``bot`` at zero (when the bot is registered)."""
+        self._removed.discard(bot)
         self.decision_latency.labels(bot)
         self.timeouts.labels(bot)
         self.disconnects.labels(bot)
@@ -322,6 +394,17 @@ class ServiceMetrics:
             self.stream_errors.labels(bot, reason)
         for cause in TAKEOVER_CAUSES:
             self.takeovers.labels(bot, cause)
+
+    def remove_bot(self, bot: str) -> None:
+        """Remove every series labelled with ``bot`` (when the bot is gone for good: retired,
+        and playing no match). Nothing happens for a bot without series. Counts for it that
+        come later (its stream's end) are not exported, until :meth:`add_bot` registers the
+        name again; a match still in play keeps its own latency series, unseen, so call this
+        once the bot's last match has ended."""
+        self._removed.add(bot)
+        self.decision_latency.remove_where("bot", bot)
+        for c in self._per_bot:
+            c.remove_bot(bot)
 
     def count_stream_error(self, bot: str, reason: int | str) -> None:
         """One fault on a bot's stream (``reason``: an ErrorReason number or a name)."""
