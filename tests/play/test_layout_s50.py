@@ -362,7 +362,9 @@ async def test_an_unknown_match_says_what_to_do_next() -> None:
     assert not app.is_running
     assert "NOT_FOUND" not in app.error and "ListMatches" not in app.error, app.error
     assert "no match 'x' on this server" in app.error, app.error
-    assert f"run `uno-arena watch --server {live.addr}` without a match id" in app.error
+    assert f"run `uno-arena watch --server {live.addr} --admin-token TOKEN` without a match id" in (
+        app.error
+    )
 
 
 def test_api_matches_names_seats_as_the_screens_do() -> None:

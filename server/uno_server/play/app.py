@@ -10,7 +10,7 @@ d / p   draw a card / keep the drawn card and pass
 u       call UNO: with your next play when you hold two cards, or late once you forgot
 c / n   catch a player who did not call UNO / let it go
 a / x   accept a Wild Draw Four / challenge it (you then see the evidence)
-m / q   another match (when you host the table) / quit
+m / q   another match (when you host the table) / quit (Ctrl-C too)
 ======  ================================================================================
 
 The screen's key handling, clocks and redraws share the one model of the table
@@ -44,7 +44,17 @@ from .cards import Flow, chips, color_text, face, label
 from .dialogs import ColorScreen, SeatScreen
 from .human import NO_DEADLINE_MS, Decision
 from .model import TableModel, player_name
-from .render import TableInfo, line_text, seats_table, seconds, span, status_line
+from .render import (
+    TableInfo,
+    action_words,
+    line_text,
+    played_for_you,
+    seats_table,
+    seconds,
+    span,
+    status_line,
+    why_not,
+)
 from .session import PlayOptions, SetupError, TableSession
 
 KIND = game_pb2  # enum numbers of ActionKind
@@ -111,6 +121,8 @@ class PlayApp(App[None]):
         Binding("x", "challenge", "challenge"),
         Binding("m", "new_match", "new match"),
         Binding("q", "quit", "quit"),
+        # Ctrl-C quits as q does (Textual's own binding only says to press ctrl+q)
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -138,6 +150,9 @@ class PlayApp(App[None]):
         self.error = ""
         """Why the table could not start (the command prints it after the screen closes)."""
         self.decision_ms = 0
+        self.timed_out: Text | None = None
+        """What was played for the person when their time last ran out; shown under the moves
+        until they next answer themselves."""
         self._color_screen: ColorScreen | None = None
         self._laid_out = False
         self.changed = asyncio.Event()
@@ -226,6 +241,7 @@ class PlayApp(App[None]):
         self.model.match_id = started.match_id
         self.decision_ms = started.time_control.decision_ms
         self.result = ""
+        self.timed_out = None
         log = self.query_one("#log", RichLog)
         log.clear()
         log.write(Text(f"Match {started.match_id}: {', '.join(self.model.names)}.", style="bold"))
@@ -248,7 +264,7 @@ class PlayApp(App[None]):
             return
         self.decision = decision
         self.model.sync_view(req.view)
-        self.message = Text("")
+        self.message = self.timed_out or Text("")
         hand = self.model.hand
         if self.model.drawn >= 0 and self.model.drawn in hand:
             self.cursor = hand.index(self.model.drawn)
@@ -277,6 +293,20 @@ class PlayApp(App[None]):
             if self._color_screen is not None and self._color_screen.is_current:
                 self._color_screen.dismiss(None)
             self._color_screen = None
+        self._changed()
+
+    def on_time_out(self, decision: Decision, action_id: int) -> None:
+        req = decision.request
+        if self.model is None or req.match_id != self.match_id or not self._laid_out:
+            return
+        note = Text(
+            f"Your time ran out: {played_for_you(decision.action(action_id))} for you. "
+            f"Answer within {span(self.decision_ms)} next time (the clock shows what is left).",
+            style="bold red",
+        )
+        log = self.query_one("#log", RichLog)
+        log.write(note, width=log.scrollable_content_region.width or None)
+        self.timed_out = self.message = note
         self._changed()
 
     def on_match_ended(self, ended: bot_pb2.MatchEnded) -> None:
@@ -316,6 +346,7 @@ class PlayApp(App[None]):
         self.sent.append(action_id)
         self.decision = None
         self.message = Text("")
+        self.timed_out = None
         if (action_id - A.PLAY_BASE) % 2 == 1 and A.PLAY_BASE <= action_id < A.SWAP_BASE:
             self.uno_armed = False
         self._changed()
@@ -365,7 +396,8 @@ class PlayApp(App[None]):
         code = model.hand[index]
         plays = self._plays_for(code)
         if not plays:
-            self._tell(self._why_not(code))
+            assert self.decision is not None
+            self._tell(why_not(model, self.decision.request.prompt, code))
             return
         if code >= C.WILD:
             rest = list(model.hand)
@@ -417,27 +449,6 @@ class PlayApp(App[None]):
         self._color_screen = None
         if color is not None and decision is self.decision:
             self._send(A.CHOOSE_COLOR_BASE + color)
-
-    def _why_not(self, code: int) -> str:
-        model = self.model
-        d = self.decision
-        assert model is not None and d is not None
-        prompt = d.request.prompt
-        if prompt == bot_pb2.PROMPT_DRAWN:
-            return f"After drawing you may play only the card you drew ({label(model.drawn)})."
-        if prompt == bot_pb2.PROMPT_WILD_DRAW_FOUR:
-            return "First answer the Wild Draw Four: a to accept, x to challenge."
-        if prompt == bot_pb2.PROMPT_STACK:
-            return "Only a draw two goes on the stack; or a to accept the cards."
-        if prompt in (bot_pb2.PROMPT_UNO_WINDOW, bot_pb2.PROMPT_LATE_UNO):
-            return "A UNO window is open: c catches, n lets it go, u calls your own UNO."
-        if prompt == bot_pb2.PROMPT_CHOOSE_COLOR:
-            return "Name the colour of the first card first."
-        top = model.top
-        return (
-            f"{label(code)} matches neither the colour {COLOR_WORDS4[model.color]} nor the "
-            f"top card {label(top)}."
-        )
 
     def action_draw(self) -> None:
         draws = self._legal(KIND.ACTION_KIND_DRAW)
@@ -728,7 +739,7 @@ class PlayApp(App[None]):
                     t.append(" + colour")
                 items.append(t)
             else:
-                items.append(Text(_ACTION_WORDS.get(a.kind, a.description).format(s=_target(a))))
+                items.append(Text(action_words(a)))
         uno_both = any(a.uno for a in req.legal_actions) and any(
             a.kind == KIND.ACTION_KIND_PLAY and not a.uno for a in req.legal_actions
         )
@@ -775,22 +786,6 @@ class PlayApp(App[None]):
                     out.append("   ")
                 out.append(f"UNO window {seconds(window_left)}", style="bold yellow")
         return out
-
-
-COLOR_WORDS4 = ("red", "yellow", "green", "blue", "none")
-_ACTION_WORDS = {
-    KIND.ACTION_KIND_DRAW: "d draw",
-    KIND.ACTION_KIND_PASS: "p keep it and pass",
-    KIND.ACTION_KIND_ACCEPT: "a accept",
-    KIND.ACTION_KIND_CHALLENGE: "x challenge",
-    KIND.ACTION_KIND_CALL_UNO: "u call UNO",
-    KIND.ACTION_KIND_NO_CATCH: "n let it go",
-    KIND.ACTION_KIND_CATCH: "c catch seat {s}",
-}
-
-
-def _target(a: game_pb2.LegalAction) -> str:
-    return str(a.target_seat) if a.HasField("target_seat") else ""
 
 
 __all__ = ["ColorScreen", "PlayApp"]

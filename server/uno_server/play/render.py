@@ -7,7 +7,9 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from .cards import TEXT_STYLES, Flow, chips, color_text, face
+from uno_server.gen.uno.v1 import bot_pb2, game_pb2
+
+from .cards import TEXT_STYLES, Flow, chips, color_text, face, label
 from .model import CardRef, ColorRef, LogLine, SeatInfo, TableModel
 
 LINE_STYLES = {
@@ -290,3 +292,58 @@ def direction_arrows(model: TableModel) -> str:
 
 def log_group(lines: list[LogLine]) -> RenderableType:
     return Group(*(line_text(line) for line in lines))
+
+
+# ------------------------------------------------------------------ the play screen's words
+
+COLOR_WORDS4 = ("red", "yellow", "green", "blue", "none")
+_ACTION_WORDS = {
+    game_pb2.ACTION_KIND_DRAW: "d draw",
+    game_pb2.ACTION_KIND_PASS: "p keep it and pass",
+    game_pb2.ACTION_KIND_ACCEPT: "a accept",
+    game_pb2.ACTION_KIND_CHALLENGE: "x challenge",
+    game_pb2.ACTION_KIND_CALL_UNO: "u call UNO",
+    game_pb2.ACTION_KIND_NO_CATCH: "n let it go",
+    game_pb2.ACTION_KIND_CATCH: "c catch seat {s}",
+}
+
+
+def action_words(a: game_pb2.LegalAction) -> str:
+    """A legal action other than a play or a colour, as the key that makes it and its words."""
+    target = str(a.target_seat) if a.HasField("target_seat") else ""
+    return _ACTION_WORDS.get(a.kind, a.description).format(s=target)
+
+
+def played_for_you(a: game_pb2.LegalAction | None) -> str:
+    """What the action answered for a person whose time ran out did, in a few words."""
+    if a is None:
+        return "a move was played"
+    if a.kind == game_pb2.ACTION_KIND_DRAW:
+        return "drew a card"
+    if a.kind == game_pb2.ACTION_KIND_PASS:
+        return "kept the drawn card and passed"
+    if a.kind == game_pb2.ACTION_KIND_ACCEPT:
+        return "accepted the cards"
+    if a.kind == game_pb2.ACTION_KIND_PLAY:
+        return f"played {label(a.card.code)}"
+    if a.kind == game_pb2.ACTION_KIND_CHOOSE_COLOR:
+        return f"named {COLOR_WORDS4[a.color - 1] if 1 <= a.color <= 4 else 'a colour'}"
+    return a.description or "a move was played"
+
+
+def why_not(model: TableModel, prompt: int, code: int) -> str:
+    """Why the card ``code`` cannot be played now (the request's ``prompt``), and what can."""
+    if prompt == bot_pb2.PROMPT_DRAWN:
+        return f"After drawing you may play only the card you drew ({label(model.drawn)})."
+    if prompt == bot_pb2.PROMPT_WILD_DRAW_FOUR:
+        return "First answer the Wild Draw Four: a to accept, x to challenge."
+    if prompt == bot_pb2.PROMPT_STACK:
+        return "Only a draw two goes on the stack; or a to accept the cards."
+    if prompt in (bot_pb2.PROMPT_UNO_WINDOW, bot_pb2.PROMPT_LATE_UNO):
+        return "A UNO window is open: c catches, n lets it go, u calls your own UNO."
+    if prompt == bot_pb2.PROMPT_CHOOSE_COLOR:
+        return "Name the colour of the first card first."
+    return (
+        f"{label(code)} matches neither the colour {COLOR_WORDS4[model.color]} nor the "
+        f"top card {label(model.top)}."
+    )

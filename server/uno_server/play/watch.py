@@ -6,7 +6,9 @@ every hand revealed when it ends) and ``ListMatches``, and nothing else.
 * With a match id it shows that table: seats and card counts, top card, colour, direction, the
   UNO window, what happened in words, and every hand once the hand is over.
 * Without one it shows the tables in play (of one tournament with ``--tournament``), one card
-  per table, following each table from match to match; 1-9 opens a table, Esc goes back.
+  per table, following each table from match to match; 1-9 opens a table, Esc goes back. The
+  tables in play come first, then the most recently finished ones that can still be replayed
+  (the server lists a finished match longer than it keeps its events).
 
 Joining a match in the middle replays its public events first, so the counts are right at once;
 ``--from-start`` replays them at a watchable pace instead.
@@ -15,6 +17,7 @@ Joining a match in the middle replays its public events first, so the counts are
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 from collections.abc import Mapping
 from typing import ClassVar
@@ -75,23 +78,49 @@ def card_title(follower: Follower) -> str:
     return " · ".join(parts)
 
 
-def error_text(follower: Follower, server: str = "HOST:PORT") -> str:
+def error_text(
+    follower: Follower, server: str = "HOST:PORT", tls_ca: str | None = None, *, then: str = ""
+) -> str:
     """Why ``follower`` cannot follow its match, in words that say what to do next: an unknown
-    match is not the server's raw refusal (a gRPC status name and an API's name)."""
+    match is not the server's raw refusal (a gRPC status name and an API's name). ``then`` says
+    what to do next on a screen that lists the tables; without it, the command that lists them,
+    as it works when typed: naming the admin token (never the token itself) and the
+    ``--tls-ca`` given."""
     if follower.error_code == grpc.StatusCode.NOT_FOUND:
         shown = follower.match_id if len(follower.match_id) <= 64 else follower.match_id[:64] + "…"
-        return (
-            f"no match {shown!r} on this server (unknown, or ended longer ago than the server "
-            f"keeps matches); run `uno-arena watch --server {server}` without a match id to "
-            "list the matches in play"
-        )
+        if expired(follower):
+            said = (
+                f"match {shown!r} ended too long ago to replay: the server keeps a finished "
+                "match's events only a short while after its end"
+            )
+        else:
+            said = (
+                f"no match {shown!r} on this server (unknown, or ended longer ago than the "
+                "server keeps matches)"
+            )
+        return f"{said}; {then or list_hint(server, tls_ca)}"
     return follower.error
+
+
+def expired(follower: Follower) -> bool:
+    """The server knows the match (its summary came first) but no longer keeps its events."""
+    return follower.error_code == grpc.StatusCode.NOT_FOUND and follower.info is not None
+
+
+def list_hint(server: str = "HOST:PORT", tls_ca: str | None = None) -> str:
+    """What to run to list the matches in play, as a command that works."""
+    tls = f" --tls-ca {shlex.quote(tls_ca)}" if tls_ca else ""
+    return (
+        f"run `uno-arena watch --server {server}{tls} --admin-token TOKEN` without a match id to "
+        "list the matches in play (TOKEN: the server's admin token; or set "
+        "UNO_ARENA_ADMIN_TOKEN and leave out --admin-token)"
+    )
 
 
 def compact(model: TableModel | None, follower: Follower) -> RenderableType:
     """One table in a few lines, for the tables view."""
     if follower.error:
-        return Text(error_text(follower), style="red")
+        return Text(error_text(follower, then="the list drops it at its next update"), style="red")
     if model is None or not follower.caught_up:
         return Text("joining ...", style="italic")
     seats = Table(box=None, expand=True, pad_edge=False, show_header=False)
@@ -153,7 +182,7 @@ class TableView(Vertical):
         table = self.query_one(".table", Static)
         log = self.query_one(RichLog)
         if f.error:
-            seats.update(Text(error_text(f), style="red"))
+            seats.update(Text(error_text(f, then="Esc goes back to all tables"), style="red"))
             return
         if model is None:
             seats.update(Text("joining ...", style="italic"))
@@ -191,6 +220,8 @@ class WatchApp(App[None]):
         *(Binding(str(i), f"open({i})", f"table {i}", show=False) for i in range(2, 10)),
         Binding("escape", "back", "all tables"),
         Binding("q", "quit", "quit"),
+        # Ctrl-C quits as q does (Textual's own binding only says to press ctrl+q)
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -220,6 +251,13 @@ class WatchApp(App[None]):
         self.followers: dict[str, Follower] = {}
         """Followed matches, by table key (or match id)."""
         self.focus_key: str | None = None
+        self.in_play: set[str] = set()
+        """The tables whose match ran at the last poll: their cards come first."""
+        self.expired: set[str] = set()
+        """Finished matches whose events the server no longer keeps: not offered as tables."""
+        self.rank: dict[str, int] = {}
+        """Each table's place at the last poll (:func:`pick_tables`: finished ones newest
+        first)."""
         self.error = ""
         self.updates = 0
         """Number of updates drawn (tests wait on it)."""
@@ -266,13 +304,19 @@ class WatchApp(App[None]):
                 await asyncio.sleep(self.poll_s)
                 continue
             chosen: dict[str, admin_pb2.MatchInfo] = {}
+            self.expired &= {info.match_id for info in infos}
             for info in infos:  # newest first: the first running match of each table wins
+                if info.match_id in self.expired:  # it cannot be replayed: not a table to show
+                    continue
                 key = table_key(info)
                 have = chosen.get(key)
                 running = info.state == admin_pb2.MATCH_STATE_RUNNING
                 if have is None or (running and have.state != admin_pb2.MATCH_STATE_RUNNING):
                     chosen[key] = info
             keys = pick_tables(chosen, self.followers)
+            before = [key for key, _ in self._ordered()]
+            self.in_play = {k for k in keys if chosen[k].state == admin_pb2.MATCH_STATE_RUNNING}
+            self.rank = {k: i for i, k in enumerate(keys)}
             changed = False
             for key in keys:
                 info = chosen[key]
@@ -286,7 +330,7 @@ class WatchApp(App[None]):
                 if key not in keys and self.followers[key].ended and key != self.focus_key:
                     del self.followers[key]
                     changed = True
-            if changed:
+            if changed or [key for key, _ in self._ordered()] != before:
                 await self._show()
             self._status()
             await asyncio.sleep(self.poll_s)
@@ -296,15 +340,27 @@ class WatchApp(App[None]):
         if follower.error and self.match_id:
             # the one match cannot be followed any more (refused, or the server stayed away):
             # the command ends and says why
-            self.error = error_text(follower, self.server)
+            self.error = error_text(follower, self.server, self.tls_ca)
             self.exit()
             return
+        if expired(follower):  # the next poll puts a table that can be shown in its place
+            self.expired.add(follower.match_id)
         self._draw(follower)
 
     # ------------------------------------------------------------------ drawing
 
     def _ordered(self) -> list[tuple[str, Follower]]:
-        return sorted(self.followers.items(), key=lambda kv: _natural(kv[0]))
+        """The tables in the order of their cards (and keys 1-9): those in play first, by
+        table (a tournament's table 1, 2, ...: a table keeps its place from match to match),
+        then the finished ones, the most recent first."""
+
+        def place(kv: tuple[str, Follower]) -> tuple[int, tuple[str, int, str], int]:
+            key = kv[0]
+            if key in self.in_play:
+                return (0, _natural(key), 0)
+            return (1, ("", 0, ""), self.rank.get(key, len(self.rank)))
+
+        return sorted(self.followers.items(), key=place)
 
     async def _show(self) -> None:
         body = self.query_one("#body", Vertical)

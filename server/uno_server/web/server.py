@@ -4,14 +4,26 @@ stream per watched table.
 ==================================  =========================================================
 ``GET /``                           the page (lists live matches; ``#/match/ID`` shows one)
 ``GET /static/{file}``              its script and style sheet
-``GET /api/matches``                matches, newest first (``?label=KEY=VALUE`` filters)
+``GET /api/matches``                matches, newest first (``?label=KEY=VALUE`` filters),
+                                    each with ``replayable``: false for a finished match whose
+                                    events the server no longer keeps
 ``GET /api/matches/{id}/events``    ``text/event-stream``: ``state`` events with the table as
                                     JSON after every change, ``end`` when the match is over
-                                    (404 for an unknown match, 400 for a malformed id)
+                                    (404 for an unknown match or one too old to replay, 400 for
+                                    a malformed id)
 ==================================  =========================================================
 
 Every table state is built by :class:`~uno_server.play.model.TableModel` from the spectator
 stream alone.
+
+The server keeps a finished match's summary (``ListMatches``, ``GetMatch``) much longer than
+its event log (by default an hour and 1000 matches against 120 s and 128 matches; see
+``proto/uno/v1/admin.proto``, "Retention"), so the list holds matches that can no longer be
+replayed. Which ones: ``AwaitMatch`` from a finished match's last event answers at once, with no
+event, while the server keeps its log, and NOT_FOUND once it has freed it; the server frees the
+logs of the matches that ended first, so a few such calls (a binary search over the end times)
+find where the replayable ones start. (The web view makes no other call than these, GetMatch,
+ListMatches and WatchMatch: it can never start, change or cancel a match.)
 """
 
 from __future__ import annotations
@@ -111,7 +123,9 @@ def state_json(
     }
 
 
-def match_json(info: admin_pb2.MatchInfo) -> dict[str, Any]:
+def match_json(info: admin_pb2.MatchInfo, *, replayable: bool = True) -> dict[str, Any]:
+    """One match of the list. ``replayable``: its event stream can be opened (false only for a
+    finished match whose events the server no longer keeps)."""
     return {
         "match_id": info.match_id,
         "state": _STATES.get(info.state, "unknown"),
@@ -122,6 +136,7 @@ def match_json(info: admin_pb2.MatchInfo) -> dict[str, Any]:
         "winners": list(info.winners),
         "labels": dict(info.labels),
         "created": info.created_at.ToNanoseconds() / 1e9,
+        "replayable": replayable,
     }
 
 
@@ -223,7 +238,56 @@ class WebView:
                 raise web.HTTPBadRequest(text=f"label: {exc}") from exc
             raise web.HTTPBadGateway(text=str(exc)) from exc
         infos.sort(key=lambda m: m.state != admin_pb2.MATCH_STATE_RUNNING)
-        return web.json_response({"matches": [match_json(i) for i in infos]})
+        try:
+            expired = await self._expired(infos)
+        except WatchError as exc:
+            raise web.HTTPBadGateway(text=str(exc)) from exc
+        return web.json_response(
+            {"matches": [match_json(i, replayable=i.match_id not in expired) for i in infos]}
+        )
+
+    async def _replayable(self, info: admin_pb2.MatchInfo) -> bool:
+        """Whether the server still keeps the event log of ``info``'s match (finished or
+        cancelled: AwaitMatch would wait for a running one, whose log is always kept)."""
+        assert self.spectator is not None
+        if info.state == admin_pb2.MATCH_STATE_RUNNING:
+            return True
+        spectator = self.spectator
+        try:
+            await spectator.stub.AwaitMatch(
+                admin_pb2.AwaitMatchRequest(
+                    match_id=info.match_id, after_sequence=info.last_sequence
+                ),
+                metadata=spectator.md,
+                timeout=10,
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:  # freed (or the summary went too)
+                return False
+            if exc.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.UNAVAILABLE):
+                raise WatchError(f"{exc.code().name}: {exc.details()}", exc.code()) from exc
+            return True  # anything else: the event stream says it, if it cannot be opened
+        return True
+
+    async def _expired(self, infos: list[admin_pb2.MatchInfo]) -> set[str]:
+        """The ids among ``infos`` of finished matches whose events the server has freed. It
+        frees them in the order the matches ended (the most recently ended are the ones kept),
+        so the oldest end is asked first (kept: every one is), then a binary search finds the
+        first kept one: a handful of calls for a list of any length."""
+        done = sorted(
+            (i for i in infos if i.state != admin_pb2.MATCH_STATE_RUNNING),
+            key=lambda i: (i.ended_at.ToNanoseconds(), i.match_id),
+        )
+        if not done or await self._replayable(done[0]):
+            return set()
+        lo, hi = 1, len(done)  # done[lo - 1] is freed; done[hi] (if any) is kept
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if await self._replayable(done[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        return {i.match_id for i in done[:lo]}
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         assert self.spectator is not None
@@ -290,16 +354,19 @@ class WebView:
                 "is 1-64 printable ASCII characters"
             )
         try:
-            await self.spectator.match(match_id)
+            info = await self.spectator.match(match_id)
+            replayable = await self._replayable(info)
         except WatchError as exc:
             if exc.code == grpc.StatusCode.NOT_FOUND:
                 raise web.HTTPNotFound(
                     text=f"no match {shown_id(match_id)}: unknown, or ended longer ago than "
-                    "the server keeps matches"
+                    "the server keeps matches; go back to the list of matches"
                 ) from exc
             if exc.code == grpc.StatusCode.INVALID_ARGUMENT:
                 raise web.HTTPBadRequest(text=f"match id {shown_id(match_id)}: refused") from exc
             raise web.HTTPBadGateway(text=str(exc)) from exc
+        if not replayable:
+            raise web.HTTPNotFound(text=too_old_text(match_id))
 
 
 def problem_text(follower: Follower) -> str:
@@ -307,11 +374,22 @@ def problem_text(follower: Follower) -> str:
     not know (it ended long ago, or went with a restarted server) in the 404's words, not as
     the server's raw refusal (a gRPC status name)."""
     if follower.error_code == grpc.StatusCode.NOT_FOUND:
+        if follower.info is not None:  # its summary came first: known, but its events are gone
+            return too_old_text(follower.match_id)
         return (
             f"no match {shown_id(follower.match_id)}: unknown, or ended longer ago than the "
             "server keeps matches; go back to the list of matches"
         )
     return follower.error
+
+
+def too_old_text(match_id: str) -> str:
+    """Why a finished match the server still lists cannot be replayed, and what to do."""
+    return (
+        f"match {shown_id(match_id)} ended too long ago to replay: the server keeps a finished "
+        "match's events only a short while after its end; go back to the list of matches and "
+        "open one in play or one that ended recently"
+    )
 
 
 MATCH_ID_RE: Final = re.compile(r"[\x20-\x7e]{1,64}")

@@ -51,9 +51,12 @@ async function loadList() {
     conn.textContent = "server unreachable: " + err.message;
     return;
   }
-  const rows = data.matches.map((m) => el("tr", { class: m.state, "data-match": m.match_id },
-    el("td", {}, el("a", { href: `#/match/${encodeURIComponent(m.match_id)}`, text: m.match_id })),
-    el("td", { text: m.state }),
+  // a finished match whose events the server no longer keeps is listed, not offered to open
+  const rows = data.matches.map((m) => el("tr", {
+    class: m.replayable === false ? `${m.state} expired` : m.state, "data-match": m.match_id },
+    el("td", {}, m.replayable === false ? el("span", { text: m.match_id })
+      : el("a", { href: `#/match/${encodeURIComponent(m.match_id)}`, text: m.match_id })),
+    el("td", { text: m.replayable === false ? `${m.state}, too old to replay` : m.state }),
     el("td", { text: m.seats.join(", ") }),
     el("td", { text: String(m.hand) }),
     el("td", { text: Object.entries(m.labels).map(([k, v]) => `${k}=${v}`).join(" ") }),
@@ -64,9 +67,16 @@ async function loadList() {
       (h) => el("th", { text: h })))),
     el("tbody", {}, rows));
   const live = data.matches.filter((m) => m.state === "running").length;
-  main.replaceChildren(
+  const old = data.matches.some((m) => m.replayable === false);
+  const parts = [
     el("h1", { text: `${live} match${live === 1 ? "" : "es"} in play` }),
-    data.matches.length ? table : el("p", { class: "empty", text: "No matches yet." }));
+    data.matches.length ? table : el("p", { class: "empty", text: "No matches yet." })];
+  if (old) {
+    parts.push(el("p", { class: "empty", id: "too-old", text: "Too old to replay: the server " +
+      "keeps a finished match's events only a short while after its end, and its result " +
+      "longer. Open a match in play or one that ended recently." }));
+  }
+  main.replaceChildren(...parts);
 }
 
 function showList() {
