@@ -136,7 +136,10 @@ def play_hands(
     server: LiveServer, bot: str, bot_proc: subprocess.Popen[bytes], bot_log: Path
 ) -> None:
     """Waits for the bot, plays HANDS single-hand matches with `uno-arena match` (as the README
-    says), and checks every match on the server: finished, 0 timeouts, 0 rejected actions."""
+    says), and checks every match on the server: finished, 0 timeouts, 0 rejected actions; and
+    in its events, that the bot calls UNO with the play that leaves it one card: no UNO window
+    ever opened on it (the quick starts took the first PLAY action, never the one that calls
+    UNO, and were caught every time: an examination, 2026-12-06), and it called at least once."""
     with grpc.insecure_channel(server.addr) as ch:
         admin = admin_pb2_grpc.AdminServiceStub(ch)
         md = (("authorization", f"Bearer {ADMIN}"),)
@@ -151,7 +154,7 @@ def play_hands(
         cli = Path(sys.executable).parent / "uno-arena"
         res = subprocess.run(
             [str(cli), "match", "--server", server.addr, "--admin-token", ADMIN, "--seats", bot,
-             "heuristic", "random", "heuristic", "--hands", str(HANDS)],
+             "heuristic", "random", "heuristic", "--hands", str(HANDS), "--seed", "5"],
             capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
         assert res.returncode == 0, res.stdout + res.stderr + bot_log.read_text()[-3000:]
@@ -159,6 +162,18 @@ def play_hands(
         infos = admin.ListMatches(
             admin_pb2.ListMatchesRequest(page_size=100, bot_name=bot), metadata=md, timeout=10
         ).matches
+        called = missed = 0
+        for info in infos:
+            got = admin.AwaitMatch(
+                admin_pb2.AwaitMatchRequest(match_id=info.match_id), metadata=md, timeout=30
+            )
+            assert not got.truncated
+            for ev in got.events:  # the bot is seat 0 (--seats)
+                kind = ev.WhichOneof("kind")
+                called += kind == "played" and ev.played.seat == 0 and ev.played.uno
+                missed += kind == "uno_window_opened" and ev.uno_window_opened.seat == 0
+    assert missed == 0, f"a UNO window opened on {bot} {missed} times: it did not call UNO"
+    assert called >= 1, f"{bot} never played down to one card: no hand tested the call"
     assert len(infos) == HANDS
     assert all(i.state == admin_pb2.MATCH_STATE_FINISHED for i in infos), infos
     seats = [i.seats[0] for i in infos]

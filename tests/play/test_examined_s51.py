@@ -12,16 +12,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import os
-import pty
 import re
-import select
 import shlex
-import struct
 import subprocess
-import termios
 import time
 from typing import Any
 
@@ -41,7 +35,7 @@ from .helpers import Stall
 from .live import ADMIN, arena_table, live_server
 from .snap import screen_text, settle
 from .test_examined_cli import _ends
-from .test_signals import SCREEN_S, UNO_ARENA, check_restored
+from .test_signals import SCREEN_S, UNO_ARENA, check_restored, close_pty, read_pty, spawn_in_pty
 from .test_watch import until
 
 pytestmark = pytest.mark.asyncio
@@ -297,17 +291,7 @@ TOAST = b"Do you want to quit"
 def ctrl_c_in_pty(argv: list[str], ready: bytes) -> tuple[int | None, bytes]:
     """Run ``argv`` in a terminal; once it has written ``ready``, type Ctrl-C (the byte a
     terminal sends for it). Returns the exit status and everything it wrote."""
-    fd, child_fd = pty.openpty()
-    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    child = subprocess.Popen(
-        argv,
-        stdin=child_fd,
-        stdout=child_fd,
-        stderr=child_fd,
-        start_new_session=True,
-        env={**os.environ, "TERM": "xterm-256color"},
-    )
-    os.close(child_fd)
+    fd, child = spawn_in_pty(argv)
     out = b""
     typed = False
     try:
@@ -319,27 +303,16 @@ def ctrl_c_in_pty(argv: list[str], ready: bytes) -> tuple[int | None, bytes]:
                 typed, end = True, time.monotonic() + SCREEN_S
             if typed and TOAST in out:  # told to press ctrl+q instead: it will not end
                 break
-            r, _, _ = select.select([fd], [], [], 0.1)
-            if r:
-                try:
-                    out += os.read(fd, 65536)
-                except OSError:  # the child closed the terminal
-                    break
+            try:
+                out += read_pty(fd)
+            except OSError:  # the child closed the terminal
+                break
         try:
             code: int | None = child.wait(timeout=SCREEN_S if typed and TOAST not in out else 0.1)
         except subprocess.TimeoutExpired:
             code = None
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        with contextlib.suppress(OSError):
-            while select.select([fd], [], [], 0.1)[0]:
-                data = os.read(fd, 65536)
-                if not data:
-                    break
-                out += data
-        os.close(fd)
+        out += close_pty(fd, child)
     assert typed, f"the screen never came up:\n{out[-2000:]!r}"
     return code, out
 

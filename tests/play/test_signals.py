@@ -26,9 +26,8 @@ SCREEN_S = 60.0
 """How long the screen may take to come up on a loaded machine."""
 
 
-def run_in_pty(argv: list[str], ready: bytes) -> tuple[int, bytes]:
-    """Run ``argv`` in a terminal; once it has written ``ready``, send SIGTERM. Returns the
-    exit status and everything it wrote."""
+def spawn_in_pty(argv: list[str]) -> tuple[int, subprocess.Popen[bytes]]:
+    """Start ``argv`` in a new 120x40 terminal: its master side and the process."""
     fd, child_fd = pty.openpty()
     fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     # not pty.fork(): the test's process runs gRPC's threads, and only exec is safe after fork
@@ -41,6 +40,35 @@ def run_in_pty(argv: list[str], ready: bytes) -> tuple[int, bytes]:
         env={**os.environ, "TERM": "xterm-256color"},
     )
     os.close(child_fd)
+    return fd, child
+
+
+def read_pty(fd: int) -> bytes:
+    """What the terminal has to read now (b"" if nothing; raises OSError once it is closed)."""
+    r, _, _ = select.select([fd], [], [], 0.1)
+    return os.read(fd, 65536) if r else b""
+
+
+def close_pty(fd: int, child: subprocess.Popen[bytes]) -> bytes:
+    """End the process if it still runs, close the terminal, and return what was left to read."""
+    if child.poll() is None:
+        child.kill()
+        child.wait()
+    out = b""
+    with contextlib.suppress(OSError):
+        while select.select([fd], [], [], 0.1)[0]:
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            out += data
+    os.close(fd)
+    return out
+
+
+def run_in_pty(argv: list[str], ready: bytes) -> tuple[int, bytes]:
+    """Run ``argv`` in a terminal; once it has written ``ready``, send SIGTERM. Returns the
+    exit status and everything it wrote."""
+    fd, child = spawn_in_pty(argv)
     out = b""
     sent = False
     end = time.monotonic() + SCREEN_S
@@ -50,24 +78,13 @@ def run_in_pty(argv: list[str], ready: bytes) -> tuple[int, bytes]:
                 time.sleep(0.5)  # the screen is up and running
                 child.send_signal(signal.SIGTERM)
                 sent, end = True, time.monotonic() + SCREEN_S
-            r, _, _ = select.select([fd], [], [], 0.1)
-            if r:
-                try:
-                    out += os.read(fd, 65536)
-                except OSError:  # the child closed the terminal
-                    break
+            try:
+                out += read_pty(fd)
+            except OSError:  # the child closed the terminal
+                break
         code = child.wait(timeout=SCREEN_S if sent else 0.1)
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        with contextlib.suppress(OSError):
-            while select.select([fd], [], [], 0.1)[0]:
-                data = os.read(fd, 65536)
-                if not data:
-                    break
-                out += data
-        os.close(fd)
+        out += close_pty(fd, child)
     assert sent, f"the screen never came up:\n{out[-2000:]!r}"
     return code, out
 
