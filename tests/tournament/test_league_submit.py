@@ -624,7 +624,9 @@ def test_a_refused_versions_folder_and_its_build_output_are_not_kept(tmp_path: P
     bot = _bot(tmp_path / "refused", name="gone", version="1", author="bob", run=crash, build=build)
     res = _cli("submit", str(league), str(bot))
     assert res.returncode == 1 and "gone@1: refused" in res.stdout, res.stdout + res.stderr
-    assert not (league / "bots" / "gone" / "1").exists()
+    # nor its name's folder, when no other version of the name is kept (an examination found
+    # an empty bots/NAME/ after a refused build)
+    assert not (league / "bots" / "gone").exists()
     assert "gone@1" in _cli("status", str(league)).stdout  # the verdict itself is kept
 
 

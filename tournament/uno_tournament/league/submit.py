@@ -275,7 +275,7 @@ def _submit(
                             league_dir, man, dest, settings, gate_hands, name
                         )
                     if not accepted:  # a refused version never runs: its folder (and a
-                        shutil.rmtree(dest, ignore_errors=True)  # build's output) is not kept
+                        _drop(dest)  # build's output) is not kept
                     # no Ctrl-C or SIGTERM between the record and the note that it is made
                     # (it would remove an accepted version's folder): they wait until after
                     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -302,12 +302,12 @@ def _submit(
                     store.close()
         except KeyboardInterrupt:  # nothing recorded: the next submit judges it from scratch
             if not recorded:
-                shutil.rmtree(dest, ignore_errors=True)
+                _drop(dest)
                 print(f"{man.key}: interrupted; nothing is recorded", file=sys.stderr)
             raise
         except BaseException:
             if not recorded:  # refused by the second look, or failed: no debris
-                shutil.rmtree(dest, ignore_errors=True)
+                _drop(dest)
             raise
     return Verdict(man.key, accepted, reason, tuple(retired), gate)
 
@@ -352,6 +352,14 @@ def _admissible(store: Any, man: Manifest, bot_folder: Path) -> dict[str, Any]:
     return settings
 
 
+def _drop(dest: Path) -> None:
+    """Remove a version's folder ``LEAGUE/bots/NAME/VERSION``, and its name's folder if no other
+    version is left in it (a refused first version left an empty ``bots/NAME/``)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    with contextlib.suppress(OSError):  # not empty: another version of the name is kept
+        dest.parent.rmdir()
+
+
 def _copy(bot_folder: Path, dest: Path) -> None:
     """Copy the submitted folder to ``dest`` (``LEAGUE/bots/NAME/VERSION``), defanged."""
     if dest.exists():  # a submission killed before its verdict: judged again from scratch
@@ -364,7 +372,7 @@ def _copy(bot_folder: Path, dest: Path) -> None:
         shutil.copytree(bot_folder, dest, symlinks=True)
         defang(dest)
     except (shutil.Error, OSError) as exc:  # unreadable files, a folder that changed
-        shutil.rmtree(dest, ignore_errors=True)
+        _drop(dest)
         first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
         why = printable(" ".join(str(first).split()))[:300]
         raise LeagueError(f"{bot_folder}: cannot be copied into the league ({why})") from None
