@@ -294,6 +294,13 @@ def test_budget_stop_with_the_pairs_open() -> None:
     rec = catch_up(SequentialRecord.new(cfg, cfg.plan("T")), ids, hands, list(EPS))
     assert rec.stop is not None and rec.stop["reason"] == "budget" and rec.stop["hands"] == 48
     assert "stopped: budget, 3 pairs open" in rec.stop["line"]
+    # no look was taken (96 hands of every bot come first): the report says so, not just
+    # "pairs still open" over an empty pair table (an examination)
+    from uno_tournament.report_settled import why_line
+
+    why = why_line(rec)
+    assert "before the sequential test could take a look (fewer than 96 hands" in why, why
+    assert "the first look needs 96 hands of every bot" in why, why
 
 
 # ------------------------------------------------------------------------------ real runs

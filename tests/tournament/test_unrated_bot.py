@@ -17,6 +17,7 @@ from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
 from uno_tournament.config import BotSpec, TournamentConfig
 from uno_tournament.ratings import Finish, HandResult
+from uno_tournament.report_settled import why_line
 from uno_tournament.settled_run import SequentialRecord, catch_up
 
 from .test_settled_run import _Meta
@@ -79,6 +80,8 @@ def test_a_candidate_with_no_rated_hand_is_never_accepted() -> None:
     assert "undecided: crash has no rated hand" in line and "stand-in" in line, line
     assert all(not look["looked"] for look in rec.looks), rec.looks
     assert "crash: no rated hand" in rec.newversion.progress_line()
+    why = why_line(rec)  # the report's "why the run stopped"
+    assert "before the test could look: crash has no rated hand" in why, why
     # the baseline may be the one left out too; and a JSON round trip keeps the reason
     again = SequentialRecord.from_dict(rec.to_dict())
     assert again.newversion is not None and again.newversion.unrated == CRASH

@@ -40,8 +40,20 @@ def why_line(rec: SequentialRecord) -> str:
         "H0": "the new-version test accepted H0",
     }.get(reason, reason)
     nv = rec.newversion
+    if reason == "budget" and nv is None and not any(k.get("looked") for k in rec.looks):
+        # a budget below the first look's hands: the open pairs were never looked at (an
+        # examination's 24-hand run listed three open pairs and an empty pair table)
+        note = str((rec.looks[-1].get("note") if rec.looks else "") or "none was due")
+        why = (
+            "the budget (max_hands) was reached before the sequential test could take a look "
+            f"({note.removesuffix('; look skipped')}; the first look needs "
+            f"{rec.state.min_hands_per_bot if rec.state else 0} hands of every bot)"
+        )
     if reason == "budget" and nv is not None:  # one question, no pairs (an examination)
-        if nv.bounded:
+        if nv.unrated:
+            why = f"the budget (max_hands) was reached before the test could look: {nv.unrated}"
+            why += " has no rated hand (every seat played by the stand-in)"
+        elif nv.bounded:
             why = "the budget (max_hands) was reached before the test decided (the gap's "
             why += "one-sided limits, read instead of an LLR, decided nothing)"
         else:
