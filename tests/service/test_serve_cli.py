@@ -351,6 +351,35 @@ def test_a_port_in_use_is_one_line_naming_the_port() -> None:
         )
 
 
+def test_a_port_held_by_a_connection_is_not_said_to_have_a_server() -> None:
+    """A port can be in use as the local end of another program's connection, with nothing
+    listening on it: the refusal said "another server listens there" (an examination, whose
+    ports were held by another examiner's connections)."""
+    import socket
+
+    with socket.socket() as server, socket.socket() as client:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        client.bind(("127.0.0.1", 0))
+        port = client.getsockname()[1]
+        client.connect(server.getsockname())
+        peer, _ = server.accept()
+        with peer:
+            line = _one_line(
+                _serve_once("--port", str(port), "--admin-token", ADMIN),
+                f"server.port: {port} is in use on 127.0.0.1 (no server listens there",
+            )
+        assert "another server listens" not in str(line)
+        with socket.socket() as s:  # and one a server listens on is said to be so
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            busy = s.getsockname()[1]
+            _one_line(
+                _serve_once("--port", str(busy), "--admin-token", ADMIN),
+                f"server.port: {busy} is in use on 127.0.0.1 (another server listens there)",
+            )
+
+
 def test_a_port_held_by_a_running_server_is_refused_not_shared() -> None:
     """gRPC binds with SO_REUSEPORT: without the check a second server would share the port
     of the first and take half its connections."""

@@ -386,6 +386,25 @@ def _check_unix_socket(path: str) -> None:
         )
 
 
+def _listened(infos: list[Any]) -> bool:
+    """Whether a server accepts connections at one of the addresses ``infos`` (getaddrinfo's)
+    gives; a wildcard address is tried on this machine's loopback. A port can also be in use
+    as the local end of another program's connection, with nothing listening (an examination:
+    the message said a server listened)."""
+    for family, kind, proto, _, sockaddr in infos:
+        host = sockaddr[0]
+        if host in ("0.0.0.0", "::"):
+            host = "127.0.0.1" if family == socket.AF_INET else "::1"
+        with socket.socket(family, kind, proto) as s:
+            s.settimeout(1.0)
+            try:
+                s.connect((host, *sockaddr[1:]))
+            except OSError:
+                continue
+            return True
+    return False
+
+
 def check_listen(cfg: ServerConfig, web_port: int | None = None) -> None:
     """Can this process listen where the config says? Tried with plain sockets before gRPC
     does (gRPC's own failure is a bare RuntimeError): the host resolves to an address of this
@@ -434,9 +453,14 @@ def check_listen(cfg: ServerConfig, web_port: int | None = None) -> None:
                 f"({why}); choose another port"
             )
         if errno.EADDRINUSE in codes:
+            who = (
+                "another server listens there"
+                if _listened(infos)
+                else "no server listens there: a connection of another program holds it"
+            )
             raise ConfigError(
-                f"server.{field_name}: {port} is in use on {cut(cfg.host)} (another "
-                "server listens there); pick another port, or 0 for a free one"
+                f"server.{field_name}: {port} is in use on {cut(cfg.host)} ({who}); pick "
+                "another port, or 0 for a free one"
             )
         if errno.EACCES in codes:
             raise ConfigError(
