@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -1078,13 +1077,22 @@ def test_file_locks_are_no_channel_between_sandboxes(tmp_path: Path) -> None:
 
 
 PER_USER_PROBE = """
-import ctypes, os, signal
+import ctypes, fcntl, os, resource, signal
 l = ctypes.CDLL(None, use_errno=True)
 l.syscall.restype = ctypes.c_long
-for name, nr in (("inotify_init1", 294), ("io_uring_setup", 425)):
-    params = ctypes.create_string_buffer(120)
-    r = l.syscall(ctypes.c_long(nr), ctypes.c_long(0 if nr == 294 else 1), params)
+params = ctypes.create_string_buffer(120)
+for name, nr, args in (("inotify_init1", 294, (0,)),
+                       ("fanotify_init", 300, (0x200, 0)),  # FAN_REPORT_FID, O_RDONLY
+                       ("io_uring_setup", 425, (1, ctypes.addressof(params)))):
+    r = l.syscall(ctypes.c_long(nr), *(ctypes.c_long(a) for a in args))
     print(name, r if r < 0 else "ok", ctypes.get_errno() if r < 0 else 0, flush=True)
+rd, wr = os.pipe()
+try:
+    fcntl.fcntl(wr, 1031, 1 << 20)  # F_SETPIPE_SZ
+    print("pipe_resize ok 0", flush=True)
+except OSError as e:
+    print("pipe_resize -1", e.errno, flush=True)
+print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE)[0], flush=True)
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})
 info = ctypes.create_string_buffer(128)  # siginfo_t: si_signo, si_errno, si_code, ...
 ctypes.memmove(info, (ctypes.c_int * 3)(signal.SIGRTMIN, 0, -1), 12)  # SI_QUEUE
@@ -1101,28 +1109,27 @@ print("queued", queued, ctypes.get_errno() if queued < WANT else 0, flush=True)
 def test_a_bot_cannot_use_up_the_kernels_per_user_budgets(tmp_path: Path) -> None:
     """An examination: a bot outside its namespace is the organiser's user, and the kernel
     counts some budgets per user over the whole machine. One bot held 100 of the machine's 128
-    inotify instances and a bot of another author read how many it could still create (a
-    channel between tables); another queued 96,365 signals, every one the user may have, and any
-    process of the organiser's then got EAGAIN. The filter answers inotify and io_uring ENOSYS;
-    the keeper's rlimits cap a bot's queued signals (its namespace is made under the cap)."""
+    inotify instances (later: 60 fanotify groups, pipes grown to 1 MiB) and a bot of another
+    author read how much was left (a channel between tables); another queued 96,365 signals,
+    every one the user may have. A cap of 1,024 queued signals made one pool every bot shared.
+    The filter answers inotify, fanotify and io_uring ENOSYS and pipe resizing EPERM; the
+    keeper's rlimits give a bot no queued signal at all, and bound its open files."""
     _need_sandbox()
     from uno_tournament.config import BotSpec
     from uno_tournament.procs import keeper_limits
     from uno_tournament.seccomp import program
 
-    cap = sandbox.SIGPENDING_MAX
     spec = BotSpec(name="x", command=("python3",), cwd=str(tmp_path))
-    code = PER_USER_PROBE.replace("WANT", str(2 * cap))
+    code = PER_USER_PROBE.replace("WANT", "64")
     argv = sandbox.build_argv(sandbox.probe().bwrap, spec, [sys.executable, "-I", "-S", "-c", code])
     limits = keeper_limits(SandboxSpec(), None)
     confined = _keeper_run(tmp_path, argv, seccomp=program().hex(), rlimits=limits["rlimits"])
-    assert f"inotify_init1 -1 {errno.ENOSYS}\n" in confined, confined
-    assert f"io_uring_setup -1 {errno.ENOSYS}\n" in confined, confined
-    queued = re.search(r"^queued (\d+) (\d+)$", confined, re.M)
-    assert queued is not None, confined
-    # the cap counts every signal pending in the bot's namespace (its runtime's own too)
-    assert cap - 64 <= int(queued[1]) <= cap and int(queued[2]) == errno.EAGAIN, confined
-    # the same probe without the filter and the caps gets past each (what the test would miss)
+    for call in ("inotify_init1", "fanotify_init", "io_uring_setup"):
+        assert f"{call} -1 {errno.ENOSYS}\n" in confined, confined
+    assert f"pipe_resize -1 {errno.EPERM}\n" in confined, confined
+    assert f"queued 0 {errno.EAGAIN}\n" in confined, confined  # none: no pool to share
+    assert f"nofile {sandbox.NOFILE_MAX}\n" in confined, confined
+    # the same probe without the filter and the limits gets past each (what the test would miss)
     plain = _keeper_run(tmp_path, argv, rlimits={"CORE": 0})
-    assert "inotify_init1 ok 0\n" in plain, plain
-    assert f"queued {2 * cap} 0\n" in plain, plain
+    assert "inotify_init1 ok 0\n" in plain and "fanotify_init ok 0\n" in plain, plain
+    assert "pipe_resize ok 0\n" in plain and "queued 64 0\n" in plain, plain

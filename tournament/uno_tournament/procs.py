@@ -328,11 +328,12 @@ def keeper_limits(sb: SandboxSpec, cg: sandbox.BotCgroup | None) -> dict[str, ob
         "FSIZE": sb.file_size_mb * sandbox.MiB,
         "CORE": 0,
         # budgets the kernel counts per user over the whole machine, which a bot's user is
-        # outside its namespace: capped per bot (its namespace is made under these limits), so
-        # no bot can use them up for the others or signal through them (an examination queued
-        # 96,365 signals, every one the machine allowed the user)
+        # outside its namespace: none at all (a cap made a pool every bot shared: see
+        # sandbox.SIGPENDING_MAX), so no bot can use them up for the others or signal through
+        # them (an examination queued 96,365 signals, every one the machine allowed the user)
         "SIGPENDING": sandbox.SIGPENDING_MAX,
         "MSGQUEUE": 0,
+        "NOFILE": sandbox.NOFILE_MAX,
     }
     if cg is None or "pids" not in cg.dirs:
         rlimits["NPROC"] = _nproc_limit(sb.pids)

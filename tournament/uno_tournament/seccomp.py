@@ -21,13 +21,14 @@ without them does, to ``inotify_init``/``inotify_init1`` and ``io_uring_*`` (see
 
 **Counts the kernel keeps per user, machine-wide.** A bot's user namespace maps it to the
 organiser's user, and some of the kernel's budgets are that user's, over every process it runs:
-inotify instances (128 on most machines), and memory ``io_uring`` locks. An examination's bot
+inotify and fanotify instances (128 each on most machines), memory ``io_uring`` locks, and the
+pages of pipes (``F_SETPIPE_SZ`` is refused, see :data:`PIPE_RESIZE`). An examination's bot
 held 100 inotify instances, and a bot of another author, in another sandbox, read the count it
 could still create (128 - k): a channel between tables, and a bot that takes all 128 breaks
 file watching for the organiser's own tools. No bot runtime needs either at start (Node.js's
 ``fs.watch`` and libuv's io_uring fall back or fail only when used). The queued-signal and
-message-queue budgets are counted the same way; the keeper's rlimits bound those per bot
-(``procs.keeper_limits``).
+message-queue budgets are counted the same way, in one pool for every namespace made under
+the same limit: the keeper's rlimits give a bot none of either (``procs.keeper_limits``).
 
 **File locks** are a channel between sandboxes. Every bot reads the same files (the Python
 interpreter, the runtime's libraries, the runner's code); a lock on one is seen by every process
@@ -79,13 +80,25 @@ reserved gigabytes with one fast ``fallocate`` a file between two looks of its d
 (an examination's build left 3 GiB behind ``build_disk_mb = 1024``). ``posix_fallocate`` (glibc)
 then writes the blocks itself, at the disk's pace, so runtimes that call it still work."""
 
-ABSENT = ("inotify_init", "inotify_init1", "io_uring_setup", "io_uring_enter", "io_uring_register")
+ABSENT = (
+    "inotify_init",
+    "inotify_init1",
+    "fanotify_init",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+)
 """The calls the filter answers ``ENOSYS``, as a kernel built without them does: budgets the
 kernel keeps per user over the whole machine (see the module docstring)."""
 
 LOCKING = ("flock",)
 """Calls answered ``EOPNOTSUPP`` whatever their arguments: whole-file locks."""
 LOCK_COMMANDS = (5, 6, 7, 12, 13, 14, 36, 37, 38)
+PIPE_RESIZE = 1031
+"""``fcntl``'s ``F_SETPIPE_SZ``, answered ``EPERM`` (what the kernel answers past the user's
+pipe budget): the pages of pipes are counted per user over the machine
+(``fs.pipe-user-pages-soft``), and one bot growing pipes to 1 MiB told another, whose own
+growing then failed, a bit at a time (an examination)."""
 """``fcntl`` commands answered ``EOPNOTSUPP`` (asm-generic/fcntl.h): ``F_GETLK``, ``F_SETLK``,
 ``F_SETLKW``, their 32-bit ``*64`` forms, and the open-file-description locks ``F_OFD_GETLK``,
 ``F_OFD_SETLK``, ``F_OFD_SETLKW``. Every other command (``F_GETFL``, ``F_DUPFD``...) is allowed."""
@@ -105,6 +118,7 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "fcntl": 72,
         "inotify_init": 253,
         "inotify_init1": 294,
+        "fanotify_init": 300,
         "io_uring_setup": 425,
         "io_uring_enter": 426,
         "io_uring_register": 427,
@@ -123,6 +137,7 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "fcntl64": 221,
         "inotify_init": 291,
         "inotify_init1": 332,
+        "fanotify_init": 338,
         "io_uring_setup": 425,
         "io_uring_enter": 426,
         "io_uring_register": 427,
@@ -185,6 +200,7 @@ def program(machine: str | None = None) -> bytes:
     insns.append(("fcntl", _Insn(_LD_W_ABS, _ARG1)))
     for cmd in LOCK_COMMANDS:
         insns.append((None, _Insn(_JEQ_K, cmd, "unsupported", 0)))
+    insns.append((None, _Insn(_JEQ_K, PIPE_RESIZE, "deny", 0)))
     insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
     insns.append(("deny", _Insn(_RET_K, _RET_ERRNO | errno.EPERM)))
     insns.append(("unsupported", _Insn(_RET_K, _RET_ERRNO | errno.EOPNOTSUPP)))
