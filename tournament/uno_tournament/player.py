@@ -41,6 +41,7 @@ from uno_server.service.tlsclient import connection_hint
 
 from . import schedule
 from .config import TournamentConfig
+from .deals_in_play import DealsInPlay
 from .endless import ENDLESS_MARK, ENDLESS_TRIES, endless_stop, idle_seats
 from .host_relay import HostRelay
 from .metrics import TournamentMetrics
@@ -185,6 +186,7 @@ class Player:
         self.progress: Progress | None = None
         self.given_up: dict[str, str] = {}
         self._workers: list[asyncio.Task[None]] = []
+        self.deals = DealsInPlay()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._await_match = True
         """Collect each finished match with one AwaitMatch call (False: the server has none, so
@@ -749,24 +751,24 @@ class Player:
             replay=replay,
         )
 
-    async def _skip(self, spec: schedule.HandSpec) -> bool:
-        """True to leave ``spec`` unplayed (a subclass's choice; every hand is played here)."""
-        return False
-
     async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
         while queue and not self.stop_requested:
-            spec = queue.popleft()
-            if await self._skip(spec):
+            spec = self.deals.pick(queue)  # never two hands of one deal at once (deals_in_play)
+            if spec is None:
+                await self.deals.wait()
                 continue
             try:
-                rec = await self.play(spec)
-            except RunnerError as exc:
-                self._fail(exc)
-                return
-            except Exception as exc:  # never a silent stop: one line, and the log has it
-                self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
-                return
-            await self._record(rec)
+                try:
+                    rec = await self.play(spec)
+                except RunnerError as exc:
+                    self._fail(exc)
+                    return
+                except Exception as exc:  # never a silent stop: one line, and the log has it
+                    self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
+                    return
+                await self._record(rec)
+            finally:  # stored (its end published), or given up: the deal is free again
+                self.deals.release(spec)
 
     def _fail(self, exc: BaseException) -> None:
         if self.fatal is None:

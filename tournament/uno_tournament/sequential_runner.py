@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from . import report, schedule
 from .config import TournamentConfig
+from .deals_in_play import DealsInPlay
 from .metrics import TournamentMetrics
 from .player import RunnerError
 from .rating_model import HandResult
@@ -45,6 +46,7 @@ class SequentialMixin:
     procs: list[Any]
     stop_requested: bool
     fatal: BaseException | None
+    deals: DealsInPlay
     _writer: Any
 
     if TYPE_CHECKING:  # the runner's methods this part calls (never defined here at run time)
@@ -144,16 +146,25 @@ class SequentialMixin:
             await self._play_one(queue)
             return
         while queue and not self.stop_requested and self.fatal is None:
-            spec = queue[0]
-            if not await self._gate(spec) or not queue:
-                return
-            if queue[0] is not spec:  # another table took it meanwhile: check the next one
+            i = self.deals.index(queue)  # a hand of a deal with none in play (deals_in_play)
+            if i is None:
+                await self.deals.wait()
                 continue
-            queue.popleft()
-            if not spec.bots:  # an adaptive block: its tables are in the record now
-                assert self.seq is not None and self.seq.blocks is not None
-                spec = resolve(spec, self.seq.blocks)
-            await self._play_one(deque([spec]))
+            spec = queue[i]
+            self.deals.hold(spec)
+            try:
+                if not await self._gate(spec) or not queue:
+                    return
+                i = next((k for k, s in enumerate(queue) if s is spec), -1)
+                if i < 0:  # another table took it meanwhile: check the next one
+                    continue
+                del queue[i]
+                if not spec.bots:  # an adaptive block: its tables are in the record now
+                    assert self.seq is not None and self.seq.blocks is not None
+                    spec = resolve(spec, self.seq.blocks)
+                await self._play_one(deque([spec]))
+            finally:
+                self.deals.release(spec)
 
     async def _gate(self, spec: schedule.HandSpec) -> bool:
         """Wait until ``spec`` belongs to the next looks (:data:`LOOKAHEAD_LOOKS`) and, in an
