@@ -7,6 +7,7 @@ finished in ``HANDSHAKE_TIMEOUT_MS``, and one with no call for ``IDLE_CONNECTION
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from uno_server.service import server as server_mod
@@ -126,3 +128,89 @@ def _flood(err: IO[str]) -> None:
         srv.wait(timeout=30)
         assert srv.stdout is not None
         srv.stdout.close()
+
+
+@pytest.mark.asyncio
+async def test_streams_without_a_token_are_bounded() -> None:
+    """An examination held every connection the server takes with one Health.Watch each (a
+    call without a token that never ends, so the idle close never came). At most
+    MAX_OPEN_STREAMS Health.Watch streams, and as many reflection streams, run at once; the
+    next is refused, and one that ends makes room."""
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from uno_server.service.open_calls import MAX_OPEN_STREAMS
+    from uno_server.service.server import ArenaServer, ServerConfig
+
+    server = ArenaServer(ServerConfig(port=0, admin_token=ADMIN))
+    port = await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stub = health_pb2_grpc.HealthStub(ch)
+            watches = [stub.Watch(health_pb2.HealthCheckRequest()) for _ in range(MAX_OPEN_STREAMS)]
+            for w in watches:  # each is open: its first answer came
+                assert (await w.read()).status == health_pb2.HealthCheckResponse.SERVING
+            extra = stub.Watch(health_pb2.HealthCheckRequest())
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await extra.read()
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "use Health.Check" in (refused.value.details() or "")
+            assert (await stub.Check(health_pb2.HealthCheckRequest())).status  # still answered
+            watches[0].cancel()
+            again = stub.Watch(health_pb2.HealthCheckRequest())
+            while True:  # the cancelled stream's end reaches the server, then room is made
+                try:
+                    assert (await again.read()).status == health_pb2.HealthCheckResponse.SERVING
+                    break
+                except grpc.aio.AioRpcError as exc:
+                    assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                    again = stub.Watch(health_pb2.HealthCheckRequest())
+                    await asyncio.sleep(0.05)
+            for w in (*watches, again):
+                w.cancel()
+            refl = reflection_pb2_grpc.ServerReflectionStub(ch)
+            ask = reflection_pb2.ServerReflectionRequest(list_services="")
+            streams = [refl.ServerReflectionInfo() for _ in range(MAX_OPEN_STREAMS + 1)]
+            answers = []
+            for s in streams:
+                try:
+                    await s.write(ask)
+                    answers.append((await s.read()).HasField("list_services_response"))
+                except grpc.aio.AioRpcError as exc:
+                    answers.append(exc.code())
+                except asyncio.InvalidStateError:  # refused before the request was written
+                    answers.append(await s.code())
+            assert answers[:MAX_OPEN_STREAMS] == [True] * MAX_OPEN_STREAMS, answers
+            assert answers[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED, answers[-1]
+            for s in streams:
+                s.cancel()
+    finally:
+        await server.stop(drain_timeout_s=0.2)
+
+
+def test_failed_accepts_are_logged_once_in_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every descriptor taken through the web view's port, asyncio logged one error and
+    its traceback per connection it could not accept: 20,434 lines in 25 s (an examination)."""
+    import logging
+
+    from uno_server.service import open_calls
+
+    now = [1000.0]
+    monkeypatch.setattr("uno_server.service.open_calls.time.monotonic", lambda: now[0])
+    flood = open_calls.AcceptFlood()
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, msg, None, None)
+
+    accept = open_calls.ACCEPT_FAILURE + "\nexception: [Errno 24] Too many open files"
+    kept = [r for r in (record(accept) for _ in range(500)) if flood.filter(r)]
+    assert len(kept) == 1
+    assert flood.filter(record("Task exception was never retrieved"))  # others pass
+    now[0] += open_calls.ACCEPT_LOG_EVERY_S
+    later = record(accept)
+    assert flood.filter(later) and "(499 more like it left out)" in str(later.msg)
+    open_calls.bound_accept_errors()
+    open_calls.bound_accept_errors()
+    installed = [
+        f for f in logging.getLogger("asyncio").filters if isinstance(f, open_calls.AcceptFlood)
+    ]
+    assert len(installed) == 1

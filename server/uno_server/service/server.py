@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from uno_server.gen.uno.v1 import admin_pb2, bot_pb2, errors_pb2, game_pb2
 
@@ -29,6 +29,7 @@ from .admin import AdminServicer
 from .arena import Arena, ServerConfig
 from .bot_stream import BotServicer
 from .metrics import ServiceMetrics
+from .open_calls import BoundedHealth, BoundedReflection, bound_accept_errors
 from .rejections import identity
 
 log = structlog.get_logger("uno.server")
@@ -90,9 +91,7 @@ class ArenaServer:
     def __init__(self, config: ServerConfig, metrics: ServiceMetrics | None = None) -> None:
         self.config = config
         self.arena = Arena(config, metrics)
-        self.health = (
-            health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
-        )
+        self.health = BoundedHealth()  # calls without a token: bounded (open_calls)
         opts = [
             ("grpc.max_receive_message_length", config.max_message_bytes),
             ("grpc.max_send_message_length", config.max_message_bytes),
@@ -132,12 +131,15 @@ class ArenaServer:
             health.SERVICE_NAME,
             reflection.SERVICE_NAME,
         )
-        reflection.enable_server_reflection(names, self.server)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            BoundedReflection(names), self.server
+        )
         self.port = 0
         self._metrics_server: Any = None
         self._janitor: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
+        bound_accept_errors()  # a flood of failed accepts must not flood the log
         c = self.config
         addr = f"{c.host}:{c.port}"
         if c.tls_cert or c.tls_key:
