@@ -180,7 +180,9 @@ def test_a_build_that_fills_the_disk_through_its_folder_is_stopped(tmp_path: Pat
     assert "its build wrote more than 20 MiB into the bot's folder" in str(err.value)
     assert "sandbox.build_disk_mb" in str(err.value)
     written = len(list(tmp_path.glob("out*")))
-    assert 20 < written < 400, written  # stopped after the limit, long before the build's end
+    # stopped at the limit, long before the build's end: 20 files of 1 MiB and their folder's
+    # own blocks are already over 20 MiB (CI on a busy machine saw 20)
+    assert 20 <= written < 400, written
     time.sleep(1.0)
     assert len(list(tmp_path.glob("out*"))) == written  # and nothing of it writes on
 
