@@ -6,14 +6,11 @@ One hand is one single-hand match created with AdminService.CreateMatch (seed = 
 dealer 0, idempotency key = the hand id), followed with WatchMatch until it ends. A match
 cancelled by a server restart is replayed under the key ``<hand id>#<attempt>``. A server that
 stays unreachable for ``faults.startup_timeout_s`` stops the run with a one-line error that says
-how to resume (hands in play are not stored).
-
-Faults: a seat a stand-in played (the server's takeover after strikes or a disconnect, or the
-player's fallback for a bot it gave up on) is marked ``taken_over``.
-
-:class:`Player` is shared by the :class:`~uno_tournament.runner.Runner` (which stores each hand)
-and a shard worker of ``--shards N`` (:class:`uno_tournament.worker.ShardWorker`, which sends
-each hand to the runner).
+how to resume (hands in play are not stored). Faults: a seat a stand-in played (the server's
+takeover after strikes or a disconnect, or the player's fallback for a bot it gave up on) is
+marked ``taken_over``. :class:`Player` is shared by the :class:`~uno_tournament.runner.Runner`
+(which stores each hand) and a shard worker of ``--shards N``
+(:class:`uno_tournament.worker.ShardWorker`, which sends each hand to the runner).
 """
 
 from __future__ import annotations
@@ -751,6 +748,9 @@ class Player:
             replay=replay,
         )
 
+    async def _skip(self, spec: schedule.HandSpec) -> bool:  # a subclass's (league.remote)
+        return False
+
     async def _worker(self, queue: deque[schedule.HandSpec]) -> None:
         while queue and not self.stop_requested:
             spec = self.deals.pick(queue)  # never two hands of one deal at once (deals_in_play)
@@ -758,16 +758,16 @@ class Player:
                 await self.deals.wait()
                 continue
             try:
-                try:
-                    rec = await self.play(spec)
-                except RunnerError as exc:
-                    self._fail(exc)
-                    return
-                except Exception as exc:  # never a silent stop: one line, and the log has it
-                    self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
-                    return
-                await self._record(rec)
-            finally:  # stored (its end published), or given up: the deal is free again
+                if await self._skip(spec):
+                    continue
+                await self._record(await self.play(spec))
+            except RunnerError as exc:
+                self._fail(exc)
+                return
+            except Exception as exc:  # never a silent stop: one line, and the log has it
+                self._fail(RunnerError(f"hand {spec.hand_id}: {type(exc).__name__}: {exc}"))
+                return
+            finally:  # stored (its end published), skipped, or given up: the deal is free
                 self.deals.release(spec)
 
     def _fail(self, exc: BaseException) -> None:
