@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.metrics_core import Metric
 
 from uno_server.service.metrics import Labelled, add_process_collectors
+from uno_server.web.guard import start_metrics_server
 
 
 class TournamentMetrics:
@@ -137,7 +138,7 @@ class TournamentMetrics:
         self.hands_expected.set(-1 if hands_expected is None else hands_expected)
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
-        start_http_server(port, addr=addr, registry=self.registry)
+        start_metrics_server(port, addr, self.registry)
 
     def set_ratings(self, elo: Mapping[str, tuple[float, float, float]]) -> None:
         for bot, (e, lo, hi) in elo.items():

@@ -55,11 +55,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from prometheus_client import start_http_server
 
 from uno_server import _sigint
 from uno_server.gen.uno.v1 import admin_pb2_grpc
 from uno_server.service.tlsclient import channel as tls_channel
+from uno_server.web.guard import start_metrics_server
 
 from . import report, sandbox, schedule
 from .build import BuildError, build_bots
@@ -884,9 +884,7 @@ class Runner(SequentialMixin, Player):
             Relabeled(self.metrics.registry, {"shard": name, "tournament": self.tid})
         )
         try:
-            start_http_server(
-                self.metrics_port, addr=self.metrics_host, registry=Registries(self._collectors)
-            )
+            start_metrics_server(self.metrics_port, self.metrics_host, Registries(self._collectors))
         except (OSError, OverflowError) as exc:  # taken since the command line's look
             raise RunnerError(
                 f"--metrics-port {self.metrics_port}: cannot serve the metrics on "

@@ -29,7 +29,7 @@ from .admin import AdminServicer
 from .arena import Arena, ServerConfig
 from .bot_stream import BotServicer
 from .metrics import ServiceMetrics
-from .open_calls import BoundedHealth, BoundedReflection, bound_accept_errors
+from .open_calls import BoundedHealth, BoundedReflection, RequestFirst, bound_accept_errors
 from .rejections import identity
 
 log = structlog.get_logger("uno.server")
@@ -109,31 +109,32 @@ class ArenaServer:
         ]
         self.server = grpc.aio.server(options=opts)
         bots = BotServicer(self.arena)
-        self.server.add_generic_rpc_handlers(
-            (
-                grpc.method_handlers_generic_handler(
-                    "uno.v1.BotService",
-                    {
-                        "Play": grpc.stream_stream_rpc_method_handler(
-                            bots.Play,
-                            request_deserializer=identity,
-                            response_serializer=wire.serialize,
-                        )
-                    },
-                ),
-                AdminServicer(self.arena).handler(),
-            )
-        )
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        # every method, behind the wait for a call's request message (open_calls.RequestFirst)
+        self.methods = RequestFirst(self.arena.metrics)
+        self.methods.inner += [
+            grpc.method_handlers_generic_handler(
+                "uno.v1.BotService",
+                {
+                    "Play": grpc.stream_stream_rpc_method_handler(
+                        bots.Play,
+                        request_deserializer=identity,
+                        response_serializer=wire.serialize,
+                    )
+                },
+            ),
+            AdminServicer(self.arena).handler(),
+        ]
+        self.methods.collect(health_pb2_grpc.add_HealthServicer_to_server, self.health)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
             admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
             health.SERVICE_NAME,
             reflection.SERVICE_NAME,
         )
-        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-            BoundedReflection(names), self.server
+        self.methods.collect(
+            reflection_pb2_grpc.add_ServerReflectionServicer_to_server, BoundedReflection(names)
         )
+        self.server.add_generic_rpc_handlers((self.methods,))
         self.port = 0
         self._metrics_server: Any = None
         self._janitor: asyncio.Task[None] | None = None
@@ -163,10 +164,10 @@ class ArenaServer:
         for name in ("", "uno.v1.BotService", "uno.v1.AdminService"):
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.SERVING)
         if c.metrics_port is not None:
-            from prometheus_client import start_http_server
+            from uno_server.web.guard import start_metrics_server
 
-            self._metrics_server, _ = start_http_server(
-                c.metrics_port, addr=c.host, registry=self.arena.metrics.registry
+            self._metrics_server = start_metrics_server(
+                c.metrics_port, c.host, self.arena.metrics.registry
             )
         self._janitor = asyncio.get_running_loop().create_task(self._janitor_loop())
         return self.port

@@ -43,6 +43,7 @@ from uno_server.gen.uno.v1 import admin_pb2
 from uno_server.play.cards import COLOR_WORDS, label
 from uno_server.play.follow import Follower, Spectator, WatchError, names_of
 from uno_server.play.model import CardRef, ColorRef, LogLine, TableModel, unique_names
+from uno_server.web.guard import CappedRunner
 
 LOG_LINES = 40
 HEARTBEAT_S = 15.0
@@ -159,7 +160,7 @@ class WebView:
         self.credentials = credentials
         self.channel: grpc.aio.Channel | None = None
         self.spectator: Spectator | None = None
-        self._runner: web.AppRunner | None = None
+        self._runner: CappedRunner | None = None
         self._streams: set[asyncio.Task[Any]] = set()
 
     def app(self) -> web.Application:
@@ -179,7 +180,9 @@ class WebView:
         self.spectator = Spectator(self.channel, self.admin_token)
         # handler_cancellation: a browser tab that closes cancels its handler at once, and with
         # it the WatchMatch call it reads (not when a write first fails, or garbage collection)
-        self._runner = web.AppRunner(
+        # at most WEB_CONNECTIONS at once, a silent one closed (guard): the page shares the
+        # process's descriptors with the game server that bots reach
+        self._runner = CappedRunner(
             self.app(), access_log=None, handle_signals=False, handler_cancellation=True
         )
         await self._runner.setup()

@@ -32,10 +32,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.metrics_core import Metric
 
 from uno_server.service.metrics import Labelled, add_process_collectors
+from uno_server.web.guard import start_metrics_server
 
 from .ratings import server_name
 from .store import LeagueStore, Version
@@ -131,7 +132,7 @@ class LeagueMetrics:
         """Server name -> (bot, version, author)."""
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
-        start_http_server(port, addr=addr, registry=self.registry)
+        start_metrics_server(port, addr, self.registry)
 
     def start(self, league: LeagueStore, counts: dict[str, int], port: int, addr: str) -> None:
         """The series of every version the league has (retired ones keep their hands and last
