@@ -111,7 +111,9 @@ class SeatLog:
             extra = self._hand_extra(e) if type(e) in _HAND_MARKS else None
             if remap is not None:
                 e = convert.remap_event(e, remap, n)
-            rec = Record(len(records) + 1, hand_number, now, e, extra)
+            # the first dealer's draw comes before any hand: hand 0, as game.proto says
+            hn = 0 if type(e) in _BEFORE_HANDS else hand_number
+            rec = Record(len(records) + 1, hn, now, e, extra)
             rec.private = isinstance(e, _PRIVATE)
             records.append(rec)
         changed = self._changed
@@ -326,3 +328,4 @@ class SeatLog:
 _PRIVATE: Final = (E.Drew, E.Dealt, E.ChallengeEvidence)
 _HIDDEN: Final = b"<hidden>"  # Record.public_bytes of an event nobody but its owner sees
 _HAND_MARKS: Final = frozenset({E.HandStarted, E.HandEnded})  # events the table adds to
+_BEFORE_HANDS: Final = frozenset({E.DealerDraw, E.DealerChosen})  # hand_number 0 on the wire

@@ -186,6 +186,13 @@ const (
 	// RESOURCE_EXHAUSTED (ends the stream): 8 Play streams of the same bot are already waiting for
 	// their Hello; send Hello right after opening a stream.
 	ErrorReason_ERROR_REASON_TOO_MANY_STREAMS ErrorReason = 92
+	// RESOURCE_EXHAUSTED: 256 calls from the caller's address (an IPv6 address by its /64) are
+	// already open and still waiting for their request message; every call but Play and server
+	// reflection takes one request message, which every gRPC library sends with the call.
+	ErrorReason_ERROR_REASON_TOO_MANY_CALLS ErrorReason = 93
+	// DEADLINE_EXCEEDED: a call that takes one request message (every call but Play and server
+	// reflection) did not send it within 10 s of opening; send the request with the call.
+	ErrorReason_ERROR_REASON_REQUEST_TIMEOUT ErrorReason = 94
 	// UNAVAILABLE (ends the stream / fails the call): the server is shutting down. Reconnect to
 	// another instance or later, with Hello.resume.
 	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 100
@@ -237,6 +244,8 @@ var (
 		90:  "ERROR_REASON_SLOW_CONSUMER",
 		91:  "ERROR_REASON_TOO_MANY_MATCHES",
 		92:  "ERROR_REASON_TOO_MANY_STREAMS",
+		93:  "ERROR_REASON_TOO_MANY_CALLS",
+		94:  "ERROR_REASON_REQUEST_TIMEOUT",
 		100: "ERROR_REASON_SHUTTING_DOWN",
 		110: "ERROR_REASON_INTERNAL",
 	}
@@ -282,6 +291,8 @@ var (
 		"ERROR_REASON_SLOW_CONSUMER":                90,
 		"ERROR_REASON_TOO_MANY_MATCHES":             91,
 		"ERROR_REASON_TOO_MANY_STREAMS":             92,
+		"ERROR_REASON_TOO_MANY_CALLS":               93,
+		"ERROR_REASON_REQUEST_TIMEOUT":              94,
 		"ERROR_REASON_SHUTTING_DOWN":                100,
 		"ERROR_REASON_INTERNAL":                     110,
 	}
@@ -318,7 +329,7 @@ var File_uno_v1_errors_proto protoreflect.FileDescriptor
 
 const file_uno_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x13uno/v1/errors.proto\x12\x06uno.v1*\xbe\v\n" +
+	"\x13uno/v1/errors.proto\x12\x06uno.v1*\x81\f\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eERROR_REASON_MALFORMED_MESSAGE\x10\x01\x12!\n" +
@@ -360,7 +371,9 @@ const file_uno_v1_errors_proto_rawDesc = "" +
 	"#ERROR_REASON_BOT_ALREADY_REGISTERED\x10R\x12\x1e\n" +
 	"\x1aERROR_REASON_SLOW_CONSUMER\x10Z\x12!\n" +
 	"\x1dERROR_REASON_TOO_MANY_MATCHES\x10[\x12!\n" +
-	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\\\x12\x1e\n" +
+	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\\\x12\x1f\n" +
+	"\x1bERROR_REASON_TOO_MANY_CALLS\x10]\x12 \n" +
+	"\x1cERROR_REASON_REQUEST_TIMEOUT\x10^\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10d\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10nBKB\vErrorsProtoP\x01Z:github.com/uno-arena/uno-arena/clients/go/gen/uno/v1;unov1b\x06proto3"
 

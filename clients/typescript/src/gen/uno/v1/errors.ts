@@ -173,6 +173,17 @@ export enum ErrorReason {
    */
   TOO_MANY_STREAMS = 92,
   /**
+   * TOO_MANY_CALLS - RESOURCE_EXHAUSTED: 256 calls from the caller's address (an IPv6 address by its /64) are
+   * already open and still waiting for their request message; every call but Play and server
+   * reflection takes one request message, which every gRPC library sends with the call.
+   */
+  TOO_MANY_CALLS = 93,
+  /**
+   * REQUEST_TIMEOUT - DEADLINE_EXCEEDED: a call that takes one request message (every call but Play and server
+   * reflection) did not send it within 10 s of opening; send the request with the call.
+   */
+  REQUEST_TIMEOUT = 94,
+  /**
    * SHUTTING_DOWN - UNAVAILABLE (ends the stream / fails the call): the server is shutting down. Reconnect to
    * another instance or later, with Hello.resume.
    */
@@ -307,6 +318,12 @@ export function errorReasonFromJSON(object: any): ErrorReason {
     case 92:
     case "ERROR_REASON_TOO_MANY_STREAMS":
       return ErrorReason.TOO_MANY_STREAMS;
+    case 93:
+    case "ERROR_REASON_TOO_MANY_CALLS":
+      return ErrorReason.TOO_MANY_CALLS;
+    case 94:
+    case "ERROR_REASON_REQUEST_TIMEOUT":
+      return ErrorReason.REQUEST_TIMEOUT;
     case 100:
     case "ERROR_REASON_SHUTTING_DOWN":
       return ErrorReason.SHUTTING_DOWN;
@@ -404,6 +421,10 @@ export function errorReasonToJSON(object: ErrorReason): string {
       return "ERROR_REASON_TOO_MANY_MATCHES";
     case ErrorReason.TOO_MANY_STREAMS:
       return "ERROR_REASON_TOO_MANY_STREAMS";
+    case ErrorReason.TOO_MANY_CALLS:
+      return "ERROR_REASON_TOO_MANY_CALLS";
+    case ErrorReason.REQUEST_TIMEOUT:
+      return "ERROR_REASON_REQUEST_TIMEOUT";
     case ErrorReason.SHUTTING_DOWN:
       return "ERROR_REASON_SHUTTING_DOWN";
     case ErrorReason.INTERNAL:
