@@ -137,7 +137,8 @@ class Protections:
             if seccomp.program():
                 out.append(
                     "seccomp (no keyrings, perf events, bpf, userfaultfd, fallocate, file locks, "
-                    "inotify, fanotify, io_uring or pipe resizing)"
+                    "inotify, fanotify, io_uring, Linux AIO, pipe resizing, file leases, "
+                    "directory notices or page-cache probes)"
                 )
         cg = self.cgroups
         ctl = []

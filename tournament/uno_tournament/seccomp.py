@@ -87,9 +87,29 @@ ABSENT = (
     "io_uring_setup",
     "io_uring_enter",
     "io_uring_register",
+    "io_setup",
+    "io_setup_x32",
+    "mincore",
+    "cachestat",
+    "preadv2",
+    "pwritev2",
+    "preadv2_x32",
+    "pwritev2_x32",
 )
 """The calls the filter answers ``ENOSYS``, as a kernel built without them does: budgets the
-kernel keeps per user over the whole machine (see the module docstring)."""
+kernel keeps per user or per machine (inotify, fanotify, ``io_uring``, Linux AIO's
+``fs.aio-max-nr``), and the precise ways to ask whether a file's pages are in the page cache
+(``mincore``, ``cachestat``, and ``preadv2``'s ``RWF_NOWAIT``; glibc's ``preadv2`` without
+flags falls back to ``preadv``). See the module docstring."""
+
+NO_OPS = ("fadvise64", "fadvise64_64")
+"""Advice the filter answers 0 without passing it on: ``posix_fadvise(POSIX_FADV_DONTNEED)``
+drops a file's pages from the page cache that every sandbox shares, a way to signal to a bot
+that times its reads of the same file."""
+MADVISE_NO_OPS = (20, 21)
+"""``madvise`` advice answered 0 without effect: ``MADV_COLD`` and ``MADV_PAGEOUT`` (they push
+a mapped file's pages out of the shared page cache, like ``POSIX_FADV_DONTNEED``). Every other
+advice (``MADV_DONTNEED``, ``MADV_FREE``: what allocators use) is passed on."""
 
 LOCKING = ("flock",)
 """Calls answered ``EOPNOTSUPP`` whatever their arguments: whole-file locks."""
@@ -99,10 +119,19 @@ PIPE_RESIZE = 1031
 pipe budget): the pages of pipes are counted per user over the machine
 (``fs.pipe-user-pages-soft``), and one bot growing pipes to 1 MiB told another, whose own
 growing then failed, a bit at a time (an examination)."""
+NOTICE_COMMANDS = (1024, 1026)
+"""``fcntl``'s ``F_SETLEASE`` and ``F_NOTIFY``, answered ``EINVAL`` (what a kernel with leases
+turned off and without dnotify answers). A bot is the owner, outside its namespace, of the
+organiser's files, so it could take a write lease on a file every process reads (a stdlib
+module, the venv's ``pyvenv.cfg``): each open of it anywhere on the machine then waited 45 s
+(``fs.lease-break-time``) and told the bot (an examination); and a directory notice
+(``DN_ACCESS``) on a folder every sandbox reads told one bot each time another read a file
+there: an examination's bot passed its hand to a bot of another author that way."""
 """``fcntl`` commands answered ``EOPNOTSUPP`` (asm-generic/fcntl.h): ``F_GETLK``, ``F_SETLK``,
 ``F_SETLKW``, their 32-bit ``*64`` forms, and the open-file-description locks ``F_OFD_GETLK``,
 ``F_OFD_SETLK``, ``F_OFD_SETLKW``. Every other command (``F_GETFL``, ``F_DUPFD``...) is allowed."""
 _ARG1 = 24  # struct seccomp_data: __u64 args[6] at 16; the low word of args[1] (little-endian)
+_ARG2 = 32  # the low word of args[2]: madvise's advice
 
 _NUMBERS: dict[int, dict[str, int]] = {
     # asm/unistd_64.h (x32 uses the same numbers with _X32_BIT set)
@@ -122,6 +151,16 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "io_uring_setup": 425,
         "io_uring_enter": 426,
         "io_uring_register": 427,
+        "io_setup": 206,
+        "io_setup_x32": 543,  # x32's own numbers, compared with bit 30 cleared
+        "mincore": 27,
+        "cachestat": 451,
+        "preadv2": 327,
+        "pwritev2": 328,
+        "preadv2_x32": 546,
+        "pwritev2_x32": 547,
+        "fadvise64": 221,
+        "madvise": 28,
     },
     # asm/unistd_32.h
     AUDIT_ARCH_I386: {
@@ -141,6 +180,14 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "io_uring_setup": 425,
         "io_uring_enter": 426,
         "io_uring_register": 427,
+        "io_setup": 245,
+        "mincore": 218,
+        "cachestat": 451,
+        "preadv2": 378,
+        "pwritev2": 379,
+        "fadvise64": 250,
+        "fadvise64_64": 272,
+        "madvise": 219,
     },
 }
 _MACHINES = {
@@ -190,18 +237,29 @@ def program(machine: str | None = None) -> bytes:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "deny", 0)))
         for name in UNSUPPORTED + LOCKING:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "unsupported", 0)))
-        for name in ABSENT:
-            insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "absent", 0)))
+        for names, label in ((ABSENT, "absent"), (NO_OPS, "noop")):
+            for name in names:
+                if name in _NUMBERS[arch]:
+                    insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], label, 0)))
         for name in ("fcntl", "fcntl64"):
             if name in _NUMBERS[arch]:
                 insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "fcntl", 0)))
+        insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch]["madvise"], "madvise", 0)))
         insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
     insns.append(("allow", _Insn(_RET_K, _RET_ALLOW)))  # another calling convention
     insns.append(("fcntl", _Insn(_LD_W_ABS, _ARG1)))
     for cmd in LOCK_COMMANDS:
         insns.append((None, _Insn(_JEQ_K, cmd, "unsupported", 0)))
     insns.append((None, _Insn(_JEQ_K, PIPE_RESIZE, "deny", 0)))
+    for cmd in NOTICE_COMMANDS:
+        insns.append((None, _Insn(_JEQ_K, cmd, "invalid", 0)))
     insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
+    insns.append(("madvise", _Insn(_LD_W_ABS, _ARG2)))
+    for advice in MADVISE_NO_OPS:
+        insns.append((None, _Insn(_JEQ_K, advice, "noop", 0)))
+    insns.append((None, _Insn(_RET_K, _RET_ALLOW)))
+    insns.append(("noop", _Insn(_RET_K, _RET_ERRNO | 0)))  # returns 0, the call not made
+    insns.append(("invalid", _Insn(_RET_K, _RET_ERRNO | errno.EINVAL)))
     insns.append(("deny", _Insn(_RET_K, _RET_ERRNO | errno.EPERM)))
     insns.append(("unsupported", _Insn(_RET_K, _RET_ERRNO | errno.EOPNOTSUPP)))
     insns.append(("absent", _Insn(_RET_K, _RET_ERRNO | errno.ENOSYS)))
