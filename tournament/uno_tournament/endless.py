@@ -43,7 +43,7 @@ def endless_stop(spec: HandSpec, why: str) -> str:
     """Why the run stops at a hand that never ends though every seat played a card."""
     return (
         f"hand {spec.hand_id} ({', '.join(spec.bots)}): {why} in {ENDLESS_TRIES} tries "
-        "of the same deal, though every seat played a card (so no bot is given up on). "
-        "Read the bots' logs under logs/, fix or remove the bot that stalls it, and run "
-        "the tournament again"
+        "of the same deal, though every seat played a card (so no further bot is given up "
+        "on for it). Read the bots' logs under logs/, fix or remove the bot that stalls it, "
+        "and run the tournament again"
     )[:600]

@@ -349,7 +349,8 @@ def describe(names: list[str] | tuple[str, ...], side: IntArray) -> str:
         "The results bound some ratings on one side only: "
         + "; ".join(parts)
         + f" (one-sided 97.5%). {centred}, and a pair with a one-sided bot is called different "
-        "only when the intervals do not overlap."
+        "only when the intervals do not overlap, or when one of the two finished ahead of the "
+        "other in every hand they shared (in enough deals)."
     )
 
 
