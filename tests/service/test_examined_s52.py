@@ -19,7 +19,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+from uno_server.gen.uno.v1 import admin_pb2, admin_pb2_grpc, errors_pb2, game_pb2
 from uno_server.service import open_calls
 from uno_server.service.server import ArenaServer, ServerConfig
 
@@ -153,3 +153,58 @@ async def test_the_first_dealers_draw_is_hand_0() -> None:
     before = [hand for kind, hand in seen if kind in ("dealer_draw", "dealer_chosen")]
     assert len(before) >= 5 and set(before) == {0}, seen  # a card each, then the dealer
     assert seen[-1] == ("hand_started", 1), seen
+
+
+# ---- 3. a shutdown's MatchEnded reaches the bot; replaced streams and shutdowns are no faults
+
+
+def _sample(server: ArenaServer, name: str, **labels: str) -> float:
+    value = server.arena.metrics.registry.get_sample_value(name, labels)
+    return 0.0 if value is None else value
+
+
+async def test_a_shutdown_sends_the_matchended_of_the_match_it_cancels() -> None:
+    from tests.service.conftest import BOTS, serving
+    from tests.service.rawbot import RawBot
+
+    bot_name = "b0"
+    async with serving() as live:
+        bot = RawBot(live.port, bot_name, BOTS[bot_name], policy=None).start()
+        await asyncio.wait_for(bot.welcomed.wait(), 60)
+        info = await live.create(
+            [bot_name, game_pb2.BUILTIN_BOT_HEURISTIC],
+            tc=game_pb2.TimeControl(decision_ms=600_000),
+        )
+        await asyncio.wait_for(bot.requests.get(), 60)  # the bot holds a required decision
+        await live.server.stop(drain_timeout_s=0)  # the drain ends the match at once
+        await asyncio.wait_for(bot.task, 60)  # type: ignore[arg-type]
+        assert [(e.match_id, e.cause) for e in bot.ended] == [
+            (info.match_id, game_pb2.END_CAUSE_SHUTDOWN)
+        ], bot.ended
+        kinds = [m.WhichOneof("kind") for m in bot.received]
+        assert kinds.index("match_ended") < len(kinds) - 1  # then the stream's end ...
+        assert bot.received[-1].error.reason == errors_pb2.ERROR_REASON_SHUTTING_DOWN
+        assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAVAILABLE
+        # ... which is no fault of the bot's: a disconnect, not a stream error
+        metric = "uno_stream_errors_total"
+        assert _sample(live.server, metric, bot=bot_name, reason="shutting_down") == 0
+        assert _sample(live.server, "uno_disconnects_total", bot=bot_name) == 1
+
+
+async def test_a_replaced_stream_is_a_disconnect_not_a_fault() -> None:
+    from tests.service.conftest import BOTS, serving
+    from tests.service.rawbot import RawBot
+
+    async with serving() as live:
+        first = RawBot(live.port, "b1", BOTS["b1"]).start()
+        await asyncio.wait_for(first.welcomed.wait(), 60)
+        second = RawBot(live.port, "b1", BOTS["b1"]).start()
+        await asyncio.wait_for(second.welcomed.wait(), 60)
+        await asyncio.wait_for(first.task, 60)  # type: ignore[arg-type]
+        assert first.error is not None and first.error.code() == grpc.StatusCode.ABORTED
+        server = live.server
+        metric = "uno_stream_errors_total"
+        assert _sample(server, metric, bot="b1", reason="session_replaced") == 0
+        assert _sample(server, "uno_disconnects_total", bot="b1") == 1
+        assert server.arena.stream_errors["b1"] == 0
+        await second.stop()

@@ -163,6 +163,7 @@ class Arena:
                 errors_pb2.ERROR_REASON_SESSION_REPLACED,
                 "a newer stream of the same bot replaced this one",
             )
+            self.metrics.disconnects.labels(old.bot_name).inc()  # a stream that ended
         self.metrics.connected_bots.set(len(self.sessions))
         # replaying events costs the server; a bot may have REPLAY_EVENTS_PER_MIN sent again
         now = asyncio.get_running_loop().time()

@@ -233,6 +233,7 @@ class ArenaServer:
                 grpc.StatusCode.UNAVAILABLE,
                 errors_pb2.ERROR_REASON_SHUTTING_DOWN,
                 "the server is shutting down; reconnect later",
+                keep_pending=True,  # the MatchEnded of each match the drain cancelled
             )
         if self._janitor is not None:
             self._janitor.cancel()

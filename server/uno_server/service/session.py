@@ -42,6 +42,13 @@ def write_wait(gap: float, tables: int) -> float:
     return gap
 
 
+_NOT_FAULTS: Final = frozenset(
+    {errors_pb2.ERROR_REASON_SESSION_REPLACED, errors_pb2.ERROR_REASON_SHUTTING_DOWN}
+)
+"""Ends of a stream that are no fault of the bot's: not counted in ``uno_stream_errors_total``
+(an examination read a replaced stream there, which docs/service.md says costs nothing)."""
+
+
 class BotSession:
     """One connected bot stream. Messages to the bot go through a bounded queue: a bot that does
     not read is cut off (RESOURCE_EXHAUSTED), never allowed to stall a table."""
@@ -105,17 +112,28 @@ class BotSession:
         e.field = field
         self.send(out)
 
-    def kill(self, code: grpc.StatusCode, reason: int, message: str, field: str = "") -> None:
+    def kill(
+        self,
+        code: grpc.StatusCode,
+        reason: int,
+        message: str,
+        field: str = "",
+        keep_pending: bool = False,
+    ) -> None:
         """End the stream with a fatal StreamError and the given status. The session leaves the
-        arena at once: its seats enter the reconnect grace period."""
+        arena at once: its seats enter the reconnect grace period. ``keep_pending``: the
+        messages already queued go first (a shutdown's MatchEnded of the matches it cancelled;
+        an examination found them thrown away), where the queue has room for the end."""
         if self.end_status is not None:
             return
         meta = {"field": field} if field else {}
         self.end_status = status_error(code, reason, message, **meta)
-        self.metrics.count_stream_error(self.bot_name, reason)
+        if reason not in _NOT_FAULTS:
+            self.metrics.count_stream_error(self.bot_name, reason)
         log_rejection(self.end_status, peer=self.peer, bot=self.bot_name)
-        while not self.queue.empty():
-            self.queue.get_nowait()
+        if not keep_pending or self.queue.maxsize - self.queue.qsize() < 2:
+            while not self.queue.empty():
+                self.queue.get_nowait()
         err = bot_pb2.PlayResponse()
         err.error.code = code.value[0]
         err.error.reason = reason

@@ -758,6 +758,7 @@ class Table:
             winners=sorted(self.match.winners),
             totals=self.match.totals,
             hands=self.match.hand_number,
+            **({"reason": self.end_message} if self.end_message else {}),  # why, if cut short
         )
         if self.on_finish is not None:
             self.on_finish(self)
