@@ -43,7 +43,7 @@ from .endless import ENDLESS_MARK, ENDLESS_TRIES, endless_stop, idle_seats
 from .host_relay import HostRelay
 from .metrics import TournamentMetrics
 from .procs import BotProcess, announce_sandbox
-from .progress import LagMonitor, Progress
+from .progress import LagMonitor, Progress, say_to
 from .replay import REPLAY_FORMAT
 from .runlog import LOG_NAME, RunLog
 from .sandbox import SandboxError
@@ -220,7 +220,7 @@ class Player:
         return ""
 
     def say(self, msg: str) -> None:
-        print(msg, file=self.stream, flush=True)
+        self.stream = say_to(self.stream, msg)  # a reader gone: on without output
 
     @property
     def bots(self) -> dict[str, BotProcess]:

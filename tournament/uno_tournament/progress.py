@@ -5,12 +5,33 @@ pace, the ETA) feeds the runner's console lines and the live display (:mod:`uno_
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .metrics import TournamentMetrics
+
+
+def say_to(stream: Any, msg: str) -> Any:
+    """Print ``msg`` to ``stream``; the stream to print to next. A reader that went away (a
+    run piped to ``head``, a log reader that died) is no reason to stop a run, which stores
+    every hand either way: what it would have read goes to the null device from then on (an
+    examination's ``league run ... | head -2`` stopped with a BrokenPipeError traceback)."""
+    try:
+        print(msg, file=stream, flush=True)
+        return stream
+    except BrokenPipeError:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:  # the same file object, now writing nowhere (its buffer flushes there too)
+            os.dup2(null, stream.fileno())
+            return stream
+        except (OSError, ValueError, AttributeError):
+            return open(os.devnull, "w")  # kept for the run's life
+        finally:
+            os.close(null)
 
 
 @dataclass

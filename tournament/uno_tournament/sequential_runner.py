@@ -306,5 +306,5 @@ class SequentialMixin:
                 f"then: uno-arena tournament report {self.out}"
             ) from exc
         if self.stream is not None:
-            print(self.seq.status_line(), file=self.stream)
+            self.say(self.seq.status_line())
         return 0

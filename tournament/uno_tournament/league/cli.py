@@ -71,7 +71,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
     """Build the bot folder PATH (with its bot.toml) in the sandbox, run its gate, and enter it
     into the ladder if it passes."""
     t0 = time.monotonic()
-    v = submit(Path(args.dir), Path(args.path), gate_hands=args.gate_hands, store_url=args.store)
+    why = cliargs.unbindable("127.0.0.1", args.port) if args.port else ""
+    if why:  # before the build: a taken port is no verdict on the bot
+        raise LeagueError(f"--port {args.port}: {why}; choose another port")
+    v = submit(
+        Path(args.dir),
+        Path(args.path),
+        gate_hands=args.gate_hands,
+        store_url=args.store,
+        gate_port=args.port or 0,
+    )
     print(f"{printable(describe(v))} [{time.monotonic() - t0:.0f} s]")
     return 0 if v.accepted else 1
 
@@ -377,6 +386,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=int,
         default=GATE_HANDS,
         help=f"hands of the gate, a multiple of 24 up to 2400 (default {GATE_HANDS})",
+    )
+    sm.add_argument(
+        "--port",
+        type=cliargs.port,
+        help="the gate's game server's port, on 127.0.0.1 (1-65535; default: any free port)",
     )
     sm.set_defaults(func=cmd_submit)
     rt = lsub.add_parser(

@@ -154,12 +154,14 @@ def submit(
     *,
     gate_hands: int = GATE_HANDS,
     store_url: str | None = None,
+    gate_port: int = 0,
 ) -> Verdict:
     """Judge one submission and record the verdict. Raises :class:`LeagueError` (nothing is
     recorded) for a submission that is not one: a bad manifest, a name of another author, a
     version that exists, a folder too big. ``store_url``: the league's records are in that
     PostgreSQL database (the built bot and its gate stay in ``league_dir``, recorded by its
-    absolute path: a league on many machines shares the folder at one path)."""
+    absolute path: a league on many machines shares the folder at one path). ``gate_port``: the
+    gate's game server listens there (0: any free port)."""
     if not GATE_HANDS <= gate_hands <= MAX_GATE_HANDS or gate_hands % 24:
         raise LeagueError(
             f"--gate-hands: must be a multiple of 24 from 24 to {MAX_GATE_HANDS}, got {gate_hands}"
@@ -187,7 +189,7 @@ def submit(
         _held(league_dir, f"author {man.author.casefold()}", f"of {man.author}"),
         _held(league_dir, f"name {man.name.casefold()}", f"of {man.name}"),
     ):
-        return _submit(league_dir, bot_folder, man, gate_hands, store_url)
+        return _submit(league_dir, bot_folder, man, gate_hands, store_url, gate_port)
 
 
 @contextlib.contextmanager
@@ -235,7 +237,12 @@ def submission_lock(league_dir: Path) -> Iterator[None]:
 
 
 def _submit(
-    league_dir: Path, bot_folder: Path, man: Manifest, gate_hands: int, store_url: str | None
+    league_dir: Path,
+    bot_folder: Path,
+    man: Manifest,
+    gate_hands: int,
+    store_url: str | None,
+    gate_port: int = 0,
 ) -> Verdict:
     with submission_lock(league_dir):  # a first look, before the copy and the build
         store = open_league(league_dir, store_url)
@@ -272,7 +279,7 @@ def _submit(
                     else:
                         name = f"{man.name}.{1 + max((v.id for v in store.versions()), default=0)}"
                         accepted, reason, gate = _gate(
-                            league_dir, man, dest, settings, gate_hands, name
+                            league_dir, man, dest, settings, gate_hands, name, gate_port
                         )
                     if not accepted:  # a refused version never runs: its folder (and a
                         _drop(dest)  # build's output) is not kept
@@ -509,8 +516,9 @@ def _gate(
     settings: dict[str, Any],
     gate_hands: int,
     name: str,
+    port: int = 0,
 ) -> tuple[bool, str, dict[str, Any]]:
-    """Play the gate of the built version, as bot ``name``."""
+    """Play the gate of the built version, as bot ``name``, its server on ``port``."""
     out = league_dir / "gates" / man.key
     with contextlib.suppress(FileNotFoundError):
         (out / "tournament.sqlite").unlink()  # an earlier gate's, killed (the build's log stays)
@@ -518,7 +526,7 @@ def _gate(
     tid = new_tournament_id("gate")
     store = Store.create(out, {"tournament_id": tid, "config": config.to_dict()})
     log = io.StringIO()
-    runner = Runner(out, store, config, tid, progress=False, stream=log)
+    runner = Runner(out, store, config, tid, progress=False, stream=log, port=port)
     # the whole league folder (its records, the gates, every other bot) is hidden from the
     # bot and its build, should a folder bots may read hold it; its own folder stays shown
     runner.hide.append(league_dir)
