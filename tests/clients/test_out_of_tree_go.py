@@ -3,7 +3,9 @@
 The test copies the README's quick start (its setup commands, its main.go, its build commands)
 into a temporary folder outside the repository, builds the bot there against the SDK through the
 README's `replace` directive, and plays 20 hands with it against a live `uno-arena serve` started
-on port 0: 20 hands finished, 0 timeouts, 0 rejected actions. The README's `go work` variant is
+on port 0: 20 hands finished, 0 timeouts, 0 rejected actions. The bot runs with `--addr`,
+`--token` and `--name` (as `uno-arena play` tells its owner), which win over the environment;
+an unknown flag or a stray argument is refused with exit code 2. The README's `go work` variant is
 built too. A missing Go toolchain skips the test, except under CI=true, where it fails.
 
 The live-server helpers here are also used by test_out_of_tree_typescript.py.
@@ -191,6 +193,38 @@ def play_hands(
 
 
 README = ROOT / "clients" / "go" / "README.md"
+WRONG_ENV = {
+    "UNO_ARENA_ADDR": "localhost",
+    "UNO_ARENA_TOKEN": "not-the-token",
+    "UNO_ARENA_BOT_NAME": "not-my-bot",
+}
+"""What the environment says when a test runs a quick-start bot with flags: were it read, the
+bot would refuse the address at once (exit 2), so a bot that plays took the flags."""
+
+
+def flags_for(addr: str, token: str) -> list[str]:
+    """The flags `uno-arena play`'s waiting screen tells a bot's owner to run it with."""
+    return ["--addr", addr, "--token", token, "--name", "my-bot"]
+
+
+def check_refuses_bad_arguments(cmd: list[str], cwd: Path, flags_said: str) -> None:
+    """A quick-start bot refuses an unknown flag (a typo of --addr) and a stray argument with
+    one line each, naming it, and exit code 2, before it connects anywhere (the Python, Rust and
+    Java quick starts do; the Go and TypeScript ones ignored every flag: an examination)."""
+    for args, named in (
+        (["--adr", "127.0.0.1:1", "--token", "out-of-tree-token"], "adr"),
+        (["--token", "out-of-tree-token", "extra"], "extra"),
+    ):
+        res = subprocess.run(
+            [*cmd, *args],
+            cwd=cwd,
+            env={**os.environ, "UNO_ARENA_ADDR": "127.0.0.1:1", "UNO_ARENA_TOKEN": "t" * 8},
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        lines = res.stderr.splitlines()
+        assert res.returncode == 2, (args, res.stdout + res.stderr)
+        assert len(lines) == 1 and lines[0].startswith("my-bot: "), (args, res.stderr)
+        assert named in lines[0] and flags_said in lines[0], (args, res.stderr)
 
 
 def quick_start(tmp: Path, env: dict[str, str], go_work: bool) -> Path:
@@ -230,9 +264,12 @@ def test_go_bot_outside_the_repo_plays_20_hands(tmp_path: Path) -> None:
     assert "=> " + str(ROOT / "clients" / "go") in (bot_dir / "go.mod").read_text()
     token = "out-of-tree-go-token"
     with live_server(tmp, {"my-bot": token}) as server:
-        bot_env = {**env, "UNO_ARENA_ADDR": server.addr, "UNO_ARENA_TOKEN": token}
+        # run as `uno-arena play`'s waiting screen says: --addr, --token, --name; they win over
+        # the environment (which names a malformed address and a wrong token and name here)
+        bot_env = {**env, **WRONG_ENV}
         bot_log = tmp / "bot.log"
-        with running([str(bot_dir / "my-bot")], bot_dir, bot_env, bot_log) as proc:
+        cmd = [str(bot_dir / "my-bot"), *flags_for(server.addr, token)]
+        with running(cmd, bot_dir, bot_env, bot_log) as proc:
             play_hands(server, "my-bot", proc, bot_log)
 
 
@@ -254,3 +291,11 @@ def test_go_bot_outside_the_repo_builds_with_go_work(tmp_path: Path) -> None:
         'my-bot: invalid address "localhost" (no port): '
         "use HOST:PORT, http://HOST:PORT or https://HOST:PORT"
     ]
+    # ... and the flag's address wins over the environment's
+    res = subprocess.run(
+        [str(bot_dir / "my-bot"), "--addr", "also-no-port", "--token", "t" * 8],
+        env={**os.environ, "UNO_ARENA_ADDR": "localhost"},
+        capture_output=True, text=True, timeout=10, check=False,
+    )  # fmt: skip
+    assert res.returncode == 2 and '"also-no-port"' in res.stderr, res.stderr
+    check_refuses_bad_arguments([str(bot_dir / "my-bot")], bot_dir, "--help lists the flags")

@@ -3,10 +3,12 @@ says: the SDK's `npm pack` tarball installed into a new npm project.
 
 The test takes the README's quick start (its setup commands, its bot.ts, its compile command),
 runs it in a temporary folder outside the repository, and plays 20 hands with the bot against a
-live `uno-arena serve` started on port 0: 20 hands finished, 0 timeouts, 0 rejected actions. The
-README's `UNO_ARENA` (the reader's clone) is a temporary copy of clients/typescript, so that
-building the tarball leaves this checkout's node_modules and dist alone. A missing Node.js or npm
-skips the test, except under CI=true, where it fails.
+live `uno-arena serve` started on port 0: 20 hands finished, 0 timeouts, 0 rejected actions,
+run with `--addr`, `--token` and `--name` (which win over the environment; an unknown flag or a
+stray argument is refused with exit code 2). The README's `UNO_ARENA` (the reader's clone) is a
+temporary copy of clients/typescript, so that building the tarball leaves this checkout's
+node_modules and dist alone. A missing Node.js or npm skips the test, except under CI=true,
+where it fails.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from pathlib import Path
 
 from .test_out_of_tree_go import (
     ROOT,
+    WRONG_ENV,
+    check_refuses_bad_arguments,
+    flags_for,
     live_server,
     need,
     outside_repo,
@@ -70,9 +75,22 @@ def test_typescript_bot_outside_the_repo_plays_20_hands(tmp_path: Path) -> None:
         "use HOST:PORT, http://HOST:PORT or https://HOST:PORT"
     ]
 
+    # ... the flag's address wins over the environment's; an unknown flag or a stray argument
+    # is refused
+    res = subprocess.run(
+        ["node", "bot.js", "--addr", "also-no-port", "--token", "t" * 8],
+        cwd=bot_dir,
+        env={**env, "UNO_ARENA_ADDR": "localhost"},
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert res.returncode == 2 and '"also-no-port"' in res.stderr, res.stderr
+    check_refuses_bad_arguments(["node", "bot.js"], bot_dir, "flags: --addr, --token, --name")
+
     token = "out-of-tree-ts-token"
     with live_server(tmp, {"my-bot": token}) as server:
-        bot_env = {**env, "UNO_ARENA_ADDR": server.addr, "UNO_ARENA_TOKEN": token}
+        # run as `uno-arena play`'s waiting screen says; the flags win over the environment
+        bot_env = {**env, **WRONG_ENV}
         bot_log = tmp / "bot.log"
-        with running(["node", "bot.js"], bot_dir, bot_env, bot_log) as proc:
+        cmd = ["node", "bot.js", *flags_for(server.addr, token)]
+        with running(cmd, bot_dir, bot_env, bot_log) as proc:
             play_hands(server, "my-bot", proc, bot_log)

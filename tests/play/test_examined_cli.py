@@ -82,6 +82,8 @@ def test_the_watch_command_says_it_in_one_line(
     monkeypatch.setattr(
         WatchApp, "run", lambda self: asyncio.run(self.run_async(headless=True, size=(80, 24)))
     )
+    # as in a terminal (pytest's captured output is none: the command would refuse to start)
+    monkeypatch.setattr("uno_server.play.cli.terminal_problem", lambda: None)
     assert main(["watch", "--server", "127.0.0.1:1", "--admin-token", "a" * 12]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "cannot reach the server" in err, err

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, TextIO
 
 import structlog
 
+from uno_server.engine.errors import InvalidRulesError
 from uno_server.service.auth import token_problem
+from uno_server.service.convert import rules_from_proto
 from uno_server.service.main import SEED, ConfigError, check_listen
 from uno_server.service.server import ServerConfig
 from uno_server.service.tlsclient import tls_ca_problem
@@ -255,13 +257,40 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
             raise SetupError(f"--bot {first} and --bot {name}: the same token; give each its own")
     # every check that needs no server, before the screen opens
     opts.seat_specs()
-    opts.rule_set()
+    _check_rule_ranges(opts)
     opts.time_control()
     if opts.uno_window_ms is not None and not 0 <= opts.uno_window_ms <= 60_000:
         raise SetupError("--uno-window-ms: must be 0-60000")
     if opts.target_score is not None and not 1 <= opts.target_score <= 100_000:
         raise SetupError("--target-score: must be 1-100000")
     return opts
+
+
+def _check_rule_ranges(opts: PlayOptions) -> None:
+    """The rules as the server checks them (ranges: ``--rule hand_size=0``, ``decks=3``, too
+    many cards for the deck), refused before the screen opens, naming the flag that set the
+    value (the screen opened, then said the server refused the match)."""
+    try:
+        rules_from_proto(opts.rule_set())
+    except InvalidRulesError as exc:
+        said = str(exc)
+        name, _, why = said.removeprefix("rules.").partition(": ")
+        if name in opts.rules:
+            raise SetupError(f"--rule {name}={opts.rules[name]}: {why}") from None
+        flag = {"seats": "--seats", "target_score": "--target-score"}.get(name, "--rule")
+        raise SetupError(f"{flag}: {said}") from None
+
+
+def terminal_problem() -> str | None:
+    """Why the full screen cannot be drawn here, or None: it needs a terminal to draw on, and
+    its escape codes would otherwise fill a file or a pipe, the useful line last."""
+    for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
+        if stream is None or not stream.isatty():
+            return (
+                f"{name} is not a terminal (redirected or piped): the screen needs one; run "
+                "the command in a terminal, without redirecting its output"
+            )
+    return None
 
 
 def _check_tls_ca(ca: str | None) -> None:
@@ -291,6 +320,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     """Take a seat at a table (see uno-arena play --help)."""
     try:
         opts = play_options(args)
+        if (problem := terminal_problem()) is not None:
+            raise SetupError(problem)
         quiet_logs(args.log_file)
     except SetupError as exc:
         print(f"uno-arena play: {exc}", file=sys.stderr)
@@ -317,6 +348,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if args.pace_ms < 0:
             raise SetupError("--pace-ms: must be 0 or more")
         _check_tls_ca(args.tls_ca)
+        if (problem := terminal_problem()) is not None:
+            raise SetupError(problem)
         quiet_logs(args.log_file)
     except SetupError as exc:
         print(f"uno-arena watch: {exc}", file=sys.stderr)

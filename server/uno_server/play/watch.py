@@ -178,9 +178,14 @@ class TableView(Vertical):
     def update(self, now: float | None = None) -> None:
         f = self.follower
         model = f.model
-        seats = self.query_one(".seats", Static)
-        table = self.query_one(".table", Static)
-        log = self.query_one(RichLog)
+        try:
+            seats = self.query_one(".seats", Static)
+            table = self.query_one(".table", Static)
+            log = self.query_one(RichLog)
+        except NoMatches:
+            # mounted but not composed yet (its on_mount draws it), or being removed: a
+            # follower's update came in between
+            return
         if f.error:
             seats.update(Text(error_text(f, then="Esc goes back to all tables"), style="red"))
             return
@@ -306,13 +311,15 @@ class WatchApp(App[None]):
             chosen: dict[str, admin_pb2.MatchInfo] = {}
             self.expired &= {info.match_id for info in infos}
             for info in infos:  # newest first: the first running match of each table wins
-                if info.match_id in self.expired:  # it cannot be replayed: not a table to show
-                    continue
                 key = table_key(info)
                 have = chosen.get(key)
                 running = info.state == admin_pb2.MATCH_STATE_RUNNING
                 if have is None or (running and have.state != admin_pb2.MATCH_STATE_RUNNING):
                     chosen[key] = info
+            # a table whose latest match cannot be replayed is left out, not shown with an older
+            # match of its own (older still, and freed too: the cards walked back through a
+            # tournament table's history, one poll at a time)
+            chosen = {k: i for k, i in chosen.items() if i.match_id not in self.expired}
             keys = pick_tables(chosen, self.followers)
             before = [key for key, _ in self._ordered()]
             self.in_play = {k for k in keys if chosen[k].state == admin_pb2.MATCH_STATE_RUNNING}

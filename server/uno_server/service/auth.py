@@ -37,6 +37,25 @@ def token_problem(token: object) -> str | None:
     return None
 
 
+RESERVED_BOT_NAMES = ("heuristic", "random", "me", "ai")
+"""Words ``uno-arena match --seats`` and ``uno-arena play --seats`` read as the server's built-in
+bots (heuristic, random) or as a keyword (me: the person at the keyboard; ai: a practice AI), so
+a bot registered under one could never be seated by them: ``uno-arena serve`` refuses these
+names for its ``--bot`` flags. (A tournament seats its bots by name through CreateMatch, where a
+bot called heuristic is seated as itself: the server and its config file accept the names.)"""
+
+
+def reserved_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be given to ``serve --bot``, or None (see RESERVED_BOT_NAMES)."""
+    if name not in RESERVED_BOT_NAMES:
+        return None
+    return (
+        f"{name!r} is a reserved word ({', '.join(RESERVED_BOT_NAMES)}): `uno-arena match "
+        "--seats` and `uno-arena play --seats` read it as a built-in bot or a keyword, so a "
+        "bot of that name would never be seated; give the bot another name"
+    )
+
+
 SHA256_PREFIX = "sha256:"
 """A registry entry that holds a token's SHA-256 (RegisterBotRequest.token_sha256), not the
 token: ``sha256:`` and 64 lowercase hex digits. ``:`` is not in a token's alphabet, so such an

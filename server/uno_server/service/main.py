@@ -24,7 +24,7 @@ import structlog
 
 from uno_server.gen.uno.v1 import game_pb2
 
-from .auth import parse_bot_specs, token_clashes, token_problem
+from .auth import parse_bot_specs, reserved_name_problem, token_clashes, token_problem
 from .limits import NAME_RE
 from .server import ArenaServer, ServerConfig, tune_gc
 
@@ -624,9 +624,15 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         raise ConfigError(str(exc)) from exc
     for name, token in flag_bots.items():  # named as flags, never as the file's [bots]
         check_bot_name(name, "bots")
-        problem = token_problem(token)
+        problem = token_problem(token) or reserved_name_problem(name)
         if problem is not None:
             raise ConfigError(f"--bot {name}: {problem}")
+    for name in cfg.bots.keys() - flag_bots.keys():  # the file's: a tournament's own server
+        # seats its bots by name (CreateMatch), where one called heuristic plays as itself
+        if (problem := reserved_name_problem(name)) is not None:
+            structlog.get_logger("uno_server.serve").warning(
+                "bot name is a reserved word", bot=name, problem=problem
+            )
     cfg.bots.update(flag_bots)
     try:
         validate(cfg, admin_source, {name: f"bots.{name} (--bot)" for name in flag_bots})
