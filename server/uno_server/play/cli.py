@@ -320,9 +320,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     """Take a seat at a table (see uno-arena play --help)."""
     try:
         opts = play_options(args)
-        if (problem := terminal_problem()) is not None:
-            raise SetupError(problem)
         quiet_logs(args.log_file)
+        if (problem := terminal_problem()) is not None:  # after every argument's own check
+            raise SetupError(problem)
     except SetupError as exc:
         print(f"uno-arena play: {exc}", file=sys.stderr)
         return 2
@@ -348,9 +348,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if args.pace_ms < 0:
             raise SetupError("--pace-ms: must be 0 or more")
         _check_tls_ca(args.tls_ca)
-        if (problem := terminal_problem()) is not None:
-            raise SetupError(problem)
         quiet_logs(args.log_file)
+        if (problem := terminal_problem()) is not None:  # after every argument's own check
+            raise SetupError(problem)
     except SetupError as exc:
         print(f"uno-arena watch: {exc}", file=sys.stderr)
         return 2
