@@ -99,7 +99,7 @@ def test_two_writers_of_the_same_hands_store_each_once(pg_url: str) -> None:
 
 
 def _config(
-    seed: int = 7, bots: tuple[str, ...] = ("a", "b", "c", "d"), cmd: str = "x"
+    seed: int = 7, bots: tuple[str, ...] = ("a", "b", "c", "d"), cmd: str = "/srv/arena/bot"
 ) -> TournamentConfig:
     return TournamentConfig(
         name="pg",
@@ -112,7 +112,7 @@ def test_a_store_holds_one_tournament(pg_url: str) -> None:
     store = PgStore.connect(pg_url, create=True)
     try:
         tid = join_store(store, _config(), shards=3)
-        # another machine's paths, another concurrency: the same run
+        # another machine's paths to the same program, another concurrency: the same run
         assert join_store(store, _config(cmd="/opt/bot"), shards=3) == tid
         with pytest.raises(ShardError, match="its seed is 7, yours 8"):
             join_store(store, _config(seed=8), shards=3)

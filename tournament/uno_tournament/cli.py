@@ -366,6 +366,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .replay import ensure_replays
     from .verify_reports import planned_hands
 
+    if args.dir and not args.store:
+        _shared_store_reports(Path(args.dir))
     store, folder = _open_for_report(args)
     try:
         if isinstance(store, Store):
@@ -385,6 +387,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shared_store_reports(folder: Path) -> None:
+    """A folder with a run's reports but no database: a shard's --out folder, whose run is in
+    a shared store. ``report DIR`` cannot write them again; say the command that can."""
+    from .store import DB_NAME
+
+    if os.path.lexists(folder / DB_NAME) or not (folder / "results.json").is_file():
+        return  # something is there (a dangling link, a folder): Store.open names it
+    raise TournamentCliError(
+        f"{folder}: no tournament database here ({DB_NAME}), only a run's reports; if they are "
+        f"a shard's (its run is in a shared store), write them again with: uno-arena "
+        f"tournament report --store URL --out {folder}; else restore {DB_NAME} from a copy"
+    )
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow a running tournament from its store (a folder, or every shard of a run in a
     shared --store): progress, each shard's state, and the live leaderboard."""
@@ -401,10 +417,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Check a whole run: every stored hand re-run by the engine from its replay and compared
     column by column, against the schedule, and the hash chain over the hands against the head
     in results.json or --head (exit 1 if anything differs)."""
-    from .verify import head_problem, print_report, verify
+    from .verify import head_problem, playing, print_report, verify
 
     folder = Path(args.dir) if args.dir else None
     _not_a_league(folder)
+    if folder is not None and (holder := playing(folder)):
+        raise TournamentCliError(
+            f"{folder} is still being played by {holder}: verify it once the run stops (while "
+            "it plays it stores hands and incidents that its results.json does not have yet)"
+        )
     store = None
     if args.head is not None and (problem := head_problem(args.head)):
         # a usage error, before the minutes of re-running every hand

@@ -22,12 +22,13 @@ psycopg 3 is an optional dependency: ``pip install 'uno-arena[postgres]'``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .store import ADD_LATE, SCHEMA_VERSION, ResultStore, StoreError
+from .store import ADD_LATE, SCHEMA_VERSION, ResultStore, ShardStatus, StoreError
 
 if TYPE_CHECKING:
     import psycopg
@@ -179,6 +180,40 @@ class PgStore(ResultStore):
         self.url = url
         self.conn = conn
         self._sql: dict[str, str] = {}
+        self._held: set[str] = set()
+        """The shards whose advisory lock this connection holds (:meth:`hold_shard`)."""
+
+    # ------------------------------------------------------------------ one process a shard
+
+    def hold_shard(self, shard: str) -> None:
+        """Take the session advisory lock of (this tournament, ``shard``) for the life of this
+        connection, or refuse in one line while another process holds it. Two processes that
+        played one ``--shard I/N`` at once played the same hands, overwrote each other's shards
+        row and lost the run's ``stopped:`` line. PostgreSQL drops the lock when the holder's
+        session ends, however it ends (a kill -9, a lost pod), so a restart is not refused by a
+        dead process."""
+        if shard in self._held:
+            return
+        tid = str(self.meta().get("tournament_id", ""))
+        raw = hashlib.sha256(f"uno-arena shard\0{tid}\0{shard}".encode()).digest()[:8]
+        key = int.from_bytes(raw, "big", signed=True)
+        with self.lock:
+            row = self._execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()
+        if row and row[0]:
+            self._held.add(shard)
+            return
+        holder = next((s for s in self.shards() if s.shard == shard), None)
+        who = f"process {holder.pid} on {holder.host}" if holder is not None else "another process"
+        raise StoreError(
+            f"shard {shard} of tournament {tid or '?'} is being played by {who} (store "
+            f"{self.location}); wait for it to finish or stop it, then run the same command again"
+        )
+
+    def set_shard(self, status: ShardStatus) -> None:
+        """A shard's row, written only by the process that holds the shard (:meth:`hold_shard`:
+        its first write takes the lock, before any hand of the shard is played)."""
+        self.hold_shard(status.shard)
+        super().set_shard(status)
 
     # ------------------------------------------------------------------ dialect
 

@@ -65,11 +65,18 @@ def why_line(rec: SequentialRecord) -> str:
 def _method(rec: SequentialRecord) -> str:
     if rec.kind == "settled" and rec.state is not None:
         st = rec.state
+        looks = f"a look every {rec.look_every} hands of the plan's order"
+        seats = 4 * rec.plan_hands  # a hand seats four bots: the most hands all bots can have
+        if rec.plan_hands < st.min_hands_per_bot or seats < len(st.bots) * st.min_hands_per_bot:
+            # a budget of 24 hands said "a look every 24 hands" of a run that could take none
+            looks = (
+                f"no look within the budget of {rec.plan_hands} hands (the first look needs "
+                f"{st.min_hands_per_bot} hands of every bot)"
+            )
         return (
             f"Sequential test: normal-mixture confidence sequences for every pair, Bonferroni over "
             f"all {st.n_pairs} pairs (alpha {st.alpha:g}, indifference {st.indifference_elo:g} "
-            f"Elo), a look every {rec.look_every} hands of the plan's order; every claim holds at "
-            "every look at once."
+            f"Elo), {looks}; every claim holds at every look at once."
         )
     assert rec.newversion is not None
     nv = rec.newversion

@@ -1005,6 +1005,7 @@ def start(
                 config,
                 config_text=config_text,
                 shards=only.count if only is not None else None,
+                shard=only,  # its lock, before the server starts (a second process refused)
             )
         except Exception:
             store.close()

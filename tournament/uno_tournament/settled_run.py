@@ -486,11 +486,14 @@ class SequentialRecord:
         if proj is None:
             return f"the hands still expected are not known yet ({left} left in the budget)"
         target, beyond = proj
+        # the whole run's figures: a --shard I/N pod's line starts with its own share's count
+        # ("284/300 hands, 16 to go"; an examination read them as one)
+        whole = f" (whole run: {played} of {self.plan_hands} hands stored)"
         if beyond:
             if not target:
-                return f"far more hands still expected than the {left} the budget leaves"
+                return f"far more hands still expected than the {left} the budget leaves{whole}"
             more = f"about {target - played} hands still expected, more"
-            return f"{more} than the {left} the budget leaves"
+            return f"{more} than the {left} the budget leaves{whole}"
         if target <= played:
             return f"the look at {target} hands is due"
         return f"about {target - played} hands still expected (to the look at {target})"

@@ -15,11 +15,15 @@ order, so a hand plays the same whichever shard plays it, and the result of N sh
 result of one process with the same seed.
 
 A store holds one tournament. The first shard to reach an empty store writes the tournament's
-identity (:func:`identity`: name, seed, size, bots, rules, time control, fault policy) and the
-number of shards; a process that brings another identity or another N is refused with one line
-(:func:`join_store`), so two runs are never mixed. What may differ between the shards of one
-run: the bots' command lines and working folders (they depend on the machine), the output
-folder, the concurrency.
+identity (:func:`identity`: name, seed, size, bots, rules, time control, fault policy), the
+bots' programs (:mod:`uno_tournament.bot_programs`: each command and environment with every
+file replaced by its content's digest and every other path by its last part) and the number of
+shards; a process that brings another identity, another program under a bot's name or another
+N is refused with one line (:func:`join_store`), so two runs are never mixed. What may differ
+between the shards of one run: where the bots' files and working folders are (they depend on
+the machine), the output folder, the concurrency. While a shard plays, its process holds a
+PostgreSQL advisory lock of (tournament, shard) (:meth:`PgStore.hold_shard
+<uno_tournament.pgstore.PgStore.hold_shard>`): a second process for the same shard is refused.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import bot_programs
 from .config import ConfigError, TournamentConfig
 from .store import ResultStore, Store, StoreError
 
@@ -113,7 +118,9 @@ IDENTITY_KEYS = (
 
 def identity(config: TournamentConfig) -> dict[str, Any]:
     """What makes two runs the same tournament: everything that decides which hands are
-    planned and how they are played and rated, not where the bots' programs live."""
+    planned and how they are rated. The bots' programs are compared apart
+    (:mod:`uno_tournament.bot_programs`: a digest that covered them would refuse every store
+    recorded before they were)."""
     d = config.to_dict()
     out = {k: d[k] for k in IDENTITY_KEYS}
     out["bots"] = [b["name"] for b in d["bots"]]
@@ -190,19 +197,26 @@ def join_store(
     *,
     config_text: str = "",
     shards: int | None = None,
+    shard: ShardSpec | None = None,
 ) -> str:
     """Make ``store`` hold this tournament, or check that it already does; returns the
     tournament id. An empty store takes this run's identity (the first of several shards
     starting together wins, the others read what it wrote); a store of another tournament,
-    seed or configuration, or of another number of shards, is refused."""
+    seed or configuration, or of another number of shards, is refused. With ``shard`` (and a
+    PostgreSQL store) this process also takes that shard's lock (:meth:`PgStore.hold_shard`),
+    which its first shards row would take otherwise."""
+    if shard is not None and shards is None:
+        shards = shard.count
     mine = identity(config)
     digest = identity_digest(config)
+    programs = bot_programs.programs(config)
     wanted: dict[str, Any] = {
         "tournament_id": new_tournament_id(config.name),
         "config": config.to_dict(),
         "config_text": config_text,
         "identity": digest,
         "created_at": time.time(),
+        bot_programs.META_KEY: programs,  # a store recorded before them gets this process's
     }
     if shards is not None:
         wanted["shards"] = shards
@@ -220,6 +234,14 @@ def join_store(
             f"{why}. A store holds one tournament: use another database "
             "(or schema) for a new run, or the configuration that started this one"
         )
+    why = bot_programs.difference(meta.get(bot_programs.META_KEY), programs)
+    if why:
+        raise ShardError(
+            f"{where} holds tournament {meta.get('tournament_id', '?')}, whose bots are not "
+            f"this process's: {why}. Every shard must run the same programs under the same "
+            "names (their hands are rated together): give each shard the same bots, or use "
+            "another database for another run"
+        )
     why = _sequential_difference(theirs, config)
     if why:
         raise ShardError(
@@ -233,7 +255,11 @@ def join_store(
             f"{where} is played by {meta['shards']} shards; this process says --shard I/"
             f"{shards}. Use the same N as the rest of the run (the partition depends on it)"
         )
-    return store.tournament_id(meta)
+    tid = store.tournament_id(meta)
+    hold = getattr(store, "hold_shard", None)
+    if shard is not None and hold is not None:
+        hold(str(shard))
+    return tid
 
 
 def open_store(location: str, *, create: bool = False) -> ResultStore:

@@ -39,7 +39,7 @@ from .config_stored import load_config
 from .fileread import DuplicateKeyError, read_regular, unique_keys
 from .handcheck import ReplayMismatchError, compare, expected
 from .replay import ReplayError, check, load, replay_name, validate
-from .store import HandRecord, ResultStore, content_hash
+from .store import LOCK_NAME, HandRecord, ResultStore, Store, content_hash
 
 MAX_LINES = 20
 UNWRITTEN = (ValueError, TypeError, OverflowError, RecursionError, LookupError)
@@ -73,6 +73,11 @@ class VerifyReport:
     """What that older chain leaves out that this run has ('' if nothing)."""
     reports_absent: list[str] = field(default_factory=list)
     """Report files that were not in the folder, so not compared with the database."""
+    replays_absent: bool = False
+    """A shared store's folder without replay files (a shard writes none): not a problem, the
+    hands were checked against the database's copies."""
+    rewrite: str = "uno-arena tournament report DIR"
+    """The command that writes the folder's reports and replays again from the database."""
 
     @property
     def ok(self) -> bool:
@@ -112,6 +117,39 @@ def verify(
             store.close()
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def rewrite_command(folder: Path | None, store: ResultStore) -> str:
+    """The command that writes ``folder``'s reports and replays from ``store``: ``report DIR``
+    for a run's own SQLite file, ``report --store URL --out DIR`` for a shared store (``report
+    DIR`` there finds no database and fails)."""
+    where = str(folder) if folder is not None else "DIR"
+    if isinstance(store, Store):
+        return f"uno-arena tournament report {where}"
+    return f"uno-arena tournament report --store {store.location} --out {where}"
+
+
+def playing(folder: Path) -> str:
+    """Who plays the run in ``folder`` now (its tournament.lock's holder), or '' if nobody.
+    A run in progress stores hands and incidents after its last results.json, which a check
+    would count as edits; the lock is only probed (a shared lock, let go at once), never kept,
+    so a resume is not refused because of verify."""
+    import fcntl
+
+    try:
+        fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return ""  # no lock file: never played by a runner that locks, or not readable
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+        return holder[:100] or "another process"
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)  # closing drops the shared lock too
+    return ""
 
 
 def unwritten(exc: BaseException) -> str:
@@ -226,17 +264,20 @@ def _verify(
 
     replays: Path | None = folder / "replays" if folder is not None else None
     files: set[str] | None = None
+    rep.rewrite = rewrite_command(folder, store)
     if replays is not None:
         try:
             files = set(os.listdir(replays))
         except (FileNotFoundError, NotADirectoryError):
             files = None
-            if raw.digests:
+            if raw.digests and isinstance(store, Store):  # a SQLite run writes every file
                 out.add(
                     f"{replays}: no replays folder, so no replay file was checked (the hands "
-                    "were checked against the database's copies); `uno-arena tournament report "
-                    f"{folder}` writes the files again from the database"
+                    f"were checked against the database's copies); `{rep.rewrite}` writes the "
+                    "files again from the database"
                 )
+            elif raw.digests:  # a shard of a shared store writes none (only report --out does)
+                rep.replays_absent = True
     named: set[str] = set()
     for i, h in enumerate(store.hand_rows()):
         if progress is not None and i % 200 == 0:
@@ -559,7 +600,12 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
     if rep.reports_absent and rep.ok:
         todo += (
             f"; not there, so not compared: {', '.join(rep.reports_absent)} "
-            "(`uno-arena tournament report DIR` writes them from the database)"
+            f"(`{rep.rewrite}` writes them from the database)"
+        )
+    if rep.replays_absent and rep.ok:
+        todo += (
+            "; no replay files in the folder (a shard writes none), so the hands were checked "
+            f"against the database's copies (`{rep.rewrite}` writes the files)"
         )
     if rep.ok:
         print(
