@@ -348,6 +348,7 @@ def test_a_prior_fit_that_never_converges_says_its_numbers_are_not_estimates(
     out = Outcomes.from_results(hands, {b: i for i, b in enumerate(names)}, "deal")
     _, note = fit_ratings(out, names)
     assert note.endswith(
-        "overlap. Even that fit did not converge: these numbers are not estimates; play more "
+        "shared (in enough deals). Even that fit did not converge: these numbers are not "
+        "estimates; play more "
         "hands (or check the forfeits) before reading them."
     ), note
