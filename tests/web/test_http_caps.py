@@ -47,7 +47,13 @@ async def test_the_web_view_refuses_connections_over_its_cap_and_the_game_goes_o
         await view.start()
         try:
             held = await _silent(view.port, guard.WEB_CONNECTIONS)
-            await asyncio.sleep(0.2)  # let the server accept them all
+            server = view._runner.server if view._runner is not None else None
+            assert isinstance(server, guard._CappedServer)
+            for _ in range(6000):  # until the server has accepted them all (its own count)
+                if server.open == guard.WEB_CONNECTIONS:
+                    break
+                await asyncio.sleep(0.02)
+            assert server.open == guard.WEB_CONNECTIONS
             refused = await _answer(view.port)
             assert refused.startswith(b"HTTP/1.1 503"), refused
             assert b"too many connections to this port" in refused
@@ -57,7 +63,7 @@ async def test_the_web_view_refuses_connections_over_its_cap_and_the_game_goes_o
             for w in held:
                 w.close()
             ok = b""
-            for _ in range(200):  # until the closed ones are counted out
+            for _ in range(2400):  # until the closed ones are counted out
                 ok = await _answer(view.port)
                 if ok.startswith(b"HTTP/1.1 200"):
                     break
@@ -105,7 +111,7 @@ def test_a_metrics_page_refuses_connections_over_its_cap() -> None:
             for _ in range(guard.METRICS_CONNECTIONS)
         ]
         refused = b""
-        for _ in range(200):  # until the server has accepted them all
+        for _ in range(2400):  # until the server has accepted them all
             refused = _scrape(port)
             if refused.startswith(b"HTTP/1.1 503"):
                 break
@@ -115,7 +121,7 @@ def test_a_metrics_page_refuses_connections_over_its_cap() -> None:
         for s in held:
             s.close()
         page = b""
-        for _ in range(200):  # until the closed ones are counted out
+        for _ in range(2400):  # until the closed ones are counted out
             page = _scrape(port)
             if b"uno_cap_probe_total 7.0" in page:
                 break
