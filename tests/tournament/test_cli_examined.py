@@ -49,6 +49,13 @@ def test_report_replaces_a_link_or_a_pipe_and_names_a_folder(played: Path, tmp_p
     (run / "results.json").symlink_to(victim)  # written through, it overwrote a file outside
     (run / "leaderboard.md").unlink()
     os.mkfifo(run / "leaderboard.md")  # opened for writing, it waited for a reader forever
+    # a results.json that is not a report cannot vouch for the database: refused, not written
+    # through nor taken for no report at all (an examination truncated it to hide an edit)
+    line = refused("tournament", "report", str(run))
+    assert "results.json is not a report this program wrote" in line, line
+    assert "move results.json away first" in line, line
+    assert victim.read_text() == "precious\n"
+    (run / "results.json").unlink()  # moved away: the database is reported as it is
     res = cli("tournament", "report", str(run))
     assert res.returncode == 0, res.stderr[-2000:]
     assert victim.read_text() == "precious\n"
@@ -329,6 +336,49 @@ def test_report_and_resume_refuse_an_edited_or_deleted_incident_but_not_a_new_on
         assert cli("tournament", "verify", str(folder)).returncode == 1
 
 
+def test_a_results_json_cut_short_emptied_or_without_its_chain_guards_still(
+    played: Path, tmp_path: Path
+) -> None:
+    """An examination deleted a hand (and its replay), then cut results.json short, emptied it
+    or removed its chain: report and resume took that for no report at all, wrote over it,
+    and verify passed a finished run with a hand gone ("1 planned hands not played yet")."""
+    for how in ("cut", "empty", "no chain", "no digests", "short digests"):
+        run = _copy(played, tmp_path / how.replace(" ", "-"))
+        db = run / "tournament.sqlite"
+        hid = sqlite3.connect(db).execute("SELECT max(hand_id) FROM hands").fetchone()[0]
+        _edit(db, *(f"DELETE FROM {t} WHERE hand_id = '{hid}'" for t in ("seats", "replays")))
+        _edit(db, f"DELETE FROM hands WHERE hand_id = '{hid}'")
+        text = (run / "results.json").read_text()
+        data = json.loads(text)
+        if how == "cut":
+            text = text[:3000]
+        elif how == "empty":
+            text = ""
+        elif how == "no chain":
+            del data["chain"]
+        elif how == "no digests":
+            del data["chain"]["hands_digests"]
+        else:
+            data["chain"]["hands_digests"] = data["chain"]["hands_digests"][:24]
+        if how not in ("cut", "empty"):
+            text = json.dumps(data, indent=2)
+        (run / "results.json").write_text(text)
+        want = (
+            "results.json is not a report this program wrote"
+            if how in ("cut", "empty")
+            else "results.json holds no chain"
+            if how == "no chain"
+            else "results.json's chain does not list this run's planned hands"
+        )
+        for args in (("report", str(run)), ("resume", str(run), "--quiet")):
+            line = refused("tournament", *args)
+            assert want in line and "move results.json away first" in line, (how, line)
+        assert (run / "results.json").read_text() == text, how  # nothing written over
+        assert sqlite3.connect(db).execute(
+            "SELECT count(*) FROM hands WHERE hand_id = ?", (hid,)
+        ).fetchone() == (0,), how  # and the deleted hand not played again
+
+
 def test_report_and_resume_refuse_a_hand_stored_outside_the_schedule(
     played: Path, tmp_path: Path
 ) -> None:
@@ -365,6 +415,11 @@ def test_report_and_resume_are_not_held_by_a_pipe_or_a_device_at_results_json(
             os.mkfifo(run / "results.json")
         else:
             (run / "results.json").symlink_to("/dev/zero")
+        for args in (("report", str(run)), ("resume", str(run), "--quiet")):
+            res = cli("tournament", *args, timeout=120)  # answered at once, nothing written
+            assert res.returncode == 2, (plant, args, res.stderr[-1000:])
+            assert "results.json is not a report this program wrote" in res.stderr, res.stderr
+        (run / "results.json").unlink()
         for args in (("report", str(run)), ("resume", str(run), "--quiet")):
             res = cli("tournament", *args, timeout=120)
             assert res.returncode == 0, (plant, args, res.stderr[-1000:])

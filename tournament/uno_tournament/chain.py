@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -347,8 +348,11 @@ def changed_since(
     every planned hand: a finished run stores no more), but an incident the chain holds that
     was edited or deleted is. ``None`` too for a chain of another algorithm or plan,
     which this cannot compare (``verify`` says what it can)."""
-    if not isinstance(ref, dict) or ref.get("algorithm") != now.algorithm:
-        return None
+    if not isinstance(ref, dict):
+        return "results.json holds no chain to compare the database with"
+    if ref.get("algorithm") not in (ALGORITHM, *OLDER):
+        return f"results.json's chain is of an unknown kind ({str(ref.get('algorithm'))[:40]!r})"
+    # each hand's digest is the same under every chain kind: an older run's chain compares too
     columns = ref.get("columns")
     # the configuration first: an edit that also changed the plan's size (more blocks) made
     # the positions below incomparable, and the edit went unseen (an examination)
@@ -356,7 +360,9 @@ def changed_since(
         return "the stored configuration differs from the one chained into results.json"
     positions = ref.get("hands_digests")
     if not isinstance(positions, str) or len(positions) != SHORT * len(plan_ids):
-        return None
+        # cut, removed or of another plan (the configuration, compared above, sets the plan):
+        # a results.json whose chain cannot be compared must not pass as one that matches
+        return "results.json's chain does not list this run's planned hands"
     chained = 0
     for k, hid in enumerate(plan_ids):
         want = positions[k * SHORT : (k + 1) * SHORT]
@@ -486,7 +492,19 @@ def unchanged(
     it). ``now``: the store's chain, if computed already."""
     old = _reported(out)
     if old is None:
-        return  # none, or unreadable: verify names it; it is written anew (replacing a pipe)
+        if not os.path.lexists(out / "results.json"):
+            return  # no report yet
+        # there, but empty, cut short, not JSON, or a pipe or a link to a device: treated as
+        # absent, it let report and resume write over an edited database unseen (an
+        # examination truncated it after deleting a hand, and resumed: the hand was played
+        # again and verify passed)
+        raise StoreChangedError(
+            f"{out}: results.json is not a report this program wrote (empty, cut short, not "
+            "JSON, or not a file), so the database cannot be compared with it and an edit "
+            f"since the last report would go unseen; `uno-arena tournament verify {out}` "
+            "checks what it can. Restore results.json from a copy, or, to report the database "
+            "as it is now, move results.json away first"
+        )
     if old.get("tournament_id") != tid:
         # a new run never writes over another tournament's reports (runner.start refuses the
         # folder), so the database's id was changed, which turned every check below off (an
