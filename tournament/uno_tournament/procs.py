@@ -220,6 +220,7 @@ class BotProcess:
                     prot.bwrap, spec, args, port=port, socket_dir=self._relay.dir, hide=self.hide
                 )
                 keeper["seccomp"] = seccomp.program().hex()
+                keeper["sockets_max"] = sandbox.CONNECTIONS_MAX  # its own network namespace
         with self.log_path.open("ab") as log:
             log.write(
                 f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: "

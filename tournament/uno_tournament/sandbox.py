@@ -93,6 +93,12 @@ shared (an examination: one bot held 600 and another could queue 422 of the 1,02
 a channel between bots and a way to leave none to the others. With none, ordinary signals are
 still delivered (without their queued details); ``sigqueue`` and ``timer_create`` answer
 EAGAIN. ``RLIMIT_MSGQUEUE`` is 0 too: no POSIX message queue, counted the same way."""
+CONNECTIONS_MAX = 64
+"""Connected sockets a confined bot may hold at once (counted in its own network namespace,
+where each connection to the game server is one; a bot needs one or two). The server's
+connections are one budget for every bot: an examination's bot opened 19,700 through its 8
+processes, the server's whole cap, and the other authors' bots timed out. The keeper polls the
+count four times a second and stops a bot above it, naming the limit."""
 NOFILE_MAX = 4096
 """RLIMIT_NOFILE of a confined bot or build: open files per process. The organiser's limit
 (20,000 here) times the pids limit let one bot hold 5 million files, more than the machine's
@@ -133,7 +139,7 @@ class Protections:
         if self.bwrap:
             out.append(f"namespaces (bubblewrap {self.bwrap_version}: user, pid, net, ipc, uts)")
             out.append("files (own folder read-only, private /tmp and /dev/shm)")
-            out.append("network (game server only)")
+            out.append(f"network (game server only, at most {CONNECTIONS_MAX} connections)")
             if seccomp.program():
                 out.append(
                     "seccomp (no keyrings, perf events, bpf, userfaultfd, fallocate, file locks, "
@@ -721,4 +727,5 @@ def limit_names(spec: SandboxSpec, *, watchdog: bool) -> dict[str, str]:
         "memory": f"memory limit {spec.memory_mb} MiB" + (" (RSS watchdog)" if watchdog else ""),
         "pids": f"pids limit {spec.pids}",
         "fsize": f"file size limit {spec.file_size_mb} MiB",
+        "sockets": f"connection limit {CONNECTIONS_MAX} (connected sockets)",
     }

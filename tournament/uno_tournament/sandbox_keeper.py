@@ -12,9 +12,11 @@ must not import the project). It
   (``seccomp``: :mod:`uno_tournament.seccomp`) on a file descriptor;
 - copies the bot's stdout and stderr to its log, rotating the log at ``log_max`` bytes (the
   previous part is kept as ``<log>.1``, older output is dropped, and the cut is noted);
-- ends the bot when it hits a limit: the memory cgroup's OOM kill, the pids cgroup's limit, or
-  (without a memory cgroup) the RSS watchdog; and names that limit in a status file the runner
-  reads (``{"limit": "memory limit 512 MiB", "code": ...}``).
+- ends the bot when it hits a limit: the memory cgroup's OOM kill, the pids cgroup's limit,
+  (without a memory cgroup) the RSS watchdog, or its connections (``sockets_max`` connected
+  sockets in its own network namespace: the game server's connections are shared by every
+  bot); and names that limit in a status file the runner reads
+  (``{"limit": "memory limit 512 MiB", "code": ...}``).
 
 Its exit status is the bot's (128 + N for a bot killed by signal N).
 """
@@ -85,6 +87,26 @@ def descendants(root: int) -> list[int]:
         out.append(pid)
         todo.extend(kids.get(pid, []))
     return out
+
+
+def _netns(pid: int | str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return ""
+
+
+def connected_sockets(pid: int) -> int:
+    """Connected Unix sockets in the network namespace of ``pid`` (the bot's own: every
+    connection it makes to the game server, straight to the server's socket or through its
+    relay, is one there), or -1 when that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/net/unix") as f:
+            lines = f.readlines()[1:]
+    except OSError:
+        return -1
+    # Num RefCount Protocol Flags Type St Inode [Path]: St 03 is connected
+    return sum(1 for ln in lines if ln.split()[5:6] == ["03"])
 
 
 def _rss_bytes(pids: list[int]) -> int:
@@ -184,6 +206,8 @@ class Keeper:
         self.log = Log(cfg["log"], int(cfg.get("log_max", 10 * 2**20)))
         self.pid = 0
         self.status: int | None = None
+        self.netns_pid = 0
+        self.netns = ""
 
     def check_limits(self) -> str:
         """The limit the bot hit, or ""."""
@@ -201,7 +225,26 @@ class Keeper:
         rss_max = int(cfg.get("rss_max", 0))
         if rss_max and _rss_bytes(descendants(os.getpid())) > rss_max:
             return str(cfg["names"]["memory"])
+        sockets_max = int(cfg.get("sockets_max", 0))
+        if sockets_max and self._sockets() > sockets_max:
+            return str(cfg["names"]["sockets"])
         return ""
+
+    def _sockets(self) -> int:
+        """The bot's connected sockets (see :func:`connected_sockets`), read from a process of
+        its own network namespace (found once: bwrap's first child is in it)."""
+        if self.netns_pid:
+            n = connected_sockets(self.netns_pid)
+            if n >= 0 and _netns(self.netns_pid) == self.netns:
+                return n
+            self.netns_pid = 0
+        mine = _netns(os.getpid())
+        for pid in descendants(os.getpid()):
+            ns = _netns(pid)
+            if ns and ns != mine:
+                self.netns_pid, self.netns = pid, ns
+                return max(0, connected_sockets(pid))
+        return 0
 
     def kill_all(self) -> None:
         """SIGKILL every process of the bot: its process tree (subreaper: setsid children
