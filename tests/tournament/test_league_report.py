@@ -128,6 +128,13 @@ def test_report_of_a_league_without_hands(tmp_path: Path) -> None:
         and res.stderr.startswith("uno-arena: ")
         and "no league here" in (res.stderr)
     )
+    # a bot's own folder (what it reads in its sandbox, frozen once judged) is no place for it
+    # (an examination wrote the report into an accepted bot's folder)
+    for inside in ("bots/probe/1", "gates", "bots"):
+        res = _cli("report", str(tmp_path / "league"), "--out", str(tmp_path / "league" / inside))
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert f"inside the league's {inside.split('/')[0]}/ folder" in res.stderr, res.stderr
+        assert not (tmp_path / "league" / inside / "league.md").exists()
 
 
 def _standing(name: str, rating: float, low: float, high: float) -> Standing:

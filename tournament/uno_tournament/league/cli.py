@@ -240,6 +240,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = open_league(folder, args.store)
     try:
         out = Path(args.out) if args.out else folder / "report"
+        for kept in ("bots", "gates"):  # what the bots themselves see, frozen once judged
+            inner = (folder / kept).resolve()
+            if out.resolve() == inner or out.resolve().is_relative_to(inner):
+                raise LeagueError(
+                    f"--out {args.out}: inside the league's {kept}/ folder, where the "
+                    "submitted bots' files are (a bot would read its report there); give "
+                    f"another folder, or leave --out out for {folder / 'report'}"
+                )
         try:
             written = write_report(store, out, str(args.dir))
         except OSError as exc:
