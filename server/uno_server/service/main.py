@@ -25,6 +25,7 @@ import structlog
 from uno_server.gen.uno.v1 import game_pb2
 
 from .auth import parse_bot_specs, reserved_name_problem, token_clashes, token_problem
+from .corelog import CoreLogCollector, captured
 from .limits import NAME_RE
 from .server import ArenaServer, ServerConfig, tune_gc
 
@@ -650,6 +651,7 @@ async def serve(
     """Serve until SIGTERM or Ctrl-C; with ``web_port``, the web view too (``web_view`` makes
     it instead of the plain one: ``serve --league`` adds the league's standings)."""
     server = ArenaServer(cfg)
+    server.arena.metrics.registry.register(CoreLogCollector())  # the captured fd 2's lines
     try:
         port = await server.start()
     except (RuntimeError, OSError) as exc:
@@ -740,6 +742,11 @@ def _stop_now(server: ArenaServer) -> None:
 
 def cmd_serve(args: argparse.Namespace, web_view: Callable[..., Any] | None = None) -> int:
     """Run the game service until SIGTERM or Ctrl-C."""
+    with captured():  # gRPC core's lines on fd 2 become JSON events, rate-limited (corelog)
+        return _serve_captured(args, web_view)
+
+
+def _serve_captured(args: argparse.Namespace, web_view: Callable[..., Any] | None) -> int:
     configure_logging(args.log_level, args.log_format == "json")
     web_port = getattr(args, "web_port", None)  # checked first: it needs no config
     if web_port is not None and not 0 <= web_port <= 65535:
