@@ -358,7 +358,8 @@ async def test_match_keeps_the_hand_the_server_finished_in_its_drain(tmp_path: P
     n, rest = len(hands), 1000 - len(hands)
     last = err.strip().splitlines()[-1]
     assert re.fullmatch(
-        r"uno-arena: the server (shut down|stopped answering \(UNAVAILABLE: [^)]*\)): "
+        r"uno-arena: the server (shut down|shut down or went away \(connections to it are "
+        r"refused\)): "
         rf"{n} of 1000 hands played; to play the other {rest}, run match again with "
         rf"--hands {rest} --seed {1 + n}",
         last,
@@ -485,9 +486,9 @@ async def test_a_hand_whose_end_never_came_is_lost_and_said_so() -> None:
     assert not info.value.shut_down
     stopped = matchcli.Stopped(6, str(info.value), info.value.shut_down, lost=True)
     assert matchcli.stopped_line(stopped, 10, 1) == (
-        "the server stopped answering (UNAVAILABLE: failed to connect to all addresses; "
-        "Connection refused): 6 of 10 hands played; the result of hand 7 is lost; to play the "
-        "other 4, run match again with --hands 4 --seed 7"
+        "the server shut down or went away (connections to it are refused): 6 of 10 hands "
+        "played; the result of hand 7 is lost; to play the other 4, run match again with "
+        "--hands 4 --seed 7"
     )
 
 

@@ -171,6 +171,13 @@ def stopped_line(st: Stopped, hands: int, first_seed: int) -> str:
     rest = hands - st.at
     if st.shut_down or st.ended_by_shutdown:
         head = "the server shut down"
+    elif "connection refused" in st.why.lower():
+        # nothing listens on its port any more: it shut down (a SIGTERM between hands ends
+        # the drain at once) or it went away; the client cannot tell which (an examination:
+        # "stopped answering (UNAVAILABLE: failed to connect ...)" after a SIGTERM)
+        head = "the server shut down or went away (connections to it are refused)"
+    elif st.why.startswith("CANCELLED"):  # a call in flight as it stopped, without a word
+        head = "the server shut down or went away (it closed the connection)"
     else:
         head = f"the server stopped answering ({st.why})"
     line = f"{head}: {st.at} of {hands} hands played"

@@ -1,0 +1,82 @@
+"""``uno-arena match`` when the server is stopped between hands: the line names a shutdown (or a
+server gone), never "stopped answering" for a port that refuses connections."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+from uno_server.service import matchcli
+
+ADMIN = "admin-token-gone-1"
+REFUSED = (
+    "UNAVAILABLE: failed to connect to all addresses; last error: UNKNOWN: "
+    "ipv4:127.0.0.1:49601: Failed to connect to remote host: Connection refused"
+)
+
+
+def test_a_refused_connection_after_the_first_hand_is_a_server_shut_down_or_gone() -> None:
+    stopped = matchcli.Stopped(4, REFUSED, shut_down=False, lost=False)
+    assert matchcli.stopped_line(stopped, 50, 501) == (
+        "the server shut down or went away (connections to it are refused): 4 of 50 hands "
+        "played; to play the other 46, run match again with --hands 46 --seed 505"
+    )
+    cut = matchcli.Stopped(4, "CANCELLED: CANCELLED", shut_down=False, lost=False)
+    assert matchcli.stopped_line(cut, 50, 501).startswith(
+        "the server shut down or went away (it closed the connection): 4 of 50 hands played"
+    )
+    # a server that answers but fails otherwise still says so, with what failed
+    other = matchcli.Stopped(4, "UNAVAILABLE: Socket closed", shut_down=False, lost=False)
+    assert matchcli.stopped_line(other, 50, 501).startswith(
+        "the server stopped answering (UNAVAILABLE: Socket closed): 4 of 50 hands played"
+    )
+
+
+def test_sigterm_between_hands_of_match_says_the_server_shut_down() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token", ADMIN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    match: subprocess.Popen[str] | None = None
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().strip().rsplit(":", 1)[1])
+        match = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "uno_server.cli", "match"),
+                *("--server", f"127.0.0.1:{port}", "--admin-token", ADMIN, "--hands", "50"),
+                *("--seats", "heuristic", "random", "heuristic", "random"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert match.stdout is not None
+        first = match.stdout.readline()
+        assert first.startswith("hand   1"), first
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=60)
+        assert server.returncode == 0
+        out, err = match.communicate(timeout=60)
+    finally:
+        for p in (server, match):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+    last = err.strip().splitlines()[-1]
+    n = 1 + len(re.findall(r"^hand +\d+ ", out, re.M))
+    assert re.fullmatch(
+        r"uno-arena: the server shut down( or went away \((connections to it are refused|"
+        r"it closed the connection)\))?"
+        rf": {n} of 50 hands played(; the last, hand {n + 1}, ended by the shutdown)?; "
+        rf"to play the other {50 - n}, run match again with --hands {50 - n} --seed {1 + n}",
+        last,
+    ), err[-2000:]
