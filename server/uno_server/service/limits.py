@@ -17,6 +17,7 @@ somebody else over a limit. :func:`check` returns the first violation as a :clas
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -243,8 +244,27 @@ def _check_text(lim: Limit, value: str) -> tuple[int, str] | None:
     if lim.pattern is not None and not lim.pattern.fullmatch(value):
         return form, f"must be {lim.what}"
     if lim.printable and not value.isprintable():
-        return form, "control or other non-printable characters are not allowed"
+        return form, _not_printable(value)
     return None
+
+
+_NOT_PRINTABLE: Final = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+"""Unicode categories str.isprintable refuses, with Zs but the ASCII space."""
+
+
+def _not_printable(value: str) -> str:
+    """Why ``value`` is not printable: a space other than the ASCII one (U+00A0, which looks
+    like a space, was refused as a control character: an examination), or the rest."""
+    for i, ch in enumerate(value):  # the first character str.isprintable refuses
+        kind = unicodedata.category(ch)
+        if kind == "Zs" and ch != " ":
+            return (
+                f"U+{ord(ch):04X} at character {i + 1}: spaces other than the ASCII space "
+                "are not allowed"
+            )
+        if kind in _NOT_PRINTABLE:
+            break
+    return "control or other non-printable characters are not allowed"
 
 
 def _check_number(lim: Limit, value: int) -> tuple[int, str] | None:

@@ -101,7 +101,8 @@ type MatchSeat struct {
 	// ActionResult code 3, 5 or 9). Counted
 	// here: answers to this seat's requests, and actions that named no request of the bot's own
 	// when this is the bot's first seat in the match. Late answers are not faults: they count in
-	// stale_actions only. >= 0; never a strike.
+	// stale_actions only. >= 0; never a strike. Counted while the match runs: a finished
+	// match's count is the one MatchEnded gave (later rejections count in BotInfo only).
 	RejectedActions int32 `protobuf:"varint,6,opt,name=rejected_actions,json=rejectedActions,proto3" json:"rejected_actions,omitempty"`
 	// True if the takeover bot plays the seat for the rest of the match.
 	TakenOver bool `protobuf:"varint,7,opt,name=taken_over,json=takenOver,proto3" json:"taken_over,omitempty"`

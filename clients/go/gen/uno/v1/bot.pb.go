@@ -377,7 +377,8 @@ type Hello struct {
 	// characters end the stream with INVALID_ARGUMENT / MALFORMED_MESSAGE.
 	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
 	// The bot's own version string, e.g. "1.4.2": 0-64 printable characters (Unicode letters,
-	// marks, numbers, punctuation, symbols and the space; no control characters). Shown to other
+	// marks, numbers, punctuation, symbols and the ASCII space only; no other space such as
+	// U+00A0, no control or format characters: MALFORMED_MESSAGE). Shown to other
 	// bots (MatchStarted) and in ListBots and match records. Over the limit: the stream ends with
 	// INVALID_ARGUMENT / LIMIT_EXCEEDED (field "hello.bot_version").
 	BotVersion string `protobuf:"bytes,2,opt,name=bot_version,json=botVersion,proto3" json:"bot_version,omitempty"`
@@ -1446,6 +1447,8 @@ type ActionResult struct {
 	// MatchSeat.rejected_actions (for an action that names another bot's or an unknown request:
 	// the sender's first seat in that match, if any), MatchEnded.rejected_actions and
 	// BotInfo.rejected_actions. The two counts never overlap. No rejection is ever a strike.
+	// A match's counts (MatchSeat, MatchEnded) are fixed when it ends: a rejection after
+	// MatchEnded counts in BotInfo only.
 	Code int32 `protobuf:"varint,6,opt,name=code,proto3" json:"code,omitempty"`
 	// Machine-readable reason of the rejection.
 	Reason ErrorReason `protobuf:"varint,7,opt,name=reason,proto3,enum=uno.v1.ErrorReason" json:"reason,omitempty"`

@@ -99,7 +99,8 @@ export interface MatchSeat {
    * ActionResult code 3, 5 or 9). Counted
    * here: answers to this seat's requests, and actions that named no request of the bot's own
    * when this is the bot's first seat in the match. Late answers are not faults: they count in
-   * stale_actions only. >= 0; never a strike.
+   * stale_actions only. >= 0; never a strike. Counted while the match runs: a finished
+   * match's count is the one MatchEnded gave (later rejections count in BotInfo only).
    */
   rejectedActions: number;
   /** True if the takeover bot plays the seat for the rest of the match. */

@@ -256,7 +256,8 @@ export interface Hello {
   botName: string;
   /**
    * The bot's own version string, e.g. "1.4.2": 0-64 printable characters (Unicode letters,
-   * marks, numbers, punctuation, symbols and the space; no control characters). Shown to other
+   * marks, numbers, punctuation, symbols and the ASCII space only; no other space such as
+   * U+00A0, no control or format characters: MALFORMED_MESSAGE). Shown to other
    * bots (MatchStarted) and in ListBots and match records. Over the limit: the stream ends with
    * INVALID_ARGUMENT / LIMIT_EXCEEDED (field "hello.bot_version").
    */
@@ -598,6 +599,8 @@ export interface ActionResult {
    * MatchSeat.rejected_actions (for an action that names another bot's or an unknown request:
    * the sender's first seat in that match, if any), MatchEnded.rejected_actions and
    * BotInfo.rejected_actions. The two counts never overlap. No rejection is ever a strike.
+   * A match's counts (MatchSeat, MatchEnded) are fixed when it ends: a rejection after
+   * MatchEnded counts in BotInfo only.
    */
   code: number;
   /** Machine-readable reason of the rejection. */
