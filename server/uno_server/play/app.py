@@ -42,6 +42,7 @@ from uno_server.gen.uno.v1 import bot_pb2, game_pb2
 
 from .cards import Flow, chips, color_text, face, label
 from .dialogs import ColorScreen, SeatScreen
+from .history import FollowingLog
 from .human import NO_DEADLINE_MS, Decision
 from .model import TableModel, player_name
 from .render import (
@@ -66,18 +67,6 @@ lines and the moves panel drops its empty message line: the legal moves stay on 
 
 
 CARD_KEYS = "1234567890"
-
-
-class FollowingLog(RichLog):
-    """The "What happened" log. A RichLog scrolls to its end when written to, not when the
-    panels around it grow (a second row of cards, the evidence panel) and shrink it: then its
-    last lines would hide below the fold until the next write. This one keeps to its end."""
-
-    def on_resize(self, event: events.Resize) -> None:
-        # RichLog's own on_resize (rendering deferred writes) runs too: Textual calls the
-        # handler of every class in the MRO
-        if self.auto_scroll:
-            self.scroll_end(animate=False, immediate=False, x_axis=False)
 
 
 class PlayApp(App[None]):

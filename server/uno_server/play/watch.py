@@ -38,6 +38,7 @@ from uno_server.service.tlsclient import channel as tls_channel
 
 from .cards import color_text, face
 from .follow import Follower, Spectator, WatchError
+from .history import FollowingLog
 from .model import LogLine, TableModel
 from .render import TableInfo, line_text, seats_table, status_line
 
@@ -167,7 +168,7 @@ class TableView(Vertical):
         with Horizontal(classes="upper"):
             yield Static(classes="seats")
             yield Static(classes="table")
-        yield RichLog(wrap=True, markup=False, max_lines=1000, auto_scroll=True)
+        yield FollowingLog(wrap=True, markup=False, max_lines=1000, auto_scroll=True)
 
     def on_mount(self) -> None:
         self.query_one(".seats").border_title = "Seats"
