@@ -109,8 +109,36 @@ class OneLineParser(argparse.ArgumentParser):
     printed its whole usage block above it (ten lines for ``league run``). The subcommands'
     parsers are made by ``add_subparsers``, which takes this class for them too."""
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """As argparse's, noting on the namespace which (sub)command left arguments unknown:
+        the innermost, as it returns first. An unknown flag is reported by the top parser,
+        whose help does not list the subcommand's options."""
+        ns, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(ns, _HELP_PROG):
+            setattr(ns, _HELP_PROG, self.prog)
+        return ns, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            prog = getattr(ns, _HELP_PROG, self.prog)
+            self.exit(
+                2,
+                f"uno-arena: unrecognized arguments: {' '.join(extras)} "
+                f"(`{prog} --help` lists the options)\n",
+            )
+        return ns
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"uno-arena: {message} (`{self.prog} --help` lists the options)\n")
+
+
+_HELP_PROG = "_uno_arena_help_prog"
+"""The namespace attribute naming the (sub)command whose options were not all known."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -600,3 +600,21 @@ def test_a_config_files_range_errors_name_the_file_and_read_as_numbers(tmp_path:
     cfg.write_text("[server]\nmax_message_bytes = 1\n")
     line = refused("serve", "--config", str(cfg), "--admin-token", "admin-secret-0001")
     assert f"{cfg}: server.max_message_bytes: must be 2097152-1073741824, got 1" in line, line
+
+
+def test_a_value_a_flag_gave_is_named_by_that_flag_as_typed(tmp_path: Path) -> None:
+    """An examination: `serve --port 99999` said `server.port: ...` and `--retain-seconds -5`
+    `server.retain_seconds: ... got -5.0`, config keys the user never typed, the value not as
+    typed. The same value from a config file still names the file and its key."""
+    for flag, value, want in (
+        ("--port", "99999", "--port: must be 0-65535, got 99999"),
+        ("--retain-seconds", "-5", "--retain-seconds: must be 0-2592000, got -5"),
+        ("--metrics-port", "70000", "--metrics-port: must be 0-65535, got 70000"),
+    ):
+        _one_line(_serve_once(flag, value, "--admin-token", "admin-token-xyz1"), want)
+    path = tmp_path / "server.toml"
+    path.write_text("[server]\nretain_seconds = -5\n")
+    _one_line(
+        _serve_once("--config", str(path), "--admin-token", "admin-token-xyz1"),
+        f"{path}: server.retain_seconds: must be 0-2592000, got -5",
+    )

@@ -26,7 +26,14 @@ from uno_server.service.server import ServerConfig
 from uno_server.service.tlsclient import tls_ca_problem
 
 from .human import NO_DEADLINE_MS
-from .session import PRACTICE_WINDOW_MS, RULE_NAMES, PlayOptions, SetupError, split_addr
+from .session import (
+    PRACTICE_WINDOW_MS,
+    RULE_NAMES,
+    PlayOptions,
+    SeatSpec,
+    SetupError,
+    split_addr,
+)
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -256,14 +263,30 @@ def play_options(args: argparse.Namespace) -> PlayOptions:
         if first != name:
             raise SetupError(f"--bot {first} and --bot {name}: the same token; give each its own")
     # every check that needs no server, before the screen opens
-    opts.seat_specs()
-    _check_rule_ranges(opts)
+    _check_bot_names(opts, opts.seat_specs())
+    _check_rule_ranges(opts)  # --uno-window-ms and --target-score too: the server's ranges
     opts.time_control()
-    if opts.uno_window_ms is not None and not 0 <= opts.uno_window_ms <= 60_000:
-        raise SetupError("--uno-window-ms: must be 0-60000")
-    if opts.target_score is not None and not 1 <= opts.target_score <= 100_000:
-        raise SetupError("--target-score: must be 1-100000")
     return opts
+
+
+def _check_bot_names(opts: PlayOptions, specs: list[SeatSpec]) -> None:
+    """``--bot NAME=TOKEN`` names a bot seat of ``--seats``: a name that is none is most
+    likely a typo of one, and its token would be unused without a word (the seat it meant
+    got a new token)."""
+    bots = [s.name for s in specs if s.kind == "bot"]
+    for name in opts.bot_tokens:
+        if opts.server:
+            raise SetupError(
+                f"--bot {name[:64]}: is for the embedded table (the bots' tokens of a running "
+                "server are its own); leave --bot out with --server"
+            )
+        if name not in bots:
+            seats = " ".join(s.kind if s.kind in ("me", "ai") else s.name for s in specs)
+            has = f"its bot seats: {', '.join(bots)}" if bots else "it has no bot seat"
+            raise SetupError(
+                f"--bot {name[:64]}: no seat of that name in --seats ({seats}; {has}); "
+                "name a bot seat, or add the bot to --seats"
+            )
 
 
 def _check_rule_ranges(opts: PlayOptions) -> None:
@@ -277,8 +300,14 @@ def _check_rule_ranges(opts: PlayOptions) -> None:
         name, _, why = said.removeprefix("rules.").partition(": ")
         if name in opts.rules:
             raise SetupError(f"--rule {name}={opts.rules[name]}: {why}") from None
-        flag = {"seats": "--seats", "target_score": "--target-score"}.get(name, "--rule")
-        raise SetupError(f"{flag}: {said}") from None
+        typed = {"target_score": opts.target_score, "uno_window_ms": opts.uno_window_ms}
+        if typed.get(name) is not None:  # a flag of its own, the value as typed
+            flag = "--" + name.replace("_", "-")
+            said = f"{flag}: {why}" if "got" in why else f"{flag} {typed[name]}: {why}"
+            raise SetupError(said) from None
+        if name == "seats":
+            raise SetupError(f"--seats: {why}") from None
+        raise SetupError(f"--rule: {said}") from None
 
 
 def terminal_problem() -> str | None:

@@ -304,7 +304,7 @@ def validate(
     for name, (lo, hi) in _RANGES.items():
         v = getattr(cfg, name)
         if not lo <= v <= hi:
-            raise ConfigError(f"server.{name}: must be {_num(lo)}-{_num(hi)}, got {v!r}")
+            raise ConfigError(f"server.{name}: must be {_num(lo)}-{_num(hi)}, got {_num(v)}")
     for name, token in cfg.bots.items():  # before the admin token: each names its own entry
         check_bot_name(name, "bots")
         problem = token_problem(token)
@@ -593,6 +593,16 @@ def _from_file(message: str, args: argparse.Namespace, flag_bots: Mapping[str, s
     return False
 
 
+def _as_flag(message: str, args: argparse.Namespace) -> ConfigError:
+    """A message of :func:`validate` about a ``server.X`` field that a flag set, naming the
+    flag the user typed (``--port: must be 0-65535, got 99999``), not the config key."""
+    field_name, sep, rest = message.partition(": ")
+    name = field_name.removeprefix("server.")
+    if sep and field_name.startswith("server.") and getattr(args, name, None) is not None:
+        return ConfigError(f"--{name.replace('_', '-')}: {rest}")
+    return ConfigError(message)
+
+
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     cfg = load_config(args.config)
     admin_source = ADMIN_TOKEN_FIELD  # where the admin token comes from: the file's field, ...
@@ -639,7 +649,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         validate(cfg, admin_source, {name: f"bots.{name} (--bot)" for name in flag_bots})
     except ConfigError as exc:  # a field the file set is named with the file, as its parse errors
         from_file = args.config and _from_file(str(exc), args, flag_bots)
-        raise (ConfigError(f"{args.config}: {exc}") if from_file else exc) from None
+        if from_file:
+            raise ConfigError(f"{args.config}: {exc}") from None
+        raise _as_flag(str(exc), args) from None
     if ":" in cfg.host and not cfg.host.startswith("["):
         cfg.host = f"[{cfg.host}]"  # a bare IPv6 address: gRPC reads "::1:50051" otherwise
     return cfg
