@@ -5,6 +5,7 @@ naming it, with the bad value repeated at most :data:`MAX_ECHO` characters long.
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 from typing import Any
@@ -26,9 +27,36 @@ def _cut(text: str, limit: int = MAX_ECHO) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _toml(v: Any, depth: int = 0) -> str:
+    """A value spelled as TOML writes it (``true``, not Python's ``True``; ``inf``; an array
+    ``[1, "a"]``; an inline table ``{ a = 1 }``). A string keeps its repr, a TOML literal
+    string (``'many'``) or, holding a ``'``, a basic one."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, list | tuple | dict) and depth > 8:  # deep nesting: cut, not recursed
+        return "…"
+    if isinstance(v, list | tuple):  # only as many items as the message can show
+        return "[" + ", ".join(_toml(x, depth + 1) for x in v[:MAX_ECHO]) + "]"
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        items = list(v.items())[:MAX_ECHO]
+        return "{ " + ", ".join(f"{_key(k)} = {_toml(x, depth + 1)}" for k, x in items) + " }"
+    if hasattr(v, "isoformat"):  # TOML's dates and times
+        return str(v.isoformat())
+    return repr(v)
+
+
 def _shown(v: Any) -> str:
-    """A value as an error message repeats it: its repr, cut to MAX_ECHO characters."""
-    return _cut(repr(v))
+    """A value as an error message repeats it: as TOML spells it, cut to MAX_ECHO
+    characters."""
+    return _cut(_toml(v))
 
 
 def _key(key: Any) -> str:
