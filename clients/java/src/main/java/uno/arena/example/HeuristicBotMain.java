@@ -19,6 +19,9 @@ import uno.v1.MatchStarted;
  * overruns its deadline); both default to 0 = off.
  */
 public final class HeuristicBotMain {
+  /** The bot's default name, which its one-line errors start with (BotRunner's too). */
+  static final String NAME = "java-heuristic";
+
   private HeuristicBotMain() {}
 
   public static void main(String[] args) {
@@ -52,7 +55,7 @@ public final class HeuristicBotMain {
         }
       }
     } catch (IllegalArgumentException e) {
-      System.err.println("uno-bot: " + e.getMessage());
+      System.err.println(NAME + ": " + e.getMessage());
       System.exit(2);
       return;
     }
@@ -61,7 +64,7 @@ public final class HeuristicBotMain {
       System.out.println("  Chaos testing: --overrun-every N --overrun-ms MS (every Nth decision sleeps MS ms; 0 = off)");
       return;
     }
-    BotRunner.main(rest.toArray(new String[0]), overrun(new HeuristicBot(), every, ms), "java-heuristic");
+    BotRunner.main(rest.toArray(new String[0]), overrun(new HeuristicBot(), every, ms), NAME);
   }
 
   private static long parseCount(String flag, String value) {

@@ -27,13 +27,21 @@ import java.util.logging.SimpleFormatter;
  *
  * <p>Exit status: 0 after SIGINT / SIGTERM (the stream is half-closed first); 2 for a bad command
  * line or address (one line on stderr, nothing is tried); 1 when the server refuses the bot (bad
- * token, name not allowed, session replaced...), also with one line.
+ * token, name not allowed, session replaced...), also with one line. Each line starts with the
+ * bot's name, as the Go, TypeScript and Rust bots' do: its {@code --name} (or
+ * UNO_ARENA_BOT_NAME) once the command line is read, the {@code defaultName} the program gives
+ * before that ({@code my-bot: unknown argument --bogus ...}).
  *
  * <p>Usage: {@code public static void main(String[] a) { BotRunner.main(a, new MyBot(), "my-bot"); }}
  */
 public final class BotRunner {
-  /** How the one-line errors on stderr start. */
+  /** How the one-line errors on stderr start when the program gives no default name. */
   static final String PROGRAM = "uno-bot";
+
+  /** The name an error line starts with: the bot's name, else {@link #PROGRAM}. */
+  static String program(String name) {
+    return name == null || name.isBlank() ? PROGRAM : name;
+  }
 
   private BotRunner() {}
 
@@ -61,7 +69,7 @@ public final class BotRunner {
     try {
       o = parse(args, System.getenv(), defaultName, sdkVersion());
     } catch (IllegalArgumentException e) {
-      System.err.println(PROGRAM + ": " + e.getMessage());
+      System.err.println(program(defaultName) + ": " + e.getMessage());
       return 2;
     }
     if (o == null) {
@@ -101,7 +109,7 @@ public final class BotRunner {
     try {
       client.run();
     } catch (UnoBotException e) {
-      System.err.println(PROGRAM + ": " + e.getMessage());
+      System.err.println(program(o.name()) + ": " + e.getMessage());
       code = 1;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -69,7 +69,28 @@ class BotRunnerTest {
     }
     assertEquals(2, code);
     assertEquals(
-        "uno-bot: invalid address \"foo\": use HOST:PORT, http://HOST:PORT or https://HOST:PORT\n",
+        "n: invalid address \"foo\": use HOST:PORT, http://HOST:PORT or https://HOST:PORT\n",
+        buf.toString(java.nio.charset.StandardCharsets.UTF_8).replace(System.lineSeparator(), "\n"));
+  }
+
+  @Test
+  void aCommandLineErrorStartsWithTheBotsName() {
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
+    int code;
+    int unnamed;
+    try {
+      code = BotRunner.run(new String[] {"--bogus"}, d -> 0, "my-bot");
+      unnamed = BotRunner.run(new String[] {"--bogus"}, d -> 0, "");
+    } finally {
+      System.setErr(err);
+    }
+    assertEquals(2, code);
+    assertEquals(2, unnamed);
+    assertEquals(
+        "my-bot: unknown argument --bogus (--help lists the flags)\n"
+            + "uno-bot: unknown argument --bogus (--help lists the flags)\n",
         buf.toString(java.nio.charset.StandardCharsets.UTF_8).replace(System.lineSeparator(), "\n"));
   }
 
@@ -126,15 +147,26 @@ class BotRunnerTest {
             .build()
             .start();
     java.io.PrintStream err = System.err;
-    System.setErr(new java.io.PrintStream(new java.io.ByteArrayOutputStream(), true, java.nio.charset.StandardCharsets.UTF_8));
+    java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(said, true, java.nio.charset.StandardCharsets.UTF_8));
     int code;
     try {
-      code = BotRunner.run(new String[] {"--addr", "127.0.0.1:" + server.getPort(), "--token", "t"}, d -> 0, "n");
+      code =
+          BotRunner.run(
+              new String[] {"--addr", "127.0.0.1:" + server.getPort(), "--token", "t", "--name", "my-java-bot"},
+              d -> 0,
+              "n");
     } finally {
       System.setErr(err);
       server.shutdownNow();
     }
     assertEquals(1, code, "refused: exit 1");
+    String line = said.toString(java.nio.charset.StandardCharsets.UTF_8);
+    // the refusal's line (after the log's) starts with the bot's --name
+    assertTrue(
+        java.util.Arrays.stream(line.split("\\R"))
+            .anyMatch(l -> l.startsWith("my-java-bot: the server refused the bot: ")),
+        line);
     assertEquals(
         BotRunner.sdkVersion() + " " + UnoBotClient.SDK_TAG,
         hello.get(30, java.util.concurrent.TimeUnit.SECONDS).getBotVersion(),
