@@ -14,11 +14,18 @@ command and environment into a path-free fingerprint:
   part (``path:name``): where a folder is does not change the bot, and a file the bot writes
   (``--trace out/t.jsonl``) may not exist when the first shard starts;
 * every other argument stays as it is (``--randomness``, ``0.75``, ``-m``, a module's name);
-* an external bot (it connects by itself) is ``external``: the run cannot see its program.
+* an external bot (it connects by itself) is ``external``: the run cannot see its program;
+* a launched bot's sandbox limits (:data:`SANDBOX_KEYS`: memory, CPU, processes, file and
+  scratch sizes, the sandbox on or off) are part of it: a bot that runs out of memory at
+  512 MiB on one pod and not at 2 GiB on another is not the same player. ``required``, the
+  build limits, the log size and the extra readable ``paths`` (machine-dependent) are not.
+  A fingerprint recorded before the limits were has none: it is not refused for that.
 
 The runner records the fingerprints in the store (meta ``bot_programs``) next to the identity's
-digest and compares them when a shard joins (:func:`difference`). A store recorded before they
-existed has none: it is not refused for that, and the first process that joins it records its
+digest and compares them when a shard joins (:func:`difference`) and when a tournament folder's
+run is resumed (:func:`check_resume`: a bot edited between a kill and the resume was played on
+without a word, one rating built from two programs). A store recorded before they existed has
+none: it is not refused for that, and the first process that joins or resumes it records its
 own.
 """
 
@@ -31,6 +38,16 @@ from typing import Any
 from .config import BotSpec, TournamentConfig
 
 META_KEY = "bot_programs"
+SANDBOX_KEYS = (
+    "enabled",
+    "memory_mb",
+    "cpu_weight",
+    "cpu_quota",
+    "pids",
+    "file_size_mb",
+    "scratch_mb",
+)
+"""The ``[sandbox]`` settings that change what a launched bot experiences."""
 _CHUNK = 1 << 20
 
 
@@ -71,6 +88,7 @@ def fingerprint(bot: BotSpec) -> dict[str, Any]:
     return {
         "command": [_normal(a, bot.cwd) for a in bot.command],
         "env": {k: _normal(v, bot.cwd) for k, v in sorted(bot.env.items())},
+        "sandbox": {k: getattr(bot.sandbox, k) for k in SANDBOX_KEYS},
     }
 
 
@@ -84,39 +102,97 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _bot_difference(name: str, theirs: Any, mine: dict[str, Any]) -> str:
+def _bot_difference(
+    name: str,
+    theirs: Any,
+    mine: dict[str, Any],
+    words: tuple[str, str] = ("", "yours "),
+    command: list[str] | None = None,
+) -> str:
+    then, now = words
     if not isinstance(theirs, dict):
         return f"bot {name}'s program was recorded unreadably (the database was edited)"
     if theirs.get("external") != mine.get("external"):
         kind = {True: "an external bot", None: "a bot the runner starts"}
         return (
-            f"bot {name} is {kind.get(theirs.get('external'), '?')} there, "
-            f"{kind.get(mine.get('external'), '?')} here"
+            f"bot {name} is {kind.get(theirs.get('external'), '?')}{then or ' there'}, "
+            f"{now if then else ''}{kind.get(mine.get('external'), '?')}{'' if then else ' here'}"
         )
     a, b = list(theirs.get("command") or []), list(mine.get("command") or [])
     if len(a) != len(b):
-        return f"bot {name}'s command is {_show(a)}, yours {_show(b)}"
+        return f"bot {name}'s command is {_show(a)}{then}, {now}{_show(b)}"
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if x != y:
             what = "a file with other content" if str(x).startswith("file:") else "another value"
-            return f"bot {name}'s command argument {i} is {_show(x)}, yours {_show(y)} ({what})"
+            if command and i < len(command) and str(y).startswith("file:"):
+                what = f"the file {_show(command[i])} has other content"
+            return (
+                f"bot {name}'s command argument {i} is {_show(x)}{then}, {now}{_show(y)} ({what})"
+            )
     ea, eb = dict(theirs.get("env") or {}), dict(mine.get("env") or {})
     for k in sorted(set(ea) | set(eb)):
         if ea.get(k) != eb.get(k):
-            return f"bot {name}'s env {k} is {_show(ea.get(k))}, yours {_show(eb.get(k))}"
+            return f"bot {name}'s env {k} is {_show(ea.get(k))}{then}, {now}{_show(eb.get(k))}"
+    sa, sb = theirs.get("sandbox"), dict(mine.get("sandbox") or {})
+    if not isinstance(sa, dict):  # recorded before the sandbox limits were
+        return "" if sa is None else f"bot {name}'s sandbox was recorded unreadably"
+    for k in sorted(set(sa) | set(sb)):
+        if sa.get(k) != sb.get(k):
+            return (
+                f"bot {name}'s sandbox {k} is {_show(sa.get(k))}{then}, {now}{_show(sb.get(k))} "
+                "(the [sandbox] limits it runs under)"
+            )
     return ""
 
 
-def difference(stored: Any, mine: dict[str, dict[str, Any]]) -> str:
+def unrecorded(stored: Any) -> bool:
+    """True if ``stored`` (meta ``bot_programs``) lacks a part this version records (a bot's
+    sandbox limits): the process that joins records its own programs over it."""
+    if not isinstance(stored, dict):
+        return False
+    return any(
+        isinstance(fp, dict) and not fp.get("external") and "sandbox" not in fp
+        for fp in stored.values()
+    )
+
+
+def difference(
+    stored: Any,
+    mine: dict[str, dict[str, Any]],
+    words: tuple[str, str] = ("", "yours "),
+    config: TournamentConfig | None = None,
+) -> str:
     """The first bot whose program differs from the recorded one, in words ('' if none, or if
-    nothing was recorded: a store written before fingerprints)."""
+    nothing was recorded: a store written before fingerprints); ``words`` name the recorded
+    program and this process's (after the one, before the other); ``config``'s commands name a
+    changed file."""
+    commands = {b.name: list(b.command) for b in config.bots} if config is not None else {}
     if stored is None:
         return ""
     if not isinstance(stored, dict):
         return "the recorded bot programs are unreadable (the database was edited)"
     for name, fp in mine.items():
         if name in stored:
-            why = _bot_difference(name, stored[name], fp)
+            why = _bot_difference(name, stored[name], fp, words, commands.get(name))
             if why:
                 return why
     return ""
+
+
+def check_resume(store: Any, config: TournamentConfig, where: object) -> None:
+    """Before a tournament folder's run is resumed: refuse (:class:`StoreError`, one line) if a
+    bot's program is not the one the run started with; record this process's programs in a
+    store that has none (a run started before they were recorded)."""
+    from .store import StoreError
+
+    mine = programs(config)
+    stored = store.meta().get(META_KEY)
+    why = difference(stored, mine, (" when the run started", "now "), config)
+    if why:
+        raise StoreError(
+            f"{where}: {why}, so its resumed hands would be rated with its earlier ones as one "
+            "bot. Restore the program the run started with and resume again, or start a new "
+            "run (another output folder) for the new program"
+        )
+    if stored is None or unrecorded(stored):
+        store.set_meta(META_KEY, mine)

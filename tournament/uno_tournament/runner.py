@@ -61,12 +61,13 @@ from uno_server.gen.uno.v1 import admin_pb2_grpc
 from uno_server.service.tlsclient import channel as tls_channel
 from uno_server.web.guard import start_metrics_server
 
-from . import report, sandbox, schedule
+from . import bot_programs, report, report_guard, sandbox, schedule
 from .build import BuildError, build_bots
 from .config import ConfigError, TournamentConfig
 from .config_stored import load_config
 from .metrics import Registries
 from .player import Player, RunnerError
+from .plural import count
 from .procs import announce_sandbox, token_on_command_line
 from .progress import Progress
 from .rating_bounds import one_sided
@@ -184,7 +185,7 @@ class Runner(SequentialMixin, Player):
         self.store.add_incident(bot, kind, detail)
 
     def _stored_note(self) -> str:
-        return f"; {self.store.count()} hands stored"
+        return f"; {count(self.store.count(), 'hand')} stored"
 
     # ------------------------------------------------------------------ the run
 
@@ -230,8 +231,8 @@ class Runner(SequentialMixin, Player):
         what = f"hand {hand_id}" if hand_id else "the run's state"
         self.log.error("store write failed", hand=hand_id, path=str(path), error=text, errno=code)
         return RunnerError(
-            f"cannot store {what}: {text} ({path}); {stored} of {planned} hands stored, none "
-            f"lost. {todo}, then: uno-arena tournament resume {self.out}"
+            f"cannot store {what}: {text} ({path}); {stored} of {count(planned, 'hand')} "
+            f"stored, none lost. {todo}, then: uno-arena tournament resume {self.out}"
         )
 
     def _absorb(self, rec: HandRecord) -> None:
@@ -564,28 +565,19 @@ class Runner(SequentialMixin, Player):
                 interrupted=self.interrupted,
             )
             self.say(
-                f"interrupted: {total} of {len(plan)} hands stored. Resume with:\n"
+                f"interrupted: {total} of {count(len(plan), 'hand')} stored. Resume with:\n"
                 f"  uno-arena tournament resume {self.out}"
             )
             return 130 if self.interrupted else 0
         self.log.info("run finished", stored=total, planned=len(plan))
-        self.say(f"finished: {total} hands in {self.out}")
-        try:
-            report.write_all(
-                self.out,
-                self.store,
-                self.config,
-                self.tid,
-                stream=self.stream,
-                planned=len(plan),
-            )
-        except OSError as exc:
-            self.log.error("reports not written", error=str(exc), path=str(exc.filename or ""))
-            raise RunnerError(
-                f"every hand is stored, but the reports cannot be written: "
-                f"{exc.strerror or exc} ({exc.filename or self.out}). Free space on that disk, "
-                f"then: uno-arena tournament report {self.out}"
-            ) from exc
+        self.say(f"finished: {count(total, 'hand')} in {self.out}")
+        report_guard.write_reports(  # a failure is one line and the log's traceback
+            self.out,
+            self.log,
+            lambda: report.write_all(
+                self.out, self.store, self.config, self.tid, stream=self.stream, planned=len(plan)
+            ),
+        )
         return 0
 
     def _unchanged_since_report(self, full_plan: list[schedule.HandSpec]) -> None:
@@ -618,8 +610,8 @@ class Runner(SequentialMixin, Player):
             )
             return 130 if self.interrupted else 0
         self.say(
-            f"shard {self.only} finished: its {own} hands stored; the tournament has {total} "
-            f"of {len(full_plan)} hands"
+            f"shard {self.only} finished: its {count(own, 'hand')} stored; the tournament has "
+            f"{total} of {count(len(full_plan), 'hand')}"
         )
         if self.seq is not None and self.seq.stop is not None:
             self.out.mkdir(parents=True, exist_ok=True)
@@ -726,8 +718,8 @@ class Runner(SequentialMixin, Player):
         for h in pending:
             parts[owner[(h.table, h.block, h.deal)]].append(h.hand_id)
         self.say(
-            f"{self.n_shards} shards, each with its own game server and bots: "
-            + ", ".join(f"{i}/{self.n_shards} {len(p)} hands" for i, p in enumerate(parts))
+            f"{count(self.n_shards, 'shard')}, each with its own game server and bots: "
+            + ", ".join(f"{i}/{self.n_shards} {count(len(p), 'hand')}" for i, p in enumerate(parts))
         )
         try:  # each worker launches its own bots, in the sandbox this line describes
             for line in announce_sandbox([b.sandbox for b in self.config.bots if not b.external]):
@@ -1025,6 +1017,7 @@ def start(
                 "config_text": config_text,
                 "identity": identity_digest(config),
                 "created_at": time.time(),
+                bot_programs.META_KEY: bot_programs.programs(config),  # resume compares them
             },
         )
     except BaseException:
@@ -1058,6 +1051,7 @@ def resume(out: Path, **kwargs: Any) -> int:
         meta = store.meta()
         config = load_config(store, out)
         tid = store.tournament_id(meta)
+        bot_programs.check_resume(store, config, out)  # an edited bot: refused, no hand played
     except (ConfigError, StoreError):
         store.close()
         lock.release()

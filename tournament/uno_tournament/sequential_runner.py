@@ -12,11 +12,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from . import report, schedule
+from . import report, report_guard, schedule
 from .config import TournamentConfig
 from .deals_in_play import DealsInPlay
 from .metrics import TournamentMetrics
 from .player import RunnerError
+from .plural import count
 from .rating_model import HandResult
 from .runlog import RunLog
 from .settled_run import META_KEY, SequentialRecord, resolve, run_looks
@@ -294,17 +295,14 @@ class SequentialMixin:
             past_stop=past,
         )
         extra = f" ({past} more in play at the stop are stored, past it)" if past else ""
-        self.say(f"finished: {total} hands in {self.out}{extra}")
-        try:
-            report.write_all(
+        self.say(f"finished: {count(total, 'hand')} in {self.out}{extra}")
+        report_guard.write_reports(  # a failure is one line and the log's traceback
+            self.out,
+            self.log,
+            lambda: report.write_all(
                 self.out, self.store, self.config, self.tid, stream=self.stream, planned=stop
-            )
-        except OSError as exc:
-            raise RunnerError(
-                f"every hand is stored, but the reports cannot be written: "
-                f"{exc.strerror or exc} ({exc.filename or self.out}). Free space on that disk, "
-                f"then: uno-arena tournament report {self.out}"
-            ) from exc
+            ),
+        )
         if self.stream is not None:
             self.say(self.seq.status_line())
         return 0

@@ -17,11 +17,12 @@ result of one process with the same seed.
 A store holds one tournament. The first shard to reach an empty store writes the tournament's
 identity (:func:`identity`: name, seed, size, bots, rules, time control, fault policy), the
 bots' programs (:mod:`uno_tournament.bot_programs`: each command and environment with every
-file replaced by its content's digest and every other path by its last part) and the number of
-shards; a process that brings another identity, another program under a bot's name or another
-N is refused with one line (:func:`join_store`), so two runs are never mixed. What may differ
-between the shards of one run: where the bots' files and working folders are (they depend on
-the machine), the output folder, the concurrency. While a shard plays, its process holds a
+file replaced by its content's digest and every other path by its last part, and the
+``[sandbox]`` limits each bot runs under) and the number of shards; a process that brings
+another identity, another program or other limits under a bot's name or another N is refused
+with one line (:func:`join_store`), so two runs are never mixed. What may differ between the
+shards of one run: where the bots' files and working folders are (they depend on the
+machine), the output folder, the concurrency. While a shard plays, its process holds a
 PostgreSQL advisory lock of (tournament, shard) (:meth:`PgStore.hold_shard
 <uno_tournament.pgstore.PgStore.hold_shard>`): a second process for the same shard is refused.
 """
@@ -40,6 +41,7 @@ from typing import Any
 
 from . import bot_programs
 from .config import ConfigError, TournamentConfig
+from .plural import count
 from .store import ResultStore, Store, StoreError
 
 _SHARD_RE = re.compile(r"^\s*(\d*)\s*/\s*(\d*)\s*\Z")
@@ -234,12 +236,14 @@ def join_store(
             f"{why}. A store holds one tournament: use another database "
             "(or schema) for a new run, or the configuration that started this one"
         )
-    why = bot_programs.difference(meta.get(bot_programs.META_KEY), programs)
+    stored_programs = meta.get(bot_programs.META_KEY)
+    why = bot_programs.difference(stored_programs, programs)
     if why:
         raise ShardError(
             f"{where} holds tournament {meta.get('tournament_id', '?')}, whose bots are not "
             f"this process's: {why}. Every shard must run the same programs under the same "
-            "names (their hands are rated together): give each shard the same bots, or use "
+            "names under the same [sandbox] limits (their hands are rated together): give each "
+            "shard the same bots and limits, or use "
             "another database for another run"
         )
     why = _sequential_difference(theirs, config)
@@ -250,9 +254,11 @@ def join_store(
             "is the whole run's): give the configuration and the --candidate/--baseline that "
             "started it"
         )
+    if bot_programs.unrecorded(stored_programs):  # recorded before the sandbox limits were
+        store.set_meta(bot_programs.META_KEY, programs)
     if shards is not None and meta.get("shards", shards) != shards:
         raise ShardError(
-            f"{where} is played by {meta['shards']} shards; this process says --shard I/"
+            f"{where} is played by {count(meta['shards'], 'shard')}; this process says --shard I/"
             f"{shards}. Use the same N as the rest of the run (the partition depends on it)"
         )
     tid = store.tournament_id(meta)
