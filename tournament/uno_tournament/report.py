@@ -29,6 +29,7 @@ import numpy as np
 from . import report_text
 from .config import FORFEIT_DESCRIPTIONS, TournamentConfig
 from .fileread import write_text_atomic
+from .plural import count, plural
 from .rating_bounds import comparison_groups, reference_of
 from .ratings import Ratings, likelihood_of_superiority
 from .report_chart import Bar, rating_chart
@@ -120,7 +121,7 @@ class Summary:
     def policy_text(self) -> str:
         return (
             f"Forfeits: {self.forfeit_policy} ({FORFEIT_DESCRIPTIONS[self.forfeit_policy]}); "
-            f"{self.forfeited_hands} hands had a stand-in."
+            f"{count(self.forfeited_hands, 'hand')} had a stand-in."
         )
 
     @property
@@ -210,8 +211,9 @@ def loser_weight_text(w: float, se: float) -> str:
 def few_deals_note(r: Ratings) -> str:
     """What the fit did where its deals measured nothing (:attr:`Ratings.unmeasured`)."""
     return (
-        f"{r.n_clusters} deals are too few to measure every direction of the fit: in "
-        f"{r.unmeasured} of its directions the clustered error is (nearly) 0, and the "
+        f"{count(r.n_clusters, 'deal')} {plural(r.n_clusters, 'is', 'are')} too few to measure "
+        f"every direction of the fit: in {r.unmeasured} of its directions the clustered error "
+        "is (nearly) 0, and the "
         "model-based one stands in."
     )
 
@@ -684,7 +686,7 @@ def print_leaderboard(s: Summary, stream: TextIO) -> None:
     from rich.measure import Measurement
     from rich.table import Table
 
-    t = Table(title=f"Tournament {s.tournament_id}: {s.hands} hands")
+    t = Table(title=f"Tournament {s.tournament_id}: {count(s.hands, 'hand')}")
     ref = s.reference
     rows = [_row(r, b, ref) for r, b in zip(rank_ranges(s), s.bots, strict=True)]
     for k, c in enumerate(_COLS):

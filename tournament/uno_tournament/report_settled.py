@@ -9,6 +9,8 @@ import math
 from typing import Any
 
 from .axis import nice_step
+from .plural import count
+from .settled_budget import no_look_note
 from .settled_run import SequentialRecord, pair_history
 
 COLORS = {"open": "#bbb", "better": "#3a7", "tied": "#37c"}
@@ -59,20 +61,15 @@ def why_line(rec: SequentialRecord) -> str:
         else:
             why = "the budget (max_hands) was reached before the test decided (LLR "
             why += f"{nv.llr:.2f} within its bounds {nv.lower:.2f} and {nv.upper:.2f})"
-    return f"Stopped after {rec.stop['hands']} hands because {why}: {rec.stop_text()}."
+    return f"Stopped after {count(rec.stop['hands'], 'hand')} because {why}: {rec.stop_text()}."
 
 
 def _method(rec: SequentialRecord) -> str:
     if rec.kind == "settled" and rec.state is not None:
         st = rec.state
         looks = f"a look every {rec.look_every} hands of the plan's order"
-        seats = 4 * rec.plan_hands  # a hand seats four bots: the most hands all bots can have
-        if rec.plan_hands < st.min_hands_per_bot or seats < len(st.bots) * st.min_hands_per_bot:
-            # a budget of 24 hands said "a look every 24 hands" of a run that could take none
-            looks = (
-                f"no look within the budget of {rec.plan_hands} hands (the first look needs "
-                f"{st.min_hands_per_bot} hands of every bot)"
-            )
+        # a budget of 24 hands said "a look every 24 hands" of a run that could take none
+        looks = no_look_note(rec) or looks
         return (
             f"Sequential test: normal-mixture confidence sequences for every pair, Bonferroni over "
             f"all {st.n_pairs} pairs (alpha {st.alpha:g}, indifference {st.indifference_elo:g} "
@@ -180,15 +177,18 @@ def _block_rows(rec: SequentialRecord) -> list[str]:
     last = rec.last_look()
     ranking = list(last["ranking"]) if last and last.get("ranking") else []
     bots = ranking + sorted({b for blk in blocks for t in blk for b in t} - set(ranking))
+    played = _block_hands_played(rec, blocks)
+    cut = [k for k, n in enumerate(played) if 0 < n < 24 * len(blocks[k])]
+    full = "24 hands a table" + (" in a full block" if cut else "")
     out = [
         "",
-        "Tables each bot sat at, block by block (24 hands a table; block 0 balanced, each later "
+        f"Tables each bot sat at, block by block ({full}; block 0 balanced, each later "
         "block chosen at the look before it for the pairs still open):",
         "",
         "| block | " + " | ".join(bots) + " |",
         "|" + "---|" * (len(bots) + 1),
     ]
-    shown = list(range(len(blocks)))
+    shown = [k for k in range(len(blocks)) if played[k] or not k]  # not the unplayed ones
     if len(shown) > MAX_BLOCK_ROWS:
         half = MAX_BLOCK_ROWS // 2
         shown = [*shown[:half], -1, *shown[-half:]]
@@ -196,9 +196,34 @@ def _block_rows(rec: SequentialRecord) -> list[str]:
         if k < 0:
             out.append("| ... |" + " |" * len(bots))
             continue
-        counts = [sum(b in t for t in blocks[k]) for b in bots]
-        out.append(f"| {k} | " + " | ".join(str(c) for c in counts) + " |")
+        tables = blocks[k][: _tables_reached(played[k], len(blocks[k]))]
+        counts = [sum(b in t for t in tables) for b in bots]
+        mark = "*" if k in cut else ""
+        out.append(f"| {k}{mark} | " + " | ".join(str(c) for c in counts) + " |")
+    for k in cut:  # a 24-hand budget's 24 hands were said to be "24 hands a table" of 8
+        n, reached = played[k], _tables_reached(played[k], len(blocks[k]))
+        out.append(
+            f"\n\\* Block {k} was cut short by the stop: {n} of its {24 * len(blocks[k])} hands "
+            f"were played, deal by deal across {reached} of its {len(blocks[k])} tables (the "
+            "row counts those)."
+        )
     return out
+
+
+def _block_hands_played(rec: SequentialRecord, blocks: list[list[tuple[str, ...]]]) -> list[int]:
+    """Hands of each recorded block the run played up to its stop (all of them before it)."""
+    end = rec.stop_hands
+    out, start = [], 0
+    for blk in blocks:
+        size = 24 * len(blk)
+        out.append(size if end is None else max(0, min(size, end - start)))
+        start += size
+    return out
+
+
+def _tables_reached(hands: int, n_tables: int) -> int:
+    """Tables a block's first ``hands`` hands reach (deal by deal: 4 hands a table a deal)."""
+    return min(n_tables, math.ceil(hands / 4))
 
 
 def svg_timeline(rec: SequentialRecord) -> str:
@@ -329,7 +354,7 @@ def to_json(rec: SequentialRecord) -> dict[str, Any]:
         "kind": rec.kind,
         "stop": rec.stop,
         "why": why_line(rec),
-        "looks": len(rec.looks),
+        "looks": sum(1 for k in rec.looks if k.get("looked")),  # not the skipped ones
         "through": rec.through,
         "pairs": {k: v for k, v in pair_history(rec).items()},
         "blocks": rec.blocks,

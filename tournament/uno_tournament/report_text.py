@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .plural import count
 from .ratings import first_out_probability
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ COLUMNS_TEXT = (
 
 def header_lines(s: Summary) -> list[str]:
     lines = [
-        f"{s.hands} of {s.planned} hands.",
+        f"{s.hands} of {count(s.planned, 'hand')}.",
         s.model_text,
         gap_meaning(),
         s.policy_text,

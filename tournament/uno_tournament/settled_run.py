@@ -58,6 +58,7 @@ from typing import Any
 from . import schedule
 from .adaptive import block_hands, floor_tables, next_block_tables
 from .newversion import NewVersionState, newversion_tables, no_rated_note, stop_line_of
+from .plural import count
 from .rating_model import HandResult
 from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
 from .settled import (
@@ -68,6 +69,7 @@ from .settled import (
     information_at,
     stop_line,
 )
+from .settled_budget import no_look_note
 
 __all__ = [
     "META_KEY",
@@ -492,11 +494,11 @@ class SequentialRecord:
         if beyond:
             if not target:
                 return f"far more hands still expected than the {left} the budget leaves{whole}"
-            more = f"about {target - played} hands still expected, more"
+            more = f"about {count(target - played, 'hand')} still expected, more"
             return f"{more} than the {left} the budget leaves{whole}"
         if target <= played:
             return f"the look at {target} hands is due"
-        return f"about {target - played} hands still expected (to the look at {target})"
+        return f"about {count(target - played, 'hand')} still expected (to the look at {target})"
 
     def stop_text(self) -> str:
         """The stop line with what the report adds to it: why a new-version test's budget came
@@ -520,7 +522,7 @@ class SequentialRecord:
         else:
             last = self.last_look()
             if last is None or not last.get("looked"):
-                return "waiting for the first look"
+                return no_look_note(self) or "waiting for the first look"
             pairs = last.get("pairs", [])
             opened = [p["pair"] for p in pairs if p["status"] == "open"]
             text = f"{len(pairs) - len(opened)} of {len(pairs)} pairs decided"

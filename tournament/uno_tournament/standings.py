@@ -266,7 +266,11 @@ def _fit_ratings(
             if weak
             else "maximum likelihood has no finite solution"
         )
-        note = f"{why}; fitted with {prior}. " + describe(list(names), side)
+        # a bot not rated (rated hands in fewer than two deals) has no limit to describe (an
+        # examination's "crashy ... only an upper limit" beside "not rated: crashy")
+        rated = np.asarray(r.rated, dtype=bool)
+        shown = [n for n, ok in zip(names, rated, strict=True) if ok]
+        note = f"{why}; fitted with {prior}. " + describe(shown, side[rated])
     if not _converged(r):
         note = note.rstrip(" .") + (
             ". Even that fit did not converge: these numbers are not estimates; play more hands "

@@ -38,6 +38,7 @@ from . import chain
 from .config_stored import load_config
 from .fileread import DuplicateKeyError, read_regular, unique_keys
 from .handcheck import ReplayMismatchError, compare, expected
+from .plural import count
 from .replay import ReplayError, check, load, replay_name, validate
 from .store import LOCK_NAME, HandRecord, ResultStore, Store, content_hash
 
@@ -589,7 +590,7 @@ def print_report(rep: VerifyReport, where: object, stream: TextIO | None = None)
     if len(rep.problems) > MAX_LINES:
         print(f"... and {len(rep.problems) - MAX_LINES} more problems", file=stream)
     missing = rep.planned - rep.hands
-    todo = f"; {missing} planned hands not played yet" if missing > 0 and rep.ok else ""
+    todo = f"; {count(missing, 'planned hand')} not played yet" if missing > 0 and rep.ok else ""
     if rep.sequential and rep.ok:
         todo = f"; {rep.sequential}"
     if rep.unchained and rep.ok:
