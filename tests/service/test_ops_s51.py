@@ -204,8 +204,7 @@ def test_a_second_server_on_a_running_servers_unix_socket_is_refused(
     errs = second.stderr.strip().splitlines()
     assert second.returncode == 2 and len(errs) == 1, (second.stdout, second.stderr[-2000:])
     assert errs[0] == (
-        f"uno-arena: server.unix_socket: another server listens on {sock}; stop it, or give "
-        "another path (--unix-socket)"
+        f"uno-arena: --unix-socket: another server listens on {sock}; stop it, or give another path"
     )
     assert "serving on" not in second.stdout
     assert proc.poll() is None

@@ -599,7 +599,8 @@ def _as_flag(message: str, args: argparse.Namespace) -> ConfigError:
     field_name, sep, rest = message.partition(": ")
     name = field_name.removeprefix("server.")
     if sep and field_name.startswith("server.") and getattr(args, name, None) is not None:
-        return ConfigError(f"--{name.replace('_', '-')}: {rest}")
+        flag = f"--{name.replace('_', '-')}"
+        return ConfigError(f"{flag}: {rest.removesuffix(f' ({flag})')}")
     return ConfigError(message)
 
 
