@@ -1,5 +1,5 @@
-"""How ``make test`` spreads the suite over two pytest workers (pytest-xdist, ``-n 2 --dist
-loadfile``), with one change to ``loadfile``.
+"""How ``make test`` spreads the suite over three pytest workers (pytest-xdist, ``-n 3 --dist
+loadfile``; the Makefile's ``TEST_WORKERS``), with one change to ``loadfile``.
 
 Every test file is one unit of work, so that module fixtures (a played tournament, a live
 server) are built once. The files that build or run the SDKs' example bots in their folders
