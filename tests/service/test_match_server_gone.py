@@ -80,3 +80,38 @@ def test_sigterm_between_hands_of_match_says_the_server_shut_down() -> None:
         rf"to play the other {50 - n}, run match again with --hands {50 - n} --seed {1 + n}",
         last,
     ), err[-2000:]
+
+
+def test_a_server_not_there_or_a_wrong_token_is_one_line_with_the_next_step() -> None:
+    """An examination: `match` against a port where nothing listens printed gRPC's own
+    'UNAVAILABLE: failed to connect to all addresses; ...' and no next step."""
+    import socket
+
+    from tests.refusal import refused
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    seats = ("--seats", "heuristic", "random", "heuristic", "random")
+    line = refused("match", "--server", f"127.0.0.1:{port}", "--admin-token", ADMIN, *seats)
+    assert line.startswith(f"uno-arena: cannot reach the server at 127.0.0.1:{port} ("), line
+    assert "is `uno-arena serve` running at that address (--server HOST:PORT)?" in line, line
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token", ADMIN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().strip().rsplit(":", 1)[1])
+        line = refused(
+            "match", "--server", f"127.0.0.1:{port}", "--admin-token", "not-the-admin-1", *seats
+        )
+        assert line.startswith("uno-arena: the server refused the admin token ("), line
+        assert "(--admin-token, or UNO_ARENA_ADMIN_TOKEN)" in line, line
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=60)

@@ -189,6 +189,25 @@ def stopped_line(st: Stopped, hands: int, first_seed: int) -> str:
     return f"{line}; to play the other {rest}, run match again with --hands {rest} --seed {seed}"
 
 
+def _first_call_failed(exc: grpc.aio.AioRpcError, server: str, tls_ca: str | None) -> str:
+    """The one line for a call the server refused or never got: what happened and what to do
+    (an examination got gRPC's own 'UNAVAILABLE: failed to connect to all addresses; last
+    error: UNKNOWN: ipv4:...' and no next step for a server that was not there)."""
+    details = " ".join(str(exc.details()).split())
+    hint = connection_hint(details, tls_ca)
+    if exc.code() == grpc.StatusCode.UNAVAILABLE and not hint:
+        return (
+            f"cannot reach the server at {server[:80]} ({details[:160]}); is `uno-arena serve` "
+            "running at that address (--server HOST:PORT)?"
+        )
+    if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
+        return (
+            f"the server refused the admin token ({details[:160]}); give the one it was started "
+            "with (--admin-token, or UNO_ARENA_ADMIN_TOKEN)"
+        )
+    return f"{_one_line(exc)}{hint}"
+
+
 async def _run(args: argparse.Namespace) -> int:
     md = (("authorization", f"Bearer {args.admin_token}"),)
     players = [
@@ -222,8 +241,7 @@ async def _run(args: argparse.Namespace) -> int:
                     stopped = Stopped(i, str(gone), gone.shut_down, lost=True)
                     break
             except grpc.aio.AioRpcError as exc:
-                hint = connection_hint(" ".join(str(exc.details()).split()), args.tls_ca)
-                raise ConfigError(f"{_one_line(exc)}{hint}") from exc
+                raise ConfigError(_first_call_failed(exc, args.server, args.tls_ca)) from exc
             for s in info.seats:
                 if 0 <= s.seat < len(tallies):
                     tallies[s.seat].add(s)
