@@ -265,7 +265,7 @@ class Player:
         return {b.bot_name for b in res.bots if b.connected}
 
     async def _launch_bots(self, shard: Shard) -> None:
-        want = {b.name for b in self.config.bots}
+        want = {b.name for b in self.config.bots} - self.given_up.keys()  # a resume's given up
         if self.needed is not None:
             want &= self.needed
         launched = [b for b in self.config.bots if not b.external and b.name in want]
