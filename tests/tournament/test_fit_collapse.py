@@ -179,7 +179,10 @@ def test_any_small_tournament_gives_a_finite_fit_and_names_its_fallback(
     assert np.all(np.isneginf(r.ci_low[down])) and np.all(np.isfinite(r.ci_high[down]))
     assert np.all(np.isnan(r.ci_low[~r.rated])) and np.all(np.isnan(r.ci_high[~r.rated]))
     if r.sides.any():
-        assert "one side only" in note and (r.sides == 0).any()
+        assert (r.sides == 0).any()
+    # a rated bot bounded on one side is described; one not rated is not (it has no limit:
+    # "not rated: crashy" beside "crashy ... only an upper limit", an examination)
+    assert ("one side only" in note) == bool((r.sides[r.rated] != 0).any()), note
     if r.prior_sd_elo is not None or not r.converged:  # a fallback: named
         assert "prior" in note, note
     elif not np.any(r.seat_elo):  # maximum likelihood without seat terms: named
