@@ -54,13 +54,11 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-# three workers (pytest-xdist) on the two cores CI has: each test file is one unit, the client
-# builds one more (tests/conftest.py). With two, the cores were idle 35% of the time (tests
-# waiting on servers, bots and subprocesses), and the suite took about 30 minutes on the slow
-# machine of 2026-12-06; tests assert order and causality, not quiet-machine timings, so a
-# third worker's load is one they pass under (make test-loaded adds two busy cores more).
-# TEST_WORKERS=0 runs the suite in one process
-TEST_WORKERS ?= 3
+# two workers (pytest-xdist): each test file is one unit, the client builds one more
+# (tests/conftest.py). Three were tried on 2026-12-06 (the cores sat idle 35% of the time with
+# two): pytest took 1,710 s against 1,822 s, about 6% less, and two tests with tight deadlines
+# failed from the load; TEST_WORKERS=0 runs the suite in one process
+TEST_WORKERS ?= 2
 unit: venv
 	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile
 

@@ -1,4 +1,4 @@
-"""How ``make test`` spreads the suite over three pytest workers (pytest-xdist, ``-n 3 --dist
+"""How ``make test`` spreads the suite over two pytest workers (pytest-xdist, ``-n 2 --dist
 loadfile``; the Makefile's ``TEST_WORKERS``), with one change to ``loadfile``.
 
 Every test file is one unit of work, so that module fixtures (a played tournament, a live

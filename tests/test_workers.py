@@ -1,4 +1,4 @@
-"""``make test`` runs three pytest workers (tests/conftest.py): every file that builds in the SDK
+"""``make test`` runs two pytest workers (tests/conftest.py): every file that builds in the SDK
 folders under ``clients/`` must be in the one unit that a single worker runs in turn, or two
 ``npm ci`` / ``mvn package`` / ``cargo build`` runs could overwrite each other's output."""
 

@@ -225,7 +225,9 @@ def _own_turns_only(dr: bot_pb2.DecisionRequest) -> int | None:
 async def test_duty_ignored_chances_cost_nothing_and_carry_no_default(live: Live) -> None:
     bots = [await connected(live, f"b{i}", policy=_own_turns_only) for i in range(2)]
     rules = game_pb2.RuleSet(scoring=game_pb2.SCORING_SINGLE_HAND, jump_in=True, uno_window_ms=300)
-    tc = game_pb2.TimeControl(decision_ms=150, strikes_before_takeover=3)
+    # a required decision's clock is long: a strike here would be a chance that cost one, not
+    # a busy machine's late answer (150 ms struck a seat twice in CI under load)
+    tc = game_pb2.TimeControl(decision_ms=5000, strikes_before_takeover=3)
     infos = [
         await live.create(["b0", HEUR, "b1", HEUR], seed=40 + i, rules=rules, tc=tc)
         for i in range(8)

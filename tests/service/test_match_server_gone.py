@@ -76,7 +76,10 @@ def test_sigterm_between_hands_of_match_says_the_server_shut_down() -> None:
     assert re.fullmatch(
         r"uno-arena: the server shut down( or went away \((connections to it are refused|"
         r"it closed the connection)\))?"
-        rf": {n} of 50 hands played(; the last, hand {n + 1}, ended by the shutdown)?; "
+        # the SIGTERM may also land in a hand begun after the line read: ended by the
+        # shutdown, or its result lost (CI under load)
+        rf": {n} of 50 hands played(; the last, hand {n + 1}, ended by the shutdown"
+        rf"|; the result of hand {n + 1} is lost)?; "
         rf"to play the other {50 - n}, run match again with --hands {50 - n} --seed {1 + n}",
         last,
     ), err[-2000:]
