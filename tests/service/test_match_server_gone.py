@@ -35,15 +35,20 @@ def test_a_refused_connection_after_the_first_hand_is_a_server_shut_down_or_gone
     )
 
 
-def test_sigterm_between_hands_of_match_says_the_server_shut_down() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
-    server = subprocess.Popen(
+def _serve(env: dict[str, str]) -> subprocess.Popen[str]:
+    """``uno-arena serve`` on a free port; its first stdout line names the port."""
+    return subprocess.Popen(
         [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token", ADMIN],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
         env=env,
     )
+
+
+def test_sigterm_between_hands_of_match_says_the_server_shut_down() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
+    server = _serve(env)
     match: subprocess.Popen[str] | None = None
     try:
         assert server.stdout is not None
@@ -100,13 +105,7 @@ def test_a_server_not_there_or_a_wrong_token_is_one_line_with_the_next_step() ->
     assert line.startswith(f"uno-arena: cannot reach the server at 127.0.0.1:{port} ("), line
     assert "is `uno-arena serve` running at that address (--server HOST:PORT)?" in line, line
     env = {k: v for k, v in os.environ.items() if not k.startswith("UNO_")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uno_server.cli", "serve", "--port", "0", "--admin-token", ADMIN],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+    server = _serve(env)
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline().strip().rsplit(":", 1)[1])
