@@ -88,6 +88,8 @@ async def test_hello_with_another_bots_name_is_refused(live: Live) -> None:
     await asyncio.wait_for(bot.task, 30)  # type: ignore[arg-type]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.PERMISSION_DENIED
     assert reason_of(bot.error) == "BOT_NAME_MISMATCH"
+    # the message names the token's bot, never repeats the string the client sent
+    assert "'b0'" in bot.error.details() and "b1" not in bot.error.details(), bot.error.details()
 
 
 async def test_admin_needs_the_admin_token(live: Live) -> None:

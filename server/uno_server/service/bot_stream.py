@@ -271,7 +271,8 @@ class BotServicer:
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
                 errors_pb2.ERROR_REASON_BOT_NAME_MISMATCH,
-                f"this token belongs to bot {name!r}, not {hello.bot_name!r}",
+                f"this token belongs to bot {name!r}, not to the hello.bot_name sent; "
+                "send that name or leave bot_name empty",
                 field="hello.bot_name",
                 bot=name,
             )
