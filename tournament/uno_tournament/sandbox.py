@@ -142,9 +142,9 @@ class Protections:
             out.append(f"network (game server only, at most {CONNECTIONS_MAX} connections)")
             if seccomp.program():
                 out.append(
-                    "seccomp (no keyrings, perf events, bpf, userfaultfd, fallocate, file locks, "
-                    "inotify, fanotify, io_uring, Linux AIO, pipe resizing, file leases, "
-                    "directory notices or page-cache probes)"
+                    "seccomp (no keyrings, perf events, bpf, userfaultfd, ptrace, fallocate, "
+                    "file locks, inotify, fanotify, io_uring, Linux AIO, pipe resizing, "
+                    "file leases, directory notices or page-cache probes)"
                 )
         cg = self.cgroups
         ctl = []
@@ -671,7 +671,7 @@ def _confined(
             args += ["--ro-bind", top, top]
     for f in ETC_FILES:
         args += ["--ro-bind-try", f, f]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc", *proc_covers(), "--dev", "/dev"]
     args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/tmp"]
     args += ["--size", str(sb.scratch_mb * MiB), "--tmpfs", "/dev/shm"]  # bwrap's has no size
     # files the command names by absolute path (a script, a jar, the program) are the bot's too;
@@ -714,6 +714,38 @@ def _confined(
                 h,
             ]
     return args, command
+
+
+@functools.cache
+def proc_covers(proc: str = "/proc") -> tuple[str, ...]:
+    """bwrap arguments that cover the kernel's root-only files in the sandbox's /proc (an empty
+    file or folder in their place). Outside its user namespace a bot is the organiser's user, and
+    when that is root a root-only file opens for it: an examination's bot read ``slabinfo`` (every
+    socket, thread and process on the machine, counted live: other bots' connections, and a
+    channel) and ``timer_list`` (when every CPU's timers are due). Whatever the kernel marks
+    unreadable to others, at the top of /proc and one level down, is covered; bwrap already
+    keeps ``/proc/sys`` read-only."""
+    out: list[str] = []
+    for top in sorted(os.listdir(proc)):
+        if top.isdigit() or top in ("self", "thread-self", "sys"):
+            continue
+        path = f"{proc}/{top}"
+        names = [path]
+        with contextlib.suppress(OSError):
+            if stat.S_ISDIR(os.lstat(path).st_mode) and os.lstat(path).st_mode & stat.S_IROTH:
+                names += [f"{path}/{n}" for n in sorted(os.listdir(path))]
+        for name in names:
+            try:
+                st = os.lstat(name)
+            except OSError:
+                continue
+            if st.st_mode & stat.S_IROTH:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                out += ["--perms", "0555", "--tmpfs", name, "--remount-ro", name]
+            elif stat.S_ISREG(st.st_mode):
+                out += ["--ro-bind", "/dev/null", name]
+    return tuple(out)
 
 
 def sandbox_env(base: dict[str, str]) -> dict[str, str]:

@@ -14,6 +14,9 @@ So the filter answers ``EPERM`` to:
 * ``perf_event_open``: performance counters, a timing channel onto other processes' work;
 * ``bpf``: loading kernel programs (refused to unprivileged users on most machines already);
 * ``userfaultfd``: a tool of kernel exploits, used by no bot runtime;
+* ``ptrace``, ``process_vm_readv``, ``process_vm_writev``: reading and rewriting another
+  process. In its sandbox a bot shares a user with bubblewrap's init and its relay to the game
+  server, and an examination's bot attached to both; no bot runtime needs it at run time;
 
 ``EOPNOTSUPP`` to ``fallocate`` (see :data:`UNSUPPORTED`), and to file locks: ``flock``
 and ``fcntl``'s lock commands (see :data:`LOCK_COMMANDS`); and ``ENOSYS``, as a kernel built
@@ -72,7 +75,20 @@ _X32_BIT = 0x40000000  # __X32_SYSCALL_BIT
 AUDIT_ARCH_X86_64 = 0xC000003E
 AUDIT_ARCH_I386 = 0x40000003
 
-REFUSED = ("add_key", "request_key", "keyctl", "perf_event_open", "bpf", "userfaultfd")
+REFUSED = (
+    "add_key",
+    "request_key",
+    "keyctl",
+    "perf_event_open",
+    "bpf",
+    "userfaultfd",
+    "ptrace",
+    "ptrace_x32",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_vm_readv_x32",
+    "process_vm_writev_x32",
+)
 """The calls the filter refuses, by name (see the module docstring)."""
 UNSUPPORTED = ("fallocate",)
 """The calls the filter answers ``EOPNOTSUPP``, as a file system without them does: a build
@@ -142,6 +158,12 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "perf_event_open": 298,
         "bpf": 321,
         "userfaultfd": 323,
+        "ptrace": 101,
+        "ptrace_x32": 521,  # x32's own numbers, compared with bit 30 cleared
+        "process_vm_readv": 310,
+        "process_vm_writev": 311,
+        "process_vm_readv_x32": 539,
+        "process_vm_writev_x32": 540,
         "fallocate": 285,
         "flock": 73,
         "fcntl": 72,
@@ -170,6 +192,9 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "perf_event_open": 336,
         "bpf": 357,
         "userfaultfd": 374,
+        "ptrace": 26,
+        "process_vm_readv": 347,
+        "process_vm_writev": 348,
         "fallocate": 324,
         "flock": 143,
         "fcntl": 55,
@@ -234,7 +259,8 @@ def program(machine: str | None = None) -> bytes:
         if arch == AUDIT_ARCH_X86_64:  # an x32 call: the same number with bit 30 set
             insns.append((None, _Insn(_AND_K, 0xFFFFFFFF ^ _X32_BIT)))
         for name in REFUSED:
-            insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "deny", 0)))
+            if name in _NUMBERS[arch]:
+                insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "deny", 0)))
         for name in UNSUPPORTED + LOCKING:
             insns.append((None, _Insn(_JEQ_K, _NUMBERS[arch][name], "unsupported", 0)))
         for names, label in ((ABSENT, "absent"), (NO_OPS, "noop")):
