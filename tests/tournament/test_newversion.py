@@ -17,7 +17,12 @@ import re
 import numpy as np
 import pytest
 
-from uno_tournament.newversion import NewVersionState, fixed_information, newversion_tables
+from uno_tournament.newversion import (
+    NewVersionState,
+    fixed_information,
+    newversion_tables,
+    stop_line_of,
+)
 from uno_tournament.rating_model import Finish, HandResult, Ratings
 from uno_tournament.settled import fit_hands
 
@@ -193,7 +198,7 @@ def test_a_candidate_never_ahead_is_rejected_by_its_limit_not_left_undecided() -
     results = _always_last(96)
     prior_only = fit_hands(results, NAMES)
     assert prior_only is not None and not prior_only.sides.any()  # the fit of before
-    before = NewVersionState("new", "old", min_hands=96, max_hands=96)
+    before = NewVersionState("new", "old", min_hands=96, max_hands=96, sequence=False)
     d = before.look(prior_only)
     assert d.verdict == "budget" and abs(d.llr) < 2.0  # undecided: the defect
     fitted = fit_hands(results, NAMES, bounds=True)
@@ -221,3 +226,62 @@ def test_a_candidate_never_ahead_is_rejected_by_its_limit_not_left_undecided() -
     assert up is not None and up.sides.any()  # the frame is "new"; the others below it
     st = NewVersionState("new", "old", delta1=10.0, min_hands=96)
     assert st.look(up).verdict == "H1" and st.low >= 10.0
+
+
+def _given_up_after(good: int, bad: int, seed: int = 3) -> list[HandResult]:
+    """``good`` hands in a random order (the candidate as good as the others), then ``bad``
+    hands in which it is last every time: a candidate given up on after a few hands, a
+    stand-in playing each of its seats as a forfeit under the "last" policy."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for h in range(good):
+        order = list(rng.permutation(NAMES))
+        seats = list(NAMES[h % 4 :] + NAMES[: h % 4])
+        out.append(
+            HandResult(
+                f"g{h:05d}",
+                f"g{h // 4}",
+                tuple(Finish(b, seats.index(b), order.index(b) + 1) for b in NAMES),
+            )
+        )
+    return out + [
+        HandResult(f"x{r.hand_id}", f"x{r.deal_id}", r.finishes) for r in _always_last(bad)
+    ]
+
+
+@pytest.mark.parametrize("good", [24, 48])
+def test_a_candidate_given_up_after_some_hands_is_rejected_by_the_sequence(good: int) -> None:
+    """An examination's candidate crashed, was restarted and given up on after a few good
+    hands; a stand-in then lost every hand for it. Its fitted gap ran off (-600 Elo) and its
+    information shrank with it, so the LLR stalled near -1.8 for 1,500 hands and the run ended
+    "undecided". The gap's confidence sequence accepts H0; without it the test plays on."""
+    fitted = fit_hands(_given_up_after(good, 900), NAMES, bounds=True)
+    assert fitted is not None and not fitted.sides.any()  # not one-sided: it went out ahead
+    old = NewVersionState("new", "old", min_hands=96, max_hands=2000, sequence=False)
+    d = old.look(fitted)
+    assert d.verdict == "continue" and old.lower < d.llr < 0.0 and d.gap < -400  # the defect
+    st = NewVersionState("new", "old", min_hands=96, max_hands=2000)
+    d = st.look(fitted)
+    assert d.verdict == "H0" and st.decided_at == fitted.n_hands, (d, st.limit)
+    assert st.lower < d.llr  # decided by the sequence, not the LLR
+    assert st.limit <= st.delta0 and st.limit > d.gap
+    line = stop_line_of(st, st.decided_at)
+    assert line.startswith("stopped: H0 accepted, new is not better than old (the gap, ")
+    assert "by its confidence sequence at 0.0025" in line, line
+    assert st.progress_line().endswith("(by the gap's confidence sequence)")
+    again = NewVersionState.from_dict(json.loads(json.dumps(st.to_dict())))
+    assert again.to_dict() == st.to_dict() and again.sequence
+    # a state recorded before the rule continues without it
+    legacy = st.to_dict()
+    del legacy["sequence"], legacy["limit"]
+    assert not NewVersionState.from_dict(legacy).sequence
+
+
+def test_the_sequence_leaves_gaps_near_the_hypotheses_to_the_sprt() -> None:
+    """At gaps within a hundred Elo of [delta0, delta1] the LLR decides, or nothing does: the
+    sequence's limits there are wider than the gap's distance to either hypothesis."""
+    for gap, se in ((-17.4, 27.6), (60.0, 27.6), (-60.0, 27.6), (30.0, 15.0)):
+        with_seq = NewVersionState("new", "old", min_hands=0)
+        without = NewVersionState("new", "old", min_hands=0, sequence=False)
+        a, b = with_seq.look(gap_ratings(gap, se, 500)), without.look(gap_ratings(gap, se, 500))
+        assert a.verdict == b.verdict and math.isnan(with_seq.limit), (gap, se, a, b)

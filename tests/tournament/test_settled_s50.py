@@ -139,6 +139,10 @@ def test_a_gap_far_beyond_delta1_left_undecided_gets_a_hint() -> None:
     assert f"about {more} more hands" in report_settled.why_line(rec)
     low = _budget_nv(-741.0, se)  # and the mirror image, towards H0
     assert "far below delta0" in low.status_line() and "log(beta/(1-alpha))" in low.status_line()
+    # a gap beyond the hypotheses but whose 95% interval reaches them is not "far" (an
+    # examination's A/A test: "the gap -17 Elo is far below delta0" at -17.4 +- 27.6)
+    near = _budget_nv(-25.0, 27.6)
+    assert "far below" not in near.status_line(), near.status_line()
 
 
 # ------------------------------------------------------------------------------ finding 6

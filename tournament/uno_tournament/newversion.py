@@ -66,6 +66,24 @@ for H1) is at least :data:`BOUND_ERROR`. The bound falls as one-sided hands accu
 bot leaves the one-sided state for good the first time it goes out ahead, so the looks add
 little to that error. The stop line says the decision came from the bound, not the LLR.
 
+When the gap is far outside ``[delta0, delta1]``
+------------------------------------------------
+The LLR is the quadratic picture of the likelihood near the two hypotheses; far from them it can
+stall. A candidate given up on after a few good hands (restarted, crashed, a stand-in playing
+each of its seats as a forfeit) is last in almost every hand: its fitted rating runs away and
+its information shrinks with it (a bot that is always last says little about *how* bad it is),
+so ``(gap - mid) / se**2`` stops growing. An examination's candidate stood at a gap of -599 Elo
+(standard error 58) with the LLR stuck at -1.8 for 1,500 hands, and the run ended "undecided".
+So each look also reads the gap's **confidence sequence** (the normal mixture of
+:mod:`uno_tournament.settled`, valid at every look at once): H0 is accepted when its upper limit
+is at most ``delta0``, H1 when its lower limit is at least ``delta1``. Each side is taken at
+:data:`SEQUENCE_SHARE` of the error asked of it (beta for H0, alpha for H1), so in the worst case
+the two rules together err at most ``1.05 x`` the SPRT's own rate. Near the hypotheses the
+SPRT decides first; a gap of a hundred Elo or more beyond them the sequence may decide sooner,
+which is what it is for. The stop line says which
+rule decided. (A state recorded before this rule has ``sequence`` false and is continued, and
+verified, without it.)
+
 ``make bench-settled`` checks the operating characteristic on engine-played hands: the share of
 tests that accept H1 when the true gap is ``delta0`` (at most alpha), the share that accept H0 when
 it is ``delta1`` (at most beta), and the mean hands against a fixed-size run of the same power
@@ -83,6 +101,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .rating_model import Ratings
+from .settled import half_width, tune_rho
 
 __all__ = [
     "NewVersionDecision",
@@ -97,6 +116,14 @@ Verdict = Literal["H0", "H1", "continue", "budget"]
 BOUND_ERROR = 0.05
 """The error of a decision taken from one-sided limits (two 2.5% ends): taken only when the error
 asked of it (beta for H0, alpha for H1) is at least this."""
+SEQUENCE_SHARE = 0.05
+"""The share of the error asked of a decision (beta for H0, alpha for H1) given to the
+confidence sequence that decides a gap far outside ``[delta0, delta1]`` (see the module
+docstring)."""
+SEQUENCE_TIGHTEST = 200.0
+"""Elo: the sequence is tightest where its half-width is this (fixed before any hand, so any
+value is valid). The rule is for gaps far outside ``[delta0, delta1]``, seen with little
+information (standard errors of 50-150 Elo); near the hypotheses the SPRT decides first."""
 STATE_VERSION = 1
 SEATS = 4
 
@@ -165,6 +192,12 @@ class NewVersionState:
     unrated: str = ""
     """At the last look due, the candidate or baseline that had no rated hand (every seat of it
     played by the stand-in, left out under forfeit "exclude"): no look was taken."""
+    sequence: bool = True
+    """The gap's confidence sequence decides too (see the module docstring); False in a state
+    recorded before that rule, which continues without it."""
+    limit: float = math.nan
+    """If the confidence sequence decided: its limit of the gap that did (Elo; the upper for
+    H0, the lower for H1)."""
 
     def __post_init__(self) -> None:
         if not self.candidate or not self.baseline or self.candidate == self.baseline:
@@ -219,13 +252,30 @@ class NewVersionState:
         self.gap, self.se, self.hands = gap, math.sqrt(var), hands
         self.llr = self.llr_of(gap, self.se)
         self.looks += 1
+        low, high = self.sequence_limits(gap, self.se)
         if self.llr >= self.upper:
             self.verdict, self.decided_at = "H1", hands
         elif self.llr <= self.lower:
             self.verdict, self.decided_at = "H0", hands
+        elif high <= self.delta0:
+            self.verdict, self.decided_at, self.limit = "H0", hands, high
+        elif low >= self.delta1:
+            self.verdict, self.decided_at, self.limit = "H1", hands, low
         elif self.max_hands and hands >= self.max_hands:
             self.verdict, self.decided_at = "budget", hands
         return self._decision(True)
+
+    def sequence_limits(self, gap: float, se: float) -> tuple[float, float]:
+        """The gap's confidence-sequence limits at this look: the lower at ``SEQUENCE_SHARE x
+        alpha``, the upper at ``SEQUENCE_SHARE x beta`` (``(-inf, inf)`` without the rule)."""
+        if not self.sequence:
+            return -math.inf, math.inf
+        t = 1.0 / se**2
+        out = []
+        for error in (self.alpha, self.beta):
+            a = SEQUENCE_SHARE * error
+            out.append(half_width(t, tune_rho(a, SEQUENCE_TIGHTEST), a))
+        return gap - out[0], gap + out[1]
 
     def _look_bounded(
         self, ratings: Ratings, hands: int, side_new: int, side_old: int
@@ -308,6 +358,9 @@ class NewVersionState:
             return ""
         if self.delta0 - width < self.gap < self.delta1 + width:
             return ""
+        margin = 1.959964 * self.se  # only a gap whose 95% interval is outside too is "far"
+        if self.delta0 - margin <= self.gap <= self.delta1 + margin:
+            return ""
         more = self.hands_to_decide(self.hands)
         h1 = self.gap > self.delta1
         side = f"beyond delta1 = {self.delta1:g}" if h1 else f"below delta0 = {self.delta0:g}"
@@ -349,6 +402,8 @@ class NewVersionState:
             line += f": H0 accepted, {self.candidate} is not better than {self.delta0:g}"
         elif self.verdict == "budget":
             line += ": budget reached, undecided"
+        if self.verdict in ("H0", "H1") and not math.isnan(self.limit):
+            line += " (by the gap's confidence sequence)"
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -374,6 +429,8 @@ class NewVersionState:
             "low": _finite_or_text(self.low),
             "high": _finite_or_text(self.high),
             "unrated": self.unrated,
+            "sequence": self.sequence,
+            "limit": _finite_or_text(self.limit),
         }
 
     @classmethod
@@ -402,6 +459,8 @@ class NewVersionState:
             low=_float_of(data.get("low")),
             high=_float_of(data.get("high")),
             unrated=str(data.get("unrated") or ""),
+            sequence=data.get("sequence") is True,
+            limit=_float_of(data.get("limit")),
         )
 
 
@@ -428,6 +487,8 @@ def stop_line_of(nv: NewVersionState, at: int | None) -> str:
         else:
             head, at = "budget, undecided", nv.hands
         return f"stopped: {head} ({nv.limits_text()}) after {at} hands"
+    if nv.verdict in ("H0", "H1") and not math.isnan(nv.limit):
+        return f"stopped: {_sequence_words(nv)} after {at} hands"
     if nv.verdict == "H1":
         return (
             f"stopped: H1 accepted, {nv.candidate} is better than {nv.baseline} by "
@@ -443,6 +504,20 @@ def stop_line_of(nv: NewVersionState, at: int | None) -> str:
     return (
         f"stopped: budget, undecided (LLR {nv.llr:.2f} within ({nv.lower:.2f}, "
         f"{nv.upper:.2f})) after {nv.hands} hands"
+    )
+
+
+def _sequence_words(nv: NewVersionState) -> str:
+    """A decision of the confidence sequence, in words."""
+    if nv.verdict == "H0":
+        head = f"H0 accepted, {nv.candidate} is not better than {nv.baseline}{_by(nv.delta0)}"
+        side, error = f"at most {nv.limit:+.0f}", SEQUENCE_SHARE * nv.beta
+    else:
+        head = f"H1 accepted, {nv.candidate} is better than {nv.baseline} by {nv.delta1:g} Elo"
+        side, error = f"at least {nv.limit:+.0f}", SEQUENCE_SHARE * nv.alpha
+    return (
+        f"{head} (the gap, {nv.gap:+.0f} Elo, is {side} Elo by its confidence sequence at "
+        f"{error:g}; the LLR, {nv.llr:.2f}, stalls this far from delta0 and delta1)"
     )
 
 

@@ -50,6 +50,13 @@ class SequentialCheck:
     past_stop: int = 0
 
 
+def _same_rules(start: SequentialRecord, recorded: SequentialRecord) -> None:
+    """A new-version test recorded before its confidence-sequence rule is re-derived without
+    it, as its run continued (:attr:`NewVersionState.sequence`)."""
+    if start.newversion is not None and recorded.newversion is not None:
+        start.newversion.sequence = recorded.newversion.sequence
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         try:
@@ -142,6 +149,7 @@ def _state_problem(
         again = SequentialRecord.new(config, plan)
         if again.state is not None and recorded.state is not None:
             again.state.rho = recorded.state.rho
+        _same_rules(again, recorded)
         fresh = catch_up(again, plan_ids, {h: r for h, r in stored.items() if h in covered}, names)
         if len(fresh.looks) != len(recorded.looks):
             return ""
@@ -226,6 +234,8 @@ def check_sequential(
                 "indifference_elo: the record was edited, or written by another version)"[:400]
             )
             return out
+    if recorded is not None:
+        _same_rules(start, recorded)
     fresh = catch_up(start, plan_ids, stored, names)
     if recorded is None:
         if finished or fresh.looks:
