@@ -49,8 +49,10 @@ def test_a_left_out_seat_that_went_out_first_leaves_the_others_unobserved_going_
         ]
     )
     assert second is not None and second.out_first
+    # the left-out seat's bot is named, so a settled run can tell it was seated (given up on)
+    assert won.excluded == ("b0",) and second.excluded == ("b0",)
     last = rated_result(_record([1, 2, 3, 4], taken=0), "last")
-    assert last is not None and last.out_first
+    assert last is not None and last.out_first and last.excluded == ()
     o = Outcomes.from_results([won, second], {f"b{k}": k for k in range(4)})
     assert o.went_out.tolist() == [False, True]
 

@@ -170,6 +170,10 @@ class HandResult:
     """The seat that went out first is among ``finishes``. False when it was left out (under the
     "exclude" forfeit policy, a stand-in that went out first): the best of the seats given
     did not go out, and their order is by points only (places 2..)."""
+    excluded: tuple[str, ...] = field(default=(), compare=False)
+    """Bots seated in the hand whose seat the ratings leave out (the "exclude" forfeit policy:
+    a stand-in played it). Not part of the result: the sequential test tells a bot given up on
+    (seated, every seat excluded) from one its schedule did not seat."""
 
     def __post_init__(self) -> None:
         if len(self.finishes) < 2:

@@ -113,6 +113,7 @@ STATE_VERSION = 2
 larger of the sandwich's and the model-based one (:func:`fit_block`); the state records the
 weight the next block holds."""
 NO_BLOCK_FIT = "no usable block fit"
+FEWER_THAN_TWO = "fewer than two bots left to rank; look skipped"
 """The note of a look whose block had no usable fit (:meth:`SettledState.look_next_block`)."""
 RHO_TARGET_DELTAS = 4.0
 """The sequence is tightest where its half-width is this many deltas (see :func:`tune_rho`)."""
@@ -278,6 +279,13 @@ class SettledState:
     block_loser_weight: float | None = None
     """The weight of places 2-4 the next block's fit holds (:meth:`look_next_block`): the
     cumulative fit's at the last look, so it depends only on earlier blocks."""
+    gone: tuple[str, ...] = ()
+    """Bots left out of the ranking because the stand-in played every seat they had in the
+    hands of a look (:attr:`HandResult.excluded`, the "exclude" forfeit policy: a bot given up
+    on), until a later look's hands rate them again (see :func:`advance`)."""
+    drop_gone: bool = True
+    """:attr:`gone` is kept; False in a state recorded before that rule, which continues (and
+    verifies) without it."""
 
     def __post_init__(self) -> None:
         if len(self.bots) < 2 or len(set(self.bots)) != len(self.bots):
@@ -316,14 +324,16 @@ class SettledState:
         if not set(ratings.bots) <= set(self.bots) or len(set(ratings.bots)) < 2:
             raise ValueError("the fit rates other bots than the sequential test")
         hands = int(ratings.n_hands)
-        ranking = tuple(ratings.ranking())
+        ranking = tuple(b for b in ratings.ranking() if b not in self.gone)
         note = ""
         usable = bool(np.all(np.isfinite(ratings.elo))) and bool(np.all(np.isfinite(ratings.cov)))
         if not usable:
             note = "the fit has no finite ratings or errors; look skipped"
+        elif len(ranking) < 2:
+            note = FEWER_THAN_TWO
         elif (
             hands_per_bot is not None
-            and min(hands_per_bot.get(b, 0) for b in ratings.bots) < self.min_hands_per_bot
+            and min(hands_per_bot.get(b, 0) for b in ranking) < self.min_hands_per_bot
         ):
             note = f"fewer than {self.min_hands_per_bot} hands for some bot; look skipped"
         if note:
@@ -380,6 +390,8 @@ class SettledState:
             usable = usable and bool(np.all(np.isfinite(fit.bread)))
         if not usable:
             note = "the block's fit has no finite ratings or errors; block left out"
+        elif len(ranking) < 2:
+            note = FEWER_THAN_TWO
         elif (
             hands_per_bot is not None
             and min(hands_per_bot.get(b, 0) for b in ranking) < self.min_hands_per_bot
@@ -425,7 +437,7 @@ class SettledState:
         part = fit_block(new_results, self.bots, loser_weight=lam) if new_results else None
         if math.isfinite(cumulative.loser_weight):
             self.block_loser_weight = float(cumulative.loser_weight)
-        ranking = tuple(cumulative.ranking())
+        ranking = tuple(b for b in cumulative.ranking() if b not in self.gone)
         if part is None:
             return SettledDecision(hands, ranking, self._adjacent(ranking), False, NO_BLOCK_FIT)
         return self.look_block(part, ranking, hands, hands_per_bot)
@@ -485,6 +497,8 @@ class SettledState:
             "pairs": [p.to_dict() for p in self.pairs.values()],
             "history": [list(h) for h in self.history],
             "block_loser_weight": self.block_loser_weight,
+            "gone": list(self.gone),
+            "drop_gone": self.drop_gone,
         }
 
     @classmethod
@@ -511,6 +525,8 @@ class SettledState:
             block_loser_weight=(
                 None if data["block_loser_weight"] is None else float(data["block_loser_weight"])
             ),
+            gone=tuple(str(b) for b in data.get("gone", ())),
+            drop_gone=data.get("drop_gone") is True,
         )
         for p in data["pairs"]:
             key = (str(p["a"]), str(p["b"]))
@@ -674,6 +690,15 @@ def advance(
                     per_bot[f.bot] += 1
         new_results = [r for h in plan_ids[state.through : upto] if (r := stored[h]) is not None]
         state.through = upto
+        if state.drop_gone:
+            # a bot the stand-in played at every seat it had in these hands (given up on, under
+            # forfeit "exclude") is left out of the ranking and the first looks' hand count
+            # until hands rate it again: its count would stay below min_hands_per_bot, or its
+            # pairs open, for ever, and the run would take no look to its budget (an examination)
+            rated_now = {f.bot for r in new_results for f in r.finishes}
+            out_now = {b for r in new_results for b in r.excluded}
+            gone = (set(state.gone) | out_now) - rated_now
+            state.gone = tuple(b for b in state.bots if b in gone)
         # a bot with no rated hand so far (its every seat played by the stand-in, which the
         # forfeit policy "exclude" leaves out) has no rating: left out of the fit and the
         # ranking, not given the fit's arbitrary value for a bot it never saw (an examination's

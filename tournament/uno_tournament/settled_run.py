@@ -693,7 +693,7 @@ def catch_up(
                 "reason": "settled",
                 "hands": st.settled_at,
                 "line": stop_line(dec, budget_reached=False)
-                + _left_out(st.bots, final["ranking"])
+                + _left_out(st, final["ranking"])
                 + f" after {st.settled_at} hands",
             }
         elif st.through >= record.plan_hands:
@@ -704,7 +704,7 @@ def catch_up(
                 "reason": "budget",
                 "hands": st.through,
                 "line": stop_line(dec, budget_reached=True)
-                + _left_out(st.bots, ranking)
+                + _left_out(st, ranking)
                 + f" after {st.through} hands",
             }
         return record
@@ -757,13 +757,16 @@ def catch_up(
     return record
 
 
-def _left_out(bots: Sequence[str], ranking: Sequence[str]) -> str:
-    """The stop line's note on the bots the looks left out: no rated hand at all (every seat
-    played by the stand-in, which forfeit "exclude" leaves out of the ratings)."""
-    out = [b for b in bots if b not in ranking]
-    if not out:
-        return ""
-    return f" ({', '.join(out)} left out: no rated hand, every seat played by the stand-in)"
+def _left_out(st: SettledState, ranking: Sequence[str]) -> str:
+    """The stop line's note on the bots the looks left out: no rated hand at all, or none since
+    the stand-in took every seat of theirs (forfeit "exclude" leaves its seats out)."""
+    why = {False: "no rated hand, every seat", True: "every later seat"}
+    words = [
+        f"{', '.join(out)} left out: {why[g]} played by the stand-in" + " (given up on)" * g
+        for g in (False, True)
+        if (out := [b for b in st.bots if b not in ranking and (b in st.gone) == g])
+    ]
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def run_looks(

@@ -518,4 +518,5 @@ def rated_result(h: HandRecord, policy: str) -> HandResult | None:
         out_first = policy == "last" and rest.count(min(rest, default=0)) < 2
     if len(finishes) < 2:
         return None
-    return HandResult(h.hand_id, h.deal_id, finishes, out_first)
+    out = tuple(s.bot for s in h.seats if policy == "exclude" and s.taken_over)
+    return HandResult(h.hand_id, h.deal_id, finishes, out_first, out)

@@ -51,10 +51,13 @@ class SequentialCheck:
 
 
 def _same_rules(start: SequentialRecord, recorded: SequentialRecord) -> None:
-    """A new-version test recorded before its confidence-sequence rule is re-derived without
-    it, as its run continued (:attr:`NewVersionState.sequence`)."""
+    """A test recorded before a rule is re-derived without it, as its run continued: the
+    new-version test's confidence sequence (:attr:`NewVersionState.sequence`), a settled run's
+    bots given up on (:attr:`SettledState.drop_gone`)."""
     if start.newversion is not None and recorded.newversion is not None:
         start.newversion.sequence = recorded.newversion.sequence
+    if start.state is not None and recorded.state is not None:
+        start.state.drop_gone = recorded.state.drop_gone
 
 
 def _same(a: Any, b: Any) -> bool:

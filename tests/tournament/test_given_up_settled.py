@@ -1,0 +1,95 @@
+"""A bot given up on after some rated hands, under ``forfeit = "exclude"``, in a settled run.
+
+An examination (stop 51, left open then): a bot that crashed for good after 18 rated hands
+kept fewer than ``min_hands_per_bot`` rated hands for ever, so a settled run skipped every look
+("fewer than 96 hands for some bot") to its budget; a bot given up on after the first look kept
+its adjacent pairs open the same way. Such a bot (seated, every seat of it played by the
+stand-in in a look's hands: :attr:`HandResult.excluded`) is now left out of the ranking and of
+the first looks' hand count until hands rate it again; the stop line says so. Hands the engine
+really plays, along the run's own plan and looks; a state recorded before the rule continues
+without it."""
+
+from __future__ import annotations
+
+import random
+
+from uno_server.engine import Hand, HeuristicBot, RuleSet
+from uno_server.engine.simulate import play_hand
+from uno_tournament.config import TournamentConfig
+from uno_tournament.ratings import Finish, HandResult
+from uno_tournament.settled_run import SequentialRecord, catch_up
+
+from .test_settled_run import _Meta
+from .test_unrated_bot import CRASH, EPS, _config
+
+
+def _excluded(h: HandResult) -> HandResult | None:
+    """The hand with the crashed bot's seat played by the stand-in and left out."""
+    rest = tuple(f for f in h.finishes if f.bot != CRASH)
+    if len(rest) == len(h.finishes):
+        return h
+    if len(rest) < 2:
+        return None
+    out_first = h.out_first and h.finishes[0].bot != CRASH
+    rated = tuple(Finish(f.bot, f.seat, f.place) for f in rest)
+    return HandResult(h.hand_id, h.deal_id, rated, out_first, (CRASH,))
+
+
+def _run(
+    cfg: TournamentConfig, seed: int, rated: int, *, drop_gone: bool = True
+) -> SequentialRecord:
+    """The run's hands as the runner plays them; the crashed bot's seats are rated in its first
+    ``rated`` hands, then every one is the stand-in's."""
+    rng = random.Random(seed)
+    rules = RuleSet(scoring="single_hand")
+    rec = SequentialRecord.new(cfg, cfg.plan("T"))
+    assert rec.state is not None
+    rec.state.drop_gone = drop_gone
+    ids = [h.hand_id for h in cfg.plan("T")]
+    stored: dict[str, HandResult | None] = {}
+    seen = 0
+    while True:
+        p = cfg.plan("T", _Meta(rec))
+        upto = rec.next_boundary()
+        if upto is None:
+            return rec
+        for spec in p[rec.through : upto]:
+            bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=EPS[b]) for b in spec.bots]
+            hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
+            played = HandResult.from_points(
+                spec.hand_id,
+                spec.deal_id,
+                spec.bots[hand.winner],
+                [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
+            )
+            if CRASH in spec.bots:
+                seen += 1
+            stored[spec.hand_id] = (
+                played if CRASH not in spec.bots or seen <= rated else _excluded(played)
+            )
+        catch_up(rec, ids, stored, list(EPS))
+
+
+def test_a_bot_given_up_after_18_rated_hands_no_longer_blocks_every_look() -> None:
+    cfg = _config(until="settled", max_hands=1152, alpha=0.05, indifference_elo=10)
+    before = _run(cfg, 2, 18, drop_gone=False)  # the defect: every look skipped to the budget
+    assert before.stop is not None and before.stop["reason"] == "budget", before.stop
+    assert not any(look["looked"] for look in before.looks), before.looks
+    rec = _run(cfg, 2, 18)
+    assert rec.stop is not None and rec.state is not None
+    looked = [look for look in rec.looks if look["looked"]]
+    assert looked, rec.looks  # the four bots still playing are looked at
+    assert rec.state.gone == (CRASH,)
+    for look in looked:
+        assert CRASH not in look["ranking"], look
+    decided = {p["pair"] for look in looked for p in look["pairs"] if p["status"] != "open"}
+    assert decided and not any(CRASH in p for p in decided), looked[-1]
+    line = rec.stop["line"]
+    assert "crash left out: every later seat played by the stand-in (given up on)" in line, line
+    # the state keeps the bots given up on, and one recorded before the rule continues without it
+    again = SequentialRecord.from_dict(rec.to_dict())
+    assert again.state is not None and again.state.gone == (CRASH,) and again.state.drop_gone
+    legacy = rec.to_dict()
+    del legacy["state"]["gone"], legacy["state"]["drop_gone"]
+    old = SequentialRecord.from_dict(legacy)
+    assert old.state is not None and not old.state.drop_gone
