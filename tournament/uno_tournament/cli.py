@@ -366,6 +366,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .replay import ensure_replays
     from .verify_reports import planned_hands
 
+    _refuse_a_run_still_playing(args)
     if args.dir and not args.store:
         _shared_store_reports(Path(args.dir))
     store, folder = _open_for_report(args)
@@ -385,6 +386,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def _refuse_a_run_still_playing(args: argparse.Namespace) -> None:
+    """``report`` of a folder whose run is still playing (its tournament.lock held): the
+    tables and the chain head would be read at different moments and cover different hands,
+    and that results.json would then fail verify for good (an examination, 2026-12-06)."""
+    from .pgstore import is_url
+    from .verify import playing
+
+    where = args.dir or (args.store if args.store and not is_url(args.store) else None)
+    if not where or not (holder := playing(Path(where))):
+        return
+    raise TournamentCliError(
+        f"{where} is still being played by {holder}: the run writes its reports itself when it "
+        f"finishes; follow it meanwhile with: uno-arena tournament watch {where} (or stop it, "
+        "then report it)"
+    )
 
 
 def _shared_store_reports(folder: Path) -> None:

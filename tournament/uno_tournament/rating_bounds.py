@@ -318,8 +318,49 @@ def bound_one_sided(r: Ratings, outcomes: Outcomes, side: IntArray) -> Ratings:
     )
 
 
-def describe(names: list[str] | tuple[str, ...], side: IntArray) -> str:
-    """The note's sentence on the bots bounded on one side ('' if none)."""
+def places_both_ways(outcomes: Outcomes, n_bots: int) -> BoolArray:
+    """``both[i, j]``: bots ``i`` and ``j`` each finished ahead of the other in some rated hand,
+    in the whole finishing order (places 2-4 too, where the going-out graph reads only who went
+    out first)."""
+    bots, pl = outcomes.bots, outcomes.places
+    real = bots >= 0
+    ahead = np.zeros((n_bots, n_bots), dtype=np.bool_)
+    for a in range(bots.shape[1]):
+        for b in range(bots.shape[1]):
+            if a != b:
+                rows = real[:, a] & real[:, b] & (pl[:, a] < pl[:, b])
+                ahead[bots[rows, a], bots[rows, b]] = True
+    return ahead & ahead.T
+
+
+def out_first_always(outcomes: Outcomes, bot: int) -> bool:
+    """Whether ``bot`` went out first in every rated hand it played with another rated seat."""
+    bots, pl = outcomes.bots, outcomes.places
+    real = bots >= 0
+    usable = real.sum(axis=1) >= 2
+    best = np.where(real, pl, np.iinfo(np.int64).max).min(axis=1)
+    mine = usable[:, None] & (bots == bot)
+    if not mine.any():
+        return False
+    first = (pl == best[:, None]) & outcomes.went_out[:, None]
+    return bool(first[mine].all())
+
+
+def describe(
+    names: list[str] | tuple[str, ...],
+    side: IntArray,
+    *,
+    both_ways: BoolArray | None = None,
+    frame_out_first: bool = False,
+    loser_weight: float = math.nan,
+) -> str:
+    """The note's sentence on the bots bounded on one side ('' if none). ``both_ways``
+    (:func:`places_both_ways`, over ``names``) and ``frame_out_first`` (the frame's one bot
+    went out first in every hand, :func:`out_first_always`) say why a frame is one bot: a
+    strict order, or bots compared both ways in places 2-4 only, which the limits do not read
+    (an examination: "No two bots were compared both ways" where three bots finished ahead of
+    each other 21-27 and 26-22, one bot having gone out first in every hand and places 2-4
+    weighing 0.00)."""
     up = [names[i] for i in np.nonzero(side > 0)[0]]
     down = [names[i] for i in np.nonzero(side < 0)[0]]
     if not up and not down:
@@ -337,12 +378,30 @@ def describe(names: list[str] | tuple[str, ...], side: IntArray) -> str:
         )
     frame = [names[i] for i in np.nonzero(side == 0)[0]]
     if len(frame) == 1:
-        # no two bots beat each other: nobody is rated both ways, and the largest group of the
+        # no two bots went out first ahead of each other both ways, and the largest group of the
         # going-out graph is one bot, which the limits are measured from
-        centred = (
-            f"No two bots were compared both ways, so the ratings are measured from "
-            f"{frame[0]} (0 by definition: its interval reads 'reference')"
-        )
+        ref = f"{frame[0]} (0 by definition: its interval reads 'reference')"
+        both = np.asarray(both_ways) if both_ways is not None else np.zeros((0, 0), bool)
+        if not both.any():  # a strict order: nobody finished ahead of anyone both ways
+            centred = f"No two bots were compared both ways, so the ratings are measured from {ref}"
+        else:
+            # a pair by name, not by where the bots are listed (the same hands, the same note)
+            a, b = min(sorted((names[int(i)], names[int(j)])) for i, j in np.argwhere(both))
+            who = (
+                f"{frame[0]} went out first in every hand"
+                if frame_out_first
+                else "no two bots went out first ahead of each other both ways"
+            )
+            weight = (
+                f" (places 2-4 weigh {loser_weight:.2f} here)"
+                if math.isfinite(loser_weight)
+                else ""
+            )
+            centred = (
+                f"The limits read who went out first, and {who}; bots such as {a} and {b} were "
+                f"compared both ways only through places 2-4{weight}. So the ratings are "
+                f"measured from {ref}"
+            )
     else:
         centred = "The other ratings are centred on the bots compared both ways"
     return (

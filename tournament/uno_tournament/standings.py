@@ -26,6 +26,8 @@ from .rating_bounds import (
     describe,
     going_out_sides,
     one_sided,
+    out_first_always,
+    places_both_ways,
     tied_exactly,
 )
 from .rating_model import Z95
@@ -270,7 +272,14 @@ def _fit_ratings(
         # examination's "crashy ... only an upper limit" beside "not rated: crashy")
         rated = np.asarray(r.rated, dtype=bool)
         shown = [n for n, ok in zip(names, rated, strict=True) if ok]
-        note = f"{why}; fitted with {prior}. " + describe(shown, side[rated])
+        frame = np.nonzero(side == 0)[0]
+        note = f"{why}; fitted with {prior}. " + describe(
+            shown,
+            side[rated],
+            both_ways=places_both_ways(outcomes, len(names))[np.ix_(rated, rated)],
+            frame_out_first=len(frame) == 1 and out_first_always(outcomes, int(frame[0])),
+            loser_weight=float(r.loser_weight),
+        )
     if not _converged(r):
         note = note.rstrip(" .") + (
             ". Even that fit did not converge: these numbers are not estimates; play more hands "
