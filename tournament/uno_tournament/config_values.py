@@ -70,7 +70,7 @@ def _int(where: str, v: Any, lo: int, hi: int) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise ConfigError(f"{where}: must be an integer, got {_shown(v)}")
     if not lo <= v <= hi:
-        raise ConfigError(f"{where}: must be {lo}-{hi}, got {v}")
+        raise ConfigError(f"{where}: must be {lo}-{hi}, got {_shown(v)}")
     return v
 
 
@@ -78,7 +78,7 @@ def _float(where: str, v: Any, lo: float, hi: float) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise ConfigError(f"{where}: must be a number, got {_shown(v)}")
     if not lo <= v <= hi:
-        raise ConfigError(f"{where}: must be {lo:g}-{hi:g}, got {v}")
+        raise ConfigError(f"{where}: must be {lo:g}-{hi:g}, got {_shown(v)}")
     return float(v)
 
 

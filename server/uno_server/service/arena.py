@@ -383,7 +383,7 @@ class Arena:
             raise RejectError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 errors_pb2.ERROR_REASON_TOO_MANY_MATCHES,
-                f"{self.config.max_matches} matches are running; wait for some to end",
+                too_many_matches(self.config.max_matches),
             )
         seed = plan.seed if plan.seed is not None else secrets.randbits(63)
         pending: asyncio.Future[str] | None = None
@@ -635,6 +635,14 @@ def _fingerprint(
     if dealer is not None:
         m.dealer = dealer
     return bytes(m.SerializeToString(deterministic=True))
+
+
+def too_many_matches(n: int) -> str:
+    """The refusal of a match past ``server.max_matches`` (``n``): "1 match is running", never
+    "1 matches are running" (an examination)."""
+    if n == 1:
+        return "1 match is running (server.max_matches); wait for it to end"
+    return f"{n} matches are running (server.max_matches); wait for some to end"
 
 
 def _log_task_failure(task: asyncio.Task[None]) -> None:

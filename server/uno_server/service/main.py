@@ -17,6 +17,7 @@ import stat
 import sys
 import tomllib
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def whole(lo: int, hi: int) -> Callable[[str], int]:
                 f"must be a whole number, got {cut(text, 20)!r}"
             ) from None
         if not lo <= n <= hi:
-            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {n}")
+            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {_num(n)}")
         return n
 
     return parse
@@ -135,8 +136,16 @@ _FIELDS: dict[str, type] = {
 
 
 def _num(x: float) -> str:
-    """A limit as a person writes it: 2097152, not 2.09715e+06."""
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+    """A number as a person writes it: 2097152, not 2.09715e+06; 1e+300, not its 301 digits
+    (an examination's range error echoed them all); never more than MAX_ECHO characters."""
+    if isinstance(x, float) and (not x.is_integer() or abs(x) >= 1e16):
+        return cut(f"{x:g}")
+    if abs(x) < 10**16:
+        return cut(str(int(x)))
+    mantissa, exp = format(Decimal(int(x)), ".6g").split("e")  # any size: a float overflows
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return cut(f"{mantissa}e{exp}")
 
 
 _RANGES: dict[str, tuple[float, float]] = {

@@ -96,15 +96,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _reason(exc: grpc.aio.AioRpcError) -> str:
-    """The ErrorInfo reason of a failed call (``SHUTTING_DOWN``), or ''."""
+def _error_info(exc: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo:
+    """The ErrorInfo of a failed call (reason ``SHUTTING_DOWN``, ...), empty if it has none."""
     for key, value in exc.trailing_metadata() or ():
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
             for detail in status_pb2.Status.FromString(value).details:
                 info = error_details_pb2.ErrorInfo()
                 if detail.Unpack(info):
-                    return str(info.reason)
-    return ""
+                    return info
+    return error_details_pb2.ErrorInfo()
+
+
+def _reason(exc: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason of a failed call (``SHUTTING_DOWN``), or ''."""
+    return str(_error_info(exc).reason)
 
 
 def _one_line(exc: grpc.aio.AioRpcError) -> str:
@@ -156,20 +161,30 @@ async def _follow(
 
 @dataclass
 class Stopped:
-    """Why the hands stopped before the last: the server went away."""
+    """Why the hands stopped before the last: the server went away, or it refused a hand after
+    the first (a seated bot went away: ``head`` says so)."""
 
     at: int  # index of the first hand without a result
     why: str  # the failed call
     shut_down: bool  # the server said it was shutting down
     lost: bool  # hand ``at`` began and its result is unknown
     ended_by_shutdown: bool = False  # hand ``at`` was ended by the shutdown
+    head: str = ""  # what stopped the hands, when the server did not go away
+    then: str = ""  # what to do before running match again ("start it again, then ")
+
+    @property
+    def failed(self) -> bool:
+        """A hand was lost or refused: the command fails (exit status 1)."""
+        return self.lost or self.ended_by_shutdown or bool(self.head)
 
 
 def stopped_line(st: Stopped, hands: int, first_seed: int) -> str:
     """The one line after the summary when the server went away: how many hands were played,
     what became of the last, and how to play the rest."""
     rest = hands - st.at
-    if st.shut_down or st.ended_by_shutdown:
+    if st.head:
+        head = st.head
+    elif st.shut_down or st.ended_by_shutdown:
         head = "the server shut down"
     elif "connection refused" in st.why.lower():
         # nothing listens on its port any more: it shut down (a SIGTERM between hands ends
@@ -186,7 +201,10 @@ def stopped_line(st: Stopped, hands: int, first_seed: int) -> str:
     elif st.lost:
         line += f"; the result of hand {st.at + 1} is lost"
     seed = (first_seed + st.at) % 2**64
-    return f"{line}; to play the other {rest}, run match again with --hands {rest} --seed {seed}"
+    return (
+        f"{line}; to play the other {rest}, {st.then}run match again with --hands {rest} "
+        f"--seed {seed}"
+    )
 
 
 def _first_call_failed(exc: grpc.aio.AioRpcError, server: str, tls_ca: str | None) -> str:
@@ -208,6 +226,101 @@ def _first_call_failed(exc: grpc.aio.AioRpcError, server: str, tls_ca: str | Non
     return f"{_one_line(exc)}{hint}"
 
 
+DEFAULT_GRACE_MS = 5000
+"""The server's reconnect grace when a MatchInfo does not say (TimeControl's default)."""
+
+
+def _seats_of(names: Sequence[str], seats: Sequence[int]) -> str:
+    """``bot 'carol' (seat 0)``, ``bots 'a' (seat 0) and 'b' (seats 1, 2)``."""
+    by_name: dict[str, list[int]] = {}
+    for s in seats:
+        by_name.setdefault(names[s], []).append(s)
+    parts = [
+        f"{name!r} (seat{'s' if len(ss) > 1 else ''} {', '.join(map(str, ss))})"
+        for name, ss in by_name.items()
+    ]
+    if len(parts) == 1:
+        return f"bot {parts[0]}"
+    return f"bots {', '.join(parts[:-1])} and {parts[-1]}"
+
+
+async def _away(
+    admin: admin_pb2_grpc.AdminServiceStub, md: tuple[tuple[str, str], ...], names: Sequence[str]
+) -> list[int] | None:
+    """The seats whose bot is not connected now (ListBots), or None if ListBots failed."""
+    try:
+        res = await admin.ListBots(admin_pb2.ListBotsRequest(), metadata=md, timeout=10)
+    except grpc.aio.AioRpcError:
+        return None
+    connected = {b.bot_name for b in res.bots if b.connected}
+    return [s for s, n in enumerate(names) if n not in _BUILTIN and n not in connected]
+
+
+def _refused_seat(exc: grpc.aio.AioRpcError, n: int) -> list[int]:
+    """The seat a BOT_NOT_CONNECTED refusal names (its ``field``, ``seats[2]``), or none."""
+    field = str(_error_info(exc).metadata.get("field", ""))
+    digits = field.removeprefix("seats[").removesuffix("]")
+    return [int(digits)] if digits.isdigit() and int(digits) < n else []
+
+
+async def _begin(
+    admin: admin_pb2_grpc.AdminServiceStub,
+    req: admin_pb2.CreateMatchRequest,
+    md: tuple[tuple[str, str], ...],
+    names: Sequence[str],
+    i: int,
+    grace_ms: int,
+) -> admin_pb2.CreateMatchResponse | Stopped:
+    """Create hand ``i``'s match. The first hand's refusal is raised (nothing was played: one
+    line, exit status 2); a later one stops the hands, keeping those played. A seated bot that is
+    not connected (it crashed, or is reconnecting) is waited for up to the server's reconnect
+    grace, as a bot that drops during a hand is: an examination's `match` lost its summary and
+    printed only "seats[0]: bot 'carol' is not connected; start it first", exit status 2."""
+    loop = asyncio.get_running_loop()
+    deadline: float | None = None
+    while True:
+        try:
+            created: admin_pb2.CreateMatchResponse = await admin.CreateMatch(
+                req, metadata=md, timeout=10
+            )
+            return created
+        except grpc.aio.AioRpcError as exc:
+            if i == 0:
+                raise
+            if _gone(exc):  # it answered before: it has gone since
+                gone = ServerGoneError(exc)
+                return Stopped(i, str(gone), gone.shut_down, lost=False)
+            why = _one_line(exc)
+            if _reason(exc) != "BOT_NOT_CONNECTED":
+                return Stopped(
+                    i, why, False, lost=False, head=f"the server refused hand {i + 1} ({why[:300]})"
+                )
+            away = await _away(admin, md, names) or _refused_seat(exc, len(names))
+            who = _seats_of(names, away) if away else why[:300]
+            grace = f"{grace_ms / 1000:g} s"
+            if deadline is None:
+                deadline = loop.time() + grace_ms / 1000
+                if grace_ms > 0:
+                    print(
+                        f"uno-arena: {who} is not connected; waiting up to {grace} (the server's "
+                        "reconnect grace) for it to come back",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            elif loop.time() >= deadline:
+                return Stopped(
+                    i,
+                    why,
+                    False,
+                    lost=False,
+                    head=f"{who} went away and did not come back within the server's reconnect "
+                    f"grace ({grace})",
+                    then="start it again, then ",
+                )
+            while loop.time() < deadline and await _away(admin, md, names) != []:
+                await asyncio.sleep(0.1)
+
+
 async def _run(args: argparse.Namespace) -> int:
     md = (("authorization", f"Bearer {args.admin_token}"),)
     players = [
@@ -216,6 +329,7 @@ async def _run(args: argparse.Namespace) -> int:
     ]
     tallies = [SeatTally() for _ in players]
     stopped: Stopped | None = None
+    grace_ms = DEFAULT_GRACE_MS
     async with channel(args.server, args.tls_ca) as ch:
         admin = admin_pb2_grpc.AdminServiceStub(ch)  # type: ignore[no-untyped-call]
         for i in range(args.hands):
@@ -226,22 +340,23 @@ async def _run(args: argparse.Namespace) -> int:
                 time_control=game_pb2.TimeControl(decision_ms=args.decision_ms),
             )
             try:
-                try:
-                    created = await admin.CreateMatch(req, metadata=md, timeout=10)
-                except grpc.aio.AioRpcError as exc:
-                    if i > 0 and _gone(exc):  # it answered before: it has gone since
-                        gone = ServerGoneError(exc)
-                        stopped = Stopped(i, str(gone), gone.shut_down, lost=False)
-                        break
-                    raise
-                mid = created.match.match_id
-                try:
-                    info = await _follow(admin, mid, md)
-                except ServerGoneError as gone:
-                    stopped = Stopped(i, str(gone), gone.shut_down, lost=True)
-                    break
-            except grpc.aio.AioRpcError as exc:
+                created = await _begin(admin, req, md, args.seats, i, grace_ms)
+            except grpc.aio.AioRpcError as exc:  # the first hand: nothing was played
                 raise ConfigError(_first_call_failed(exc, args.server, args.tls_ca)) from exc
+            if isinstance(created, Stopped):
+                stopped = created
+                break
+            mid = created.match.match_id
+            if created.match.HasField("time_control"):
+                grace_ms = created.match.time_control.reconnect_grace_ms
+            try:
+                info = await _follow(admin, mid, md)
+            except ServerGoneError as gone:
+                stopped = Stopped(i, str(gone), gone.shut_down, lost=True)
+                break
+            except grpc.aio.AioRpcError as exc:  # the hand began: its result is not known
+                stopped = Stopped(i, _one_line(exc), False, lost=True)
+                break
             for s in info.seats:
                 if 0 <= s.seat < len(tallies):
                     tallies[s.seat].add(s)
@@ -266,7 +381,7 @@ async def _run(args: argparse.Namespace) -> int:
     if stopped is None:
         return 0
     print(f"uno-arena: {stopped_line(stopped, args.hands, args.seed)}", file=sys.stderr)
-    return 1 if stopped.lost or stopped.ended_by_shutdown else 0
+    return 1 if stopped.failed else 0
 
 
 def cmd_match(args: argparse.Namespace) -> int:

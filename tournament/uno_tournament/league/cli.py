@@ -26,7 +26,7 @@ from .report import summarize, write_report
 from .run import MAX_TABLES
 from .settings import league_sandbox, settings_from
 from .start import run_league
-from .store import DB_NAME, STORE_NOTE, LeagueError, Version
+from .store import LeagueError, Version, league_around
 from .submit import GATE_HANDS, describe, refuse_case_alike, submission_lock, submit
 
 __all__ = ["EXIT_ERROR", "add_parser", "run_command", "settings_from"]
@@ -42,7 +42,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if folder.exists() and not folder.is_dir():  # mkdir said FileExistsError, as a traceback
         raise LeagueError(f"{folder}: not a folder; give a new or an existing folder")
-    outer = _league_around(folder)
+    outer = league_around(folder)
     if outer is not None:  # its bots folder, say: hidden from bots, removed with a version
         raise LeagueError(
             f"{folder}: inside the folder of the league {outer}; give a folder outside any league"
@@ -56,15 +56,6 @@ def cmd_init(args: argparse.Namespace) -> int:
         f"league ready in {where}; submit a bot with: uno-arena league submit {args.dir} PATH{more}"
     )
     return 0
-
-
-def _league_around(folder: Path) -> Path | None:
-    """The league whose folder holds ``folder`` (a folder above it with the records of one),
-    if any."""
-    for parent in folder.resolve().parents:
-        if (parent / DB_NAME).is_file() or (parent / STORE_NOTE).is_file():
-            return parent
-    return None
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

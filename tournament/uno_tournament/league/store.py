@@ -93,6 +93,20 @@ row per rated version in it) and the new-version verdict of every replacement. C
 league is opened (a league made before ``league run`` existed gains them)."""
 
 
+def league_around(folder: Path) -> Path | None:
+    """The league whose folder holds ``folder`` (a folder above it with the records of one),
+    if any: as the user wrote it when it is one of the given path's parents (``L`` for
+    ``L/bots``), else resolved."""
+    where = folder.resolve()
+    for parents in (folder.parents, where.parents):
+        for parent in parents:
+            if not (parent / DB_NAME).is_file() and not (parent / STORE_NOTE).is_file():
+                continue
+            if where.is_relative_to(parent.resolve()):  # not so for L/../x
+                return parent
+    return None
+
+
 def private(path: Path) -> None:
     """Make the league database ``path`` (and its ``-wal`` and ``-shm``) its owner's only, as
     ``init`` makes it now: a league made before kept its seed readable by every user."""
@@ -207,6 +221,13 @@ class LeagueStore:
             raise LeagueError(
                 f"{folder}: this league's records are in the PostgreSQL store {where}; "
                 "add --store URL (with its password) to the command"
+            )
+        if not path.is_file() and (outer := league_around(folder)) is not None:
+            # its bots folder, say: `league init` there is refused, as it should be (an
+            # examination followed the advice below and was refused)
+            raise LeagueError(
+                f"{folder}: a folder inside the league {outer}, not a league; give the "
+                f"league's folder, {outer}"
             )
         if not path.is_file():
             raise LeagueError(

@@ -24,8 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fcntl
-import hashlib
 import io
 import json
 import os
@@ -49,6 +47,8 @@ from ..sandbox import SandboxError
 from ..sandbox import check as check_sandbox
 from ..sharding import new_tournament_id
 from ..store import HandRecord, Store
+from .locks import flocked as _flocked
+from .locks import key_lock as _held
 from .manifest import RESERVED_RULE, Manifest, ManifestError, read_manifest, reserved
 from .quota import check_author
 from .records import open_league
@@ -190,32 +190,6 @@ def submit(
         _held(league_dir, f"name {man.name.casefold()}", f"of {man.name}"),
     ):
         return _submit(league_dir, bot_folder, man, gate_hands, store_url, gate_port)
-
-
-@contextlib.contextmanager
-def _held(league_dir: Path, key: str, whose: str) -> Iterator[None]:
-    """A lock of ``key`` (an author's or a name's, without case) in the league's folder."""
-    if not league_dir.is_dir():  # not a league: opening it says so, and makes no folder
-        yield
-        return
-    digest = hashlib.sha256(key.encode()).hexdigest()[:32]  # a stranger's text: no file name
-    lock = league_dir / f".submit.{digest}.lock"
-    with _flocked(lock, f"waiting: another submission {whose} is being built or judged"):
-        yield
-
-
-@contextlib.contextmanager
-def _flocked(path: Path, waiting: str) -> Iterator[None]:
-    with open(path, "a+b") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(waiting, file=sys.stderr, flush=True)
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
