@@ -90,7 +90,8 @@ async def test_a_stream_whose_log_is_freed_meanwhile_says_it_is_too_old() -> Non
             async def always(info: object) -> bool:
                 return True
 
-            view._replayable = always  # type: ignore[method-assign]
+            assert view.spectator is not None
+            view.spectator.replayable = always  # type: ignore[method-assign]
             base = f"http://127.0.0.1:{view.port}"
             async with (
                 aiohttp.ClientSession() as http,

@@ -67,6 +67,9 @@ lines and the moves panel drops its empty message line: the legal moves stay on 
 
 
 CARD_KEYS = "1234567890"
+OFF_KEYS = {"d": "draw", "p": "pass_turn", "u": "uno", "c": "catch", "n": "let_go"}
+OFF_KEYS |= {"a": "accept", "x": "challenge", "m": "new_match", "enter": "play_selected"}
+"""A move's key and its action: pressed while the move does not apply, the screen says why."""
 
 
 class PlayApp(App[None]):
@@ -362,6 +365,17 @@ class PlayApp(App[None]):
             return bool(self.result) and self.session is not None and self.session.can_create
         return True
 
+    async def on_key(self, event: events.Key) -> None:
+        """A move's key that does not apply now: its binding is off (check_action), so Textual
+        would drop the key in silence; its action says why (and acts only on a legal move)."""
+        action = OFF_KEYS.get(event.key)
+        if action is None or self.screen.is_modal or self.check_action(action, ()):
+            return  # not a move's key, a dialog's, or the binding runs it
+        event.prevent_default()  # the binding stays off
+        said = getattr(self, f"action_{action}")()
+        if said is not None:  # action_new_match is a coroutine
+            await said
+
     def action_card(self, index: int) -> None:
         self._play_index(index)
 
@@ -481,6 +495,8 @@ class PlayApp(App[None]):
         skip = self._legal(KIND.ACTION_KIND_NO_CATCH)
         if skip:
             self._send(skip[0].id)
+        else:
+            self._tell("Nobody to let go: n lets off a player who did not call UNO.")
 
     def action_accept(self) -> None:
         acc = self._legal(KIND.ACTION_KIND_ACCEPT)
@@ -498,6 +514,7 @@ class PlayApp(App[None]):
 
     async def action_new_match(self) -> None:
         if self.session is None or not self.session.can_create or not self.result:
+            self._tell("m starts another match once this one is over, at a table you host.")
             return
         self.result = ""
         self._say("Dealing a new hand ...")

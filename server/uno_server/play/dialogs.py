@@ -33,6 +33,8 @@ class ColorScreen(ModalScreen[int | None]):
         Binding("y", "pick(1)", "yellow"),
         Binding("g", "pick(2)", "green"),
         Binding("b", "pick(3)", "blue"),
+        # Caps Lock (or Shift) on: the same colours
+        *(Binding(k, f"pick({i})", show=False) for i, k in enumerate("RYGB")),
         Binding("escape", "pick(-1)", "cancel"),
     ]
 

@@ -1,6 +1,7 @@
 """A spectator's side of the admin API: list matches, follow one through ``WatchMatch``.
 
-Only ``ListMatches``, ``GetMatch`` and ``WatchMatch`` are used: a spectator view can never start,
+Only ``ListMatches``, ``GetMatch``, ``WatchMatch`` and ``AwaitMatch`` (from a finished match's
+last event: whether its events are still kept) are used: a spectator view can never start,
 change or cancel a match, and sees exactly what the spectator stream carries (public information
 while a hand runs, every hand revealed when it ends).
 """
@@ -90,6 +91,60 @@ class Spectator:
         self.reached = True
         info: admin_pb2.MatchInfo = res.match
         return info
+
+    async def replayable(self, info: admin_pb2.MatchInfo) -> bool:
+        """Whether the server still keeps the event log of ``info``'s match. ListMatches does
+        not say it: a finished match is listed far longer than its log is kept (see
+        ``proto/uno/v1/admin.proto``, "Retention"). ``AwaitMatch`` from a finished match's last
+        event answers at once, with no event, while the log is kept, and NOT_FOUND once it is
+        freed (a running match's log is always kept: the call would wait for its end)."""
+        if info.state == admin_pb2.MATCH_STATE_RUNNING:
+            return True
+        try:
+            await self.stub.AwaitMatch(
+                admin_pb2.AwaitMatchRequest(
+                    match_id=info.match_id, after_sequence=info.last_sequence
+                ),
+                metadata=self.md,
+                timeout=10,
+            )
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:  # freed (or the summary went too)
+                return False
+            if exc.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.UNAVAILABLE):
+                raise _error(exc, reached=self.reached, tls_ca=self.tls_ca) from exc
+            return True  # anything else: the event stream says it, if it cannot be opened
+        self.reached = True
+        return True
+
+    async def expired(
+        self, infos: list[admin_pb2.MatchInfo], known: frozenset[str] | set[str] = frozenset()
+    ) -> set[str]:
+        """The ids among ``infos`` of finished matches whose events the server has freed.
+        ``known``: ids already found freed (a log once freed stays freed), not asked again. The
+        server frees the logs in the order the matches ended (the most recently ended are the
+        ones kept), so the oldest end not known is asked first (kept: every later one is), then
+        a binary search finds the first kept one: a handful of calls for a list of any length,
+        one when nothing new was freed."""
+        gone = {i.match_id for i in infos if i.match_id in known}
+        done = sorted(
+            (
+                i
+                for i in infos
+                if i.state != admin_pb2.MATCH_STATE_RUNNING and i.match_id not in known
+            ),
+            key=lambda i: (i.ended_at.ToNanoseconds(), i.match_id),
+        )
+        if not done or await self.replayable(done[0]):
+            return gone
+        lo, hi = 1, len(done)  # done[lo - 1] is freed; done[hi] (if any) is kept
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if await self.replayable(done[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        return gone | {i.match_id for i in done[:lo]}
 
     async def stream(
         self, match_id: str, after: int = 0

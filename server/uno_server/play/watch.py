@@ -1,14 +1,16 @@
 """``uno-arena watch``: a live, read-only view of one match or of every table of a tournament.
 
 It is a spectator: it reads ``AdminService.WatchMatch`` (public information while a hand runs,
-every hand revealed when it ends) and ``ListMatches``, and nothing else.
+every hand revealed when it ends) and ``ListMatches``, and asks ``AwaitMatch`` from a finished
+match's last event whether its events are still kept; nothing else.
 
 * With a match id it shows that table: seats and card counts, top card, colour, direction, the
   UNO window, what happened in words, and every hand once the hand is over.
 * Without one it shows the tables in play (of one tournament with ``--tournament``), one card
   per table, following each table from match to match; 1-9 opens a table, Esc goes back. The
   tables in play come first, then the most recently finished ones that can still be replayed
-  (the server lists a finished match longer than it keeps its events).
+  (the server lists a finished match longer than it keeps its events: each poll asks which
+  before following any, see :meth:`~.follow.Spectator.expired`).
 
 Joining a match in the middle replays its public events first, so the counts are right at once;
 ``--from-start`` replays them at a watchable pace instead.
@@ -300,6 +302,10 @@ class WatchApp(App[None]):
         while True:
             try:
                 infos = await self.spectator.matches(labels=self.labels, limit=200)
+                # the list holds finished matches whose events are freed (it does not say
+                # which): ask before following one, or the cards would show them first and
+                # learn it one follow at a time, walking back through the history
+                self.expired = await self.spectator.expired(infos, self.expired)
                 self.error = ""
             except WatchError as exc:
                 self.error = str(exc)
@@ -310,7 +316,6 @@ class WatchApp(App[None]):
                 await asyncio.sleep(self.poll_s)
                 continue
             chosen: dict[str, admin_pb2.MatchInfo] = {}
-            self.expired &= {info.match_id for info in infos}
             for info in infos:  # newest first: the first running match of each table wins
                 key = table_key(info)
                 have = chosen.get(key)
@@ -351,7 +356,7 @@ class WatchApp(App[None]):
             self.error = error_text(follower, self.server, self.tls_ca)
             self.exit()
             return
-        if expired(follower):  # the next poll puts a table that can be shown in its place
+        if expired(follower):  # freed since the poll asked: the next one shows another table
             self.expired.add(follower.match_id)
         self._draw(follower)
 

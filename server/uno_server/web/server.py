@@ -22,7 +22,8 @@ its event log (by default an hour and 1000 matches against 120 s and 128 matches
 replayed. Which ones: ``AwaitMatch`` from a finished match's last event answers at once, with no
 event, while the server keeps its log, and NOT_FOUND once it has freed it; the server frees the
 logs of the matches that ended first, so a few such calls (a binary search over the end times)
-find where the replayable ones start. (The web view makes no other call than these, GetMatch,
+find where the replayable ones start (:meth:`~uno_server.play.follow.Spectator.expired`, which
+``watch`` asks too). (The web view makes no other call than these, GetMatch,
 ListMatches and WatchMatch: it can never start, change or cancel a match.)
 """
 
@@ -242,55 +243,12 @@ class WebView:
             raise web.HTTPBadGateway(text=str(exc)) from exc
         infos.sort(key=lambda m: m.state != admin_pb2.MATCH_STATE_RUNNING)
         try:
-            expired = await self._expired(infos)
+            expired = await self.spectator.expired(infos)
         except WatchError as exc:
             raise web.HTTPBadGateway(text=str(exc)) from exc
         return web.json_response(
             {"matches": [match_json(i, replayable=i.match_id not in expired) for i in infos]}
         )
-
-    async def _replayable(self, info: admin_pb2.MatchInfo) -> bool:
-        """Whether the server still keeps the event log of ``info``'s match (finished or
-        cancelled: AwaitMatch would wait for a running one, whose log is always kept)."""
-        assert self.spectator is not None
-        if info.state == admin_pb2.MATCH_STATE_RUNNING:
-            return True
-        spectator = self.spectator
-        try:
-            await spectator.stub.AwaitMatch(
-                admin_pb2.AwaitMatchRequest(
-                    match_id=info.match_id, after_sequence=info.last_sequence
-                ),
-                metadata=spectator.md,
-                timeout=10,
-            )
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() == grpc.StatusCode.NOT_FOUND:  # freed (or the summary went too)
-                return False
-            if exc.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.UNAVAILABLE):
-                raise WatchError(f"{exc.code().name}: {exc.details()}", exc.code()) from exc
-            return True  # anything else: the event stream says it, if it cannot be opened
-        return True
-
-    async def _expired(self, infos: list[admin_pb2.MatchInfo]) -> set[str]:
-        """The ids among ``infos`` of finished matches whose events the server has freed. It
-        frees them in the order the matches ended (the most recently ended are the ones kept),
-        so the oldest end is asked first (kept: every one is), then a binary search finds the
-        first kept one: a handful of calls for a list of any length."""
-        done = sorted(
-            (i for i in infos if i.state != admin_pb2.MATCH_STATE_RUNNING),
-            key=lambda i: (i.ended_at.ToNanoseconds(), i.match_id),
-        )
-        if not done or await self._replayable(done[0]):
-            return set()
-        lo, hi = 1, len(done)  # done[lo - 1] is freed; done[hi] (if any) is kept
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if await self._replayable(done[mid]):
-                hi = mid
-            else:
-                lo = mid + 1
-        return {i.match_id for i in done[:lo]}
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         assert self.spectator is not None
@@ -358,7 +316,7 @@ class WebView:
             )
         try:
             info = await self.spectator.match(match_id)
-            replayable = await self._replayable(info)
+            replayable = await self.spectator.replayable(info)
         except WatchError as exc:
             if exc.code == grpc.StatusCode.NOT_FOUND:
                 raise web.HTTPNotFound(

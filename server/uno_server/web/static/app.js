@@ -210,9 +210,24 @@ function showMatch(id) {
   }, 200);
 }
 
+function badLink(raw) {
+  // a link whose id is not valid percent-encoding (cut short, typed by hand): say so
+  stopAll();
+  where.textContent = "bad link";
+  const shownRaw = raw.length > 40 ? raw.slice(0, 40) + "..." : raw;
+  const text = `the link's match id "${shownRaw}" is not valid percent-encoding (cut short?); ` +
+    "go back to the list of matches";
+  conn.textContent = text;
+  main.replaceChildren(el("p", { class: "empty problem", text }),
+    el("p", {}, el("a", { href: "#/", text: "live matches" })));
+}
+
 function route() {
   const m = location.hash.match(/^#\/match\/(.+)$/);
-  if (m) showMatch(decodeURIComponent(m[1])); else showList();
+  if (!m) { showList(); return; }
+  let id;
+  try { id = decodeURIComponent(m[1]); } catch (err) { badLink(m[1]); return; }
+  showMatch(id);
 }
 
 window.addEventListener("hashchange", route);
