@@ -716,6 +716,11 @@ def _confined(
     return args, command
 
 
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "pressure", "mtrr")
+"""Entries of /proc a bot could write (outside its user namespace it is the organiser's user)
+and that hold the whole machine's state: shown read-only in its sandbox."""
+
+
 @functools.cache
 def proc_covers(proc: str = "/proc") -> tuple[str, ...]:
     """bwrap arguments that cover the kernel's root-only files in the sandbox's /proc (an empty
@@ -723,11 +728,19 @@ def proc_covers(proc: str = "/proc") -> tuple[str, ...]:
     when that is root a root-only file opens for it: an examination's bot read ``slabinfo`` (every
     socket, thread and process on the machine, counted live: other bots' connections, and a
     channel) and ``timer_list`` (when every CPU's timers are due). Whatever the kernel marks
-    unreadable to others, at the top of /proc and one level down, is covered; bwrap already
-    keeps ``/proc/sys`` read-only."""
+    unreadable to others, at the top of /proc and one level down, is covered.
+
+    The kernel's settings and the other writable global files (:data:`PROC_READ_ONLY`) are bound
+    read-only over themselves first: bubblewrap 0.8 means to, but its check that the folder is
+    writable failed, and a second examination's bot wrote ``kernel.printk_ratelimit`` (seen from
+    the host) and ``vm.drop_caches``, and could have written ``kernel.core_pattern`` (a program
+    the kernel runs as root on a crash)."""
     out: list[str] = []
+    for name in PROC_READ_ONLY:
+        if os.path.lexists(f"{proc}/{name}"):
+            out += ["--ro-bind", f"{proc}/{name}", f"/proc/{name}"]
     for top in sorted(os.listdir(proc)):
-        if top.isdigit() or top in ("self", "thread-self", "sys"):
+        if top.isdigit() or top in ("self", "thread-self", *PROC_READ_ONLY):
             continue
         path = f"{proc}/{top}"
         names = [path]

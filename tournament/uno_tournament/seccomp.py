@@ -14,9 +14,11 @@ So the filter answers ``EPERM`` to:
 * ``perf_event_open``: performance counters, a timing channel onto other processes' work;
 * ``bpf``: loading kernel programs (refused to unprivileged users on most machines already);
 * ``userfaultfd``: a tool of kernel exploits, used by no bot runtime;
-* ``ptrace``, ``process_vm_readv``, ``process_vm_writev``: reading and rewriting another
-  process. In its sandbox a bot shares a user with bubblewrap's init and its relay to the game
-  server, and an examination's bot attached to both; no bot runtime needs it at run time;
+* ``ptrace``, ``process_vm_readv``, ``process_vm_writev``, ``pidfd_getfd``: reading and
+  rewriting another process, and taking its open files. In its sandbox a bot shares a user with
+  bubblewrap's init and its relay to the game server, and an examination's bot attached to
+  both; no bot runtime needs them at run time (``/proc/PID/mem`` of those two processes stays
+  open to it: they have no capabilities and run under the same filter, so it gains nothing);
 
 ``EOPNOTSUPP`` to ``fallocate`` (see :data:`UNSUPPORTED`), and to file locks: ``flock``
 and ``fcntl``'s lock commands (see :data:`LOCK_COMMANDS`); and ``ENOSYS``, as a kernel built
@@ -88,6 +90,7 @@ REFUSED = (
     "process_vm_writev",
     "process_vm_readv_x32",
     "process_vm_writev_x32",
+    "pidfd_getfd",
 )
 """The calls the filter refuses, by name (see the module docstring)."""
 UNSUPPORTED = ("fallocate",)
@@ -164,6 +167,7 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "process_vm_writev": 311,
         "process_vm_readv_x32": 539,
         "process_vm_writev_x32": 540,
+        "pidfd_getfd": 438,
         "fallocate": 285,
         "flock": 73,
         "fcntl": 72,
@@ -195,6 +199,7 @@ _NUMBERS: dict[int, dict[str, int]] = {
         "ptrace": 26,
         "process_vm_readv": 347,
         "process_vm_writev": 348,
+        "pidfd_getfd": 438,
         "fallocate": 324,
         "flock": 143,
         "fcntl": 55,
