@@ -17,6 +17,7 @@ from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
 from uno_tournament.config import TournamentConfig
 from uno_tournament.ratings import Finish, HandResult
+from uno_tournament.report_settled import why_line
 from uno_tournament.settled_run import SequentialRecord, catch_up
 
 from .test_settled_run import _Meta
@@ -36,17 +37,24 @@ def _excluded(h: HandResult) -> HandResult | None:
 
 
 def _run(
-    cfg: TournamentConfig, seed: int, rated: int, *, drop_gone: bool = True
+    cfg: TournamentConfig,
+    seed: int,
+    rated: int,
+    *,
+    drop_gone: bool = True,
+    stored: dict[str, HandResult | None] | None = None,
 ) -> SequentialRecord:
     """The run's hands as the runner plays them; the crashed bot's seats are rated in its first
     ``rated`` hands, then every one is the stand-in's."""
     rng = random.Random(seed)
     rules = RuleSet(scoring="single_hand")
     rec = SequentialRecord.new(cfg, cfg.plan("T"))
-    assert rec.state is not None
-    rec.state.drop_gone = drop_gone
+    if rec.state is not None:
+        rec.state.drop_gone = drop_gone
+    if rec.newversion is not None:  # the rules of 2026-12-06, or a state recorded before
+        rec.newversion.sequence = drop_gone
     ids = [h.hand_id for h in cfg.plan("T")]
-    stored: dict[str, HandResult | None] = {}
+    stored = {} if stored is None else stored
     seen = 0
     while True:
         p = cfg.plan("T", _Meta(rec))
@@ -93,3 +101,27 @@ def test_a_bot_given_up_after_18_rated_hands_no_longer_blocks_every_look() -> No
     del legacy["state"]["gone"], legacy["state"]["drop_gone"]
     old = SequentialRecord.from_dict(legacy)
     assert old.state is not None and not old.state.drop_gone
+
+
+def test_a_new_version_test_stops_when_its_candidate_is_given_up_on() -> None:
+    """An examination's candidate was given up on after 145 hands under "exclude": every later
+    hand was the stand-in's, left out, and the test played to its budget of 480 with "about
+    3600 hands still expected" and growing. It now stops undecided at the look after."""
+    cfg = _config(until="", max_hands=960, candidate=CRASH, baseline="b50", indifference_elo=10)
+    before = _run(cfg, 3, 60, drop_gone=False)
+    assert before.stop is not None and before.stop["reason"] == "budget", before.stop
+    assert before.stop["hands"] == before.plan_hands
+    stored: dict[str, HandResult | None] = {}
+    rec = _run(cfg, 3, 60, stored=stored)
+    assert rec.stop is not None and rec.newversion is not None
+    assert rec.stop["reason"] == "given_up", rec.stop
+    assert rec.stop["hands"] < before.stop["hands"] / 2, rec.stop  # hands saved
+    line = str(rec.stop["line"])
+    assert line.startswith("stopped: undecided: crash given up on (the stand-in played"), line
+    assert "no later hand can move the test" in line, line
+    assert "crash given up on" in rec.newversion.progress_line()
+    assert "was given up on, so no later hand could move it" in why_line(rec)
+    # a re-derivation from the stored hands (what verify does) reaches the same stop
+    ids = [h.hand_id for h in cfg.plan("T")]
+    again = catch_up(SequentialRecord.new(cfg, cfg.plan("T")), ids, stored, list(EPS))
+    assert again.decision_of() == rec.decision_of()

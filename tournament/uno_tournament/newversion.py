@@ -100,7 +100,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .rating_model import Ratings
+from .rating_model import HandResult, Ratings
 from .settled import half_width, tune_rho
 
 __all__ = [
@@ -193,11 +193,15 @@ class NewVersionState:
     """At the last look due, the candidate or baseline that had no rated hand (every seat of it
     played by the stand-in, left out under forfeit "exclude"): no look was taken."""
     sequence: bool = True
-    """The gap's confidence sequence decides too (see the module docstring); False in a state
-    recorded before that rule, which continues without it."""
+    """The rules of 2026-12-06: the gap's confidence sequence decides too (see the module
+    docstring), and a candidate or baseline given up on stops the test (:func:`given_up`);
+    False in a state recorded before them, which continues without them."""
     limit: float = math.nan
     """If the confidence sequence decided: its limit of the gap that did (Elo; the upper for
     H0, the lower for H1)."""
+    gone: str = ""
+    """The candidate or baseline the test stopped for, undecided: given up on (see
+    :func:`given_up`)."""
 
     def __post_init__(self) -> None:
         if not self.candidate or not self.baseline or self.candidate == self.baseline:
@@ -400,6 +404,8 @@ class NewVersionState:
             line += f": H1 accepted, {self.candidate} is better by {self.delta1:g}"
         elif self.verdict == "H0":
             line += f": H0 accepted, {self.candidate} is not better than {self.delta0:g}"
+        elif self.verdict == "budget" and self.gone:
+            line += f": stopped, undecided: {self.gone} given up on"
         elif self.verdict == "budget":
             line += ": budget reached, undecided"
         if self.verdict in ("H0", "H1") and not math.isnan(self.limit):
@@ -431,6 +437,7 @@ class NewVersionState:
             "unrated": self.unrated,
             "sequence": self.sequence,
             "limit": _finite_or_text(self.limit),
+            "gone": self.gone,
         }
 
     @classmethod
@@ -461,6 +468,7 @@ class NewVersionState:
             unrated=str(data.get("unrated") or ""),
             sequence=data.get("sequence") is True,
             limit=_float_of(data.get("limit")),
+            gone=str(data.get("gone") or ""),
         )
 
 
@@ -499,6 +507,13 @@ def stop_line_of(nv: NewVersionState, at: int | None) -> str:
             f"stopped: H0 accepted, {nv.candidate} is not better than {nv.baseline}"
             f"{_by(nv.delta0)} (LLR {nv.llr:.2f} <= {nv.lower:.2f}) after {at} hands"
         )
+    if nv.gone:
+        return (
+            f"stopped: undecided: {nv.gone} given up on (the stand-in played every seat of it in "
+            'the last look\'s hands, which forfeit "exclude" leaves out), so no later hand can '
+            f"move the test (LLR {nv.llr:.2f} within ({nv.lower:.2f}, {nv.upper:.2f})) after "
+            f"{at} hands"
+        )
     if nv.unrated:
         return f"stopped: budget, undecided: {no_rated_note(nv)} after {nv.hands} hands"
     return (
@@ -507,14 +522,38 @@ def stop_line_of(nv: NewVersionState, at: int | None) -> str:
     )
 
 
+def given_up(nv: NewVersionState, hands: Sequence[HandResult]) -> str:
+    """The candidate or the baseline (", "-joined) that the stand-in played at every seat it had
+    in ``hands`` (a look's new hands), which forfeit "exclude" leaves out: given up on, so no
+    later hand can move the test ('' if none; always '' for a state recorded before this rule,
+    :attr:`NewVersionState.sequence`). An examination's candidate, given up on after 145 hands,
+    was played to the budget of 480, "about 3600 hands still expected" and growing."""
+    if not nv.sequence:
+        return ""
+    rated = {f.bot for r in hands for f in r.finishes}
+    out = {b for r in hands for b in r.excluded}
+    return ", ".join(b for b in (nv.candidate, nv.baseline) if b in out and b not in rated)
+
+
+def gone_stop(nv: NewVersionState, gone: str, at: int) -> dict[str, Any]:
+    """The stop of a test whose candidate or baseline was given up on (:func:`given_up`)."""
+    nv.gone, nv.verdict, nv.decided_at = gone, "budget", nv.hands
+    return {"reason": "given_up", "hands": at, "line": stop_line_of(nv, at)}
+
+
+def _elo(x: float) -> str:
+    """A limit in Elo, with a decimal near 0 (an examination read "at most -0 Elo")."""
+    return f"{x:+.1f}" if abs(x) < 9.95 else f"{x:+.0f}"
+
+
 def _sequence_words(nv: NewVersionState) -> str:
     """A decision of the confidence sequence, in words."""
     if nv.verdict == "H0":
         head = f"H0 accepted, {nv.candidate} is not better than {nv.baseline}{_by(nv.delta0)}"
-        side, error = f"at most {nv.limit:+.0f}", SEQUENCE_SHARE * nv.beta
+        side, error = f"at most {_elo(nv.limit)}", SEQUENCE_SHARE * nv.beta
     else:
         head = f"H1 accepted, {nv.candidate} is better than {nv.baseline} by {nv.delta1:g} Elo"
-        side, error = f"at least {nv.limit:+.0f}", SEQUENCE_SHARE * nv.alpha
+        side, error = f"at least {_elo(nv.limit)}", SEQUENCE_SHARE * nv.alpha
     return (
         f"{head} (the gap, {nv.gap:+.0f} Elo, is {side} Elo by its confidence sequence at "
         f"{error:g}; the LLR, {nv.llr:.2f}, stalls this far from delta0 and delta1)"

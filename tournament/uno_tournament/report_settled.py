@@ -40,6 +40,8 @@ def why_line(rec: SequentialRecord) -> str:
         "budget": "the budget (max_hands) was reached with pairs still open",
         "H1": "the new-version test accepted H1",
         "H0": "the new-version test accepted H0",
+        "given_up": "the new-version test's candidate or baseline was given up on, so no later "
+        "hand could move it",
     }.get(reason, reason)
     nv = rec.newversion
     if reason == "budget" and nv is None and not any(k.get("looked") for k in rec.looks):

@@ -102,6 +102,7 @@ __all__ = [
     "fit_hands",
     "half_width",
     "information_at",
+    "left_out",
     "stop_line",
     "tune_rho",
 ]
@@ -721,6 +722,18 @@ def advance(
         if dec.settled:
             state.settled_at = upto
     return out
+
+
+def left_out(st: SettledState, ranking: Sequence[str]) -> str:
+    """The stop line's note on the bots the looks left out: no rated hand at all, or none since
+    the stand-in took every seat of theirs (forfeit "exclude" leaves its seats out)."""
+    why = {False: "no rated hand, every seat", True: "every later seat"}
+    words = [
+        f"{', '.join(out)} left out: {why[g]} played by the stand-in" + " (given up on)" * g
+        for g in (False, True)
+        if (out := [b for b in st.bots if b not in ranking and (b in st.gone) == g])
+    ]
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def stop_line(decision: SettledDecision, *, budget_reached: bool) -> str:

@@ -57,7 +57,14 @@ from typing import Any
 
 from . import schedule
 from .adaptive import block_hands, floor_tables, next_block_tables
-from .newversion import NewVersionState, newversion_tables, no_rated_note, stop_line_of
+from .newversion import (
+    NewVersionState,
+    given_up,
+    gone_stop,
+    newversion_tables,
+    no_rated_note,
+    stop_line_of,
+)
 from .plural import count
 from .rating_model import HandResult
 from .schedule import HANDS_PER_BLOCK, ROTATIONS, HandSpec
@@ -67,6 +74,7 @@ from .settled import (
     advance,
     fit_hands,
     information_at,
+    left_out,
     stop_line,
 )
 from .settled_budget import no_look_note
@@ -693,7 +701,7 @@ def catch_up(
                 "reason": "settled",
                 "hands": st.settled_at,
                 "line": stop_line(dec, budget_reached=False)
-                + _left_out(st, final["ranking"])
+                + left_out(st, final["ranking"])
                 + f" after {st.settled_at} hands",
             }
         elif st.through >= record.plan_hands:
@@ -704,7 +712,7 @@ def catch_up(
                 "reason": "budget",
                 "hands": st.through,
                 "line": stop_line(dec, budget_reached=True)
-                + _left_out(st, ranking)
+                + left_out(st, ranking)
                 + f" after {st.through} hands",
             }
         return record
@@ -716,7 +724,8 @@ def catch_up(
         if any(h not in stored for h in prefix):
             break
         results = [r for h in prefix if (r := stored[h]) is not None]
-        record.through = upto
+        start, record.through = record.through, upto
+        gone = given_up(nv, [r for h in plan_ids[start:upto] if (r := stored[h]) is not None])
         # only bots with a rated hand are fitted: a bot whose every seat the stand-in played
         # (left out under forfeit "exclude") got the fit's arbitrary value, and an examination's
         # candidate that crashed at once was "better than the baseline" by 349 Elo
@@ -728,6 +737,9 @@ def catch_up(
             record.looks.append(
                 {"through": upto, "hands": len(results), "looked": False, "note": no_rated_note(nv)}
             )
+            if gone:
+                record.stop = gone_stop(nv, gone, upto)
+                return record
             continue
         nv.unrated = ""
         fitted = fit_hands(results, rated, bounds=True) if len(rated) >= 2 else None
@@ -750,23 +762,14 @@ def catch_up(
         if nv.verdict in ("H0", "H1"):
             record.stop = {"reason": nv.verdict, "hands": upto, "line": stop_line_of(nv, upto)}
             return record
+        if gone:
+            record.stop = gone_stop(nv, gone, upto)
+            return record
     if record.through >= record.plan_hands and record.stop is None:
         nv.verdict = "budget"
         nv.decided_at = nv.hands
         record.stop = {"reason": "budget", "hands": record.through, "line": stop_line_of(nv, None)}
     return record
-
-
-def _left_out(st: SettledState, ranking: Sequence[str]) -> str:
-    """The stop line's note on the bots the looks left out: no rated hand at all, or none since
-    the stand-in took every seat of theirs (forfeit "exclude" leaves its seats out)."""
-    why = {False: "no rated hand, every seat", True: "every later seat"}
-    words = [
-        f"{', '.join(out)} left out: {why[g]} played by the stand-in" + " (given up on)" * g
-        for g in (False, True)
-        if (out := [b for b in st.bots if b not in ranking and (b in st.gone) == g])
-    ]
-    return f" ({'; '.join(words)})" if words else ""
 
 
 def run_looks(
