@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -165,3 +166,28 @@ async def test_a_later_refusal_stops_the_hands_and_the_first_is_raised() -> None
     with pytest.raises(grpc.aio.AioRpcError):  # the first hand: nothing was played, exit 2
         await matchcli._begin(other, None, (), names, 0, grace_ms=0)  # type: ignore[arg-type]
     assert matchcli._seats_of(names, [1, 2, 3]) == "bots 'a' (seats 1, 3) and 'b' (seat 2)"
+
+
+class _AdminNoneConnected(_Admin):
+    """CreateMatch refuses; ListBots says no bot is connected."""
+
+    async def ListBots(self, *a: object, **k: object) -> Any:  # noqa: N802
+        from uno_server.gen.uno.v1 import admin_pb2
+
+        return admin_pb2.ListBotsResponse()
+
+
+@pytest.mark.asyncio
+async def test_two_bots_gone_are_named_in_the_plural() -> None:
+    """An examination: "bots 'alice' ... and 'bob' ... is not connected; ... for it to come
+    back", "start it again"."""
+    names = ["heuristic", "a", "b", "a"]
+    gone = _AdminNoneConnected(_refusal("BOT_NOT_CONNECTED", field="seats[1]"))
+    st = await matchcli._begin(gone, None, (), names, 5, grace_ms=0)  # type: ignore[arg-type]
+    assert isinstance(st, matchcli.Stopped)
+    assert st.head.startswith("bots 'a' (seats 1, 3) and 'b' (seat 2) went away"), st.head
+    assert st.then == "start them again, then ", st.then
+    one = _AdminNoneConnected(_refusal("BOT_NOT_CONNECTED", field="seats[1]"))
+    st = await matchcli._begin(one, None, (), ["heuristic", "a"], 5, grace_ms=0)  # type: ignore[arg-type]
+    assert isinstance(st, matchcli.Stopped)
+    assert st.then == "start it again, then ", st.then

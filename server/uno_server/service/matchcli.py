@@ -297,13 +297,15 @@ async def _begin(
                 )
             away = await _away(admin, md, names) or _refused_seat(exc, len(names))
             who = _seats_of(names, away) if away else why[:300]
+            many = len({names[s] for s in away}) > 1  # "bots 'a' and 'b' are ... them"
+            is_, it = ("are", "them") if many else ("is", "it")
             grace = f"{grace_ms / 1000:g} s"
             if deadline is None:
                 deadline = loop.time() + grace_ms / 1000
                 if grace_ms > 0:
                     print(
-                        f"uno-arena: {who} is not connected; waiting up to {grace} (the server's "
-                        "reconnect grace) for it to come back",
+                        f"uno-arena: {who} {is_} not connected; waiting up to {grace} (the "
+                        f"server's reconnect grace) for {it} to come back",
                         file=sys.stderr,
                         flush=True,
                     )
@@ -315,7 +317,7 @@ async def _begin(
                     lost=False,
                     head=f"{who} went away and did not come back within the server's reconnect "
                     f"grace ({grace})",
-                    then="start it again, then ",
+                    then=f"start {it} again, then ",
                 )
             while loop.time() < deadline and await _away(admin, md, names) != []:
                 await asyncio.sleep(0.1)
