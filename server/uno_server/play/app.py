@@ -13,9 +13,10 @@ a / x   accept a Wild Draw Four / challenge it (you then see the evidence)
 m / q   another match (when you host the table) / quit (Ctrl-C too)
 ======  ================================================================================
 
-The screen's key handling, clocks and redraws share the one model of the table
-(:mod:`uno_server.play.model` holds everything that is not drawing, :mod:`.render` the panels'
-contents, :mod:`.dialogs` the colour and seat dialogs).
+The letters work in upper case too (Caps Lock on; :mod:`.keys`). The screen's key handling,
+clocks and redraws share the one model of the table (:mod:`uno_server.play.model` holds
+everything that is not drawing, :mod:`.render` the panels' contents, :mod:`.dialogs` the colour
+and seat dialogs).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .cards import Flow, chips, color_text, face, label
 from .dialogs import ColorScreen, SeatScreen
 from .history import FollowingLog
 from .human import NO_DEADLINE_MS, Decision
+from .keys import CARD_KEYS, MOVE_BINDINGS, OFF_KEYS
 from .model import TableModel, player_name
 from .render import (
     TableInfo,
@@ -64,12 +66,6 @@ NARROW = 60
 SHORT = 36
 """Below this many rows the panels keep only their top border, the table says itself in fewer
 lines and the moves panel drops its empty message line: the legal moves stay on the screen."""
-
-
-CARD_KEYS = "1234567890"
-OFF_KEYS = {"d": "draw", "p": "pass_turn", "u": "uno", "c": "catch", "n": "let_go"}
-OFF_KEYS |= {"a": "accept", "x": "challenge", "m": "new_match", "enter": "play_selected"}
-"""A move's key and its action: pressed while the move does not apply, the screen says why."""
 
 
 class PlayApp(App[None]):
@@ -104,15 +100,7 @@ class PlayApp(App[None]):
         Binding("left", "cursor(-1)", "previous card", show=False),
         Binding("right", "cursor(1)", "next card", show=False),
         Binding("enter", "play_selected", "play"),
-        Binding("d", "draw", "draw"),
-        Binding("p", "pass_turn", "keep & pass"),
-        Binding("u", "uno", "UNO"),
-        Binding("c", "catch", "catch"),
-        Binding("n", "let_go", "let go"),
-        Binding("a", "accept", "accept"),
-        Binding("x", "challenge", "challenge"),
-        Binding("m", "new_match", "new match"),
-        Binding("q", "quit", "quit"),
+        *MOVE_BINDINGS,  # d p u c n a x m q, and the same in upper case (keys.py)
         # Ctrl-C quits as q does (Textual's own binding only says to press ctrl+q)
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
@@ -794,4 +782,4 @@ class PlayApp(App[None]):
         return out
 
 
-__all__ = ["ColorScreen", "PlayApp"]
+__all__ = ["CARD_KEYS", "OFF_KEYS", "ColorScreen", "PlayApp"]

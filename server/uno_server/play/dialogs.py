@@ -88,10 +88,23 @@ class SeatScreen(ModalScreen[int | None]):
             for seat, text in self.choices:
                 yield Static(f"{seat}: {text}")
             yield Static("Press the seat's number, Esc to play something else.")
+            yield Static(id="why")
 
     def action_pick(self, seat: int) -> None:
         if seat < 0 or any(s == seat for s, _ in self.choices):
             self.dismiss(seat if seat >= 0 else None)
+            return
+        # a seat that is not a choice (your own, one out of the match, one the table lacks)
+        numbers = [str(s) for s, _ in self.choices]
+        among = " or ".join(numbers) if len(numbers) <= 2 else ", ".join(numbers[:-1])
+        if len(numbers) > 2:
+            among += f" or {numbers[-1]}"
+        self.query_one("#why", Static).update(
+            Text(
+                f"Seat {seat} is not one to swap with: press {among}, or Esc.",
+                style="bold yellow",
+            )
+        )
 
 
 __all__ = ["ColorScreen", "SeatScreen"]

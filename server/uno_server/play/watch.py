@@ -89,20 +89,23 @@ def error_text(
     what to do next on a screen that lists the tables; without it, the command that lists them,
     as it works when typed: naming the admin token (never the token itself) and the
     ``--tls-ca`` given."""
-    if follower.error_code == grpc.StatusCode.NOT_FOUND:
-        shown = follower.match_id if len(follower.match_id) <= 64 else follower.match_id[:64] + "…"
-        if expired(follower):
-            said = (
-                f"match {shown!r} ended too long ago to replay: the server keeps a finished "
-                "match's events only a short while after its end"
-            )
-        else:
-            said = (
-                f"no match {shown!r} on this server (unknown, or ended longer ago than the "
-                "server keeps matches)"
-            )
-        return f"{said}; {then or list_hint(server, tls_ca)}"
-    return follower.error
+    shown = follower.match_id if len(follower.match_id) <= 64 else follower.match_id[:64] + "…"
+    if follower.error_code == grpc.StatusCode.NOT_FOUND and expired(follower):
+        said = (
+            f"match {shown!r} ended too long ago to replay: the server keeps a finished "
+            "match's events only a short while after its end"
+        )
+    elif follower.error_code == grpc.StatusCode.NOT_FOUND:
+        said = (
+            f"no match {shown!r} on this server (unknown, or ended longer ago than the "
+            "server keeps matches)"
+        )
+    elif follower.error_code == grpc.StatusCode.INVALID_ARGUMENT and follower.info is None:
+        # the server refused the id itself: not its raw words (a status name, the field's name)
+        said = f"no match {shown!r} on this server (a match id is 1-64 printable ASCII characters)"
+    else:
+        return follower.error
+    return f"{said}; {then or list_hint(server, tls_ca)}"
 
 
 def expired(follower: Follower) -> bool:
@@ -266,6 +269,11 @@ class WatchApp(App[None]):
         self.rank: dict[str, int] = {}
         """Each table's place at the last poll (:func:`pick_tables`: finished ones newest
         first)."""
+        self.listed: int | None = None
+        """How many matches (with :attr:`labels`) the server listed at the last poll; None
+        before the first."""
+        self.listed_expired = 0
+        """How many of those can no longer be replayed."""
         self.error = ""
         self.updates = 0
         """Number of updates drawn (tests wait on it)."""
@@ -306,6 +314,8 @@ class WatchApp(App[None]):
                 # which): ask before following one, or the cards would show them first and
                 # learn it one follow at a time, walking back through the history
                 self.expired = await self.spectator.expired(infos, self.expired)
+                self.listed = len(infos)
+                self.listed_expired = sum(1 for i in infos if i.match_id in self.expired)
                 self.error = ""
             except WatchError as exc:
                 self.error = str(exc)
@@ -399,6 +409,23 @@ class WatchApp(App[None]):
         status line alone cut it off at a terminal's width), else that nothing is in play."""
         if self.error:
             return Text(f"{self.error}\n(asking again every {self.poll_s:g} s)", style="red")
+        labels = " ".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
+        if self.listed == 0 and labels:  # nothing at all carries the label
+            return Text(
+                f"No match on this server carries {labels}: check the id (`uno-arena tournament "
+                f"run` prints it). Asking again every {self.poll_s:g} s.",
+                style="italic",
+            )
+        if self.listed and self.listed == self.listed_expired:  # listed, none replayable
+            n = self.listed
+            what = "the finished match" if n == 1 else f"the {n} finished matches"
+            whose = f"with {labels}" if labels else "on this server"
+            return Text(
+                f"No match in play: {what} {whose} {'ended' if n == 1 else 'all ended'} too "
+                "long ago to replay (the server keeps a finished match's events only a short "
+                "while after its end, and lists the match longer).",
+                style="italic",
+            )
         return Text("No matches in play yet ...", style="italic")
 
     def _draw(self, follower: Follower) -> None:

@@ -11,6 +11,9 @@ stream per watched table.
                                     JSON after every change, ``end`` when the match is over
                                     (404 for an unknown match or one too old to replay, 400 for
                                     a malformed id)
+``GET /api/events?match={id}``      the same: a browser drops the path segments ``.`` and
+                                    ``..`` (even written ``%2E``), so the page asks for those
+                                    ids here
 ==================================  =========================================================
 
 Every table state is built by :class:`~uno_server.play.model.TableModel` from the spectator
@@ -170,6 +173,7 @@ class WebView:
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/api/matches", self.matches)
         app.router.add_get("/api/matches/{match_id}/events", self.events)
+        app.router.add_get("/api/events", self.events)  # ?match=ID: for the ids "." and ".."
         app.router.add_get("/healthz", self.healthz)
         return app
 
@@ -252,7 +256,7 @@ class WebView:
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         assert self.spectator is not None
-        match_id = request.match_info["match_id"]
+        match_id = request.match_info.get("match_id", request.query.get("match", ""))
         await self._check_match(match_id)
         resp = web.StreamResponse(
             headers={

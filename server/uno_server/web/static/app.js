@@ -40,17 +40,32 @@ function stopAll() {
 
 // ---------------------------------------------------------------- the list of matches
 
+function refusedList(status, reason) {
+  // the server answered, and refused the list's filter (a 4xx): its reason, not "unreachable"
+  const text = `the server refused this list (HTTP ${status}): ${reason}; fix the address's ` +
+    "?label=KEY=VALUE filter, or open the list of all matches";
+  conn.textContent = text;
+  main.replaceChildren(el("p", { class: "empty problem", text }),
+    el("p", {}, el("a", { href: "/", text: "all matches" })));
+}
+
 async function loadList() {
   let data;
+  const view = shown;
   try {
     const res = await fetch("/api/matches" + location.search);
-    if (!res.ok) throw new Error(await res.text());
+    if (!res.ok) {
+      const reason = await res.text();
+      if (res.status < 500) { if (view === shown) refusedList(res.status, reason); return; }
+      throw new Error(reason);  // 5xx: the web view could not ask its server
+    }
     data = await res.json();
     conn.textContent = "";
   } catch (err) {
     conn.textContent = "server unreachable: " + err.message;
     return;
   }
+  if (view !== shown) return;  // a late answer: another view is on show
   // a finished match whose events the server no longer keeps is listed, not offered to open
   const rows = data.matches.map((m) => el("tr", {
     class: m.replayable === false ? `${m.state} expired` : m.state, "data-match": m.match_id },
@@ -175,11 +190,18 @@ function renderTable(st) {
   log.scrollTop = log.scrollHeight;
 }
 
+function eventsUrl(id) {
+  // "." and ".." are path segments a browser drops from a URL, even written %2E: such an id
+  // goes in the query, so the server answers for it (other ids stay in the path)
+  if (id === "." || id === "..") return `/api/events?match=${encodeURIComponent(id)}`;
+  return `/api/matches/${encodeURIComponent(id)}/events`;
+}
+
 function showMatch(id) {
   stopAll();
   where.textContent = id.length > 40 ? id.slice(0, 40) + "..." : id;
   main.replaceChildren(el("p", { class: "empty", text: "joining ..." }));
-  const url = `/api/matches/${encodeURIComponent(id)}/events`;
+  const url = eventsUrl(id);
   let problem = "";  // a problem stays on the page: the end that follows it does not hide it
   const view = shown;
   const say = (text) => {
