@@ -45,6 +45,18 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
+def need_chromium(*, module: bool = False) -> None:
+    """Skip the calling test (or module) when Chromium is missing, and fail it under CI=true,
+    where .ci/run installs Debian's chromium: a browser test must not pass there unrun."""
+    import pytest
+
+    if chromium_path() is not None:
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail("the browser test needs Debian's chromium (.ci/run installs it)")
+    pytest.skip("chromium not installed: apt-get install chromium", allow_module_level=module)
+
+
 class CdpError(RuntimeError):
     pass
 

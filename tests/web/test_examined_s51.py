@@ -107,10 +107,9 @@ async def test_a_stream_whose_log_is_freed_meanwhile_says_it_is_too_old() -> Non
 
 
 async def test_the_page_shows_them_without_a_link_and_says_why() -> None:
-    from .cdp import chromium, chromium_path
+    from .cdp import chromium, need_chromium
 
-    if chromium_path() is None:
-        pytest.skip("chromium not installed: apt-get install chromium")
+    need_chromium()
     async with live_server() as live:
         mids = await finished_matches(live, KEPT + 2)
         old, new = mids[:-KEPT], mids[-KEPT:]

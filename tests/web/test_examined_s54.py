@@ -10,12 +10,11 @@ import pytest
 from tests.play.live import ADMIN, live_server
 from uno_server.web import WebView
 
-from .cdp import chromium, chromium_path
+from .cdp import chromium, need_chromium
 
 pytestmark = pytest.mark.asyncio
 
-if chromium_path() is None:
-    pytest.skip("chromium not installed: apt-get install chromium", allow_module_level=True)
+need_chromium(module=True)
 
 PROBLEM = "document.querySelector('#main .problem')?.textContent || ''"
 
