@@ -11,29 +11,12 @@ without it."""
 
 from __future__ import annotations
 
-import random
-
-from uno_server.engine import Hand, HeuristicBot, RuleSet
-from uno_server.engine.simulate import play_hand
 from uno_tournament.config import TournamentConfig
-from uno_tournament.ratings import Finish, HandResult
+from uno_tournament.ratings import HandResult
 from uno_tournament.report_settled import why_line
 from uno_tournament.settled_run import SequentialRecord, catch_up
 
-from .test_settled_run import _Meta
-from .test_unrated_bot import CRASH, EPS, _config
-
-
-def _excluded(h: HandResult) -> HandResult | None:
-    """The hand with the crashed bot's seat played by the stand-in and left out."""
-    rest = tuple(f for f in h.finishes if f.bot != CRASH)
-    if len(rest) == len(h.finishes):
-        return h
-    if len(rest) < 2:
-        return None
-    out_first = h.out_first and h.finishes[0].bot != CRASH
-    rated = tuple(Finish(f.bot, f.seat, f.place) for f in rest)
-    return HandResult(h.hand_id, h.deal_id, rated, out_first, (CRASH,))
+from .test_unrated_bot import CRASH, EPS, _config, _excluded, play_run
 
 
 def _run(
@@ -45,37 +28,22 @@ def _run(
     stored: dict[str, HandResult | None] | None = None,
 ) -> SequentialRecord:
     """The run's hands as the runner plays them; the crashed bot's seats are rated in its first
-    ``rated`` hands, then every one is the stand-in's."""
-    rng = random.Random(seed)
-    rules = RuleSet(scoring="single_hand")
+    ``rated`` hands, then every one is the stand-in's (named in the hand, as rated_result does)."""
     rec = SequentialRecord.new(cfg, cfg.plan("T"))
     if rec.state is not None:
         rec.state.drop_gone = drop_gone
     if rec.newversion is not None:  # the rules of 2026-12-06, or a state recorded before
         rec.newversion.sequence = drop_gone
-    ids = [h.hand_id for h in cfg.plan("T")]
-    stored = {} if stored is None else stored
     seen = 0
-    while True:
-        p = cfg.plan("T", _Meta(rec))
-        upto = rec.next_boundary()
-        if upto is None:
-            return rec
-        for spec in p[rec.through : upto]:
-            bots = [HeuristicBot(seed=rng.getrandbits(63), randomness=EPS[b]) for b in spec.bots]
-            hand = play_hand(Hand.deal(rules, spec.seed, 0), bots)
-            played = HandResult.from_points(
-                spec.hand_id,
-                spec.deal_id,
-                spec.bots[hand.winner],
-                [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
-            )
-            if CRASH in spec.bots:
-                seen += 1
-            stored[spec.hand_id] = (
-                played if CRASH not in spec.bots or seen <= rated else _excluded(played)
-            )
-        catch_up(rec, ids, stored, list(EPS))
+
+    def result_of(played: HandResult) -> HandResult | None:
+        nonlocal seen
+        if CRASH not in {f.bot for f in played.finishes}:
+            return played
+        seen += 1
+        return played if seen <= rated else _excluded(played, named=True)
+
+    return play_run(cfg, seed, rec, result_of, {} if stored is None else stored)
 
 
 def test_a_bot_given_up_after_18_rated_hands_no_longer_blocks_every_look() -> None:

@@ -12,6 +12,7 @@ really plays, along the run's own plan and looks."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from uno_server.engine import Hand, HeuristicBot, RuleSet
 from uno_server.engine.simulate import play_hand
@@ -31,28 +32,31 @@ def _config(**kw: object) -> TournamentConfig:
     return TournamentConfig(name="x", bots=bots, seed=77, **kw)  # type: ignore[arg-type]
 
 
-def _excluded(h: HandResult) -> HandResult | None:
-    """The hand as the ratings see it when the stand-in played the crashed bot's seat."""
+def _excluded(h: HandResult, *, named: bool = False) -> HandResult | None:
+    """The hand as the ratings see it when the stand-in played the crashed bot's seat (``named``:
+    the hand names the left-out bot, as ``standings.rated_result`` does since 2026-12-06)."""
     rest = tuple(f for f in h.finishes if f.bot != CRASH)
     if len(rest) == len(h.finishes):
         return h
     if len(rest) < 2:
         return None
     out_first = h.out_first and h.finishes[0].bot != CRASH  # finishes are in finishing order
-    return HandResult(
-        h.hand_id, h.deal_id, tuple(Finish(f.bot, f.seat, f.place) for f in rest), out_first
-    )
+    rated = tuple(Finish(f.bot, f.seat, f.place) for f in rest)
+    return HandResult(h.hand_id, h.deal_id, rated, out_first, (CRASH,) if named else ())
 
 
-def _run(cfg: TournamentConfig, seed: int) -> SequentialRecord:
+def play_run(
+    cfg: TournamentConfig,
+    seed: int,
+    rec: SequentialRecord,
+    result_of: Callable[[HandResult], HandResult | None],
+    stored: dict[str, HandResult | None],
+) -> SequentialRecord:
     """The run's hands as the runner plays them (a look's hands at a time, adaptive blocks at
-    the recorded tables), the crashed bot's seats left out; the record at its stop."""
+    the recorded tables), each stored as ``result_of`` rates it; the record at its stop."""
     rng = random.Random(seed)
     rules = RuleSet(scoring="single_hand")
-    rec = SequentialRecord.new(cfg, cfg.plan("T"))
     ids = [h.hand_id for h in cfg.plan("T")]
-    stored: dict[str, HandResult | None] = {}
-    names = list(EPS)
     while True:
         p = cfg.plan("T", _Meta(rec))
         upto = rec.next_boundary()
@@ -67,8 +71,13 @@ def _run(cfg: TournamentConfig, seed: int) -> SequentialRecord:
                 spec.bots[hand.winner],
                 [(b, s, hand.points_held(s)) for s, b in enumerate(spec.bots)],
             )
-            stored[spec.hand_id] = _excluded(played)
-        catch_up(rec, ids, stored, names)
+            stored[spec.hand_id] = result_of(played)
+        catch_up(rec, ids, stored, list(EPS))
+
+
+def _run(cfg: TournamentConfig, seed: int) -> SequentialRecord:
+    """The run with the crashed bot's seats left out from its first hand."""
+    return play_run(cfg, seed, SequentialRecord.new(cfg, cfg.plan("T")), _excluded, {})
 
 
 def test_a_candidate_with_no_rated_hand_is_never_accepted() -> None:
